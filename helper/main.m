@@ -1,0 +1,419 @@
+/* main.m: the stibium helper's command line: parse flags, run one measurement
+ * (or evict, residency, info), print one JSON object on stdout.
+ * Exit status 0 ok, 1 I/O failure (JSON error object + one line on stderr),
+ * 2 usage. `batch` reads one JSON array of arguments per line on stdin and
+ * answers one JSON object per line, so a run pays Foundation's start-up once. */
+#import <Foundation/Foundation.h>
+#include "sb_clock.h"
+#include "sb_job.h"
+#include "sb_platform.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef SB_VERSION
+#define SB_VERSION "0.0.0"
+#endif
+
+enum { SB_OK = 0, SB_IO_FAILURE = 1, SB_USAGE = 2 };
+
+static NSNumber *sb_u64(uint64_t v) { return [NSNumber numberWithUnsignedLongLong:v]; }
+static NSNumber *sb_dbl(double v) { return [NSNumber numberWithDouble:v]; }
+static NSNumber *sb_bool(int v) { return [NSNumber numberWithBool:v ? YES : NO]; }
+static NSString *sb_str(const char *s) { return [NSString stringWithUTF8String:s]; }
+static double sb_s(uint64_t ns) { return (double)ns / 1e9; }
+
+static id sb_tristate(int v) { return v < 0 ? (id)[NSNull null] : (id)sb_bool(v); }
+
+/* Parse a byte count: digits with an optional unit (K, KB, M, MB, G, GB, T, TB are
+ * powers of 1000; KiB, MiB, GiB, TiB powers of 1024). */
+static int sb_parse_bytes(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || text[0] == '-')
+        return -1;
+    static const struct { const char *unit; uint64_t factor; } units[] = {
+        {"", 1}, {"B", 1}, {"K", 1000ULL}, {"KB", 1000ULL}, {"M", 1000000ULL}, {"MB", 1000000ULL},
+        {"G", 1000000000ULL}, {"GB", 1000000000ULL}, {"T", 1000000000000ULL}, {"TB", 1000000000000ULL},
+        {"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"TiB", 1ULL << 40},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].unit) == 0) {
+            if (v > UINT64_MAX / units[i].factor)
+                return -1;
+            *out = v * units[i].factor;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static const sb_engine *sb_engine_named(const char *name)
+{
+    if (strcmp(name, "direct") == 0)
+        return &sb_engine_direct;
+    if (strcmp(name, "buffered") == 0)
+        return &sb_engine_buffered;
+    if (strcmp(name, "foundation") == 0)
+        return &sb_engine_foundation;
+    if (strcmp(name, "app") == 0) {
+#ifdef __APPLE__
+        return &sb_engine_foundation;
+#else
+        return &sb_engine_buffered;
+#endif
+    }
+    return NULL;
+}
+
+typedef struct {
+    const char *command;
+    const char *path;
+    int have_bytes, have_granularity, have_data_seed;
+    sb_job job;
+    const char *fill_text;
+} sb_args;
+
+static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
+{
+    char line[512];
+    snprintf(line, sizeof line, fmt, arg);
+    [out setObject:sb_str(line) forKey:@"error"];
+    [out setObject:sb_bool(1) forKey:@"usage"];
+    return SB_USAGE;
+}
+
+#define SB_USAGE_TEXT                                                                                      \
+    "usage: stibium-helper info [--path DIR] | write|read --path F --bytes N [--granularity G] "           \
+    "[--access sequential|strided|random] [--stride S] [--span N] [--seed K] [--data-seed K] "             \
+    "[--fill random|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
+    "[--latency on|off] | evict --path F | residency --path F | batch"
+
+static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
+{
+    memset(a, 0, sizeof *a);
+    if (argc < 1)
+        return sb_usage(out, "%s", SB_USAGE_TEXT);
+    a->command = argv[0];
+    sb_job *j = &a->job;
+    j->access = SB_SEQUENTIAL;
+    j->seed = 1;
+    j->fill_byte = -1;
+    j->latency = 1;
+    j->engine_name = "direct";
+    a->fill_text = "random";
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i];
+        if (strcmp(flag, "--existing") == 0) {
+            j->existing = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return sb_usage(out, "%s needs a value", flag);
+        const char *v = argv[++i];
+        uint64_t n = 0;
+        if (strcmp(flag, "--path") == 0) {
+            a->path = v;
+        } else if (strcmp(flag, "--bytes") == 0 || strcmp(flag, "--granularity") == 0 ||
+                   strcmp(flag, "--stride") == 0 || strcmp(flag, "--span") == 0) {
+            if (sb_parse_bytes(v, &n) != 0)
+                return sb_usage(out, "cannot read the size '%s' (digits with an optional unit such as KB or KiB)", v);
+            if (flag[2] == 'b') { j->bytes = n; a->have_bytes = 1; }
+            else if (flag[2] == 'g') { j->granularity = n; a->have_granularity = 1; }
+            else if (flag[3] == 't') j->stride = n;
+            else j->span = n;
+        } else if (strcmp(flag, "--seed") == 0 || strcmp(flag, "--data-seed") == 0) {
+            char *end;
+            errno = 0;
+            n = strtoull(v, &end, 0);
+            if (errno || *end || v[0] == '-')
+                return sb_usage(out, "cannot read the seed '%s' (a whole number)", v);
+            if (flag[2] == 's') j->seed = n;
+            else { j->data_seed = n; a->have_data_seed = 1; }
+        } else if (strcmp(flag, "--access") == 0) {
+            if (strcmp(v, "sequential") == 0) j->access = SB_SEQUENTIAL;
+            else if (strcmp(v, "strided") == 0) j->access = SB_STRIDED;
+            else if (strcmp(v, "random") == 0) j->access = SB_RANDOM;
+            else return sb_usage(out, "--access must be sequential, strided or random, not '%s'", v);
+        } else if (strcmp(flag, "--fill") == 0) {
+            a->fill_text = v;
+            if (strcmp(v, "random") == 0) {
+                j->fill_byte = -1;
+            } else {
+                char *end;
+                long b = strtol(v, &end, 0);
+                if (*end || end == v || b < 0 || b > 255)
+                    return sb_usage(out, "--fill must be random or a byte such as 0x41, not '%s'", v);
+                j->fill_byte = (int)b;
+            }
+        } else if (strcmp(flag, "--engine") == 0) {
+            j->engine_name = v;
+            if (!sb_engine_named(v))
+                return sb_usage(out, "--engine must be direct, buffered, foundation or app, not '%s'", v);
+        } else if (strcmp(flag, "--sync") == 0) {
+            if (strcmp(v, "fsync") == 0) j->sync = SB_SYNC_FSYNC;
+            else if (strcmp(v, "full") == 0) j->sync = SB_SYNC_FULL;
+            else if (strcmp(v, "none") == 0) j->sync = SB_SYNC_NONE;
+            else return sb_usage(out, "--sync must be fsync, full or none, not '%s'", v);
+        } else if (strcmp(flag, "--latency") == 0) {
+            if (strcmp(v, "on") == 0) j->latency = 1;
+            else if (strcmp(v, "off") == 0) j->latency = 0;
+            else return sb_usage(out, "--latency must be on or off, not '%s'", v);
+        } else {
+            return sb_usage(out, "unknown flag '%s'; run stibium-helper without arguments for usage", flag);
+        }
+    }
+    j->engine = sb_engine_named(j->engine_name);
+    j->path = a->path;
+    if (!a->have_data_seed)
+        j->data_seed = j->seed;
+    if (!a->have_granularity)
+        j->granularity = j->bytes;
+    return SB_OK;
+}
+
+static int sb_io_error(NSMutableDictionary *out, const sb_err *err)
+{
+    [out setObject:sb_str(err->message) forKey:@"error"];
+    [out setObject:[NSNumber numberWithInt:err->errnum] forKey:@"errno"];
+    [out setObject:sb_str(err->errnum ? strerror(err->errnum) : "") forKey:@"strerror"];
+    return SB_IO_FAILURE;
+}
+
+static void sb_put_latency(NSMutableDictionary *out, const sb_hist *h)
+{
+    static const struct { const char *key; double q; } qs[] = {
+        {"lat_p50_s", 0.50}, {"lat_p90_s", 0.90}, {"lat_p99_s", 0.99}, {"lat_p999_s", 0.999},
+    };
+    [out setObject:sb_dbl(sb_s(h->min_ns)) forKey:@"lat_min_s"];
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
+        [out setObject:sb_dbl(sb_s(sb_hist_quantile(h, qs[i].q))) forKey:sb_str(qs[i].key)];
+    [out setObject:sb_dbl(sb_s(h->max_ns)) forKey:@"lat_max_s"];
+    [out setObject:sb_dbl(h->sum_ns / (double)h->n / 1e9) forKey:@"lat_mean_s"];
+}
+
+static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
+{
+    sb_job *j = &a->job;
+    j->op = strcmp(a->command, "write") == 0 ? SB_WRITE : SB_READ;
+    if (!a->path || !a->have_bytes)
+        return sb_usage(out, "%s needs --path and --bytes", a->command);
+    sb_err err;
+    memset(&err, 0, sizeof err);
+    int rc = sb_run(j, &err);
+    free(j->offsets);
+    j->offsets = NULL;
+    [out setObject:sb_str(a->command) forKey:@"op"];
+    [out setObject:sb_str(j->engine->name) forKey:@"engine"];
+    [out setObject:sb_str(j->engine_name) forKey:@"engine_requested"];
+    [out setObject:sb_str(a->path) forKey:@"path"];
+    [out setObject:sb_u64(j->bytes_moved) forKey:@"bytes"];
+    if (rc != 0) {
+        [out setObject:sb_bool(j->removed_partial) forKey:@"removed_partial_file"];
+        return sb_io_error(out, &err);
+    }
+    static const char *access_names[] = {"sequential", "strided", "random"};
+    static const char *sync_names[] = {"fsync", "full", "none"};
+    [out setObject:sb_u64(j->nrequests) forKey:@"requests"];
+    [out setObject:sb_u64(j->granularity) forKey:@"granularity_bytes"];
+    [out setObject:sb_str(access_names[j->access]) forKey:@"access"];
+    [out setObject:sb_u64(j->stride) forKey:@"stride_bytes"];
+    [out setObject:sb_u64(j->span) forKey:@"span_bytes"];
+    [out setObject:sb_u64(j->seed) forKey:@"seed"];
+    [out setObject:sb_str(a->fill_text) forKey:@"fill"];
+    [out setObject:sb_dbl(sb_s(j->end_ns - j->start_ns)) forKey:@"seconds"];
+    [out setObject:sb_dbl(sb_s(j->io_ns)) forKey:@"io_seconds"];
+    [out setObject:sb_dbl(sb_s(j->sync_ns)) forKey:@"sync_seconds"];
+    [out setObject:sb_dbl(sb_s(j->open_ns)) forKey:@"open_seconds"];
+    [out setObject:sb_dbl(sb_s(j->close_ns)) forKey:@"close_seconds"];
+    [out setObject:sb_u64(j->start_ns) forKey:@"start_ns"];
+    [out setObject:sb_u64(j->end_ns) forKey:@"end_ns"];
+    [out setObject:sb_str(j->op == SB_WRITE ? sync_names[j->sync] : "none") forKey:@"sync"];
+    [out setObject:(j->op == SB_READ && j->resident_before >= 0 ? (id)sb_dbl(j->resident_before) : (id)[NSNull null])
+            forKey:@"resident_before"];
+    [out setObject:(j->engine == &sb_engine_direct ? sb_tristate(j->direct_honoured) : (id)[NSNull null])
+            forKey:@"direct_honoured"];
+    [out setObject:sb_u64(j->tail_bytes_buffered) forKey:@"tail_bytes_buffered"];
+    if (j->engine == &sb_engine_foundation)
+        [out setObject:sb_str(sb_foundation_implementation()) forKey:@"foundation_implementation"];
+    if (j->latency && j->nrequests > 1)
+        sb_put_latency(out, &j->hist);
+    return SB_OK;
+}
+
+/* evict and residency: open the existing file read-only, never through a link. */
+static int sb_open_existing(sb_args *a, NSMutableDictionary *out, int *fd)
+{
+    if (!a->path)
+        return sb_usage(out, "%s needs --path", a->command);
+    *fd = open(a->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (*fd < 0) {
+        sb_err err;
+        sb_fail(&err, errno, errno == ELOOP ? "%s is a symbolic link; stibium never follows links for test files"
+                                            : "cannot open %s", a->path);
+        if (err.errnum != ELOOP)
+            snprintf(err.message, sizeof err.message, "cannot open %s: %s", a->path, strerror(err.errnum));
+        return sb_io_error(out, &err);
+    }
+    [out setObject:sb_str(a->path) forKey:@"path"];
+    return SB_OK;
+}
+
+static int sb_put_residency(int fd, NSMutableDictionary *out, NSString *key, sb_err *err)
+{
+    uint64_t pages, resident;
+    double fraction = sb_residency_fd(fd, &pages, &resident, err);
+    if (fraction < 0)
+        return -1;
+    [out setObject:sb_dbl(fraction) forKey:key];
+    [out setObject:sb_u64(pages) forKey:@"pages"];
+    [out setObject:sb_u64(resident) forKey:[key stringByAppendingString:@"_pages"]];
+    return 0;
+}
+
+static int sb_cmd_cache(sb_args *a, NSMutableDictionary *out)
+{
+    int fd = -1;
+    int rc = sb_open_existing(a, out, &fd);
+    if (rc != SB_OK)
+        return rc;
+    sb_err err;
+    int evict = strcmp(a->command, "evict") == 0;
+    [out setObject:@"mincore" forKey:@"residency_method"];
+    if (sb_put_residency(fd, out, evict ? @"resident_before" : @"resident", &err) != 0)
+        goto failed;
+    if (evict) {
+        uint64_t t0 = sb_now_ns();
+        if (sb_evict_fd(fd, 0, 0, &err) != 0)
+            goto failed;
+        [out setObject:sb_dbl(sb_s(sb_now_ns() - t0)) forKey:@"seconds"];
+        if (sb_put_residency(fd, out, @"resident_after", &err) != 0)
+            goto failed;
+    }
+    close(fd);
+    return SB_OK;
+failed:
+    close(fd);
+    return sb_io_error(out, &err);
+}
+
+static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
+{
+    uint32_t numer, denom;
+    sb_clock_timebase(&numer, &denom);
+    [out setObject:@SB_VERSION forKey:@"helper_version"];
+    [out setObject:sb_str(sb_platform_name()) forKey:@"platform"];
+    [out setObject:sb_str(sb_clock_name()) forKey:@"clock"];
+    [out setObject:sb_u64(sb_clock_resolution_ns()) forKey:@"clock_resolution_ns"];
+    [out setObject:sb_u64(numer) forKey:@"timebase_numer"];
+    [out setObject:sb_u64(denom) forKey:@"timebase_denom"];
+    [out setObject:sb_u64(sb_now_ns()) forKey:@"now_ns"];
+    [out setObject:sb_u64((uint64_t)sysconf(_SC_PAGESIZE)) forKey:@"page_size_bytes"];
+    [out setObject:[NSArray arrayWithObjects:@"direct", @"buffered", @"foundation", @"app", nil] forKey:@"engines"];
+    [out setObject:sb_str(sb_engine_named("app")->name) forKey:@"app_engine"];
+    [out setObject:sb_str(sb_foundation_implementation()) forKey:@"foundation_implementation"];
+    if (!a->path)
+        return SB_OK;
+    /* Probe the target folder with a file of our own, removed at once. */
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/.stibium-probe-%ld", a->path, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        sb_err err;
+        sb_fail(&err, errno, "cannot create a probe file in %s: %s", a->path, strerror(errno));
+        return sb_io_error(out, &err);
+    }
+    sb_fsinfo info;
+    sb_fsinfo_fd(fd, &info);
+    int direct_open = 1;
+#ifdef __linux__
+    int flags = fcntl(fd, F_GETFL);
+    direct_open = flags >= 0 && fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
+#endif
+    close(fd);
+    unlink(probe);
+    NSMutableDictionary *t = [NSMutableDictionary dictionary];
+    [t setObject:sb_str(a->path) forKey:@"path"];
+    [t setObject:sb_str(info.fs_type) forKey:@"fs_type"];
+    [t setObject:sb_str(info.direct_how) forKey:@"direct_how"];
+    [t setObject:sb_bool(direct_open) forKey:@"direct_accepted"];
+    [t setObject:sb_tristate(direct_open ? info.direct_honoured : 0) forKey:@"direct_honoured"];
+    [t setObject:sb_u64(info.mem_align_bytes) forKey:@"direct_mem_align_bytes"];
+    [t setObject:sb_u64(info.offset_align_bytes) forKey:@"direct_offset_align_bytes"];
+    [out setObject:t forKey:@"target"];
+    return SB_OK;
+}
+
+static int sb_command(int argc, char **argv, NSMutableDictionary *out)
+{
+    sb_args a;
+    int rc = sb_parse(argc, argv, &a, out);
+    if (rc != SB_OK)
+        return rc;
+    if (strcmp(a.command, "write") == 0 || strcmp(a.command, "read") == 0)
+        return sb_cmd_io(&a, out);
+    if (strcmp(a.command, "evict") == 0 || strcmp(a.command, "residency") == 0)
+        return sb_cmd_cache(&a, out);
+    if (strcmp(a.command, "info") == 0)
+        return sb_cmd_info(&a, out);
+    return sb_usage(out, "unknown command '%s'; " SB_USAGE_TEXT, a.command);
+}
+
+static void sb_print(NSDictionary *out)
+{
+    NSData *json = [NSJSONSerialization dataWithJSONObject:out options:0 error:NULL];
+    fwrite([json bytes], 1, [json length], stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+}
+
+/* One JSON array of arguments per line in, one JSON object per line out. */
+static int sb_batch(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, stdin) > 0) {
+        NSAutoreleasePool *pool = [[NSAutoreleasePool alloc] init];
+        NSMutableDictionary *out = [NSMutableDictionary dictionary];
+        NSData *data = [NSData dataWithBytes:line length:strlen(line)];
+        id args = [NSJSONSerialization JSONObjectWithData:data options:0 error:NULL];
+        int rc;
+        if (![args isKindOfClass:[NSArray class]] || [args count] == 0 || [args count] > 64) {
+            rc = sb_usage(out, "%s", "batch: each line must be a JSON array of arguments, such as [\"info\"]");
+        } else {
+            char *argv[64];
+            int argc = (int)[args count];
+            for (int i = 0; i < argc; i++)
+                argv[i] = (char *)[[[args objectAtIndex:(NSUInteger)i] description] UTF8String];
+            rc = sb_command(argc, argv, out);
+        }
+        [out setObject:[NSNumber numberWithInt:rc] forKey:@"status"];
+        sb_print(out);
+        [pool release];
+    }
+    free(line);
+    return SB_OK;
+}
+
+int main(int argc, char **argv)
+{
+    NSAutoreleasePool *pool = [[NSAutoreleasePool alloc] init];
+    int rc;
+    if (argc >= 2 && strcmp(argv[1], "batch") == 0) {
+        rc = sb_batch();
+    } else {
+        NSMutableDictionary *out = [NSMutableDictionary dictionary];
+        rc = sb_command(argc - 1, argv + 1, out);
+        sb_print(out);
+        if (rc != SB_OK)
+            fprintf(stderr, "stibium-helper: %s\n", [[out objectForKey:@"error"] UTF8String]);
+    }
+    [pool release];
+    return rc;
+}

@@ -1,0 +1,20 @@
+/* sb_clock.h: the raw monotonic clock the helper times I/O with, and the pure
+ * tick-to-nanosecond conversion used on Apple platforms.
+ * Linux: clock_gettime(CLOCK_MONOTONIC_RAW). Apple: mach_absolute_time() scaled by
+ * mach_timebase_info (1/1 on Intel, 125/3 on Apple Silicon). */
+#ifndef SB_CLOCK_H
+#define SB_CLOCK_H
+#include <stdint.h>
+
+/* Nanoseconds for `ticks` of a timebase numer/denom, exact and without 64-bit
+ * overflow of intermediates for any interval whose result fits in 64 bits. */
+uint64_t sb_ticks_to_ns(uint64_t ticks, uint32_t numer, uint32_t denom);
+
+/* Current reading of the raw monotonic clock, in nanoseconds. */
+uint64_t sb_now_ns(void);
+
+/* Facts about the clock: its name, resolution (ns) and timebase (1/1 off Apple). */
+const char *sb_clock_name(void);
+uint64_t sb_clock_resolution_ns(void);
+void sb_clock_timebase(uint32_t *numer, uint32_t *denom);
+#endif

@@ -1,0 +1,67 @@
+/* sb_hist.c: log-linear latency histogram (see sb_hist.h). */
+#include "sb_hist.h"
+#include <math.h>
+#include <string.h>
+
+static unsigned sb_hist_index(uint64_t v)
+{
+    if (v < 128)
+        return (unsigned)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v);      /* floor(log2 v) >= 7 */
+    unsigned m = (unsigned)(v >> (e - 6));                 /* 64..127 */
+    return 64u * (e - 6) + m;
+}
+
+static void sb_hist_bounds(unsigned idx, uint64_t *lo, uint64_t *width)
+{
+    if (idx < 128) {
+        *lo = idx;
+        *width = 1;
+        return;
+    }
+    unsigned e = idx / 64 + 5;
+    uint64_t m = idx % 64 + 64;
+    *lo = m << (e - 6);
+    *width = (uint64_t)1 << (e - 6);
+}
+
+void sb_hist_reset(sb_hist *h)
+{
+    memset(h, 0, sizeof *h);
+    h->min_ns = UINT64_MAX;
+}
+
+void sb_hist_record(sb_hist *h, uint64_t ns)
+{
+    h->counts[sb_hist_index(ns)]++;
+    h->n++;
+    h->sum_ns += (double)ns;
+    if (ns < h->min_ns)
+        h->min_ns = ns;
+    if (ns > h->max_ns)
+        h->max_ns = ns;
+}
+
+uint64_t sb_hist_quantile(const sb_hist *h, double q)
+{
+    if (h->n == 0)
+        return 0;
+    uint64_t rank = (uint64_t)ceil(q * (double)h->n);
+    if (rank < 1)
+        rank = 1;
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < SB_HIST_BUCKETS; i++) {
+        seen += h->counts[i];
+        if (seen >= rank) {
+            uint64_t lo, width;
+            sb_hist_bounds(i, &lo, &width);
+            uint64_t mid = lo + width / 2;
+            if (mid < h->min_ns)
+                mid = h->min_ns;
+            if (mid > h->max_ns)
+                mid = h->max_ns;
+            return mid;
+        }
+    }
+    return h->max_ns;
+}

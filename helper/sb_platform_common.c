@@ -1,0 +1,47 @@
+/* sb_platform_common.c: page-cache residency by mincore() on a read-only mmap of
+ * the file; the same on Linux and Apple platforms (the vector type differs). */
+#include "sb_platform.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
+{
+    struct stat st;
+    *pages = *resident = 0;
+    if (fstat(fd, &st) != 0)
+        return sb_fail(err, errno, "fstat: %s", strerror(errno)), -1.0;
+    if (st.st_size == 0)
+        return 0.0;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t n = ((size_t)st.st_size + (size_t)page - 1) / (size_t)page;
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED)
+        return sb_fail(err, errno, "mmap for residency: %s", strerror(errno)), -1.0;
+#ifdef __APPLE__
+    char *vec = malloc(n);
+#else
+    unsigned char *vec = malloc(n);
+#endif
+    if (!vec) {
+        munmap(map, (size_t)st.st_size);
+        return sb_fail(err, ENOMEM, "cannot allocate the residency vector"), -1.0;
+    }
+    int rc = mincore(map, (size_t)st.st_size, vec);
+    int saved = errno;
+    munmap(map, (size_t)st.st_size);
+    if (rc != 0) {
+        free(vec);
+        return sb_fail(err, saved, "mincore: %s", strerror(saved)), -1.0;
+    }
+    uint64_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += vec[i] & 1;
+    free(vec);
+    *pages = n;
+    *resident = count;
+    return (double)count / (double)n;
+}
