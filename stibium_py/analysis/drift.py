@@ -1,0 +1,49 @@
+"""Drift over the run (throttling, background work, an SLC cache running out).
+
+Trend: Mann-Kendall on the log-residuals in run order (scipy.stats.kendalltau of
+index and r), flagged when p < 0.01 and the drift over the run is at least 3 %.
+Where: change points by ruptures.Binseg(model="l1", min_size=10, jump=1) on the
+MAD-standardised residuals clipped at +-5, penalty 4 ln n (ANALYSIS.md)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+P_THRESHOLD = 0.01
+MIN_DRIFT = 0.03
+MIN_SIZE = 10
+CLIP = 5.0
+
+
+def trend(r: np.ndarray) -> dict[str, Any]:
+    r = r[np.isfinite(r)]
+    n = len(r)
+    if n < 8:
+        return {"detected": False, "p_value": None, "drift_fraction": 0.0, "n": n, "method": "mann-kendall"}
+    idx = np.arange(n)
+    res = stats.kendalltau(idx, r)
+    slope = stats.theilslopes(r, idx).slope
+    # time grows by exp(slope * n) over the run, so the rate changes by its inverse
+    drift = math.exp(-slope * (n - 1)) - 1
+    p = float(res.pvalue)
+    return {"detected": bool(p < P_THRESHOLD and abs(drift) >= MIN_DRIFT), "p_value": p,
+            "drift_fraction": float(drift), "n": n, "method": "mann-kendall (kendalltau of run order and ln residual)"}
+
+
+def change_points(r: np.ndarray) -> list[int]:
+    """Indices (into r) where a new segment starts."""
+    import ruptures
+
+    n = len(r)
+    if n < 2 * MIN_SIZE:
+        return []
+    med = np.median(r)
+    mad = np.median(np.abs(r - med)) * 1.4826
+    z = np.clip((r - med) / max(mad, 1e-9), -CLIP, CLIP).reshape(-1, 1)
+    algo = ruptures.Binseg(model="l1", min_size=MIN_SIZE, jump=1).fit(z)
+    bkps = algo.predict(pen=4 * math.log(n))
+    return [b for b in bkps if b < n]

@@ -1,0 +1,36 @@
+"""The Estimate: a point value with its interval, the method and the sample size."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Estimate:
+    estimate: float
+    low: float
+    high: float
+    method: str
+    n: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+
+    def inverted(self, method: str) -> "Estimate":
+        """1/x with the interval's ends swapped (a slope in s/B becomes a rate in B/s)."""
+        def inv(v: float) -> float:
+            return 1.0 / v if v > 0 else math.inf
+        return Estimate(inv(self.estimate), inv(self.high), inv(self.low), method, self.n)
+
+
+def percentile_interval(values: Any, confidence: float) -> tuple[float, float]:
+    import numpy as np
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return math.nan, math.nan
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(values, [alpha, 1 - alpha])
+    return float(lo), float(hi)

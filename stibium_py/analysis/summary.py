@@ -1,0 +1,203 @@
+"""The summary of a run: per files test and op the rate and latency with
+intervals, references, outliers, cache suspects, drift and size bands; per
+pattern test the throughput points and the knee; warnings with what to do.
+Pure: measurement rows in, a JSON-ready dict out (the shape of DESIGN.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from . import cache, drift, outliers, patterns, regression
+
+BURST_FACTOR = 1.5
+NONLINEAR_RESAMPLES = 500
+
+
+@dataclass(frozen=True)
+class Settings:
+    resamples: int = 2000
+    seed: int = 12345
+    confidence: float = 0.95
+    ceiling_bytes_per_s: float | None = None
+
+
+def _arr(rows: list[dict[str, Any]], key: str) -> np.ndarray:
+    return np.array([np.nan if r.get(key) is None else r[key] for r in rows], float)
+
+
+def _point(row: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    return {"seq": row["seq"], "file": row["file"], "size_bytes": row["size_bytes"], "seconds": row["seconds"],
+            "rate_bytes_per_s": row["bytes"] / row["seconds"] if row["seconds"] else None,
+            "started_s": row["started_s"], **extra}
+
+
+def _size_bands(x: np.ndarray, rate: np.ndarray, fitted_rate: float, s: Settings) -> list[dict[str, Any]]:
+    bands = []
+    for size in np.unique(x):
+        vals = rate[x == size]
+        est = patterns.median_estimate(vals, s.resamples, s.seed, s.confidence, "rate")
+        burst = bool(math.isfinite(fitted_rate) and est.low > BURST_FACTOR * fitted_rate)
+        bands.append({"size_bytes": int(size), "median_rate_bytes_per_s": est.as_dict(), "burst": burst})
+    return bands
+
+
+def _nonlinearity(x: np.ndarray, y: np.ndarray, s: Settings) -> dict[str, Any]:
+    sizes = np.unique(x)
+    if len(sizes) < 4:
+        return {"detected": False, "reason": "fewer than four sizes"}
+    cut = sizes[len(sizes) // 2]
+    lower = regression.fit_rate(x[x < cut], y[x < cut], NONLINEAR_RESAMPLES, s.seed, s.confidence)
+    upper = regression.fit_rate(x[x >= cut], y[x >= cut], NONLINEAR_RESAMPLES, s.seed, s.confidence)
+    a, b = lower.rate_bytes_per_s, upper.rate_bytes_per_s
+    apart = a.high < b.low or b.high < a.low
+    return {"detected": bool(apart), "split_bytes": int(cut), "lower_rate_bytes_per_s": a.as_dict(),
+            "upper_rate_bytes_per_s": b.as_dict()}
+
+
+def _drift(rows: list[dict[str, Any]], r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
+    order = np.argsort([row["seq"] for row in rows])
+    r_run = r[order]
+    ok = np.isfinite(r_run)
+    result = drift.trend(r_run)
+    changes = []
+    idx_ok = np.flatnonzero(ok)
+    for cp in drift.change_points(r_run[ok]):
+        before = r_run[ok][:cp]
+        after = r_run[ok][cp:]
+        first = rows[order[idx_ok[cp]]]
+        rate = fit.rate_bytes_per_s.estimate
+        changes.append({"index": int(cp), "seq": first["seq"], "started_s": first["started_s"],
+                        "rate_before_bytes_per_s": rate / math.exp(float(np.median(before))),
+                        "rate_after_bytes_per_s": rate / math.exp(float(np.median(after))),
+                        "step_fraction": math.exp(float(np.median(before) - np.median(after))) - 1})
+    result["change_points"] = changes
+    return result
+
+
+def files_entry(name: str, op: str, rows: list[dict[str, Any]], s: Settings) -> dict[str, Any]:
+    x = _arr(rows, "size_bytes")
+    y = _arr(rows, "seconds")
+    moved = _arr(rows, "bytes")
+    rate = moved / y
+    fit = regression.fit_rate(x, y, s.resamples, s.seed, s.confidence)
+    predicted = fit.line.predict(x)
+    r = outliers.log_residuals(y, predicted)
+    f = outliers.fences(r)
+    classes = outliers.classify(r, f)
+    entry: dict[str, Any] = {
+        "name": name, "op": op, "kind": "files", "n": len(rows),
+        "rate_bytes_per_s": fit.rate_bytes_per_s.as_dict(), "latency_s": fit.latency_s.as_dict(),
+        "slope_s_per_byte": fit.line.slope_s_per_byte,
+        "references": {"ols": regression.ols(x, y, s.confidence) if len(np.unique(x)) > 1 else None,
+                       "biweight": regression.biweight(x, y, fit.line) if len(np.unique(x)) > 1 else None,
+                       "siegel": _siegel(x, y)},
+        "latency_smallest_size_s": float(np.median(y[x == x.min()])) if len(x) else None,
+        "fences": f,
+        "outliers": [_point(row, {"class": c, "log_residual": float(r[k])})
+                     for k, (row, c) in enumerate(zip(rows, classes)) if c],
+        "cache_suspects": [],
+        "size_bands": _size_bands(x, rate, fit.rate_bytes_per_s.estimate, s),
+        "nonlinearity": _nonlinearity(x, y, s),
+        "drift": _drift(rows, r, fit) if math.isfinite(fit.line.slope_s_per_byte) else {"detected": False},
+    }
+    if op == "read":
+        reasons = cache.suspects(r, y, predicted, rate, _arr(rows, "resident_before"), s.ceiling_bytes_per_s)
+        entry["cache_suspects"] = [_point(row, {"reasons": rs}) for row, rs in zip(rows, reasons) if rs]
+        flagged = np.array([bool(rs) for rs in reasons])
+        if flagged.any() and (~flagged).sum() >= 3 and len(np.unique(x[~flagged])) > 1:
+            clean = regression.fit_rate(x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
+            entry["rate_without_suspects_bytes_per_s"] = clean.rate_bytes_per_s.as_dict()
+            entry["latency_without_suspects_s"] = clean.latency_s.as_dict()
+    return entry
+
+
+def _siegel(x: np.ndarray, y: np.ndarray) -> dict[str, Any] | None:
+    if len(np.unique(x)) < 2 or len(x) > 5000:
+        return None
+    res = stats.siegelslopes(y, x)
+    return {"slope_s_per_byte": float(res.slope), "intercept_s": float(res.intercept),
+            "rate_bytes_per_s": 1 / res.slope if res.slope > 0 else None, "method": "siegel repeated medians (scipy)"}
+
+
+def pattern_entry(name: str, op: str, rows: list[dict[str, Any]], s: Settings) -> dict[str, Any]:
+    pts = patterns.points(rows, s.resamples, s.seed, s.confidence)
+    knees: dict[str, int | None] = {}
+    for access in sorted({p["access"] for p in pts}):
+        sel = [p for p in pts if p["access"] == access and p["stride_bytes"] == 0 or
+               (p["access"] == access == "strided")]
+        by_g: dict[int, list[float]] = {}
+        for p in sel:
+            by_g.setdefault(p["granularity_bytes"], []).append(p["throughput_bytes_per_s"]["estimate"])
+        knees[access] = patterns.knee(list(by_g), [float(np.median(v)) for v in by_g.values()])
+    first = "sequential" if "sequential" in knees else next(iter(knees), None)
+    return {"name": name, "op": op, "kind": "pattern", "n": len(rows), "rate_bytes_per_s": None, "latency_s": None,
+            "outliers": [], "cache_suspects": [], "drift": {"detected": False},
+            "points": pts, "knee_bytes": knees.get(first) if first else None, "knees_bytes": knees}
+
+
+def warnings(entries: list[dict[str, Any]], rows: list[dict[str, Any]], facts: dict[str, Any]) -> list[dict[str, str]]:
+    out = []
+
+    def add(level: str, test: str, message: str, todo: str) -> None:
+        out.append({"level": level, "test": test, "message": message, "what_to_do": todo})
+
+    for e in entries:
+        label = f"{e['name']} ({e['op']})"
+        if e["outliers"]:
+            add("info", label, f"{len(e['outliers'])} of {e['n']} points are outliers (flagged, kept in the fit)",
+                "look at them in the residual plot; many severe ones mean background activity: repeat the run on a "
+                "quiet machine")
+        if e["cache_suspects"]:
+            add("warning", label, f"{len(e['cache_suspects'])} reads look served from the page cache",
+                "use between: evict (or drop-caches) and the direct engine; the rate without them is given beside")
+        if e["drift"].get("detected"):
+            add("warning", label, f"the rate drifted by {e['drift']['drift_fraction']:+.0%} over the run "
+                f"({len(e['drift'].get('change_points', []))} change points)",
+                "throttling or background work (backups, indexing): see rate against elapsed time; repeat or cool down")
+        if e.get("nonlinearity", {}).get("detected"):
+            add("warning", label, "small and large files give different rates: one line does not describe this device",
+                "read the rate per size (size bands) rather than the single fitted rate")
+        lat = e.get("latency_s")
+        if lat and lat.get("estimate") is not None and lat["estimate"] < 0:
+            add("info", label, f"the fitted latency is negative ({lat['estimate'] * 1e3:.3f} ms)",
+                "reported as it is; the latency from the smallest sizes is given beside")
+    if any(r.get("direct_honoured") is False for r in rows):
+        add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
+            "these are memory speeds, not the device's: choose a target on a disk-backed file system")
+    engines = {r["engine"] for r in rows}
+    if "foundation" in engines and facts.get("platform") == "linux":
+        add("info", "all", "the foundation engine ran on GNUstep Base, whose implementation is not Apple's",
+            "compare foundation numbers only with other GNUstep runs; use direct or buffered across platforms")
+    return out
+
+
+def summarize(rows: list[dict[str, Any]], s: Settings, facts: dict[str, Any] | None = None,
+              damaged_rows: int = 0) -> dict[str, Any]:
+    good = [r for r in rows if not r.get("error") and r.get("seconds") and r["seconds"] > 0]
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in good:
+        groups.setdefault((r["test"], r["op"], r["kind"]), []).append(r)
+    order = {}
+    for r in rows:
+        order.setdefault((r["test"], r["op"]), r["seq"])
+    entries = []
+    for (name, op, kind), rs in sorted(groups.items(), key=lambda kv: order[kv[0][:2]]):
+        entries.append(files_entry(name, op, rs, s) if kind == "files" else pattern_entry(name, op, rs, s))
+    result = {
+        "format": "stibium-summary/1",
+        "settings": {"resamples": s.resamples, "seed": s.seed, "confidence": s.confidence,
+                     "ceiling_bytes_per_s": s.ceiling_bytes_per_s},
+        "measurements": len(rows), "failed_measurements": len(rows) - len(good), "damaged_rows": damaged_rows,
+        "tests": entries,
+    }
+    result["warnings"] = warnings(entries, good, facts or {})
+    if damaged_rows:
+        result["warnings"].append({"level": "warning", "test": "all",
+                                   "message": f"{damaged_rows} damaged rows of measurements.csv were skipped",
+                                   "what_to_do": "the report uses the rows that are whole"})
+    return result

@@ -1,0 +1,214 @@
+"""The `stibium` command line (click): commands only; the work is done elsewhere.
+
+Errors reach the user as one line on stderr: exit status 2 for bad input (plan,
+target, run directory), 1 for an I/O failure, never a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .helper import HelperError, find_helper, run_once
+from .plan import PlanError, builtin_plans, load_and_expand, resolve_plan_path
+from .runner import RunError, RunOptions, check_target, resume_run, start_run
+from .store import RunDirError
+from .units import format_bytes, format_seconds
+
+console = Console(stderr=False)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"stibium: {message}", err=True)
+    sys.exit(code)
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the project's errors into one line and an exit status."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (PlanError, RunDirError) as e:
+            _fail(str(e), 2)
+        except RunError as e:
+            _fail(str(e), e.exit_code)
+        except HelperError as e:
+            _fail(str(e), 1)
+        except OSError as e:
+            _fail(f"{e.filename or ''}: {e.strerror or e}", 1)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="stibium")
+def main() -> None:
+    """stibium: road-test file I/O the way applications do it, and see every measurement."""
+
+
+@main.command()
+@click.argument("plan")
+@click.option("--target", type=click.Path(path_type=Path), help="Folder for the test files (overrides the plan's target).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Folder that receives the run directory.")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed for every random choice (overrides defaults.seed).")
+@click.option("--keep-files", is_flag=True, help="Leave the test files in the target.")
+@click.option("--allow-nonempty", is_flag=True, help="Use a target folder that holds other files.")
+@click.option("--dry-run", is_flag=True, help="Check and show the plan, write nothing.")
+@click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@user_errors
+def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
+        dry_run: bool, open_report: bool) -> None:
+    """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
+    path = resolve_plan_path(plan)
+    options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
+                         allow_nonempty=allow_nonempty)
+    if dry_run:
+        parsed, _, expanded = load_and_expand(path, seed)
+        check_target((target or Path(parsed.target)).expanduser(), expanded.space_needed_bytes(keep_files),
+                     allow_nonempty)
+        _show_plan(path, seed, brief=True)
+        click.echo("dry run: nothing was written")
+        return
+    run_dir = start_run(path, options, console)
+    _after_run(run_dir, open_report)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@user_errors
+def resume(run_dir: Path, open_report: bool) -> None:
+    """Finish RUN_DIR after an interruption or a reboot, without repeating completed operations."""
+    resume_run(run_dir, RunOptions(), console)
+    _after_run(run_dir, open_report)
+
+
+def _after_run(run_dir: Path, open_report: bool) -> None:
+    from .store import read_run_json
+    status = read_run_json(run_dir)["status"]
+    if status == "complete":
+        from .report.build import build_report
+        build_report(run_dir, console=console, open_browser=open_report)
+    click.echo(f"run directory: {run_dir} ({status})")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--open", "open_report", is_flag=True, help="Open the report in a browser.")
+@click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
+@user_errors
+def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
+    """Analyse RUN_DIR: write summary.json and report.html."""
+    from .report.build import build_report
+    summary = build_report(run_dir, console=None if as_json else console, open_browser=open_report)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+
+
+@main.group("plan")
+def plan_group() -> None:
+    """Check or show a plan."""
+
+
+@plan_group.command("check")
+@click.argument("plan")
+@click.option("--seed", type=click.IntRange(min=0))
+@user_errors
+def plan_check(plan: str, seed: int | None) -> None:
+    """Validate PLAN; exit status 0 if it can run."""
+    path = resolve_plan_path(plan)
+    parsed, _, expanded = load_and_expand(path, seed)
+    click.echo(f"{path}: ok ({len(expanded.ops)} measurements in {len(parsed.tests)} tests)")
+
+
+@plan_group.command("show")
+@click.argument("plan")
+@click.option("--seed", type=click.IntRange(min=0))
+@click.option("--all", "show_all", is_flag=True, help="List every operation, not the first ones of each test.")
+@user_errors
+def plan_show(plan: str, seed: int | None, show_all: bool) -> None:
+    """Show PLAN's expanded operations, bytes written, space needed and an estimated duration."""
+    _show_plan(resolve_plan_path(plan), seed, brief=not show_all)
+
+
+ASSUMED_RATE_BYTES_PER_S = 200e6
+ASSUMED_OP_OVERHEAD_S = 0.002
+
+
+def _show_plan(path: Path, seed: int | None, brief: bool) -> None:
+    parsed, _, expanded = load_and_expand(path, seed)
+    console.print(f"[bold]{parsed.name}[/]: {parsed.description}")
+    table = Table("seq", "test", "op", "access", "file size / span", "granularity", "stride", "trial", "file")
+    for test in expanded.tests:
+        ops = test.ops[:6] if brief else test.ops
+        for o in ops:
+            table.add_row(str(o.seq), o.test, o.op, o.access, format_bytes(o.size_bytes),
+                          format_bytes(o.granularity_bytes), format_bytes(o.stride_bytes), str(o.trial), o.file)
+        if len(ops) < len(test.ops):
+            table.add_row("...", test.name, f"{len(test.ops) - len(ops)} more", "", "", "", "", "", "")
+    console.print(table)
+    moved = sum(o.bytes for o in expanded.ops) + sum(t.layout_bytes for t in expanded.tests)
+    estimate_s = moved / ASSUMED_RATE_BYTES_PER_S + len(expanded.ops) * ASSUMED_OP_OVERHEAD_S
+    for test in expanded.tests:
+        written = sum(o.bytes for o in test.ops if o.op == "write") + test.layout_bytes
+        read = sum(o.bytes for o in test.ops if o.op == "read")
+        console.print(f"  {test.name}: {len(test.ops)} measurements; writes {written} bytes "
+                      f"({format_bytes(written)}), reads {format_bytes(read)}")
+    console.print(f"measurements: {len(expanded.ops)}")
+    console.print(f"bytes written: {expanded.bytes_written} ({format_bytes(expanded.bytes_written)})")
+    console.print(f"space needed: {expanded.space_needed_bytes()} ({format_bytes(expanded.space_needed_bytes())}) "
+                  f"at the peak, test files are removed after each test")
+    console.print(f"estimated duration: {format_seconds(estimate_s)} "
+                  f"(at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s and {ASSUMED_OP_OVERHEAD_S * 1e3:.0f} ms a measurement)")
+
+
+@main.command()
+@user_errors
+def plans() -> None:
+    """List the built-in plans."""
+    table = Table("plan", "description")
+    for name, path in builtin_plans().items():
+        try:
+            parsed, _, _ = load_and_expand(path)
+            table.add_row(name, parsed.description)
+        except PlanError as e:
+            table.add_row(name, f"[red]invalid: {e}[/]")
+    console.print(table)
+
+
+@main.command()
+@click.option("--target", type=click.Path(path_type=Path), help="Folder whose file system to examine.")
+@click.option("--json", "as_json", is_flag=True, help="Print the helper's facts as JSON.")
+@user_errors
+def info(target: Path | None, as_json: bool) -> None:
+    """The helper, its clock and engines, and direct I/O on the target's file system."""
+    helper = find_helper()
+    args = ["info"] + (["--path", str(target)] if target else [])
+    if target and not target.is_dir():
+        raise RunError(f"--target {target} is not a folder", 2)
+    result = run_once(args, helper)
+    if not result.ok:
+        raise RunError(result.error, 1)
+    data = {"helper_path": str(helper), **result.data}
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    table = Table("fact", "value", show_header=False)
+    for key, value in data.items():
+        if isinstance(value, dict):
+            for k, v in value.items():
+                table.add_row(f"{key}.{k}", str(v))
+        else:
+            table.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
+    console.print(table)

@@ -1,0 +1,179 @@
+"""The helper binary: where it is, and talking to it.
+
+One helper process answers many measurements (`stibium-helper batch`: one JSON
+array of arguments per line in, one JSON object per line out), so a run pays
+Foundation's ~15 ms start-up once, not per measurement. Each answer is parsed
+into a `HelperResult`.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HELPER_NAME = "stibium-helper"
+ENV_VAR = "STIBIUM_HELPER"
+
+
+class HelperError(Exception):
+    """The helper could not be found, started, or answered nonsense."""
+
+
+class HelperTimeout(HelperError):
+    """The helper did not answer within the time allowed for one operation."""
+
+
+def find_helper() -> Path:
+    """STIBIUM_HELPER, then the helper installed inside the package, then an editable build."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        path = Path(env)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise HelperError(f"{ENV_VAR}={env} is not an executable file; unset it or point it at a built helper")
+        return path
+    here = Path(__file__).resolve().parent
+    candidates = [here / HELPER_NAME]
+    try:
+        dist = importlib.metadata.distribution("stibium")
+        candidates.append(Path(str(dist.locate_file(f"stibium_py/{HELPER_NAME}"))))
+        candidates.extend(sorted((here.parent / "build").glob(f"cp3*/helper/{HELPER_NAME}")))
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    raise HelperError(f"{HELPER_NAME} not found; install stibium with `pip install .` or set {ENV_VAR}")
+
+
+@dataclass(frozen=True)
+class HelperResult:
+    """One answer of the helper: status 0 (ok), 1 (I/O failure) or 2 (usage)."""
+
+    status: int
+    data: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 0
+
+    @property
+    def error(self) -> str:
+        return str(self.data.get("error", "")) if not self.ok else ""
+
+
+def op_args(command: str, path: Path, **flags: Any) -> list[str]:
+    """Arguments of one helper command; flags with value None are left out, True is a bare flag."""
+    args = [command, "--path", str(path)]
+    for key, value in flags.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        args += [flag] if value is True else [flag, str(value)]
+    return args
+
+
+class Helper:
+    """A running `stibium-helper batch` process; use as a context manager."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path or find_helper()
+        self._proc: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> "Helper":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        try:
+            self._proc = subprocess.Popen([str(self.path), "batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True, bufsize=1,
+                                          start_new_session=True)
+        except OSError as e:
+            raise HelperError(f"cannot start {self.path}: {e.strerror}") from None
+
+    def call(self, args: list[str], timeout_s: float | None = None) -> HelperResult:
+        """Send one command, wait for its answer (at most timeout_s)."""
+        if self._proc is None or self._proc.poll() is not None:
+            self.start()
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(args) + "\n")
+            proc.stdin.flush()
+        except BrokenPipeError:
+            raise HelperError(f"the helper exited unexpectedly (status {proc.poll()})") from None
+        line = self._readline(proc, timeout_s)
+        if not line:
+            status = proc.wait()
+            stderr = proc.stderr.read().strip() if proc.stderr else ""
+            self._proc = None
+            detail = f": {stderr.splitlines()[-1]}" if stderr else ""
+            raise HelperError(f"the helper crashed (exit status {status}){detail}")
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            raise HelperError(f"the helper answered something that is not JSON: {line[:200]!r}") from None
+        return HelperResult(status=int(data.pop("status", 1)), data=data)
+
+    def _readline(self, proc: subprocess.Popen[str], timeout_s: float | None) -> str:
+        assert proc.stdout is not None
+        if timeout_s is None:
+            return proc.stdout.readline()
+        import selectors
+
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            if not sel.select(timeout_s):
+                self.kill()
+                raise HelperTimeout(f"the helper did not answer within {timeout_s:.0f} s")
+        return proc.stdout.readline()
+
+    def kill(self) -> None:
+        """Stop the helper at once (and anything it started)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        self._proc = None
+
+    def close(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        try:
+            if proc.stdin:
+                proc.stdin.close()
+            proc.wait(timeout=10)
+        except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
+            self.kill()
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+        self._proc = None
+
+
+def run_once(args: list[str], helper: Path | None = None, timeout_s: float = 60) -> HelperResult:
+    """One helper invocation in its own process (for `info` and tests)."""
+    path = helper or find_helper()
+    try:
+        proc = subprocess.run([str(path), *args], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise HelperTimeout(f"{HELPER_NAME} {args[0]} did not answer within {timeout_s:.0f} s") from None
+    try:
+        data = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise HelperError(f"{HELPER_NAME} answered something that is not JSON: {proc.stdout[:200]!r}") from None
+    return HelperResult(status=proc.returncode, data=data)
+

@@ -1,0 +1,523 @@
+"""Plans: the YAML a person writes, its validation, and its expansion into operations.
+
+Two types, as in click + pydantic CLIs: `Plan` is the plan as written (pydantic,
+unknown keys are errors, every field described); `Expanded` is what the runner
+executes: tests with their operations, every random choice (orders, offsets)
+drawn from the plan's seed, so the same plan and seed give the same run.
+Errors are `PlanError`: one line naming the file, the line, the key and what is
+allowed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from .units import SizeError, parse_bytes
+
+MIN_GRANULARITY_BYTES = 4000            # 4 KB
+MAX_GRANULARITY_BYTES = 2 * 1024**3     # 2 GiB
+PLANS_DIR_NAME = "plans"
+
+Engine = Literal["direct", "buffered", "foundation", "app"]
+Sync = Literal["fsync", "full", "none"]
+Units = Literal["decimal", "binary"]
+Access = Literal["sequential", "strided", "random"]
+IoOp = Literal["read", "write"]
+Size = Union[StrictInt, str]
+
+
+class PlanError(Exception):
+    """A plan that cannot be run; the message is one line for the user."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SizeRange(_Strict):
+    """Sizes spaced evenly on a log scale between two ends."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    from_: Size = Field(alias="from", description="smallest size, such as 10KB")
+    to: Size = Field(description="largest size, such as 2GB")
+    count: int | None = Field(None, ge=2, description="how many sizes, log-spaced (give count or factor)")
+    factor: float | None = Field(None, gt=1, description="each size this many times the last (give count or factor)")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "SizeRange":
+        if (self.count is None) == (self.factor is None):
+            raise ValueError("give exactly one of count or factor")
+        return self
+
+
+Sizes = Union[list[Size], SizeRange]
+
+
+class Defaults(_Strict):
+    """Settings every test inherits unless it sets its own."""
+
+    engine: Engine = Field("direct", description="direct | buffered | foundation | app (foundation on macOS, else buffered)")
+    fill: str = Field("random", description="random (incompressible) or a byte such as 0x41")
+    units: Units = Field("decimal", description="KB/MB/GB as 1000^n (decimal) or 1024^n (binary)")
+    sync: Sync = Field("fsync", description="fsync | full (F_FULLFSYNC on macOS) | none")
+    seed: StrictInt = Field(1, ge=0, description="every random choice (orders, offsets, data) follows from it")
+
+    @field_validator("fill")
+    @classmethod
+    def _fill(cls, value: str) -> str:
+        if value == "random":
+            return value
+        try:
+            byte = int(value, 0)
+        except ValueError:
+            byte = -1
+        if not 0 <= byte <= 255:
+            raise ValueError(f"fill must be random or a byte such as 0x41, not {value!r}")
+        return value
+
+
+class _TestBase(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64,
+                      description="names the test in the run; letters, digits, . _ -")
+    engine: Engine | None = Field(None, description="overrides defaults.engine")
+    fill: str | None = Field(None, description="overrides defaults.fill")
+    units: Units | None = Field(None, description="overrides defaults.units")
+    sync: Sync | None = Field(None, description="overrides defaults.sync")
+    seed: StrictInt | None = Field(None, ge=0, description="overrides defaults.seed")
+
+    _fill = field_validator("fill")(lambda cls, v: v if v is None else Defaults._fill(v))
+
+
+class FilesTest(_TestBase):
+    """Whole-file writes of many sizes, then reads of the same files."""
+
+    kind: Literal["files"] = Field(description="files: whole-file writes, then reads")
+    sizes: Sizes = Field(description="file sizes: a list such as [10KB, 1MB] or {from, to, count|factor}")
+    repeats: int = Field(1, ge=1, le=100000, description="files written per size")
+    write_order: Literal["as-listed", "cycle", "random"] = Field(
+        "random", description="as-listed (size by size) | cycle (all sizes, then again) | random")
+    read_order: Literal["as-written", "random", "directory"] = Field(
+        "random", description="as-written | random | directory (file-name order)")
+    between: Literal["none", "evict", "drop-caches", "reboot"] = Field(
+        "evict", description="what happens between the writes and the reads")
+
+
+class PatternTest(_TestBase):
+    """Requests of one granularity inside one file, over several trials."""
+
+    kind: Literal["pattern"] = Field(description="pattern: requests of a granularity inside one file")
+    op: IoOp | list[IoOp] = Field(description="read | write, or both as a list")
+    access: Access | list[Access] = Field("sequential", description="sequential | strided | random, or a list")
+    granularities: Sizes = Field(description="request sizes, 4 KB to 2 GB: a list or {from, to, count|factor}")
+    strides: list[Size] = Field([0], description="bytes skipped after each request (strided access)")
+    bytes: Size = Field(description="bytes moved per trial")
+    span: Size | None = Field(None, description="size of the file the requests fall in (>= bytes; default = bytes)")
+    trials: int = Field(5, ge=1, le=10000, description="repeats of each (op, access, granularity, stride)")
+    layout: Literal["laid-out", "fresh"] = Field(
+        "laid-out", description="writes go into a file laid out beforehand, or a fresh file per trial")
+
+
+TestSpec = Annotated[Union[FilesTest, PatternTest], Field(discriminator="kind")]
+
+
+class Plan(_Strict):
+    """A benchmark plan, as written in plan.yaml."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64, description="names the run directory")
+    description: str = Field("", description="what the plan is for")
+    target: str = Field("./stibium-test", description="folder for the test files (created; --target overrides)")
+    ceiling_bytes_per_s: float | None = Field(
+        None, gt=0, description="a rate no read can physically exceed on this device (cache detection)")
+    defaults: Defaults = Field(Defaults(), description="settings every test inherits")
+    tests: list[TestSpec] = Field(min_length=1, description="the tests, run in this order")
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> "Plan":
+        seen: set[str] = set()
+        for test in self.tests:
+            if test.name in seen:
+                raise ValueError(f"two tests are named {test.name!r}; names must be unique")
+            seen.add(test.name)
+        return self
+
+
+# ---------------------------------------------------------------- expanded form
+
+@dataclass(frozen=True)
+class Op:
+    """One helper measurement, in run order (`seq`)."""
+
+    seq: int
+    test: str
+    kind: str               # files | pattern
+    op: str                 # read | write
+    access: str
+    size_bytes: int         # file size (files) or span (pattern)
+    granularity_bytes: int
+    stride_bytes: int
+    trial: int              # repeat (files) or trial (pattern), from 0
+    file: str               # relative to the run's folder in the target
+    bytes: int              # bytes moved
+    engine: str
+    fill: str
+    sync: str
+    seed: int               # order of random access
+    data_seed: int          # fill data
+    existing: bool          # write into a laid-out file
+
+
+@dataclass(frozen=True)
+class ExpandedTest:
+    name: str
+    kind: str
+    ops: list[Op]
+    between: str = "none"                      # files tests
+    layout_file: str = ""                      # pattern tests: the laid-out file
+    layout_bytes: int = 0
+    files_bytes: int = 0                       # bytes of test files that exist at once
+
+
+@dataclass(frozen=True)
+class Expanded:
+    plan: Plan
+    tests: list[ExpandedTest]
+    ops: list[Op] = field(default_factory=list)
+
+    @property
+    def bytes_written(self) -> int:
+        """Every byte the run writes: measured writes and layouts."""
+        return sum(o.bytes for o in self.ops if o.op == "write") + sum(t.layout_bytes for t in self.tests)
+
+    def space_needed_bytes(self, keep_files: bool = False) -> int:
+        """Free space the run needs at its peak (test files are removed after each test)."""
+        sizes = [t.files_bytes for t in self.tests]
+        return sum(sizes) if keep_files else max(sizes, default=0)
+
+    def ops_as_dicts(self) -> list[dict[str, Any]]:
+        return [asdict(o) for o in self.ops]
+
+
+def _derive_seed(*parts: int | str) -> int:
+    """A 63-bit seed from the plan seed and where it is used, stable across platforms."""
+    digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def _size(value: Size, units: str, where: str) -> int:
+    try:
+        n = parse_bytes(value, units)
+    except SizeError as e:
+        raise PlanError(f"{where}: {e}") from None
+    if n <= 0:
+        raise PlanError(f"{where}: a size must be positive, not {value!r}")
+    return n
+
+
+def _sizes(spec: Sizes, units: str, where: str) -> list[int]:
+    if isinstance(spec, SizeRange):
+        lo = _size(spec.from_, units, f"{where}.from")
+        hi = _size(spec.to, units, f"{where}.to")
+        if hi < lo:
+            raise PlanError(f"{where}: 'to' ({spec.to}) is smaller than 'from' ({spec.from_})")
+        if spec.count is not None:
+            values = np.geomspace(lo, hi, spec.count)
+        else:
+            n = int(np.floor(np.log(hi / lo) / np.log(spec.factor) + 1e-9)) + 1
+            values = lo * spec.factor ** np.arange(n)
+        return sorted({int(round(v)) for v in values})
+    if not spec:
+        raise PlanError(f"{where}: the list is empty; give at least one size")
+    return [_size(v, units, f"{where}[{i}]") for i, v in enumerate(spec)]
+
+
+def _files_ops(test: FilesTest, where: str, s: dict[str, Any], seq0: int) -> ExpandedTest:
+    sizes = _sizes(test.sizes, s["units"], f"{where}.sizes")
+    rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
+    pairs = [(size, r) for size in sizes for r in range(test.repeats)]          # as-listed
+    if test.write_order == "cycle":
+        pairs = [(size, r) for r in range(test.repeats) for size in sizes]
+    elif test.write_order == "random":
+        pairs = [pairs[i] for i in rng.permutation(len(pairs))]
+    width = len(str(max(sizes)))
+    name = {p: f"{test.name}/f-{p[0]:0{width}d}-r{p[1]:03d}.bin" for p in pairs}
+    if test.read_order == "as-written":
+        reads = list(pairs)
+    elif test.read_order == "random":
+        reads = [pairs[i] for i in rng.permutation(len(pairs))]
+    else:
+        reads = sorted(pairs, key=lambda p: name[p])
+    ops = []
+    for op, order in (("write", pairs), ("read", reads)):
+        for size, r in order:
+            ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="files", op=op, access="sequential",
+                          size_bytes=size, granularity_bytes=size, stride_bytes=0, trial=r, file=name[(size, r)],
+                          bytes=size, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op == "write" else "none",
+                          seed=s["seed"], data_seed=s["seed"], existing=False))
+    return ExpandedTest(name=test.name, kind="files", ops=ops, between=test.between,
+                        files_bytes=sum(sizes) * test.repeats)
+
+
+def _pattern_ops(test: PatternTest, where: str, s: dict[str, Any], seq0: int) -> ExpandedTest:
+    units = s["units"]
+    grans = _sizes(test.granularities, units, f"{where}.granularities")
+    for i, g in enumerate(grans):
+        if not MIN_GRANULARITY_BYTES <= g <= MAX_GRANULARITY_BYTES:
+            raise PlanError(f"{where}.granularities[{i}]: {g} bytes is outside 4 KB .. 2 GiB")
+    strides = [_size(v, units, f"{where}.strides[{i}]") if v != 0 else 0 for i, v in enumerate(test.strides)]
+    if not strides:
+        raise PlanError(f"{where}.strides: the list is empty; use [0] for no stride")
+    moved = _size(test.bytes, units, f"{where}.bytes")
+    ops_list = [test.op] if isinstance(test.op, str) else list(dict.fromkeys(test.op))
+    accesses = [test.access] if isinstance(test.access, str) else list(dict.fromkeys(test.access))
+    if not ops_list or not accesses:
+        raise PlanError(f"{where}: op and access need at least one value")
+    if any(st for st in strides) and "strided" not in accesses:
+        raise PlanError(f"{where}.strides: a stride needs strided access; add 'strided' to access or use strides: [0]")
+    combos = []
+    for op in ops_list:
+        for access in accesses:
+            for g in grans:
+                for st in strides if access == "strided" else [0]:
+                    combos.append((op, access, g, st))
+    needed = 0
+    for op, access, g, st in combos:
+        if moved % g and access != "sequential":
+            raise PlanError(f"{where}.bytes: {moved} bytes is not a multiple of the granularity {g}, "
+                            f"as {access} access needs")
+        n = -(-moved // g)
+        needed = max(needed, n * (g + st) - st if access == "strided" else moved)
+    span = _size(test.span, units, f"{where}.span") if test.span is not None else needed
+    if span < needed:
+        raise PlanError(f"{where}.span: the requests need {needed} bytes but span is {span}; raise span or lower bytes")
+    big = [g for g in grans if g > span]
+    if big:
+        raise PlanError(f"{where}.granularities: {big[0]} bytes is larger than the span ({span} bytes)")
+    layout = f"{test.name}/data.bin"
+    rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
+    ops = []
+    for trial in range(test.trials):
+        for ci in rng.permutation(len(combos)):
+            op, access, g, st = combos[ci]
+            fresh = op == "write" and test.layout == "fresh"
+            ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="pattern", op=op, access=access,
+                          size_bytes=span, granularity_bytes=g, stride_bytes=st, trial=trial,
+                          file=f"{test.name}/fresh-{seq0 + len(ops)}.bin" if fresh else layout,
+                          bytes=moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op == "write" else "none",
+                          seed=_derive_seed(s["seed"], test.name, trial, op, access, g, st), data_seed=s["seed"],
+                          existing=not fresh))
+    needs_layout = any(o.existing for o in ops)
+    return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
+                        layout_bytes=span if needs_layout else 0,
+                        files_bytes=(span if needs_layout else 0) + (span if test.layout == "fresh" else 0))
+
+
+def expand(plan: Plan, seed: int | None = None) -> Expanded:
+    """The operations of a plan, in run order; `seed` overrides defaults.seed."""
+    tests = []
+    seq = 0
+    for i, test in enumerate(plan.tests):
+        settings = {k: getattr(test, k) if getattr(test, k) is not None else getattr(plan.defaults, k)
+                    for k in ("engine", "fill", "units", "sync", "seed")}
+        if seed is not None:
+            settings["seed"] = seed
+        where = f"tests[{i}] ({test.name})"
+        build = _files_ops if isinstance(test, FilesTest) else _pattern_ops
+        expanded = build(test, where, settings, seq)
+        seq += len(expanded.ops)
+        tests.append(expanded)
+    return Expanded(plan=plan, tests=tests, ops=[o for t in tests for o in t.ops])
+
+
+# ---------------------------------------------------------------- loading
+
+def builtin_plans_dir() -> Path:
+    """The built-in plans: installed inside the package, or plans/ beside it in a checkout."""
+    installed = Path(__file__).resolve().parent / PLANS_DIR_NAME
+    if installed.is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent / PLANS_DIR_NAME
+
+
+def builtin_plans() -> dict[str, Path]:
+    folder = builtin_plans_dir()
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
+
+
+def resolve_plan_path(name_or_path: str) -> Path:
+    """PLAN is a path to a YAML file or the name of a built-in plan."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    plans = builtin_plans()
+    if name_or_path in plans:
+        return plans[name_or_path]
+    if path.suffix in (".yaml", ".yml") or "/" in name_or_path:
+        raise PlanError(f"{name_or_path}: no such plan file")
+    near = difflib.get_close_matches(name_or_path, list(plans), n=1)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    raise PlanError(f"{name_or_path}: not a plan file or a built-in plan; {hint}`stibium plans` lists the built-in ones")
+
+
+def _line_of(data: Any, loc: tuple) -> int | None:
+    """The YAML line (1-based) of the deepest key of `loc` that exists in the document."""
+    line = None
+    node = data
+    for key in loc:
+        try:
+            if isinstance(key, int) and hasattr(node, "lc") and isinstance(node, list):
+                line = node.lc.item(key)[0] + 1
+                node = node[key]
+            elif isinstance(key, str) and hasattr(node, "lc") and isinstance(node, dict) and key in node:
+                line = node.lc.key(key)[0] + 1
+                node = node[key]
+            elif isinstance(key, str) and isinstance(node, dict) and key.startswith(("files", "pattern")):
+                continue  # the discriminator's tag in pydantic's location
+            else:
+                break
+        except (KeyError, IndexError, AttributeError, TypeError):
+            break
+    return line
+
+
+_ALIASES = {"from_": "from"}
+
+
+def _key_path(loc: tuple) -> str:
+    out = ""
+    for key in loc:
+        if isinstance(key, int):
+            out += f"[{key}]"
+        elif key in ("files", "pattern") or key.startswith(("function-", "list[", "union[", "int", "str", "float")):
+            continue
+        else:
+            out += ("." if out else "") + _ALIASES.get(key, key)
+    return out or "(top level)"
+
+
+def _allowed_keys(loc: tuple) -> list[str]:
+    """Valid keys at the place of an unknown key, for a suggestion."""
+    model: Any = Plan
+    for key in loc[:-1]:
+        if isinstance(key, int) or key in ("files", "pattern"):
+            if key == "files":
+                model = FilesTest
+            elif key == "pattern":
+                model = PatternTest
+            continue
+        info = getattr(model, "model_fields", {}).get(key)
+        if info is None:
+            break
+        if key == "defaults":
+            model = Defaults
+        elif key == "tests":
+            model = Union[FilesTest, PatternTest]
+        elif key == "sizes" or key == "granularities":
+            model = SizeRange
+    if model is Union[FilesTest, PatternTest]:
+        fields = set(FilesTest.model_fields) | set(PatternTest.model_fields)
+    else:
+        fields = set(getattr(model, "model_fields", {}))
+    return sorted(_ALIASES.get(f, f) for f in fields)
+
+
+def _message(err: dict[str, Any]) -> str:
+    kind = err["type"]
+    loc = err["loc"]
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc)
+        near = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        hint = f"did you mean '{near[0]}'? " if near else ""
+        return f"unknown key '{loc[-1]}'; {hint}allowed: {', '.join(allowed)}"
+    if kind == "missing":
+        return "is required"
+    if kind == "literal_error":
+        return f"{err['msg'].lower()}, not {err['input']!r}"
+    if kind == "union_tag_invalid":
+        return f"kind must be 'files' or 'pattern', not {err['input'].get('kind')!r}" if isinstance(err["input"], dict) else err["msg"]
+    if kind == "union_tag_not_found":
+        return "needs a kind: files or pattern"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{msg} (got {err['input']!r})" if kind not in ("value_error",) and not isinstance(err["input"], dict) else msg
+
+
+def load_plan(source: str | Path, text: str | None = None) -> tuple[Plan, str]:
+    """Read and validate a plan; returns it and its text. Raises PlanError."""
+    path = Path(source)
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise PlanError(f"{path}: cannot read the plan: {getattr(e, 'strerror', None) or e}") from None
+    yaml = YAML(typ="rt")
+    try:
+        data = yaml.load(text)
+    except YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise PlanError(f"{path}{line}: not valid YAML: {problem}") from None
+    except Exception as e:  # ruamel raises a few non-YAMLError types on odd input
+        raise PlanError(f"{path}: not valid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if not isinstance(data, dict):
+        raise PlanError(f"{path}: a plan is a mapping with name, tests and other keys; see `stibium plan show quick`")
+    try:
+        plan = Plan.model_validate(_plain(data))
+    except ValidationError as e:
+        rank = {"extra_forbidden": 0, "missing": 2}
+        first = sorted(e.errors(), key=lambda err: rank.get(err["type"], 1))[0]
+        line = _line_of(data, first["loc"])
+        where = f"{path}:{line}" if line else str(path)
+        raise PlanError(f"{where}: {_key_path(first['loc'])}: {_message(first)}") from None
+    return plan, text
+
+
+def _plain(node: Any) -> Any:
+    """ruamel's round-trip types as plain dicts, lists and scalars."""
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return str(node)
+
+
+def load_and_expand(source: str | Path, seed: int | None = None) -> tuple[Plan, str, Expanded]:
+    """Load, validate and expand, with the plan's location in every error."""
+    plan, text = load_plan(source)
+    try:
+        return plan, text, expand(plan, seed)
+    except PlanError as e:
+        data = YAML(typ="rt").load(text)
+        loc = _loc_from_where(str(e))
+        line = _line_of(data, loc) if loc else None
+        raise PlanError(f"{source}{':' + str(line) if line else ''}: {e}") from None
+
+
+def _loc_from_where(message: str) -> tuple:
+    """('tests', 0, 'sizes', 2) from a message that starts 'tests[0] (name).sizes[2]: ...'."""
+    head = message.split(":", 1)[0]
+    loc: list[Any] = []
+    for part in head.replace(")", "").split("."):
+        name = part.split(" (")[0]
+        base, _, rest = name.partition("[")
+        if base:
+            loc.append(base)
+        for idx in rest.split("["):
+            idx = idx.rstrip("]")
+            if idx.isdigit():
+                loc.append(int(idx))
+    return tuple(loc)

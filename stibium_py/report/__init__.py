@@ -1,0 +1,1 @@
+"""Views of a run: plotly figures, the self-contained HTML page, the terminal table."""

@@ -1,0 +1,42 @@
+"""One self-contained HTML page: plotly.js embedded once, every figure as a div,
+every user-provided string escaped. Works offline."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+CSS = """
+body{font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1200px;
+padding:16px 24px;color:#222}
+h1{font-size:1.6em;margin-bottom:4px} h2{border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:32px}
+table{border-collapse:collapse;margin:8px 0;font-size:0.92em} td,th{border:1px solid #ddd;padding:4px 8px;text-align:left}
+th{background:#f5f5f5} .muted{color:#666;font-size:0.9em} .warn{background:#fff4e5;border-left:4px solid #f0a020;
+padding:6px 10px;margin:6px 0} .info{background:#eef5ff;border-left:4px solid #4a90d9;padding:6px 10px;margin:6px 0}
+.grid{display:grid;grid-template-columns:1fr 1fr;gap:8px} @media(max-width:900px){.grid{grid-template-columns:1fr}}
+"""
+
+
+def esc(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def table(header: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def figure(fig: go.Figure, div_id: str) -> str:
+    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+                       config={"displaylogo": False, "responsive": True})
+
+
+def page(title: str, sections: list[str]) -> str:
+    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style>"
+            f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
+            + "\n".join(sections) + "</body></html>")

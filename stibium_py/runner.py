@@ -1,0 +1,446 @@
+"""Runs a plan: checks the target, drives the helper through every operation in
+order, keeps every measurement, and leaves nothing of its own behind.
+
+Order per files test: the writes, then `between` (none, evict, drop-caches, or a
+stop for a reboot), then the reads. Per pattern test: the file is laid out
+(untimed, not a measurement), then the trials; each read trial meets an evicted
+file. Test files live in a folder of their own inside the target
+(`stibium-<run>`); clean-up removes only the files the plan names there.
+`resume` carries on from measurements.csv: completed operations are not repeated.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from . import __version__, sysinfo
+from .helper import Helper, HelperError, HelperTimeout, find_helper, op_args, run_once
+from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
+from .store import (RUN_FORMAT, MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements,
+                    read_run_json, utc_now, write_json_atomic)
+from .units import format_bytes, format_rate
+
+SPACE_MARGIN_FRACTION = 0.05
+SPACE_MARGIN_BYTES = 64 * 10**6
+LAYOUT_GRANULARITY_BYTES = 8 * 2**20
+WORK_MARKER = ".stibium-run"
+
+
+class RunError(Exception):
+    """A run that cannot start or go on. exit_code 2: bad input; 1: an I/O failure."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived during a run."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    target: Path | None = None
+    out_dir: Path = Path("reports")
+    seed: int | None = None
+    keep_files: bool = False
+    allow_nonempty: bool = False
+    progress: bool = True
+
+
+def op_timeout_s(op: Op) -> float:
+    """Time one operation may take before the helper counts as hung: generous for a
+    slow disk (1 MB/s, 50 ms a request) and never under a minute."""
+    requests = -(-op.bytes // op.granularity_bytes)
+    return 60.0 + op.bytes / 1e6 + 0.05 * requests
+
+
+# ------------------------------------------------------------------ target checks
+
+def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
+    """Refuse, before anything is written, a target stibium should not or cannot use."""
+    target = target.expanduser()
+    resolved = target.resolve()
+    if target.exists() and not target.is_dir():
+        raise RunError(f"target {target} is a file, not a folder; choose a folder with --target", 2)
+    if resolved == Path(resolved.anchor) or os.path.ismount(resolved):
+        raise RunError(f"target {target} is the root of a file system; use a folder inside it, "
+                       f"such as {resolved / 'stibium-test'}", 2)
+    if resolved == Path.home().resolve():
+        raise RunError(f"target {target} is your home folder itself; use a folder inside it, "
+                       f"such as {resolved / 'stibium-test'}", 2)
+    existing = resolved
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise RunError(f"target {target} cannot be created: {existing} is a file", 2)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise RunError(f"target {target} is not writable by this user; choose another folder with --target", 2)
+    st = os.statvfs(existing)
+    if st.f_flag & os.ST_RDONLY:
+        raise RunError(f"target {target} is on a read-only file system; choose another folder with --target", 2)
+    if target.is_dir() and not allow_nonempty:
+        foreign = [p.name for p in target.iterdir() if not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())]
+        if foreign:
+            raise RunError(f"target {target} holds files stibium did not create ({foreign[0]}, ...); use an empty "
+                           f"folder or pass --allow-nonempty", 2)
+    free = shutil.disk_usage(existing).free
+    want = int(needed_bytes * (1 + SPACE_MARGIN_FRACTION)) + SPACE_MARGIN_BYTES
+    if free < want:
+        raise RunError(f"target {target} has {format_bytes(free)} free but the plan needs {format_bytes(needed_bytes)} "
+                       f"plus a margin ({format_bytes(want)}); free some space or choose another --target", 2)
+
+
+def check_between(expanded: Expanded) -> None:
+    """drop-caches needs root on Linux and `purge` on macOS; say so before the run starts."""
+    if not any(t.between == "drop-caches" for t in expanded.tests):
+        return
+    if sys.platform == "darwin":
+        if shutil.which("purge") is None or os.geteuid() != 0:
+            raise RunError("between: drop-caches needs `purge` run as root on macOS; run with sudo or use "
+                           "between: evict", 2)
+    elif os.geteuid() != 0 or not os.access("/proc/sys/vm/drop_caches", os.W_OK):
+        raise RunError("between: drop-caches needs root on Linux (it writes /proc/sys/vm/drop_caches); run as root "
+                       "or use between: evict", 2)
+
+
+def drop_caches() -> None:
+    if sys.platform == "darwin":
+        subprocess.run(["purge"], check=True)
+        return
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+# ------------------------------------------------------------------ starting and resuming
+
+def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
+    """Check everything, create the run directory and the test folder, and run."""
+    plan, text, expanded = load_and_expand(plan_path, options.seed)
+    target = (options.target or Path(plan.target)).expanduser()
+    check_target(target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty)
+    check_between(expanded)
+    helper_path = _helper_path()
+    target.mkdir(parents=True, exist_ok=True)
+    info = run_once(["info", "--path", str(target)], helper_path)
+    if not info.ok:
+        raise RunError(f"target {target}: {info.error}", 2)
+    started = utc_now()
+    run_dir = new_run_dir(options.out_dir, plan.name, sysinfo.machine_facts()["hostname"], started)
+    work = target.resolve() / f"stibium-{run_dir.name}"
+    work.mkdir()
+    (work / WORK_MARKER).write_text(f"stibium test files of run {run_dir.name}; safe to delete\n")
+    run = {
+        "format": RUN_FORMAT,
+        "stibium_version": __version__,
+        "helper_version": info.data.get("helper_version"),
+        "helper": info.data,
+        "plan": {"name": plan.name, "description": plan.description, "source": str(plan_path), "text": text,
+                 "as_given": plan.model_dump(mode="json", by_alias=True)},
+        "seed": options.seed,
+        "expanded": {"tests": [_test_facts(t) for t in expanded.tests], "ops": expanded.ops_as_dicts(),
+                     "bytes_written": expanded.bytes_written,
+                     "space_needed_bytes": expanded.space_needed_bytes(options.keep_files)},
+        "target": str(target),
+        "work_dir": str(work),
+        "keep_files": options.keep_files,
+        "machine": sysinfo.machine_facts(),
+        "target_facts": {**sysinfo.target_facts(target), **info.data.get("target", {})},
+        "clock": {k: info.data.get(k) for k in ("clock", "clock_resolution_ns", "timebase_numer", "timebase_denom")},
+        "started_utc": iso(started),
+        "started_epoch_s": time.time(),
+        "ended_utc": None,
+        "status": "running",
+        "pid": os.getpid(),
+    }
+    write_json_atomic(run_dir / "run.json", run)
+    Runner(run_dir, run, expanded, helper_path, options.progress, console).execute()
+    return run_dir
+
+
+def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
+    """Carry on with a run that was interrupted or stopped for a reboot."""
+    run = read_run_json(run_dir)
+    status = run.get("status")
+    if status == "complete":
+        raise RunError(f"{run_dir} is already complete; `stibium report {run_dir}` shows it", 2)
+    if status == "running" and _alive(run.get("pid")) and run.get("machine", {}).get("boot_id") == sysinfo.boot_id():
+        raise RunError(f"{run_dir} is still running (process {run.get('pid')}); wait for it or stop it first", 2)
+    if status == "waiting-for-reboot" and run.get("machine", {}).get("boot_id") == sysinfo.boot_id():
+        raise RunError(f"{run_dir} waits for a reboot and this machine has not restarted since; restart it, then run "
+                       f"`stibium resume {run_dir}`", 2)
+    try:
+        plan, text = load_plan(Path(run["plan"]["source"]), text=run["plan"]["text"])
+        expanded = expand(plan, run.get("seed"))
+    except (PlanError, KeyError, TypeError) as e:
+        raise RunError(f"{run_dir}/run.json: the plan in it cannot be read again ({e})", 2) from None
+    if expanded.ops_as_dicts() != run.get("expanded", {}).get("ops"):
+        raise RunError(f"{run_dir}/run.json: its operations do not match its plan; was it edited?", 2)
+    work = Path(run["work_dir"])
+    if not work.is_dir():
+        try:
+            work.mkdir(parents=True)
+        except OSError as e:
+            raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
+        (work / WORK_MARKER).write_text(f"stibium test files of run {run_dir.name}; safe to delete\n")
+    run["rebooted"] = status == "waiting-for-reboot" or run.get("rebooted", False)
+    run["status"] = "running"
+    run["pid"] = os.getpid()
+    run["machine"]["boot_id"] = sysinfo.boot_id()
+    run.setdefault("resumed_utc", []).append(iso(utc_now()))
+    write_json_atomic(run_dir / "run.json", run)
+    Runner(run_dir, run, expanded, _helper_path(), options.progress, console).execute()
+    return run_dir
+
+
+def _alive(pid: Any) -> bool:
+    try:
+        os.kill(int(pid), 0)
+        return True
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def _helper_path() -> Path:
+    try:
+        return find_helper()
+    except HelperError as e:
+        raise RunError(str(e), 2) from None
+
+
+def _test_facts(test: ExpandedTest) -> dict[str, Any]:
+    return {"name": test.name, "kind": test.kind, "between": test.between, "layout_file": test.layout_file,
+            "layout_bytes": test.layout_bytes, "files_bytes": test.files_bytes, "ops": len(test.ops)}
+
+
+# ------------------------------------------------------------------ the runner
+
+class OpFailed(Exception):
+    pass
+
+
+class Runner:
+    def __init__(self, run_dir: Path, run: dict[str, Any], expanded: Expanded, helper_path: Path,
+                 progress: bool, console: Console):
+        self.run_dir = run_dir
+        self.run = run
+        self.expanded = expanded
+        self.helper_path = helper_path
+        self.console = console
+        self.show_progress = progress
+        self.work = Path(run["work_dir"])
+        self.t0 = float(run["started_epoch_s"])
+        self.keep_files = bool(run.get("keep_files"))
+        self.done: set[int] = set()
+        self.helper: Helper | None = None
+        self.log: MeasurementLog | None = None
+        self._advance: Callable[[Op, dict[str, Any]], None] = lambda op, data: None
+
+    # -- bookkeeping
+    def _set_status(self, status: str) -> None:
+        self.run["status"] = status
+        self.run["ended_utc"] = iso(utc_now()) if status != "running" else None
+        write_json_atomic(self.run_dir / "run.json", self.run)
+
+    def execute(self) -> str:
+        rows, _ = read_measurements(self.run_dir)
+        self.done = completed_seqs(rows)
+        pending = [o for o in self.expanded.ops if o.seq not in self.done]
+        self.log = MeasurementLog(self.run_dir)
+        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+        status = "failed"
+        try:
+            with Helper(self.helper_path) as helper, self._progress(pending) as advance:
+                self.helper = helper
+                self._advance = advance
+                status = self._run_tests()
+        except (KeyboardInterrupt, Interrupted):
+            status = "interrupted"
+            if self.helper:
+                self.helper.kill()
+            self._finish(status)
+            self.console.print(f"[yellow]Interrupted.[/] Every completed measurement is kept in "
+                               f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume {self.run_dir}")
+            raise RunError(f"run interrupted; finish it with `stibium resume {self.run_dir}`", 130) from None
+        except (OpFailed, HelperError) as e:
+            if self.helper:
+                self.helper.kill()
+            self._finish("failed")
+            raise RunError(f"{e}. The measurements so far are kept in {self.run_dir}; `stibium report "
+                           f"{self.run_dir}` builds a report from them", 1) from None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            self.log.close()
+        self._finish(status)
+        if status == "waiting-for-reboot":
+            self.console.print(f"[bold]The writes are done. Restart the machine, then run:[/] stibium resume {self.run_dir}")
+        return status
+
+    def _finish(self, status: str) -> None:
+        if status != "waiting-for-reboot" and not self.keep_files:
+            for test in self.expanded.tests:
+                self._remove_files(test)
+            self._remove_work_dir()
+        self._set_status(status)
+
+    def _run_tests(self) -> str:
+        for test in self.expanded.tests:
+            if all(o.seq in self.done for o in test.ops):
+                continue
+            if test.kind == "files":
+                if self._files_test(test) == "waiting-for-reboot":
+                    return "waiting-for-reboot"
+            else:
+                self._pattern_test(test)
+            if not self.keep_files:
+                self._remove_files(test)
+        return "complete"
+
+    # -- tests
+    def _files_test(self, test: ExpandedTest) -> str:
+        writes = [o for o in test.ops if o.op == "write"]
+        reads = [o for o in test.ops if o.op == "read"]
+        for op in writes:
+            if op.seq not in self.done:
+                self._measure(op)
+        pending = [o for o in reads if o.seq not in self.done]
+        if not pending:
+            return "complete"
+        if test.between == "reboot" and not self.run.get("rebooted"):
+            return "waiting-for-reboot"
+        for op in pending:       # files lost to an interruption are laid out again, unmeasured
+            self._ensure_file(op.file, op.bytes, op.engine, op.fill, op.data_seed)
+        if test.between == "evict":
+            for op in pending:
+                self._helper_ok(["evict", "--path", str(self.work / op.file)])
+        elif test.between == "drop-caches":
+            drop_caches()
+        for op in pending:
+            self._measure(op)
+        return "complete"
+
+    def _pattern_test(self, test: ExpandedTest) -> None:
+        for op in test.ops:
+            if op.seq in self.done:
+                continue
+            if op.existing:
+                self._ensure_file(op.file, op.size_bytes, op.engine, op.fill, op.data_seed)
+            if op.op == "read":
+                self._helper_ok(["evict", "--path", str(self.work / op.file)])
+            self._measure(op)
+            if not op.existing:
+                self._unlink(self.work / op.file)
+
+    # -- helper calls
+    def _ensure_file(self, name: str, size_bytes: int, engine: str, fill: str, data_seed: int) -> None:
+        """Lay out a file (untimed, not a measurement) unless it is there whole."""
+        path = self.work / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_file() and not path.is_symlink() and path.stat().st_size == size_bytes:
+            return
+        self._unlink(path)
+        self._helper_ok(op_args("write", path, bytes=size_bytes,
+                                granularity=min(size_bytes, LAYOUT_GRANULARITY_BYTES),
+                                engine="buffered", fill=fill, data_seed=data_seed, sync="fsync", latency="off"))
+        self._helper_ok(["evict", "--path", str(path)])
+
+    def _helper_ok(self, args: list[str]) -> dict[str, Any]:
+        assert self.helper is not None
+        result = self.helper.call(args, timeout_s=600)
+        if not result.ok:
+            raise OpFailed(f"{args[0]} {Path(args[2]).name if len(args) > 2 else ''} failed: {result.error}")
+        return result.data
+
+    def _measure(self, op: Op) -> None:
+        assert self.helper is not None and self.log is not None
+        path = self.work / op.file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        args = op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
+                       stride=op.stride_bytes or None, span=op.size_bytes if op.kind == "pattern" else None,
+                       seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
+                       sync=op.sync if op.op == "write" else None, existing=op.existing)
+        started_s = time.time() - self.t0
+        try:
+            result = self.helper.call(args, timeout_s=op_timeout_s(op))
+        except HelperTimeout as e:
+            self.log.append({**asdict(op), "started_s": started_s, "error": str(e), "bytes": 0})
+            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
+        row = {**asdict(op), **{k: v for k, v in result.data.items() if k not in ("path", "op", "access")},
+               "started_s": started_s, "file": op.file}
+        if not result.ok:
+            row["error"] = result.error
+            row["seconds"] = None
+            self.log.append(row)
+            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) failed: {result.error}")
+        self.log.append(row)
+        self.done.add(op.seq)
+        self._advance(op, result.data)
+
+    # -- clean-up
+    def _unlink(self, path: Path) -> None:
+        try:
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+        except FileNotFoundError:
+            pass
+
+    def _remove_files(self, test: ExpandedTest) -> None:
+        names = {o.file for o in test.ops} | ({test.layout_file} if test.layout_file else set())
+        for name in names:
+            self._unlink(self.work / name)
+        for name in sorted({str(Path(n).parent) for n in names}, key=len, reverse=True):
+            if name not in (".", ""):
+                try:
+                    (self.work / name).rmdir()
+                except OSError:
+                    pass
+
+    def _remove_work_dir(self) -> None:
+        self._unlink(self.work / WORK_MARKER)
+        try:
+            self.work.rmdir()
+        except OSError:
+            pass
+
+    # -- progress
+    def _progress(self, pending: list[Op]):
+        return _ProgressBar(pending, self.console, self.show_progress)
+
+
+class _ProgressBar:
+    """A rich progress bar: current test, bytes done of the measurements, ETA, the last rate."""
+
+    def __init__(self, pending: list[Op], console: Console, enabled: bool):
+        self.total = sum(o.bytes for o in pending)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=False),
+                                 TimeRemainingColumn(), TextColumn("{task.fields[last]}"), console=console,
+                                 disable=not (enabled and console.is_terminal), transient=False)
+        self.task = self.progress.add_task("starting", total=max(self.total, 1), last="")
+
+    def __enter__(self) -> Callable[[Op, dict[str, Any]], None]:
+        self.progress.__enter__()
+        return self.advance
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)
+
+    def advance(self, op: Op, data: dict[str, Any]) -> None:
+        seconds = data.get("seconds") or 0
+        rate = format_rate(op.bytes / seconds) if seconds else ""
+        self.progress.update(self.task, advance=op.bytes, description=f"{op.test} {op.op}",
+                             last=f"last {format_bytes(op.bytes)} {op.op} at {rate}")
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted()

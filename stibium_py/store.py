@@ -1,0 +1,177 @@
+"""The run directory: run.json (plan, versions, machine, status) and
+measurements.csv (one row per measurement, appended and flushed as it happens).
+
+A run directory is the unit users copy between machines: nothing in it needs an
+absolute path to be read again. Reading tolerates a CSV cut mid-row (the rows
+that are whole are kept) and says clearly what is missing or damaged.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+RUN_FORMAT = "stibium-run/1"
+RUN_JSON = "run.json"
+MEASUREMENTS_CSV = "measurements.csv"
+SUMMARY_JSON = "summary.json"
+REPORT_HTML = "report.html"
+
+# Stable columns first (DESIGN.md), then the helper's other measurements.
+CSV_COLUMNS = [
+    "seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
+    "bytes", "seconds", "started_s", "resident_before", "engine", "lat_p50_s", "lat_p99_s", "lat_max_s", "error",
+    "requests", "io_seconds", "sync_seconds", "open_seconds", "close_seconds", "lat_p90_s", "lat_p999_s",
+    "lat_mean_s", "direct_honoured", "tail_bytes_buffered", "start_ns", "end_ns",
+]
+INT_COLUMNS = {"seq", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "bytes", "requests",
+               "tail_bytes_buffered", "start_ns", "end_ns"}
+FLOAT_COLUMNS = {"seconds", "started_s", "resident_before", "lat_p50_s", "lat_p99_s", "lat_max_s", "io_seconds",
+                 "sync_seconds", "open_seconds", "close_seconds", "lat_p90_s", "lat_p999_s", "lat_mean_s"}
+
+
+class RunDirError(Exception):
+    """A run directory that cannot be read; the message is one line for the user."""
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def iso(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_run_dir(out_dir: Path, plan_name: str, host: str, started: dt.datetime) -> Path:
+    """reports/<plan>-<host>-<UTC time>/, created empty (a suffix if the name is taken)."""
+    safe_host = re.sub(r"[^A-Za-z0-9._-]", "_", host.split(".")[0]) or "host"
+    base = f"{plan_name}-{safe_host}-{started.strftime('%Y%m%dT%H%M%SZ')}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for i in range(1000):
+        path = out_dir / (base if i == 0 else f"{base}-{i}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise RunDirError(f"{out_dir}: cannot find a free run directory name for {base}")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_run_json(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / RUN_JSON
+    if not run_dir.is_dir():
+        raise RunDirError(f"{run_dir}: not a run directory (no such folder)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunDirError(f"{run_dir}: no {RUN_JSON}; this is not a stibium run directory, or it was damaged") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RunDirError(f"{path}: damaged ({e}); restore it from a copy of the run") from None
+    if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
+        raise RunDirError(f"{path}: not a {RUN_FORMAT} file; was it written by stibium?")
+    return data
+
+
+class MeasurementLog:
+    """measurements.csv, opened for appending; every row is flushed as it is written."""
+
+    def __init__(self, run_dir: Path):
+        self.path = run_dir / MEASUREMENTS_CSV
+        new = not self.path.exists() or self.path.stat().st_size == 0
+        self._repair_tail()
+        self._file = open(self.path, "a", newline="", encoding="utf-8")
+        self._writer = csv.DictWriter(self._file, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        if new:
+            self._writer.writeheader()
+            self._file.flush()
+
+    def _repair_tail(self) -> None:
+        """Cut a row left half-written by a killed run, so appended rows start on their own line."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with open(self.path, "r+b") as f:
+                f.truncate(data.rfind(b"\n") + 1)
+
+    def append(self, row: dict[str, Any]) -> None:
+        self._writer.writerow({k: _cell(row.get(k)) for k in CSV_COLUMNS})
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ""
+    return value
+
+
+def _parse(row: dict[str, str]) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
+    try:
+        for key in CSV_COLUMNS:
+            text = row.get(key)
+            if text is None:
+                return None  # a row cut short
+            if key in INT_COLUMNS:
+                out[key] = int(text) if text != "" else None
+            elif key in FLOAT_COLUMNS:
+                out[key] = float(text) if text != "" else None
+            elif key == "direct_honoured":
+                out[key] = {"true": True, "false": False}.get(text)
+            else:
+                out[key] = text
+    except ValueError:
+        return None
+    return out
+
+
+def read_measurements(run_dir: Path) -> tuple[list[dict[str, Any]], int]:
+    """The whole rows of measurements.csv, and how many rows were damaged and skipped."""
+    path = run_dir / MEASUREMENTS_CSV
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return [], 0
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines = lines[:-1]  # cut mid-row
+        damaged = 1
+    else:
+        damaged = 0
+    reader = csv.DictReader(lines)
+    if reader.fieldnames is None:
+        return [], damaged
+    if reader.fieldnames[: len(CSV_COLUMNS)] != CSV_COLUMNS[: len(reader.fieldnames)] or "seconds" not in reader.fieldnames:
+        raise RunDirError(f"{path}: the header is not stibium's; restore the file from a copy of the run")
+    rows = []
+    for raw in reader:
+        parsed = _parse(raw)
+        if parsed is None or parsed["seq"] is None:
+            damaged += 1
+        else:
+            rows.append(parsed)
+    return rows, damaged
+
+
+def completed_seqs(rows: Iterable[dict[str, Any]]) -> set[int]:
+    """Operations that produced a measurement (a failed one is tried again on resume)."""
+    return {r["seq"] for r in rows if not r.get("error")}

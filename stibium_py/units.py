@@ -1,0 +1,83 @@
+"""Byte sizes: parsing the plan's sizes and formatting them for people.
+
+Sizes are decimal by default, as in the Stibium articles (1 KB = 1000 B); a plan
+may set `units: binary` to read KB/MB/GB as powers of 1024. KiB, MiB, GiB and TiB
+are always powers of 1024.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+_DECIMAL = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+_BINARY = {"": 1, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
+_BINARY_ALWAYS = {"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+class SizeError(ValueError):
+    """A size that cannot be read."""
+
+
+def parse_bytes(value: int | str, units: str = "decimal") -> int:
+    """Bytes for a size such as 4096, "10KB", "4KiB" or "1.5GB".
+
+    `units` says what KB/MB/GB/TB mean: "decimal" (1000^n) or "binary" (1024^n).
+    """
+    if isinstance(value, bool):
+        raise SizeError(f"{value!r} is not a size; write a number with a unit, such as 10MB")
+    if isinstance(value, int):
+        if value < 0:
+            raise SizeError(f"{value} is negative; sizes are positive")
+        return value
+    if not isinstance(value, str):
+        raise SizeError(f"{value!r} is not a size; write a number with a unit, such as 10MB")
+    match = _SIZE.match(value)
+    if not match:
+        raise SizeError(f"cannot read the size {value!r}; write a number with a unit, such as 10MB or 4KiB")
+    number, unit = match.groups()
+    key = unit.upper()
+    if key in _BINARY_ALWAYS:
+        factor = _BINARY_ALWAYS[key]
+    elif key in _DECIMAL:
+        factor = (_DECIMAL if units == "decimal" else _BINARY)[key]
+    else:
+        raise SizeError(f"unknown unit {unit!r} in {value!r}; use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB")
+    result = float(number) * factor
+    if result != int(result):
+        raise SizeError(f"{value!r} is not a whole number of bytes")
+    return int(result)
+
+
+def format_bytes(n_bytes: float, units: str = "decimal") -> str:
+    """A short human form: 10 KB, 1.5 GB (or KiB, GiB with units="binary")."""
+    base, names = (1000, ["B", "KB", "MB", "GB", "TB"]) if units == "decimal" else (1024, ["B", "KiB", "MiB", "GiB", "TiB"])
+    value = float(n_bytes)
+    for name in names:
+        if abs(value) < base or name == names[-1]:
+            if name == "B":
+                return f"{int(value)} B"
+            return f"{value:.3g} {name}"
+        value /= base
+    raise AssertionError("unreachable")
+
+
+def format_rate(bytes_per_s: float) -> str:
+    """A transfer rate in decimal units, as storage vendors and the articles quote it."""
+    return format_bytes(bytes_per_s) + "/s"
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration with a unit that suits it: 12.3 us, 4.56 ms, 7.89 s, 2 h 3 min."""
+    if seconds != seconds:  # NaN
+        return "n/a"
+    a = abs(seconds)
+    if a < 1e-3:
+        return f"{seconds * 1e6:.3g} us"
+    if a < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    if a < 120:
+        return f"{seconds:.3g} s"
+    if a < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
