@@ -43,6 +43,9 @@ static int sb_random_offsets(sb_job *job, sb_err *err)
 int sb_pattern_plan(sb_job *job, sb_err *err)
 {
     uint64_t g = job->granularity;
+    if (g > job->span)
+        return sb_fail(err, EINVAL, "granularity %llu is larger than the span %llu",
+                       (unsigned long long)g, (unsigned long long)job->span);
     if (job->access != SB_SEQUENTIAL && job->bytes % g != 0)
         return sb_fail(err, EINVAL, "bytes %llu is not a multiple of the granularity %llu, as %s access needs",
                        (unsigned long long)job->bytes, (unsigned long long)g,
@@ -55,9 +58,6 @@ int sb_pattern_plan(sb_job *job, sb_err *err)
         extent = job->nrequests * (g + job->stride) - job->stride;
     else
         extent = job->nrequests * g;
-    if (g > job->span)
-        return sb_fail(err, EINVAL, "granularity %llu is larger than the span %llu",
-                       (unsigned long long)g, (unsigned long long)job->span);
     if (extent > job->span)
         return sb_fail(err, EINVAL, "the requests need %llu bytes but the span is %llu; raise --span or lower --bytes",
                        (unsigned long long)extent, (unsigned long long)job->span);

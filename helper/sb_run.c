@@ -81,6 +81,9 @@ static int sb_open_file(sb_job *job, sb_err *err)
                            job->path);
         if (!S_ISREG(st.st_mode))
             return sb_fail(err, EINVAL, "%s is not a regular file", job->path);
+    } else if (errno == EACCES) {
+        return sb_fail(err, errno, "permission denied: cannot %s %s; check the folder's permissions",
+                       create ? "create" : "open", job->path);
     } else if (errno != ENOENT) {
         return sb_fail(err, errno, "cannot examine %s: %s", job->path, strerror(errno));
     } else if (!create) {

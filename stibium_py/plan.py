@@ -140,14 +140,15 @@ class Plan(_Strict):
     defaults: Defaults = Field(Defaults(), description="settings every test inherits")
     tests: list[TestSpec] = Field(min_length=1, description="the tests, run in this order")
 
-    @model_validator(mode="after")
-    def _unique_names(self) -> "Plan":
+    @field_validator("tests")
+    @classmethod
+    def _unique_names(cls, tests: list[Any]) -> list[Any]:
         seen: set[str] = set()
-        for test in self.tests:
+        for test in tests:
             if test.name in seen:
                 raise ValueError(f"two tests are named {test.name!r}; names must be unique")
             seen.add(test.name)
-        return self
+        return tests
 
 
 # ---------------------------------------------------------------- expanded form

@@ -1,0 +1,58 @@
+"""Shared fixtures: the built helper, and temporary folders on a real (disk-backed)
+file system, never tmpfs, removed after each test."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from stibium_py.helper import find_helper
+
+MEMORY_FILE_SYSTEMS = {"tmpfs", "ramfs"}
+
+
+def _fs_type(path: Path) -> str:
+    best, fs = "", ""
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        parts = line.split()
+        mnt = parts[1]
+        if (str(path) == mnt or str(path).startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+            best, fs = mnt, parts[2]
+    return fs
+
+
+@pytest.fixture(scope="session")
+def helper() -> Path:
+    return find_helper()
+
+
+@pytest.fixture
+def disk_dir(tmp_path: Path):
+    """A fresh empty folder on a disk-backed file system."""
+    if _fs_type(tmp_path.resolve()) not in MEMORY_FILE_SYSTEMS:
+        yield tmp_path
+        return
+    for base in ("/var/tmp", str(Path.cwd())):
+        if _fs_type(Path(base).resolve()) not in MEMORY_FILE_SYSTEMS:
+            d = Path(tempfile.mkdtemp(prefix="stibium-test-", dir=base))
+            try:
+                yield d
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+            return
+    pytest.skip("no disk-backed file system for temporary files")
+
+
+def run_helper(helper: Path, *args: str, **kwargs) -> tuple[int, dict, str]:
+    """Run the helper once: exit status, its JSON, its stderr."""
+    proc = subprocess.run([str(helper), *args], capture_output=True, text=True, **kwargs)
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+is_root = os.geteuid() == 0

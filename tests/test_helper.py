@@ -1,0 +1,275 @@
+"""The helper on a real file system: bytes on disk, fill, access patterns,
+residency, eviction, latency percentiles, batch mode and every error case."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import is_root, run_helper
+
+KiB = 1024
+
+
+def test_write_puts_the_reported_bytes_on_disk_with_mode_0600(helper, disk_dir):
+    path = disk_dir / "f.bin"
+    rc, out, _ = run_helper(helper, "write", "--path", str(path), "--bytes", "10000", "--granularity", "4KiB")
+    assert rc == 0
+    assert out["bytes"] == 10000 == path.stat().st_size
+    assert out["requests"] == 3
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert out["seconds"] > 0 and out["seconds"] == pytest.approx(out["io_seconds"] + out["sync_seconds"], abs=1e-6)
+    assert out["tail_bytes_buffered"] == 10000 % 512
+
+
+def test_fill_byte_is_written(helper, disk_dir):
+    path = disk_dir / "a.bin"
+    rc, _, _ = run_helper(helper, "write", "--path", str(path), "--bytes", "1MB", "--fill", "0x41")
+    assert rc == 0
+    assert path.read_bytes() == b"A" * 1_000_000
+
+
+def test_random_fill_follows_the_data_seed(helper, disk_dir):
+    files = {}
+    for name, seed in (("a", 7), ("b", 7), ("c", 8)):
+        run_helper(helper, "write", "--path", str(disk_dir / name), "--bytes", "64KiB", "--data-seed", str(seed))
+        files[name] = (disk_dir / name).read_bytes()
+    assert files["a"] == files["b"] != files["c"]
+    assert len(set(files["a"])) > 200  # incompressible-looking: nearly every byte value occurs
+
+
+def _layout(helper, path: Path, size: str) -> None:
+    rc, _, err = run_helper(helper, "write", "--path", str(path), "--bytes", size, "--fill", "0x00")
+    assert rc == 0, err
+
+
+def test_random_access_touches_each_block_exactly_once(helper, disk_dir):
+    path = disk_dir / "r.bin"
+    _layout(helper, path, "1MiB")
+    rc, out, _ = run_helper(helper, "write", "--path", str(path), "--existing", "--bytes", "512KiB",
+                            "--granularity", "4KiB", "--span", "1MiB", "--access", "random", "--fill", "0x41",
+                            "--seed", "3")
+    assert rc == 0 and out["requests"] == 128
+    data = path.read_bytes()
+    blocks = [data[i:i + 4 * KiB] for i in range(0, len(data), 4 * KiB)]
+    written = [b for b in blocks if b == b"A" * 4 * KiB]
+    untouched = [b for b in blocks if b == bytes(4 * KiB)]
+    # every block is wholly written or wholly untouched, and as many were written as requests were made:
+    # so no block was written twice
+    assert len(written) + len(untouched) == 256
+    assert len(written) == out["requests"]
+    # the order follows the seed: a different seed picks different blocks
+    path2 = disk_dir / "r2.bin"
+    _layout(helper, path2, "1MiB")
+    run_helper(helper, "write", "--path", str(path2), "--existing", "--bytes", "512KiB", "--granularity", "4KiB",
+               "--span", "1MiB", "--access", "random", "--fill", "0x41", "--seed", "4")
+    assert path2.read_bytes() != data
+
+
+def test_random_access_over_the_whole_span_covers_every_block(helper, disk_dir):
+    path = disk_dir / "all.bin"
+    _layout(helper, path, "256KiB")
+    rc, out, _ = run_helper(helper, "write", "--path", str(path), "--existing", "--bytes", "256KiB",
+                            "--granularity", "4KiB", "--access", "random", "--fill", "0x42")
+    assert rc == 0 and out["requests"] == 64
+    assert path.read_bytes() == b"B" * 256 * KiB
+
+
+def test_strided_access_leaves_the_gaps_untouched(helper, disk_dir):
+    path = disk_dir / "s.bin"
+    _layout(helper, path, "64KiB")
+    rc, out, _ = run_helper(helper, "write", "--path", str(path), "--existing", "--bytes", "32KiB",
+                            "--granularity", "4KiB", "--stride", "4KiB", "--span", "64KiB", "--access", "strided",
+                            "--fill", "0x43")
+    assert rc == 0 and out["requests"] == 8
+    data = path.read_bytes()
+    for i in range(16):
+        block = data[i * 4 * KiB:(i + 1) * 4 * KiB]
+        assert block == (b"C" * 4 * KiB if i % 2 == 0 else bytes(4 * KiB)), i
+
+
+def test_residency_is_one_after_a_buffered_write_and_zero_after_evict(helper, disk_dir):
+    path = disk_dir / "c.bin"
+    rc, _, _ = run_helper(helper, "write", "--path", str(path), "--bytes", "4MiB", "--engine", "buffered",
+                          "--sync", "none")
+    assert rc == 0
+    _, res, _ = run_helper(helper, "residency", "--path", str(path))
+    assert res["resident"] > 0.99
+    rc, ev, _ = run_helper(helper, "evict", "--path", str(path))
+    assert rc == 0 and ev["resident_before"] > 0.99 and ev["resident_after"] < 0.01
+    rc, rd, _ = run_helper(helper, "read", "--path", str(path), "--bytes", "4MiB", "--engine", "buffered")
+    assert rc == 0 and rd["resident_before"] < 0.01
+    _, res, _ = run_helper(helper, "residency", "--path", str(path))
+    assert res["resident"] > 0.99  # a buffered read fills the cache; the next read would meet it
+
+
+def test_direct_write_leaves_nothing_cached_and_direct_read_sees_residency_zero(helper, disk_dir):
+    path = disk_dir / "d.bin"
+    rc, w, _ = run_helper(helper, "write", "--path", str(path), "--bytes", "10MB", "--granularity", "1MiB")
+    assert rc == 0 and w["direct_honoured"] is True
+    rc, r, _ = run_helper(helper, "read", "--path", str(path), "--bytes", "10MB", "--granularity", "1MiB")
+    assert rc == 0 and r["resident_before"] == 0 and r["bytes"] == 10_000_000
+    _, res, _ = run_helper(helper, "residency", "--path", str(path))
+    assert res["resident"] <= 1 / res["pages"]  # at most the buffered tail's page
+
+
+def test_latency_percentiles_are_ordered_for_many_requests(helper, disk_dir):
+    path = disk_dir / "l.bin"
+    _layout(helper, path, "1MiB")
+    rc, out, _ = run_helper(helper, "read", "--path", str(path), "--bytes", "1MiB", "--granularity", "4KiB",
+                            "--access", "random")
+    assert rc == 0
+    keys = ["lat_min_s", "lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s"]
+    values = [out[k] for k in keys]
+    assert values == sorted(values) and values[0] > 0
+    assert out["lat_mean_s"] * out["requests"] <= out["io_seconds"] * 1.001
+    rc, one, _ = run_helper(helper, "read", "--path", str(path), "--bytes", "1MiB")
+    assert rc == 0 and "lat_p50_s" not in one  # a single request has no percentiles
+
+
+@pytest.mark.parametrize("engine", ["buffered", "foundation", "app"])
+def test_every_engine_writes_and_reads_the_bytes(helper, disk_dir, engine):
+    path = disk_dir / f"{engine}.bin"
+    rc, w, err = run_helper(helper, "write", "--path", str(path), "--bytes", "300KB", "--granularity", "64KiB",
+                            "--engine", engine, "--fill", "0x44")
+    assert rc == 0, err
+    assert path.read_bytes() == b"D" * 300_000
+    rc, r, err = run_helper(helper, "read", "--path", str(path), "--bytes", "300KB", "--engine", engine)
+    assert rc == 0 and r["bytes"] == 300_000, err
+    if engine == "foundation":
+        assert r["foundation_implementation"].startswith(("GNUstep Base", "Apple Foundation"))
+
+
+def test_batch_answers_one_line_per_command(helper, disk_dir):
+    path = disk_dir / "b.bin"
+    lines = [["write", "--path", str(path), "--bytes", "8KiB"], ["read", "--path", str(path), "--bytes", "8KiB"],
+             ["frobnicate"]]
+    proc = subprocess.run([str(helper), "batch"], input="".join(json.dumps(a) + "\n" for a in lines),
+                          capture_output=True, text=True)
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a["status"] for a in answers] == [0, 0, 2]
+    assert answers[1]["bytes"] == 8192
+
+
+def test_info_names_the_clock_and_the_target_file_system(helper, disk_dir):
+    rc, out, _ = run_helper(helper, "info", "--path", str(disk_dir))
+    assert rc == 0
+    assert out["clock"] in ("CLOCK_MONOTONIC_RAW", "mach_absolute_time")
+    assert out["clock_resolution_ns"] >= 1
+    assert out["target"]["direct_offset_align_bytes"] >= 512
+    assert list(disk_dir.iterdir()) == []  # the probe file is gone
+
+
+# ------------------------------------------------------------------ errors
+
+def _error(helper, *args, **kw):
+    rc, out, err = run_helper(helper, *args, **kw)
+    assert rc == 1, out
+    assert err.count("\n") == 1 and err.startswith("stibium-helper: ")
+    return out
+
+
+def test_existing_file_is_refused(helper, disk_dir):
+    path = disk_dir / "x"
+    path.write_bytes(b"keep me")
+    out = _error(helper, "write", "--path", str(path), "--bytes", "4KiB")
+    assert out["errno"] == 17
+    assert out["error"] == f"{path} already exists; stibium writes only new files (remove it or choose another path)"
+    assert path.read_bytes() == b"keep me"
+
+
+def test_symlink_is_refused_for_reads_and_writes(helper, disk_dir):
+    target = disk_dir / "real"
+    target.write_bytes(b"x" * 4096)
+    link = disk_dir / "link"
+    link.symlink_to(target)
+    for cmd in ("write", "read"):
+        out = _error(helper, cmd, "--path", str(link), "--bytes", "4KiB")
+        assert out["error"] == f"{link} is a symbolic link; stibium never follows links for test files"
+    out = _error(helper, "evict", "--path", str(link))
+    assert "symbolic link" in out["error"]
+    assert target.read_bytes() == b"x" * 4096
+
+
+def test_missing_file_is_enoent(helper, disk_dir):
+    out = _error(helper, "read", "--path", str(disk_dir / "nope"), "--bytes", "4KiB")
+    assert out["errno"] == 2 and out["error"] == f"{disk_dir / 'nope'} does not exist"
+
+
+def test_read_past_the_end_is_refused(helper, disk_dir):
+    path = disk_dir / "short"
+    _layout(helper, path, "8KiB")
+    out = _error(helper, "read", "--path", str(path), "--bytes", "16KiB")
+    assert out["error"] == f"read past the end of the file: the requests reach byte 16384 but {path} has 8192 bytes"
+
+
+def test_granularity_larger_than_span_is_refused(helper, disk_dir):
+    out = _error(helper, "write", "--path", str(disk_dir / "g"), "--bytes", "8KiB", "--granularity", "16KiB",
+                 "--span", "8KiB", "--access", "random")
+    assert out["error"] == "granularity 16384 is larger than the span 8192"
+    assert not (disk_dir / "g").exists()
+
+
+def test_unaligned_direct_io_is_einval_with_advice(helper, disk_dir):
+    path = disk_dir / "u"
+    _layout(helper, path, "64KiB")
+    out = _error(helper, "read", "--path", str(path), "--bytes", "40000", "--granularity", "4000")
+    assert out["errno"] == 22
+    assert out["error"].startswith("granularity 4000 is not a multiple of the direct I/O alignment")
+    assert out["error"].endswith("use binary sizes (e.g. 4KiB) or --engine buffered")
+
+
+def test_usage_errors_exit_2(helper):
+    for args in (["write"], ["read", "--path", "x", "--bytes", "12QB"], ["write", "--path", "x", "--bytes", "1",
+                                                                            "--engine", "turbo"], ["bogus"]):
+        rc, out, _ = run_helper(helper, *args)
+        assert rc == 2 and out["usage"] is True, args
+
+
+@pytest.mark.skipif(not is_root, reason="needs root to drop to another user")
+def test_permission_denied_is_eacces(helper, disk_dir):
+    locked = disk_dir / "locked"
+    locked.mkdir(mode=0o700)
+    out = _error(helper, "write", "--path", str(locked / "f"), "--bytes", "4KiB",
+                 preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+    assert out["errno"] == 13
+    assert out["error"] == f"permission denied: cannot create {locked / 'f'}; check the folder's permissions"
+
+
+@pytest.fixture
+def small_mount(disk_dir):
+    """A 2 MiB tmpfs (for ENOSPC) mounted inside the temporary folder, unmounted after."""
+    if not is_root:
+        pytest.skip("needs root to mount")
+    mnt = disk_dir / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_disk_full_is_enospc_and_the_partial_file_is_removed(helper, small_mount):
+    path = small_mount / "big"
+    out = _error(helper, "write", "--path", str(path), "--bytes", "8MiB", "--granularity", "1MiB",
+                 "--engine", "buffered")
+    assert out["errno"] == 28 and "No space left on device" in out["error"]
+    assert out["removed_partial_file"] is True and not path.exists()
+
+
+def test_read_only_file_system_is_erofs(helper, small_mount):
+    subprocess.run(["mount", "-o", "remount,ro", str(small_mount)], check=True)
+    out = _error(helper, "write", "--path", str(small_mount / "f"), "--bytes", "4KiB", "--engine", "buffered")
+    assert out["errno"] == 30
+    assert out["error"] == f"{small_mount / 'f'} is on a read-only file system; choose a writable target"
+
+
+def test_tmpfs_reports_direct_io_not_honoured(helper, small_mount):
+    rc, out, _ = run_helper(helper, "info", "--path", str(small_mount))
+    assert rc == 0 and out["target"]["fs_type"] == "tmpfs"
+    assert out["target"]["direct_honoured"] is False
