@@ -1,0 +1,108 @@
+"""The statistics on synthetic data with known answers (ANALYSIS.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from stibium_py.analysis import drift, patterns, regression
+from stibium_py.analysis.summary import Settings, files_entry
+
+RATE = 500e6        # bytes/s
+LATENCY = 0.0002    # s
+SIZES = np.geomspace(1e6, 64e6, 7).round()
+
+
+def _rows(rng, repeats=10, noise=0.03, op="read", rate=RATE, latency=LATENCY, step_at=None, step_rate=None):
+    rows = []
+    seq = 0
+    order = [(s, r) for r in range(repeats) for s in SIZES]
+    rng.shuffle(order)
+    for s, r in order:
+        rr = step_rate if step_at is not None and seq >= step_at else rate
+        t = (latency + s / rr) * np.exp(rng.normal(0, noise))
+        rows.append(dict(seq=seq, test="f", op=op, kind="files", access="sequential", size_bytes=int(s),
+                         granularity_bytes=int(s), stride_bytes=0, trial=r, file=f"f{seq}", bytes=int(s), seconds=t,
+                         started_s=seq * 0.1, resident_before=0.0, engine="direct", requests=1))
+        seq += 1
+    return rows
+
+
+def test_rate_and_latency_are_recovered():
+    e = files_entry("f", "read", _rows(np.random.default_rng(1)), Settings())
+    rate, lat = e["rate_bytes_per_s"], e["latency_s"]
+    assert rate["estimate"] == pytest.approx(RATE, rel=0.02)
+    assert rate["low"] < RATE < rate["high"]
+    assert lat["estimate"] == pytest.approx(LATENCY, abs=0.0003)
+    assert e["outliers"] == [] or len(e["outliers"]) <= 2
+    assert e["cache_suspects"] == []
+    assert not e["drift"]["detected"]
+    assert rate["method"].startswith("theil-sen joint") and rate["n"] == 70
+
+
+def test_interval_coverage_is_near_95_percent():
+    rng = np.random.default_rng(7)
+    hits = 0
+    runs = 60
+    for i in range(runs):
+        rows = _rows(rng, repeats=5, noise=0.05)
+        x = np.array([r["size_bytes"] for r in rows], float)
+        y = np.array([r["seconds"] for r in rows])
+        fit = regression.fit_rate(x, y, 400, seed=i)
+        hits += fit.rate_bytes_per_s.low <= RATE <= fit.rate_bytes_per_s.high
+    assert 0.85 <= hits / runs <= 1.0
+
+
+def test_planted_outliers_and_cache_hits_are_found_and_not_invented():
+    rng = np.random.default_rng(3)
+    rows = _rows(rng)
+    rows[5]["seconds"] *= 20          # a slow outlier
+    rows[9]["seconds"] /= 50          # served from the cache
+    rows[12]["resident_before"] = 1.0  # resident before the read
+    e = files_entry("f", "read", rows, Settings())
+    assert 5 in {p["seq"] for p in e["outliers"]}
+    suspects = {p["seq"]: p["reasons"] for p in e["cache_suspects"]}
+    assert set(suspects) == {9, 12}
+    assert suspects[9][0].startswith("statistical:")
+    assert suspects[12][0] == "resident: 100% of the file was in the page cache before the read"
+    assert e["rate_without_suspects_bytes_per_s"]["estimate"] == pytest.approx(RATE, rel=0.03)
+    clean = files_entry("f", "read", _rows(np.random.default_rng(4)), Settings())
+    assert clean["cache_suspects"] == []
+
+
+def test_a_step_in_rate_is_found_near_its_true_time():
+    rows = _rows(np.random.default_rng(5), repeats=20, noise=0.02, step_at=70, step_rate=RATE / 2)
+    e = files_entry("f", "write", rows, Settings())
+    assert e["drift"]["detected"]
+    cps = e["drift"]["change_points"]
+    assert any(abs(cp["seq"] - 70) <= 7 for cp in cps)
+    cp = min(cps, key=lambda c: abs(c["seq"] - 70))
+    assert cp["rate_after_bytes_per_s"] / cp["rate_before_bytes_per_s"] == pytest.approx(0.5, rel=0.1)
+
+
+def test_fast_theil_sen_equals_scipy_on_small_data():
+    rng = np.random.default_rng(11)
+    x = rng.uniform(1e3, 1e8, 400).round()
+    y = 0.001 + x / 3e8 + rng.standard_cauchy(400) * 1e-4
+    exact = stats.theilslopes(y, x).slope
+    assert regression.fast_theil_sen_slope(x, y) == pytest.approx(exact, rel=1e-6)
+
+
+def test_large_runs_use_the_fast_exact_fit():
+    rng = np.random.default_rng(12)
+    x = rng.choice(SIZES, 8000)
+    y = LATENCY + x / RATE * np.exp(rng.normal(0, 0.02, 8000))
+    line = regression.theil_sen(x, y)
+    assert 1 / line.slope_s_per_byte == pytest.approx(RATE, rel=0.01)
+
+
+def test_trend_is_silent_on_clean_data():
+    r = np.random.default_rng(9).normal(0, 0.02, 200)
+    assert not drift.trend(r)["detected"]
+
+
+def test_knee_is_the_smallest_granularity_near_the_plateau():
+    g = [4096 * 2**i for i in range(10)]
+    t = [min(1.0, 0.05 * 2**i) for i in range(10)]   # plateau from 4096 * 2**5
+    assert patterns.knee(g, t) == 4096 * 2**5
