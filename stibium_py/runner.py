@@ -251,6 +251,7 @@ class Runner:
     def _set_status(self, status: str) -> None:
         self.run["status"] = status
         self.run["ended_utc"] = iso(utc_now()) if status != "running" else None
+        self.run["ended_epoch_s"] = time.time() if status != "running" else None
         write_json_atomic(self.run_dir / "run.json", self.run)
 
     def execute(self) -> str:

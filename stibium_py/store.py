@@ -63,9 +63,21 @@ def new_run_dir(out_dir: Path, plan_name: str, host: str, started: dt.datetime) 
     raise RunDirError(f"{out_dir}: cannot find a free run directory name for {base}")
 
 
+def _finite(node: Any) -> Any:
+    """JSON has no NaN or Infinity: they become null."""
+    if isinstance(node, float):
+        return node if math.isfinite(node) else None
+    if isinstance(node, dict):
+        return {k: _finite(v) for k, v in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [_finite(v) for v in node]
+    return node
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(_finite(data), indent=2, sort_keys=False, default=str, allow_nan=False) + "\n",
+                   encoding="utf-8")
     os.replace(tmp, path)
 
 

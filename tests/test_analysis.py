@@ -106,3 +106,17 @@ def test_knee_is_the_smallest_granularity_near_the_plateau():
     g = [4096 * 2**i for i in range(10)]
     t = [min(1.0, 0.05 * 2**i) for i in range(10)]   # plateau from 4096 * 2**5
     assert patterns.knee(g, t) == 4096 * 2**5
+
+
+def test_sizes_too_small_for_a_rate_give_a_warning_not_a_crash():
+    from stibium_py.analysis.summary import summarize
+    from stibium_py.report.build import render
+    rows = _rows(np.random.default_rng(2), repeats=3, noise=0.0, rate=1e30, latency=0.001)
+    for r in rows:
+        r["seconds"] = 0.001  # time does not grow with size
+    summary = summarize(rows, Settings(resamples=200))
+    e = summary["tests"][0]
+    assert e["rate_bytes_per_s"]["estimate"] is None
+    assert any(w["message"] == "time does not grow with size here, so no transfer rate can be fitted"
+               for w in summary["warnings"])
+    assert "Plotly.newPlot" in render({}, rows, summary)

@@ -232,10 +232,21 @@ def test_usage_errors_exit_2(helper):
 
 @pytest.mark.skipif(not is_root, reason="needs root to drop to another user")
 def test_permission_denied_is_eacces(helper, disk_dir):
-    locked = disk_dir / "locked"
-    locked.mkdir(mode=0o700)
-    out = _error(helper, "write", "--path", str(locked / "f"), "--bytes", "4KiB",
-                 preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+    # a copy of the helper that the unprivileged user can reach, in a folder it may enter
+    import shutil
+    import tempfile
+    open_dir = Path(tempfile.mkdtemp(prefix="stibium-eacces-", dir="/var/tmp"))
+    try:
+        open_dir.chmod(0o711)
+        exe = open_dir / "stibium-helper"
+        shutil.copy2(helper, exe)
+        exe.chmod(0o755)
+        locked = open_dir / "locked"
+        locked.mkdir(mode=0o700)
+        out = _error(exe, "write", "--path", str(locked / "f"), "--bytes", "4KiB",
+                     preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+    finally:
+        shutil.rmtree(open_dir, ignore_errors=True)
     assert out["errno"] == 13
     assert out["error"] == f"permission denied: cannot create {locked / 'f'}; check the folder's permissions"
 

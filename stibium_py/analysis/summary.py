@@ -92,7 +92,7 @@ def files_entry(name: str, op: str, rows: list[dict[str, Any]], s: Settings) -> 
     entry: dict[str, Any] = {
         "name": name, "op": op, "kind": "files", "n": len(rows),
         "rate_bytes_per_s": fit.rate_bytes_per_s.as_dict(), "latency_s": fit.latency_s.as_dict(),
-        "slope_s_per_byte": fit.line.slope_s_per_byte,
+        "slope_s_per_byte": fit.line.slope_s_per_byte if math.isfinite(fit.line.slope_s_per_byte) else None,
         "references": {"ols": regression.ols(x, y, s.confidence) if len(np.unique(x)) > 1 else None,
                        "biweight": regression.biweight(x, y, fit.line) if len(np.unique(x)) > 1 else None,
                        "siegel": _siegel(x, y)},
@@ -162,6 +162,10 @@ def warnings(entries: list[dict[str, Any]], rows: list[dict[str, Any]], facts: d
         if e.get("nonlinearity", {}).get("detected"):
             add("warning", label, "small and large files give different rates: one line does not describe this device",
                 "read the rate per size (size bands) rather than the single fitted rate")
+        slope = e.get("slope_s_per_byte")
+        if e["kind"] == "files" and slope is not None and not slope > 0:
+            add("warning", label, "time does not grow with size here, so no transfer rate can be fitted",
+                "use larger sizes (at least a few MB): these files are dominated by latency")
         lat = e.get("latency_s")
         if lat and lat.get("estimate") is not None and lat["estimate"] < 0:
             add("info", label, f"the fitted latency is negative ({lat['estimate'] * 1e3:.3f} ms)",

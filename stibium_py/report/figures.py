@@ -85,11 +85,13 @@ def time_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure
 def residuals(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
     fig = go.Figure()
     groups, notes = _groups(rows, entry)
-    rate, lat = entry["rate_bytes_per_s"], entry["latency_s"]
+    slope, intercept = entry["slope_s_per_byte"], entry["latency_s"]["estimate"]
+    if slope is None or intercept is None:
+        return _layout(go.Figure(), f"{entry['name']} {entry['op']}: no fit, so no residuals", "size (bytes)", "")
     Scatter = _scatter(len(rows))
     for label, rs, marker in groups:
         if rs:
-            pred = [lat["estimate"] + r["size_bytes"] / rate["estimate"] for r in rs]
+            pred = [intercept + r["size_bytes"] * slope for r in rs]
             res = [float(np.log(r["seconds"] / p)) if p > 0 else None for r, p in zip(rs, pred)]
             fig.add_trace(Scatter(x=[r["size_bytes"] for r in rs], y=res, mode="markers", name=label,
                                   marker=marker, text=_hover(rs, notes), hoverinfo="text"))
