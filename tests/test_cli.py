@@ -167,3 +167,10 @@ def test_info_reports_the_target(disk_dir):
     assert code == 0
     data = json.loads(out)
     assert data["target"]["fs_type"] and data["clock"]
+
+
+def test_the_installed_console_script_runs(tmp_path):
+    import subprocess
+    proc = subprocess.run(["stibium", "plans"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "articles-400" in proc.stdout
