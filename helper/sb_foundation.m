@@ -73,11 +73,11 @@ static int sb_foundation_io(sb_job *job, uint64_t offset, uint64_t len, sb_err *
     @try {
         [fh seekToFileOffset:offset];
         while (len > 0) {
-            uint64_t chunk = len < job->buf_bytes ? len : job->buf_bytes;
-            if (chunk > SB_FOUNDATION_CHUNK_BYTES)
-                chunk = SB_FOUNDATION_CHUNK_BYTES;
+            uint64_t chunk;
+            unsigned char *data = sb_buffer_chunk(job, len < SB_FOUNDATION_CHUNK_BYTES ? len : SB_FOUNDATION_CHUNK_BYTES,
+                                                  &chunk);
             if (job->op == SB_WRITE) {
-                NSData *d = [[NSData alloc] initWithBytesNoCopy:job->buf length:(NSUInteger)chunk freeWhenDone:NO];
+                NSData *d = [[NSData alloc] initWithBytesNoCopy:data length:(NSUInteger)chunk freeWhenDone:NO];
                 [fh writeData:d];
                 [d release];
             } else {
@@ -88,6 +88,7 @@ static int sb_foundation_io(sb_job *job, uint64_t offset, uint64_t len, sb_err *
                 }
                 chunk = [d length];
             }
+            sb_buffer_advance(job, chunk);
             job->bytes_moved += chunk;
             offset += chunk;
             len -= chunk;

@@ -50,6 +50,7 @@ struct sb_job {
     uint64_t nrequests;
     unsigned char *buf;
     size_t buf_bytes;
+    size_t buf_cursor;          /* where the next transfer starts in buf: written data does not repeat within buf */
     uint64_t align_bytes;       /* direct I/O alignment of offsets and lengths */
     uint64_t direct_body_end;   /* direct engine: requests end here at most; the rest is the buffered tail */
 
@@ -82,6 +83,11 @@ uint64_t sb_request_len(const sb_job *job, uint64_t i);
 
 /* Run the measurement (sb_run.c): validate, prepare, time, report in job. */
 int sb_run(sb_job *job, sb_err *err);
+
+/* The next transfer of at most len bytes: where it starts in the buffer, and how long it is
+ * (never past the buffer's end); sb_buffer_advance moves on by what was moved (sb_run.c). */
+unsigned char *sb_buffer_chunk(const sb_job *job, uint64_t len, uint64_t *chunk);
+void sb_buffer_advance(sb_job *job, uint64_t moved);
 
 /* Buffers reused across a batch (sb_run.c). */
 unsigned char *sb_buffer(size_t bytes, int fill_byte, uint64_t data_seed, sb_err *err);

@@ -17,11 +17,10 @@
 static int sb_rw_loop(sb_job *job, int fd, uint64_t offset, uint64_t len, sb_err *err)
 {
     while (len > 0) {
-        uint64_t chunk = len < job->buf_bytes ? len : job->buf_bytes;
-        if (chunk > SB_MAX_SYSCALL_BYTES)
-            chunk = SB_MAX_SYSCALL_BYTES;
-        ssize_t n = job->op == SB_WRITE ? pwrite(fd, job->buf, (size_t)chunk, (off_t)offset)
-                                        : pread(fd, job->buf, (size_t)chunk, (off_t)offset);
+        uint64_t chunk;
+        unsigned char *data = sb_buffer_chunk(job, len < SB_MAX_SYSCALL_BYTES ? len : SB_MAX_SYSCALL_BYTES, &chunk);
+        ssize_t n = job->op == SB_WRITE ? pwrite(fd, data, (size_t)chunk, (off_t)offset)
+                                        : pread(fd, data, (size_t)chunk, (off_t)offset);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -39,6 +38,7 @@ static int sb_rw_loop(sb_job *job, int fd, uint64_t offset, uint64_t len, sb_err
                 return sb_fail(err, 0, "read past the end of the file at offset %llu", (unsigned long long)offset);
             return sb_fail(err, ENOSPC, "pwrite at offset %llu wrote nothing", (unsigned long long)offset);
         }
+        sb_buffer_advance(job, (uint64_t)n);
         job->bytes_moved += (uint64_t)n;
         offset += (uint64_t)n;
         len -= (uint64_t)n;

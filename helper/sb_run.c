@@ -69,6 +69,20 @@ unsigned char *sb_buffer(size_t bytes, int fill_byte, uint64_t data_seed, sb_err
     return s->data;
 }
 
+unsigned char *sb_buffer_chunk(const sb_job *job, uint64_t len, uint64_t *chunk)
+{
+    uint64_t room = job->buf_bytes - job->buf_cursor;
+    *chunk = len < room ? len : room;
+    return job->buf + job->buf_cursor;
+}
+
+void sb_buffer_advance(sb_job *job, uint64_t moved)
+{
+    job->buf_cursor += moved;
+    if (job->buf_cursor >= job->buf_bytes)
+        job->buf_cursor = 0;
+}
+
 static int sb_open_file(sb_job *job, sb_err *err)
 {
     struct stat st;
@@ -188,7 +202,9 @@ int sb_run(sb_job *job, sb_err *err)
         return sb_fail(err, EINVAL, "--stride applies to strided access only");
     if (sb_pattern_plan(job, err) != 0)
         return -1;
-    uint64_t largest = job->granularity < job->bytes ? job->granularity : job->bytes;
+    /* Writes draw on a buffer of up to 64 MiB, request after request, so that the data do not repeat
+     * within it (storage that deduplicates or compresses gains nothing); reads need one request. */
+    uint64_t largest = job->op == SB_WRITE ? job->bytes : (job->granularity < job->bytes ? job->granularity : job->bytes);
     size_t buf_bytes = largest < SB_BUFFER_CAP_BYTES ? (size_t)largest : SB_BUFFER_CAP_BYTES;
     long page = sysconf(_SC_PAGESIZE);
     buf_bytes = (buf_bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
@@ -196,6 +212,7 @@ int sb_run(sb_job *job, sb_err *err)
     if (!job->buf)
         return -1;
     job->buf_bytes = buf_bytes;
+    job->buf_cursor = 0;
 
     uint64_t t_open = sb_now_ns();
     if (sb_open_file(job, err) != 0 || sb_check_file(job, err) != 0)

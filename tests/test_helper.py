@@ -42,6 +42,16 @@ def test_random_fill_follows_the_data_seed(helper, disk_dir):
     assert len(set(files["a"])) > 200  # incompressible-looking: nearly every byte value occurs
 
 
+def test_random_data_do_not_repeat_from_request_to_request(helper, disk_dir):
+    a, b = disk_dir / "a", disk_dir / "b"
+    run_helper(helper, "write", "--path", str(a), "--bytes", "3MiB", "--granularity", "1MiB")
+    run_helper(helper, "write", "--path", str(b), "--bytes", "3MiB")
+    data = a.read_bytes()
+    blocks = {data[i:i + 2**20] for i in range(0, 3 * 2**20, 2**20)}
+    assert len(blocks) == 3               # three requests, three different megabytes
+    assert data == b.read_bytes()         # one stream from the seed, however it is cut into requests
+
+
 def _layout(helper, path: Path, size: str) -> None:
     rc, _, err = run_helper(helper, "write", "--path", str(path), "--bytes", size, "--fill", "0x00")
     assert rc == 0, err
