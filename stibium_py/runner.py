@@ -251,7 +251,6 @@ class Runner:
     def _set_status(self, status: str) -> None:
         self.run["status"] = status
         self.run["ended_utc"] = iso(utc_now()) if status != "running" else None
-        self.run["ended_epoch_s"] = time.time() if status != "running" else None
         write_json_atomic(self.run_dir / "run.json", self.run)
 
     def execute(self) -> str:
@@ -289,6 +288,7 @@ class Runner:
         return status
 
     def _finish(self, status: str) -> None:
+        self.run["ended_epoch_s"] = time.time()
         if status != "waiting-for-reboot" and not self.keep_files:
             for test in self.expanded.tests:
                 self._remove_files(test)
@@ -296,6 +296,10 @@ class Runner:
         self._set_status(status)
 
     def _run_tests(self) -> str:
+        # Removing a test's files (a TRIM on file systems mounted with discard) is disk work that would
+        # disturb the next test: it waits for the end of the run when the free space allows.
+        remove_at_end = shutil.disk_usage(self.work).free >= self.expanded.space_needed_bytes(keep_files=True)
+        self.run["cleanup"] = "end of run" if remove_at_end else "after each test"
         for test in self.expanded.tests:
             if all(o.seq in self.done for o in test.ops):
                 continue
@@ -304,7 +308,7 @@ class Runner:
                     return "waiting-for-reboot"
             else:
                 self._pattern_test(test)
-            if not self.keep_files:
+            if not self.keep_files and not remove_at_end:
                 self._remove_files(test)
         return "complete"
 
@@ -351,10 +355,13 @@ class Runner:
         if path.is_file() and not path.is_symlink() and path.stat().st_size == size_bytes:
             return
         self._unlink(path)
+        # direct I/O where the test uses it: nothing to evict afterwards but the unaligned tail
         self._helper_ok(op_args("write", path, bytes=size_bytes,
                                 granularity=min(size_bytes, LAYOUT_GRANULARITY_BYTES),
-                                engine="buffered", fill=fill, data_seed=data_seed, sync="fsync", latency="off"))
-        self._helper_ok(["evict", "--path", str(path)])
+                                engine="direct" if engine == "direct" else "buffered", fill=fill,
+                                data_seed=data_seed, sync="fsync", latency="off"))
+        if engine != "direct":
+            self._helper_ok(["evict", "--path", str(path)])
 
     def _helper_ok(self, args: list[str]) -> dict[str, Any]:
         assert self.helper is not None

@@ -37,10 +37,27 @@ def _flags(entry: dict[str, Any]) -> tuple[dict[int, str], dict[int, str]]:
     return out, cached
 
 
-def _hover(rows: list[dict[str, Any]], note: dict[int, str]) -> list[str]:
+def _col(rows: list[dict[str, Any]], key: str) -> np.ndarray:
+    """A column for plotting: single precision in large runs (plenty for the eye, half the HTML)."""
+    return np.array([r[key] for r in rows], dtype=np.float32 if len(rows) > WEBGL_ABOVE_POINTS else float)
+
+
+def _rate(rows: list[dict[str, Any]]) -> np.ndarray:
+    return _col(rows, "bytes") / _col(rows, "seconds")
+
+
+def _hover(rows: list[dict[str, Any]], note: dict[int, str]) -> list[str] | None:
+    """Hover text per point; large runs show the coordinates only (the HTML stays small)."""
+    if len(rows) > WEBGL_ABOVE_POINTS:
+        return None
     return [f"{esc(r['file'])}<br>{r['size_bytes']:,} B in {r['seconds'] * 1e3:.3f} ms<br>"
             f"{r['bytes'] / r['seconds'] / 1e6:.1f} MB/s<br>seq {r['seq']}, at {r['started_s']:.1f} s"
             + (f"<br>{esc(note[r['seq']])}" if r["seq"] in note else "") for r in rows]
+
+
+def _hovering(rows: list[dict[str, Any]], note: dict[int, str]) -> dict[str, Any]:
+    text = _hover(rows, note)
+    return {"text": text, "hoverinfo": "text"} if text is not None else {}
 
 
 def _groups(rows: list[dict[str, Any]], entry: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]], dict]]:
@@ -60,8 +77,8 @@ def time_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure
     Scatter = _scatter(len(rows))
     for label, rs, marker in groups:
         if rs:
-            fig.add_trace(Scatter(x=[r["size_bytes"] for r in rs], y=[r["seconds"] for r in rs], mode="markers",
-                                  name=label, marker=marker, text=_hover(rs, notes), hoverinfo="text"))
+            fig.add_trace(Scatter(x=_col(rs, "size_bytes"), y=_col(rs, "seconds"), mode="markers",
+                                  name=label, marker=marker, **_hovering(rs, notes)))
     xs = np.array([r["size_bytes"] for r in rows], float)
     grid = np.linspace(0, xs.max(), 100)
     rate, lat = entry["rate_bytes_per_s"], entry["latency_s"]
@@ -91,10 +108,11 @@ def residuals(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
     Scatter = _scatter(len(rows))
     for label, rs, marker in groups:
         if rs:
-            pred = [intercept + r["size_bytes"] * slope for r in rs]
-            res = [float(np.log(r["seconds"] / p)) if p > 0 else None for r, p in zip(rs, pred)]
-            fig.add_trace(Scatter(x=[r["size_bytes"] for r in rs], y=res, mode="markers", name=label,
-                                  marker=marker, text=_hover(rs, notes), hoverinfo="text"))
+            pred = intercept + _col(rs, "size_bytes") * slope
+            with np.errstate(divide="ignore", invalid="ignore"):
+                res = np.where(pred > 0, np.log(_col(rs, "seconds") / pred), np.nan)
+            fig.add_trace(Scatter(x=_col(rs, "size_bytes"), y=np.array(res, dtype=float), mode="markers", name=label,
+                                  marker=marker, **_hovering(rs, notes)))
     f = entry.get("fences", {})
     for key, dash in (("low_severe", "dot"), ("low_mild", "dash"), ("high_mild", "dash"), ("high_severe", "dot")):
         if f.get(key) is not None and np.isfinite(f[key]):
@@ -109,8 +127,8 @@ def rate_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure
     Scatter = _scatter(len(rows))
     for label, rs, marker in groups:
         if rs:
-            fig.add_trace(Scatter(x=[r["size_bytes"] for r in rs], y=[r["bytes"] / r["seconds"] for r in rs],
-                                  mode="markers", name=label, marker=marker, text=_hover(rs, notes), hoverinfo="text"))
+            fig.add_trace(Scatter(x=_col(rs, "size_bytes"), y=_rate(rs), mode="markers", name=label, marker=marker,
+                                  **_hovering(rs, notes)))
     bands = entry.get("size_bands", [])
     if bands:
         fig.add_trace(go.Scatter(
@@ -130,8 +148,8 @@ def rate_vs_elapsed(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Fig
     Scatter = _scatter(len(rows))
     for label, rs, marker in groups:
         if rs:
-            fig.add_trace(Scatter(x=[r["started_s"] for r in rs], y=[r["bytes"] / r["seconds"] for r in rs],
-                                  mode="markers", name=label, marker=marker, text=_hover(rs, notes), hoverinfo="text"))
+            fig.add_trace(Scatter(x=_col(rs, "started_s"), y=_rate(rs), mode="markers", name=label, marker=marker,
+                                  **_hovering(rs, notes)))
     for cp in entry.get("drift", {}).get("change_points", []):
         fig.add_vline(x=cp["started_s"], line_dash="dash", line_color="#d62728",
                       annotation_text=f"change {cp['step_fraction']:+.0%}")

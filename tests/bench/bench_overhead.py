@@ -24,7 +24,7 @@ def main() -> None:
     for plan in a.plans:
         d = scratch(a.dir)
         try:
-            proc = subprocess.run([sys.executable, "-m", "stibium_py.cli", "run", plan, "--target", str(d / "t"),
+            proc = subprocess.run([sys.executable, "-m", "stibium_py", "run", plan, "--target", str(d / "t"),
                                    "--out", str(d / "r")], capture_output=True, text=True)
             if proc.returncode != 0:
                 raise SystemExit(proc.stderr)
