@@ -5,7 +5,7 @@ from plans and paths are HTML-escaped before they reach a figure."""
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import plotly.graph_objects as go
@@ -71,14 +71,24 @@ def _groups(rows: list[dict[str, Any]], entry: dict[str, Any]) -> list[tuple[str
             ("cache suspect", cache_rows, {"size": 10, "color": "#d62728", "symbol": "x"})], notes
 
 
-def time_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
+def _points(rows: list[dict[str, Any]], entry: dict[str, Any], x: Callable[[list[dict[str, Any]]], np.ndarray],
+            y: Callable[[list[dict[str, Any]]], np.ndarray]) -> go.Figure:
+    """A figure with every measurement: ordinary points, outliers and cache suspects in their own traces."""
     fig = go.Figure()
     groups, notes = _groups(rows, entry)
     Scatter = _scatter(len(rows))
     for label, rs, marker in groups:
         if rs:
-            fig.add_trace(Scatter(x=_col(rs, "size_bytes"), y=_col(rs, "seconds"), mode="markers",
-                                  name=label, marker=marker, **_hovering(rs, notes)))
+            fig.add_trace(Scatter(x=x(rs), y=y(rs), mode="markers", name=label, marker=marker, **_hovering(rs, notes)))
+    return fig
+
+
+def _sizes(rs: list[dict[str, Any]]) -> np.ndarray:
+    return _col(rs, "size_bytes")
+
+
+def time_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
+    fig = _points(rows, entry, _sizes, lambda rs: _col(rs, "seconds"))
     xs = np.array([r["size_bytes"] for r in rows], float)
     grid = np.linspace(0, xs.max(), 100)
     rate, lat = entry["rate_bytes_per_s"], entry["latency_s"]
@@ -100,19 +110,16 @@ def time_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure
 
 
 def residuals(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
-    fig = go.Figure()
-    groups, notes = _groups(rows, entry)
     slope, intercept = entry["slope_s_per_byte"], entry["latency_s"]["estimate"]
     if slope is None or intercept is None:
         return _layout(go.Figure(), f"{entry['name']} {entry['op']}: no fit, so no residuals", "size (bytes)", "")
-    Scatter = _scatter(len(rows))
-    for label, rs, marker in groups:
-        if rs:
-            pred = intercept + _col(rs, "size_bytes") * slope
-            with np.errstate(divide="ignore", invalid="ignore"):
-                res = np.where(pred > 0, np.log(_col(rs, "seconds") / pred), np.nan)
-            fig.add_trace(Scatter(x=_col(rs, "size_bytes"), y=np.array(res, dtype=float), mode="markers", name=label,
-                                  marker=marker, **_hovering(rs, notes)))
+
+    def log_residual(rs: list[dict[str, Any]]) -> np.ndarray:
+        pred = intercept + _sizes(rs) * slope
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(pred > 0, np.log(_col(rs, "seconds") / pred), np.nan)
+
+    fig = _points(rows, entry, _sizes, log_residual)
     f = entry.get("fences", {})
     for key, dash in (("low_severe", "dot"), ("low_mild", "dash"), ("high_mild", "dash"), ("high_severe", "dot")):
         if f.get(key) is not None and np.isfinite(f[key]):
@@ -122,13 +129,7 @@ def residuals(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
 
 
 def rate_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
-    fig = go.Figure()
-    groups, notes = _groups(rows, entry)
-    Scatter = _scatter(len(rows))
-    for label, rs, marker in groups:
-        if rs:
-            fig.add_trace(Scatter(x=_col(rs, "size_bytes"), y=_rate(rs), mode="markers", name=label, marker=marker,
-                                  **_hovering(rs, notes)))
+    fig = _points(rows, entry, _sizes, _rate)
     bands = entry.get("size_bands", [])
     if bands:
         fig.add_trace(go.Scatter(
@@ -143,13 +144,7 @@ def rate_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure
 
 
 def rate_vs_elapsed(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
-    fig = go.Figure()
-    groups, notes = _groups(rows, entry)
-    Scatter = _scatter(len(rows))
-    for label, rs, marker in groups:
-        if rs:
-            fig.add_trace(Scatter(x=_col(rs, "started_s"), y=_rate(rs), mode="markers", name=label, marker=marker,
-                                  **_hovering(rs, notes)))
+    fig = _points(rows, entry, lambda rs: _col(rs, "started_s"), _rate)
     for cp in entry.get("drift", {}).get("change_points", []):
         fig.add_vline(x=cp["started_s"], line_dash="dash", line_color="#d62728",
                       annotation_text=f"change {cp['step_fraction']:+.0%}")
