@@ -274,6 +274,11 @@ static int sb_put_residency(int fd, NSMutableDictionary *out, NSString *key, sb_
     [out setObject:sb_dbl(fraction) forKey:key];
     [out setObject:sb_u64(pages) forKey:@"pages"];
     [out setObject:sb_u64(resident) forKey:[key stringByAppendingString:@"_pages"]];
+    uint64_t cached, dirty;
+    if (sb_cachestat_fd(fd, &cached, &dirty) == 0) {
+        [out setObject:sb_u64(cached) forKey:[key stringByAppendingString:@"_cachestat_pages"]];
+        [out setObject:sb_u64(dirty) forKey:[key stringByAppendingString:@"_cachestat_dirty_pages"]];
+    }
     return 0;
 }
 
@@ -285,7 +290,9 @@ static int sb_cmd_cache(sb_args *a, NSMutableDictionary *out)
         return rc;
     sb_err err;
     int evict = strcmp(a->command, "evict") == 0;
-    [out setObject:@"mincore" forKey:@"residency_method"];
+    uint64_t probe_cached, probe_dirty;
+    [out setObject:(sb_cachestat_fd(fd, &probe_cached, &probe_dirty) == 0 ? @"mincore+cachestat" : @"mincore")
+            forKey:@"residency_method"];
     if (sb_put_residency(fd, out, evict ? @"resident_before" : @"resident", &err) != 0)
         goto failed;
     if (evict) {

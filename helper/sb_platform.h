@@ -24,6 +24,9 @@ int sb_sync_fd(int fd, int full, sb_err *err);
 int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err);
 /* Fraction of the file's pages resident in the page cache, or -1 with err. */
 double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err);
+/* Page-cache counts of the whole file from cachestat(2) (Linux 6.5+): 0, or -1 where the kernel
+ * lacks it (then mincore alone answers). */
+int sb_cachestat_fd(int fd, uint64_t *cached_pages, uint64_t *dirty_pages);
 /* Facts about the file system holding fd. */
 void sb_fsinfo_fd(int fd, sb_fsinfo *info);
 #endif

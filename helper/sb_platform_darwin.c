@@ -59,6 +59,13 @@ int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err)
     return 0;
 }
 
+int sb_cachestat_fd(int fd, uint64_t *cached_pages, uint64_t *dirty_pages)
+{
+    (void)fd;
+    *cached_pages = *dirty_pages = 0;
+    return -1; /* no cachestat on Apple platforms: mincore answers */
+}
+
 void sb_fsinfo_fd(int fd, sb_fsinfo *info)
 {
     memset(info, 0, sizeof *info);

@@ -51,6 +51,25 @@ int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err)
     return 0;
 }
 
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+
+struct sb_cachestat_range { uint64_t off, len; };
+struct sb_cachestat { uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted; };
+
+int sb_cachestat_fd(int fd, uint64_t *cached_pages, uint64_t *dirty_pages)
+{
+    struct sb_cachestat_range range = {0, 0};   /* len 0: to the end of the file */
+    struct sb_cachestat cs;
+    memset(&cs, 0, sizeof cs);
+    if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0)
+        return -1;
+    *cached_pages = cs.nr_cache;
+    *dirty_pages = cs.nr_dirty;
+    return 0;
+}
+
 static const char *sb_fs_name(long magic)
 {
     switch ((unsigned long)magic) {
