@@ -24,6 +24,8 @@ def _scatter(n: int) -> type:
 def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False, log_y: bool = False) -> go.Figure:
     fig.update_layout(title=esc(title), xaxis_title=x, yaxis_title=y, template="plotly_white", height=420,
                       margin={"l": 60, "r": 20, "t": 50, "b": 50}, legend={"orientation": "h", "y": -0.2})
+    fig.update_xaxes(exponentformat="SI")   # 2.4G, not 2.4B (billions read as bytes)
+    fig.update_yaxes(exponentformat="SI")
     if log_x:
         fig.update_xaxes(type="log")
     if log_y:

@@ -1,0 +1,65 @@
+"""The report in a real browser: headless Chromium opens report.html from disk,
+with every network request refused, and every figure must render (Plotly marks
+its div js-plotly-plot and draws an svg in it) with no JavaScript error logged."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stibium_py.cli import main
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+PLAN = """\
+name: browser
+description: a report for the browser test
+tests:
+  - name: files
+    kind: files
+    sizes: [100KB, 1MB, 4MB]
+    repeats: 3
+  - name: pat
+    kind: pattern
+    op: [read, write]
+    access: [sequential, random]
+    granularities: [4KiB, 64KiB]
+    bytes: 256KiB
+    span: 1MiB
+    trials: 2
+"""
+
+
+def open_in_chromium(page: Path, extra: list[str] | None = None) -> tuple[str, str]:
+    """The DOM after the scripts ran, and Chromium's log (console messages included)."""
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+             "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000", *(extra or []),
+             page.resolve().as_uri()],
+            capture_output=True, text=True, timeout=120)
+    return proc.stdout, proc.stderr
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)")
+def test_every_figure_renders_without_javascript_errors(disk_dir):
+    plan = disk_dir / "browser.yaml"
+    plan.write_text(PLAN)
+    result = CliRunner().invoke(main, ["run", str(plan), "--target", str(disk_dir / "t"), "--out", str(disk_dir / "r")])
+    assert result.exit_code == 0, result.output
+    report = next((disk_dir / "r").iterdir()) / "report.html"
+    dom, log = open_in_chromium(report, ["--dump-dom"])
+    figures = re.findall(r'<div id="fig\d+"[^>]*class="([^"]*)"', dom)
+    assert len(figures) == 4 * 2 + 2 * 1          # files: 4 figures x 2 ops; pattern: throughput, latency
+    assert all("js-plotly-plot" in classes for classes in figures), figures
+    assert dom.count('class="main-svg"') >= len(figures)
+    console = [line for line in log.splitlines() if ":CONSOLE" in line]
+    assert not [line for line in console if "Uncaught" in line or "Error" in line], console
