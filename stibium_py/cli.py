@@ -17,11 +17,12 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
+from .compare import CompareError
 from .helper import HelperError, find_helper, run_once
 from .plan import PlanError, builtin_plans, load_and_expand, resolve_plan_path
 from .runner import RunError, RunOptions, check_target, resume_run, start_run
 from .store import RunDirError
-from .units import format_bytes, format_seconds
+from .units import format_bytes, format_seconds, format_size
 
 console = Console(stderr=False)
 
@@ -38,7 +39,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (PlanError, RunDirError) as e:
+        except (PlanError, RunDirError, CompareError) as e:
             _fail(str(e), 2)
         except RunError as e:
             _fail(str(e), e.exit_code)
@@ -114,6 +115,48 @@ def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
     summary = build_report(run_dir, console=None if as_json else console, open_browser=open_report)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
+
+
+@main.command()
+@click.argument("run_a", type=click.Path(path_type=Path))
+@click.argument("run_b", type=click.Path(path_type=Path))
+@click.option("--out", "out_file", type=click.Path(path_type=Path), help="The comparison page (default: in reports/).")
+@click.option("--open", "open_page", is_flag=True, help="Open the page in a browser.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON instead of the table.")
+@click.option("--allow-different-plans", is_flag=True, help="Compare runs of different plans (matching tests only).")
+@user_errors
+def compare(run_a: Path, run_b: Path, out_file: Path | None, open_page: bool, as_json: bool,
+            allow_different_plans: bool) -> None:
+    """Compare RUN_B with RUN_A: ratios B / A with intervals, and a comparison page."""
+    import webbrowser
+
+    from .compare import compare_runs, load_run
+    from .report.compare_page import render
+    a, b = load_run(run_a), load_run(run_b)
+    result = compare_runs(a, b, allow_different_plans)
+    out = out_file or Path("reports") / f"compare-{run_a.name}-vs-{run_b.name}.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(result, a, b), encoding="utf-8")
+    if as_json:
+        click.echo(json.dumps(result, indent=2, default=str))
+    else:
+        _compare_table(result)
+        click.echo(f"comparison page: {out}")
+    if open_page:
+        webbrowser.open(out.resolve().as_uri())
+
+
+def _compare_table(result: dict) -> None:
+    table = Table("test", "op", "access", "granularity", "B / A (95% interval)", "verdict", title="B / A")
+    for r in result["rows"] + [dict(s, access="(geometric mean)", granularity_bytes=0) for s in result["summaries"]]:
+        q = r["ratio"]
+        table.add_row(r["test"], r["op"], r["access"], format_size(r["granularity_bytes"]) if r["granularity_bytes"] else "",
+                      f"{q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}]", r["verdict"])
+    console.print(table)
+    un = result["unmatched"]
+    if un["only_in_a"] or un["only_in_b"]:
+        console.print(f"without a partner: only in A: {', '.join(un['only_in_a']) or 'none'}; "
+                      f"only in B: {', '.join(un['only_in_b']) or 'none'}")
 
 
 @main.group("plan")

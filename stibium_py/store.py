@@ -132,7 +132,7 @@ def _cell(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ""
+        return repr(float(value)) if math.isfinite(value) else ""
     return value
 
 

@@ -62,6 +62,11 @@ def format_bytes(n_bytes: float, units: str = "decimal") -> str:
     raise AssertionError("unreachable")
 
 
+def format_size(n_bytes: int) -> str:
+    """A request or file size in the units it was most likely given in: 4 KiB, 10 MB."""
+    return format_bytes(n_bytes, "binary" if n_bytes and n_bytes % 1024 == 0 else "decimal")
+
+
 def format_rate(bytes_per_s: float) -> str:
     """A transfer rate in decimal units, as storage vendors and the articles quote it."""
     return format_bytes(bytes_per_s) + "/s"

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..analysis.summary import Settings, summarize
 from ..store import REPORT_HTML, SUMMARY_JSON, RunDirError, read_measurements, read_run_json, write_json_atomic
-from ..units import format_bytes, format_rate, format_seconds
+from ..units import format_bytes, format_rate, format_seconds, format_size
 from . import figures
 from .page import esc, figure, page, table
 
@@ -57,7 +57,7 @@ def _headline(e: dict[str, Any]) -> tuple[str, str]:
         return _est(e["rate_bytes_per_s"], format_rate), _est(e["latency_s"], format_seconds)
     best = max(e["points"], key=lambda p: p["throughput_bytes_per_s"]["estimate"])
     lat = best.get("lat_p50_s")
-    return (f"{_est(best['throughput_bytes_per_s'], format_rate)} at {format_bytes(best['granularity_bytes'])} "
+    return (f"{_est(best['throughput_bytes_per_s'], format_rate)} at {format_size(best['granularity_bytes'])} "
             f"{best['access']}", f"p50 {format_seconds(lat)}" if lat is not None else "-")
 
 

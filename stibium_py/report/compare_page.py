@@ -1,0 +1,96 @@
+"""The comparison page: both machines' facts side by side, the two runs' curves
+overlaid, and a forest plot of the ratios with their intervals. Self-contained."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..compare import Run
+from ..units import format_rate, format_size
+from .figures import _layout, esc
+from .page import figure, page, table
+
+COLORS = {"a": "#1f77b4", "b": "#d62728"}
+
+
+def _overlay_files(a: Run, b: Run, test: str, op: str) -> go.Figure:
+    fig = go.Figure()
+    for side, run in (("a", a), ("b", b)):
+        rows = [r for r in run.rows if r["test"] == test and r["op"] == op and r["kind"] == "files"]
+        x = np.array([r["size_bytes"] for r in rows], float)
+        y = np.array([r["seconds"] for r in rows], float)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(run.label)}",
+                                 marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
+        from ..analysis.regression import theil_sen
+        line = theil_sen(x, y)
+        if np.isfinite(line.slope_s_per_byte) and line.slope_s_per_byte > 0:
+            grid = np.linspace(0, x.max(), 50)
+            fig.add_trace(go.Scatter(x=grid, y=line.predict(grid), mode="lines", line={"color": COLORS[side]},
+                                     name=f"{side.upper()} Theil-Sen: {format_rate(1 / line.slope_s_per_byte)}"))
+    return _layout(fig, f"{test} {op}: time against size, both runs", "size (bytes)", "seconds")
+
+
+def _overlay_pattern(cmp: dict[str, Any], test: str, op: str) -> go.Figure:
+    fig = go.Figure()
+    rows = [r for r in cmp["rows"] if r["test"] == test and r["op"] == op]
+    for access in sorted({r["access"] for r in rows}):
+        sel = sorted((r for r in rows if r["access"] == access), key=lambda r: (r["stride_bytes"], r["granularity_bytes"]))
+        for side in ("a", "b"):
+            fig.add_trace(go.Scatter(x=[r["granularity_bytes"] for r in sel], y=[r[f"rate_{side}_bytes_per_s"] for r in sel],
+                                     mode="lines+markers", name=f"{side.upper()} {esc(access)}",
+                                     line={"color": COLORS[side], "dash": "solid" if access == "sequential" else "dot"}))
+    return _layout(fig, f"{test} {op}: throughput against granularity, both runs", "granularity (bytes)", "bytes/s",
+                   log_x=True, log_y=True)
+
+
+def _forest(cmp: dict[str, Any]) -> go.Figure:
+    items = [(f"{r['test']} {r['op']} " + ("" if r["access"] == "files" else
+              f"{r['access']} {format_size(r['granularity_bytes'])}" +
+              (f" +{format_size(r['stride_bytes'])}" if r["stride_bytes"] else "")), r["ratio"], r["verdict"])
+             for r in cmp["rows"]]
+    items += [(f"{s['test']} {s['op']} (geometric mean)", s["ratio"], s["verdict"]) for s in cmp["summaries"]]
+    labels = [esc(i[0]) for i in items]
+    est = [i[1]["estimate"] for i in items]
+    fig = go.Figure(go.Scatter(
+        x=est, y=labels, mode="markers", marker={"size": 9, "color": "#222"},
+        error_x={"type": "data", "symmetric": False,
+                 "array": [(i[1]["high"] or e) - e for i, e in zip(items, est)],
+                 "arrayminus": [e - (i[1]["low"] or e) for i, e in zip(items, est)]},
+        text=[i[2] for i in items], hovertemplate="%{y}: %{x:.3f}x (%{text})<extra></extra>", name="B / A"))
+    fig.add_vrect(x0=1 - cmp["settings"]["noise_band"], x1=1 + cmp["settings"]["noise_band"], fillcolor="#ccc",
+                  opacity=0.4, line_width=0)
+    fig.add_vline(x=1, line_color="#888")
+    fig = _layout(fig, "B / A rate ratios with 95% intervals (grey: the 2% noise band)", "ratio B / A", "", log_x=True)
+    fig.update_layout(height=max(300, 28 * len(items) + 120))
+    return fig
+
+
+def render(cmp: dict[str, Any], a: Run, b: Run) -> str:
+    fa, fb = cmp["a"], cmp["b"]
+    keys = [k for k in fa if k != "measurements"] + ["measurements"]
+    facts = table(["", "A", "B"], [[k, fa.get(k), fb.get(k)] for k in keys])
+    rows = table(["test", "op", "access", "granularity", "stride", "rate A", "rate B", "B / A (95% interval)", "verdict"],
+                 [[r["test"], r["op"], r["access"], format_size(r["granularity_bytes"]) if r["granularity_bytes"] else "",
+                   format_size(r["stride_bytes"]) if r["stride_bytes"] else "",
+                   format_rate(r["rate_a_bytes_per_s"]), format_rate(r["rate_b_bytes_per_s"]),
+                   f"{r['ratio']['estimate']:.3f} [{r['ratio']['low']:.3f}, {r['ratio']['high']:.3f}]",
+                   r["verdict"] + (f" ({r['hint']})" if r["hint"] else "")] for r in cmp["rows"]])
+    summ = table(["test", "op", "geometric mean B / A (95% interval)", "verdict"],
+                 [[s["test"], s["op"], f"{s['ratio']['estimate']:.3f} [{s['ratio']['low']:.3f}, {s['ratio']['high']:.3f}]",
+                   s["verdict"]] for s in cmp["summaries"]])
+    un = cmp["unmatched"]
+    unmatched = "" if not (un["only_in_a"] or un["only_in_b"]) else (
+        f"<div class=\"warn\">Without a partner: only in A: {esc(', '.join(un['only_in_a']) or 'none')}; "
+        f"only in B: {esc(', '.join(un['only_in_b']) or 'none')}.</div>")
+    sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(a.label)}; B: {esc(b.label)}</p>",
+                "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ, figure(_forest(cmp), "forest")]
+    n = 0
+    for test, op in dict.fromkeys((r["test"], r["op"]) for r in cmp["rows"]):
+        kind = next(r["access"] for r in cmp["rows"] if (r["test"], r["op"]) == (test, op))
+        fig = _overlay_files(a, b, test, op) if kind == "files" else _overlay_pattern(cmp, test, op)
+        sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
+        n += 1
+    return page("stibium compare", sections)

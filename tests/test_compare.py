@@ -1,0 +1,79 @@
+"""stibium compare on synthetic runs of known ratio, and on real ones."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from stibium_py.cli import main
+from stibium_py.compare import CompareError, compare_runs, load_run
+from synthetic import make_run
+
+
+def test_a_known_ratio_is_covered_by_the_interval(tmp_path):
+    a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 2.97, seed=2)
+    result = compare_runs(load_run(a), load_run(b))
+    assert len(result["rows"]) == 2 + 4
+    for row in result["rows"]:
+        q = row["ratio"]
+        assert q["low"] <= 2.97 <= q["high"], row
+        assert q["estimate"] == pytest.approx(2.97, rel=0.05)
+        assert row["verdict"] == "faster"
+    pat = next(s for s in result["summaries"] if s["test"] == "pat")
+    assert pat["ratio"]["low"] <= 2.97 <= pat["ratio"]["high"] and pat["verdict"] == "faster"
+    assert result["unmatched"] == {"only_in_a": [], "only_in_b": []}
+
+
+def test_identical_runs_are_the_same_within_noise(tmp_path):
+    a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=5, noise=0.002)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=6, noise=0.002)
+    result = compare_runs(load_run(a), load_run(b))
+    assert {r["verdict"] for r in result["rows"]} == {"same within noise"}
+
+
+def test_a_one_percent_difference_is_not_called_faster(tmp_path):
+    for noise, allowed in ((0.002, {"same within noise"}), (0.05, {"same within noise", "inconclusive"})):
+        a = make_run(tmp_path / f"a{noise}", rate_bytes_per_s=300e6, seed=7, noise=noise)
+        b = make_run(tmp_path / f"b{noise}", rate_bytes_per_s=303e6, seed=8, noise=noise)
+        verdicts = {r["verdict"] for r in compare_runs(load_run(a), load_run(b))["rows"]}
+        assert verdicts <= allowed, (noise, verdicts)
+
+
+def test_different_plans_are_refused_unless_allowed(tmp_path):
+    a = make_run(tmp_path / "a", rate_bytes_per_s=1e8, plan="quick")
+    b = make_run(tmp_path / "b", rate_bytes_per_s=1e8, plan="quartet")
+    with pytest.raises(CompareError) as e:
+        compare_runs(load_run(a), load_run(b))
+    assert str(e.value) == ("the runs are of different plans (quick and quartet); compare runs of one plan, "
+                            "or pass --allow-different-plans")
+    result = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
+    assert result.exit_code == 2
+    assert result.output.strip() == "stibium: " + str(e.value)
+    assert not (tmp_path / "c.html").exists()
+
+
+def test_tests_without_a_partner_are_listed(tmp_path):
+    a = make_run(tmp_path / "a", rate_bytes_per_s=1e8)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=1e8)
+    lines = (b / "measurements.csv").read_text().splitlines(keepends=True)
+    (b / "measurements.csv").write_text("".join(line for line in lines if ",pat,read,pattern,random,268435456,4096," not in line))
+    result = CliRunner().invoke(main, ["compare", str(a), str(b), "--json", "--out", str(tmp_path / "c.html")])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["unmatched"] == {"only_in_a": ["pat read random 4096 B"], "only_in_b": []}
+    assert (tmp_path / "c.html").read_text().count("Plotly.newPlot") == 1 + 3   # forest + files write, read, pattern
+
+
+def test_runs_copied_elsewhere_compare(tmp_path):
+    import shutil
+    a = make_run(tmp_path / "a", rate_bytes_per_s=1e8)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=2e8)
+    moved = tmp_path / "elsewhere" / "b-copy"
+    shutil.copytree(b, moved)
+    shutil.rmtree(b)
+    result = CliRunner().invoke(main, ["compare", str(a), str(moved), "--json", "--out", str(tmp_path / "c.html")])
+    assert result.exit_code == 0
+    assert json.loads(result.output)["rows"][0]["verdict"] == "faster"
