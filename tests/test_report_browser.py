@@ -63,3 +63,20 @@ def test_every_figure_renders_without_javascript_errors(disk_dir):
     assert dom.count('class="main-svg"') >= len(figures)
     console = [line for line in log.splitlines() if ":CONSOLE" in line]
     assert not [line for line in console if "Uncaught" in line or "Error" in line], console
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)")
+def test_the_comparison_page_renders_without_javascript_errors(tmp_path):
+    from synthetic import make_run
+    a = make_run(tmp_path / "a", rate_bytes_per_s=2e8, seed=1, host="<b>machine-a</b>")
+    b = make_run(tmp_path / "b", rate_bytes_per_s=3e8, seed=2, host="machine-b")
+    page = tmp_path / "compare.html"
+    result = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    assert "<b>machine-a</b>" not in page.read_text()     # escaped
+    dom, log = open_in_chromium(page, ["--dump-dom"])
+    figures = re.findall(r'<div id="(forest|overlay\d+)"[^>]*class="([^"]*)"', dom)
+    assert [f[0] for f in figures] == ["forest", "overlay0", "overlay1", "overlay2"]
+    assert all("js-plotly-plot" in classes for _, classes in figures)
+    console = [line for line in log.splitlines() if ":CONSOLE" in line]
+    assert not [line for line in console if "Uncaught" in line or "Error" in line], console
