@@ -26,6 +26,8 @@ from .units import SizeError, parse_bytes
 MIN_GRANULARITY_BYTES = 4000            # 4 KB
 MAX_GRANULARITY_BYTES = 2 * 1024**3     # 2 GiB
 PLANS_DIR_NAME = "plans"
+MAX_SIZES = 10000
+MAX_OPS = 1_000_000
 
 Engine = Literal["direct", "buffered", "foundation", "app"]
 Sync = Literal["fsync", "full", "none"]
@@ -49,7 +51,7 @@ class SizeRange(_Strict):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     from_: Size = Field(alias="from", description="smallest size, such as 10KB")
     to: Size = Field(description="largest size, such as 2GB")
-    count: int | None = Field(None, ge=2, description="how many sizes, log-spaced (give count or factor)")
+    count: int | None = Field(None, ge=2, le=10000, description="how many sizes, log-spaced (give count or factor)")
     factor: float | None = Field(None, gt=1, description="each size this many times the last (give count or factor)")
 
     @model_validator(mode="after")
@@ -233,6 +235,9 @@ def _sizes(spec: Sizes, units: str, where: str) -> list[int]:
             values = np.geomspace(lo, hi, spec.count)
         else:
             n = int(np.floor(np.log(hi / lo) / np.log(spec.factor) + 1e-9)) + 1
+            if n > MAX_SIZES:
+                raise PlanError(f"{where}.factor: {spec.factor} gives {n} sizes between from and to; at most "
+                                f"{MAX_SIZES}: use a larger factor")
             values = lo * spec.factor ** np.arange(n)
         return sorted({int(round(v)) for v in values})
     if not spec:
@@ -240,8 +245,14 @@ def _sizes(spec: Sizes, units: str, where: str) -> list[int]:
     return [_size(v, units, f"{where}[{i}]") for i, v in enumerate(spec)]
 
 
+def _check_count(n_ops: int, where: str) -> None:
+    if n_ops > MAX_OPS:
+        raise PlanError(f"{where}: the test expands to {n_ops:,} measurements; at most {MAX_OPS:,} in one test")
+
+
 def _files_ops(test: FilesTest, where: str, s: dict[str, Any], seq0: int) -> ExpandedTest:
     sizes = _sizes(test.sizes, s["units"], f"{where}.sizes")
+    _check_count(2 * len(sizes) * test.repeats, f"{where}.repeats")
     rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
     pairs = [(size, r) for size in sizes for r in range(test.repeats)]          # as-listed
     if test.write_order == "cycle":
@@ -289,6 +300,7 @@ def _pattern_ops(test: PatternTest, where: str, s: dict[str, Any], seq0: int) ->
             for g in grans:
                 for st in strides if access == "strided" else [0]:
                     combos.append((op, access, g, st))
+    _check_count(len(combos) * test.trials, f"{where}.trials")
     needed = 0
     for op, access, g, st in combos:
         if moved % g and access != "sequential":
@@ -474,7 +486,8 @@ def load_plan(source: str | Path, text: str | None = None) -> tuple[Plan, str]:
         plan = Plan.model_validate(_plain(data))
     except ValidationError as e:
         rank = {"extra_forbidden": 0, "missing": 2}
-        first = sorted(e.errors(), key=lambda err: rank.get(err["type"], 1))[0]
+        # unknown keys first, then the most specific place (a union's right branch is the deeper one)
+        first = sorted(e.errors(), key=lambda err: (rank.get(err["type"], 1), -len(err["loc"])))[0]
         line = _line_of(data, first["loc"])
         where = f"{path}:{line}" if line else str(path)
         raise PlanError(f"{where}: {_key_path(first['loc'])}: {_message(first)}") from None

@@ -85,11 +85,10 @@ def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
         existing = existing.parent
     if not existing.is_dir():
         raise RunError(f"target {target} cannot be created: {existing} is a file", 2)
+    if os.statvfs(existing).f_flag & os.ST_RDONLY:
+        raise RunError(f"target {target} is on a read-only file system; choose another folder with --target", 2)
     if not os.access(existing, os.W_OK | os.X_OK):
         raise RunError(f"target {target} is not writable by this user; choose another folder with --target", 2)
-    st = os.statvfs(existing)
-    if st.f_flag & os.ST_RDONLY:
-        raise RunError(f"target {target} is on a read-only file system; choose another folder with --target", 2)
     if target.is_dir() and not allow_nonempty:
         foreign = [p.name for p in target.iterdir() if not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())]
         if foreign:
@@ -318,6 +317,7 @@ class Runner:
         reads = [o for o in test.ops if o.op == "read"]
         for op in writes:
             if op.seq not in self.done:
+                self._unlink(self.work / op.file)   # left half-written by an interrupted run of ours
                 self._measure(op)
         pending = [o for o in reads if o.seq not in self.done]
         if not pending:
@@ -341,6 +341,8 @@ class Runner:
                 continue
             if op.existing:
                 self._ensure_file(op.file, op.size_bytes, op.engine, op.fill, op.data_seed)
+            else:
+                self._unlink(self.work / op.file)
             if op.op == "read":
                 self._helper_ok(["evict", "--path", str(self.work / op.file)])
             self._measure(op)

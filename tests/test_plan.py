@@ -119,6 +119,15 @@ def test_builtin_plans_are_valid():
      "plan.yaml:8: tests[0] (a).strides: a stride needs strided access; add 'strided' to access or use strides: [0]"),
     ("name: q\ntests:\n  - name: a\n    kind: disk\n", "plan.yaml:3: tests[0]: kind must be 'files' or 'pattern', not 'disk'"),
     ("- just\n- a list\n", "plan.yaml: a plan is a mapping with name, tests and other keys; see `stibium plan show quick`"),
+    ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: {from: 1KB, to: 2GB, count: 20000}\n",
+     "plan.yaml:5: tests[0].sizes.count: Input should be less than or equal to 10000 (got 20000)"),
+    ("name: q\ntests:\n  - name: a\n    kind: pattern\n    op: read\n    granularities: {from: 4KiB, to: 1MiB, "
+     "factor: 1.0000001}\n    bytes: 1MiB\n",
+     "plan.yaml:6: tests[0] (a).granularities.factor: 1.0000001 gives 55451778 sizes between from and to; at most "
+     "10000: use a larger factor"),
+    ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: {from: 1KB, to: 2GB, count: 9000}\n"
+     "    repeats: 100000\n",
+     "plan.yaml:6: tests[0] (a).repeats: the test expands to 1,800,000,000 measurements; at most 1,000,000 in one test"),
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: [1KB]\n    repeats: two\n",
      "plan.yaml:6: tests[0].repeats: Input should be a valid integer, unable to parse string as an integer (got 'two')"),
 ])

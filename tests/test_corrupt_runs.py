@@ -1,0 +1,86 @@
+"""Run directories fed corrupt or truncated files: a clear one-line error, or a
+report from the rows that are whole; never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stibium_py.cli import main
+from synthetic import make_run
+
+
+def _report(run_dir: Path, *extra: str):
+    return CliRunner().invoke(main, ["report", str(run_dir), *extra])
+
+
+def test_a_csv_cut_mid_row_gives_a_report_from_the_whole_rows(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    data = (run / "measurements.csv").read_bytes()
+    (run / "measurements.csv").write_bytes(data[: len(data) - 40])     # the last row cut
+    result = _report(run, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["damaged_rows"] == 1 and summary["measurements"] == 140 + 40 - 1
+    assert {"level": "warning", "test": "all", "message": "1 damaged rows of measurements.csv were skipped",
+            "what_to_do": "the report uses the rows that are whole"} in summary["warnings"]
+    assert (run / "report.html").exists()
+
+
+def test_a_row_with_garbage_is_skipped(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    lines = (run / "measurements.csv").read_text().splitlines(keepends=True)
+    lines[5] = "5,files,write,files,sequential,not-a-number,,,,,,,,\n"
+    (run / "measurements.csv").write_text("".join(lines))
+    result = _report(run, "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output)["damaged_rows"] == 1
+
+
+@pytest.mark.parametrize("damage,message", [
+    ("missing", "stibium: {r}: no run.json; this is not a stibium run directory, or it was damaged"),
+    ("garbage", "stibium: {r}/run.json: damaged (Expecting value: line 1 column 1 (char 0)); restore it from a copy "
+                "of the run"),
+    ("foreign", "stibium: {r}/run.json: not a stibium-run/1 file; was it written by stibium?"),
+    ("header", "stibium: {r}/measurements.csv: the header is not stibium's; restore the file from a copy of the run"),
+    ("empty", "stibium: {r}: no measurements yet; nothing to report"),
+    ("nofolder", "stibium: {r}: not a run directory (no such folder)"),
+])
+def test_damaged_run_directories_get_one_line(tmp_path, damage, message):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    if damage == "missing":
+        (run / "run.json").unlink()
+    elif damage == "garbage":
+        (run / "run.json").write_text("<<<not json")
+    elif damage == "foreign":
+        (run / "run.json").write_text(json.dumps({"format": "something-else"}))
+    elif damage == "header":
+        (run / "measurements.csv").write_text("a,b,c\n1,2,3\n")
+    elif damage == "empty":
+        (run / "measurements.csv").write_text("")
+    elif damage == "nofolder":
+        run = tmp_path / "nowhere"
+    result = _report(run)
+    assert result.exit_code == 2
+    assert result.output.strip() == message.format(r=run)
+    assert "Traceback" not in result.output
+
+
+def test_compare_with_a_damaged_run_gets_one_line(tmp_path):
+    a = make_run(tmp_path / "a", rate_bytes_per_s=2e8)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=2e8)
+    (b / "run.json").write_text("{")
+    result = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"stibium: {b}/run.json: damaged (")
+    assert not (tmp_path / "c.html").exists()
+
+
+def test_resume_of_a_complete_run_is_refused(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    result = CliRunner().invoke(main, ["resume", str(run)])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"stibium: {run} is already complete; `stibium report {run}` shows it"

@@ -1,0 +1,114 @@
+"""Faults during a run: the disk filling up (a small loop-mounted ext4 filled for
+real), the helper dying. The run stops with one line naming the operation, the
+measurements so far are kept, and a report can still be built from them."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import is_root
+
+
+@pytest.fixture
+def small_ext4(disk_dir):
+    """A 160 MB ext4 file system on a loop device, mounted inside the temporary folder."""
+    if not is_root:
+        pytest.skip("needs root for a loop mount")
+    image = disk_dir / "fs.img"
+    mnt = disk_dir / "mnt"
+    mnt.mkdir()
+    with open(image, "wb") as f:
+        f.truncate(160 * 10**6)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    subprocess.run(["mount", "-o", "loop", str(image), str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+PLAN = """\
+name: fill
+tests:
+  - name: files
+    kind: files
+    sizes: [1MB]
+    repeats: 40
+    write_order: as-listed
+"""
+
+
+def _rows(run_dir: Path) -> list[dict]:
+    with open(run_dir / "measurements.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_disk_full_mid_run_stops_with_one_line_and_keeps_the_measurements(disk_dir, small_ext4):
+    plan = disk_dir / "fill.yaml"
+    plan.write_text(PLAN)
+    out_dir = disk_dir / "reports"
+    proc = subprocess.Popen([sys.executable, "-m", "stibium_py", "run", str(plan), "--target", str(small_ext4 / "t"),
+                             "--out", str(out_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # once the run has measured a few files, something else fills the disk
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        runs = list(out_dir.glob("fill-*")) if out_dir.exists() else []
+        if runs and (runs[0] / "measurements.csv").exists() and len(_rows(runs[0])) >= 3:
+            break
+        time.sleep(0.01)
+    filler = small_ext4 / "filler"
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1M", "status=none"], check=False)
+    _, err = proc.communicate(timeout=120)
+    run_dir = runs[0]
+    assert proc.returncode == 1
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("stibium: operation ")
+    assert "(files: write files/f-1000000-r" in line and "No space left on device" in line
+    assert line.endswith(f"The measurements so far are kept in {run_dir}; `stibium report {run_dir}` builds a "
+                         f"report from them")
+    rows = _rows(run_dir)
+    assert len([r for r in rows if r["error"] == ""]) >= 3
+    assert "No space left on device" in rows[-1]["error"]
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+    filler.unlink()
+    # the test files are gone; only the run's own (now empty) target folder is left
+    assert [p.name for p in (small_ext4 / "t").iterdir()] == []
+    report = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir)], capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    assert (run_dir / "report.html").exists()
+
+
+def test_a_helper_that_dies_stops_the_run_with_one_line(disk_dir, helper):
+    # a helper that answers three commands and then dies of a segmentation fault
+    wrapper = disk_dir / "dying-helper"
+    wrapper.write_text(f"""#!{sys.executable}
+import os, signal, subprocess, sys
+helper = subprocess.Popen([{str(helper)!r}, *sys.argv[1:]], stdin=subprocess.PIPE, text=True, bufsize=1)
+for i, line in enumerate(sys.stdin):
+    if i == 3:
+        helper.kill()
+        os.kill(os.getpid(), signal.SIGSEGV)
+    helper.stdin.write(line)
+    helper.stdin.flush()
+""")
+    wrapper.chmod(0o755)
+    plan = disk_dir / "fill.yaml"
+    plan.write_text(PLAN.replace("repeats: 40", "repeats: 5"))
+    env = dict(os.environ, STIBIUM_HELPER=str(wrapper))
+    proc = subprocess.run([sys.executable, "-m", "stibium_py", "run", str(plan), "--target", str(disk_dir / "t"),
+                           "--out", str(disk_dir / "r")], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    run_dir = next((disk_dir / "r").iterdir())
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"stibium: the helper crashed (exit status -11). The measurements so far are kept in {run_dir}; "
+        f"`stibium report {run_dir}` builds a report from them")
+    assert len(_rows(run_dir)) == 3

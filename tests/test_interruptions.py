@@ -1,0 +1,100 @@
+"""Real signals to a real run: SIGINT and SIGTERM keep every completed
+measurement, mark the run interrupted, remove the test files and say how to
+resume; resume finishes without repeating anything. After SIGKILL at most the
+operation in flight is lost and resume still works."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PLAN = """\
+name: slow
+tests:
+  - name: files
+    kind: files
+    sizes: [100KB, 1MB]
+    repeats: 4
+  - name: rnd
+    kind: pattern
+    op: read
+    access: random
+    granularities: [4KiB]
+    bytes: 2MiB
+    span: 16MiB
+    trials: 60
+"""
+N_OPS = 16 + 60
+
+
+def _start(d: Path) -> subprocess.Popen:
+    (d / "slow.yaml").write_text(PLAN)
+    return subprocess.Popen([sys.executable, "-m", "stibium_py", "run", str(d / "slow.yaml"), "--target", str(d / "t"),
+                             "--out", str(d / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _rows(run_dir: Path) -> list[dict]:
+    with open(run_dir / "measurements.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _wait_for_rows(d: Path, n: int, proc: subprocess.Popen) -> Path:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        runs = list((d / "r").glob("slow-*")) if (d / "r").exists() else []
+        if runs and (runs[0] / "measurements.csv").exists() and len(_rows(runs[0])) >= n:
+            return runs[0]
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    raise AssertionError("the run did not get going")
+
+
+def _resume(run_dir: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "stibium_py", "resume", str(run_dir)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_keeps_the_measurements_and_resume_finishes(disk_dir, sig):
+    proc = _start(disk_dir)
+    run_dir = _wait_for_rows(disk_dir, 20, proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == f"stibium: run interrupted; finish it with `stibium resume {run_dir}`"
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "interrupted"
+    kept = _rows(run_dir)
+    assert len(kept) >= 20 and all(r["error"] == "" for r in kept)
+    assert not Path(run["work_dir"]).exists()          # test files removed
+    assert list((disk_dir / "t").iterdir()) == []
+
+    done = _resume(run_dir)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(run_dir)
+    seqs = [int(r["seq"]) for r in rows]
+    assert sorted(seqs) == list(range(N_OPS))          # nothing repeated, nothing missing
+    assert rows[: len(kept)] == kept                    # the first measurements untouched
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert (run_dir / "report.html").exists()
+
+
+def test_sigkill_loses_at_most_the_operation_in_flight(disk_dir):
+    proc = _start(disk_dir)
+    run_dir = _wait_for_rows(disk_dir, 10, proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    before = _rows(run_dir)
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
+    done = _resume(run_dir)
+    assert done.returncode == 0, done.stderr
+    seqs = sorted(int(r["seq"]) for r in _rows(run_dir))
+    assert seqs == list(range(N_OPS))
+    assert len(before) >= 10

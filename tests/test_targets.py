@@ -1,0 +1,115 @@
+"""Targets stibium must refuse before it writes anything, each with one line and
+exit status 2; and bad plans given to `stibium run` leave nothing behind."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import is_root
+from stibium_py.cli import main
+
+PLAN = "name: p\ntests:\n  - name: f\n    kind: files\n    sizes: [{size}]\n    repeats: 2\n"
+
+
+def _run(d: Path, target: Path, size: str = "1MB", *extra: str) -> tuple[int, str]:
+    plan = d / "p.yaml"
+    plan.write_text(PLAN.format(size=size))
+    result = CliRunner().invoke(main, ["run", str(plan), "--target", str(target), "--out", str(d / "reports"), *extra])
+    return result.exit_code, result.output.strip()
+
+
+def test_the_root_of_a_file_system_is_refused(disk_dir):
+    code, out = _run(disk_dir, Path("/"))
+    assert code == 2
+    assert out == "stibium: target / is the root of a file system; use a folder inside it, such as /stibium-test"
+    assert not (disk_dir / "reports").exists()
+
+
+def test_the_home_folder_itself_is_refused(disk_dir, monkeypatch):
+    home = disk_dir / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    code, out = _run(disk_dir, home)
+    assert code == 2
+    assert out == f"stibium: target {home} is your home folder itself; use a folder inside it, such as {home / 'stibium-test'}"
+
+
+def test_a_folder_inside_a_file_is_refused(disk_dir):
+    (disk_dir / "afile").write_text("x")
+    code, out = _run(disk_dir, disk_dir / "afile" / "sub")
+    assert code == 2
+    assert out == f"stibium: target {disk_dir / 'afile' / 'sub'} cannot be created: {disk_dir / 'afile'} is a file"
+
+
+def test_a_nonempty_folder_is_allowed_when_asked(disk_dir):
+    t = disk_dir / "t"
+    t.mkdir()
+    (t / "mine.txt").write_text("keep")
+    code, out = _run(disk_dir, t, "1MB", "--allow-nonempty")
+    assert code == 0, out
+    assert [p.name for p in t.iterdir()] == ["mine.txt"] and (t / "mine.txt").read_text() == "keep"
+
+
+@pytest.fixture
+def tiny_mount(disk_dir):
+    if not is_root:
+        pytest.skip("needs root to mount")
+    mnt = disk_dir / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_not_enough_free_space_is_refused(disk_dir, tiny_mount):
+    code, out = _run(disk_dir, tiny_mount / "t", "100MB")
+    assert code == 2
+    assert out.startswith(f"stibium: target {tiny_mount / 't'} has 8.39 MB free but the plan needs 200 MB plus a margin")
+    assert out.endswith("free some space or choose another --target")
+    assert list(tiny_mount.iterdir()) == []
+
+
+def test_a_read_only_file_system_is_refused(disk_dir, tiny_mount):
+    subprocess.run(["mount", "-o", "remount,ro", str(tiny_mount)], check=True)
+    code, out = _run(disk_dir, tiny_mount / "t")
+    assert code == 2
+    assert out == f"stibium: target {tiny_mount / 't'} is on a read-only file system; choose another folder with --target"
+
+
+BAD_PLANS = {
+    "missing.yaml": None,
+    "script.yaml": "name: <script>alert(1)</script>\ntests:\n  - name: f\n    kind: files\n    sizes: [1MB]\n",
+    "negative.yaml": "name: n\ntests:\n  - name: f\n    kind: files\n    sizes: [-5]\n",
+    "bigger.yaml": "name: b\ntests:\n  - name: p\n    kind: pattern\n    op: read\n    granularities: [1MiB]\n"
+                   "    bytes: 1MiB\n    span: 512KiB\n",
+    "latin1.yaml": b"name: \xe9t\xe9\n",
+}
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("missing.yaml", "stibium: {d}/missing.yaml: no such plan file"),
+    ("script.yaml", "stibium: {d}/script.yaml:1: name: String should match pattern '^[A-Za-z0-9][A-Za-z0-9._-]*$' "
+                    "(got '<script>alert(1)</script>')"),
+    ("negative.yaml", "stibium: {d}/negative.yaml:5: tests[0] (f).sizes[0]: -5 is negative; sizes are positive"),
+    ("bigger.yaml", "stibium: {d}/bigger.yaml:8: tests[0] (p).span: the requests need 1048576 bytes but span is "
+                    "524288; raise span or lower bytes"),
+    ("latin1.yaml", "stibium: {d}/latin1.yaml: cannot read the plan: 'utf-8' codec can't decode byte 0xe9 in "
+                    "position 6: invalid continuation byte"),
+])
+def test_bad_plans_leave_nothing_behind(disk_dir, name, expected):
+    content = BAD_PLANS[name]
+    if isinstance(content, bytes):
+        (disk_dir / name).write_bytes(content)
+    elif content is not None:
+        (disk_dir / name).write_text(content)
+    result = CliRunner().invoke(main, ["run", str(disk_dir / name), "--target", str(disk_dir / "t"),
+                                       "--out", str(disk_dir / "reports")])
+    assert result.exit_code == 2
+    assert result.output.strip() == expected.format(d=disk_dir)
+    assert not (disk_dir / "t").exists() and not (disk_dir / "reports").exists()
