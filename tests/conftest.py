@@ -56,3 +56,22 @@ def run_helper(helper: Path, *args: str, **kwargs) -> tuple[int, dict, str]:
 
 
 is_root = os.geteuid() == 0
+
+
+@pytest.fixture
+def mount_tmpfs(disk_dir):
+    """mount_tmpfs("8m"): a small tmpfs mounted inside the temporary folder, unmounted afterwards (root only)."""
+    if not is_root:
+        pytest.skip("needs root to mount")
+    mounted = []
+
+    def mount(size: str) -> Path:
+        mnt = disk_dir / f"mnt{len(mounted)}"
+        mnt.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], check=True)
+        mounted.append(mnt)
+        return mnt
+
+    yield mount
+    for mnt in mounted:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

@@ -265,17 +265,9 @@ def test_permission_denied_is_eacces(helper, disk_dir):
 
 
 @pytest.fixture
-def small_mount(disk_dir):
-    """A 2 MiB tmpfs (for ENOSPC) mounted inside the temporary folder, unmounted after."""
-    if not is_root:
-        pytest.skip("needs root to mount")
-    mnt = disk_dir / "mnt"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], check=True)
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+def small_mount(mount_tmpfs):
+    """A 2 MiB tmpfs, for ENOSPC and read-only file systems."""
+    return mount_tmpfs("2m")
 
 
 def test_disk_full_is_enospc_and_the_partial_file_is_removed(helper, small_mount):

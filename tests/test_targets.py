@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import is_root
 from stibium_py.cli import main
 
 PLAN = "name: p\ntests:\n  - name: f\n    kind: files\n    sizes: [{size}]\n    repeats: 2\n"
@@ -55,16 +54,8 @@ def test_a_nonempty_folder_is_allowed_when_asked(disk_dir):
 
 
 @pytest.fixture
-def tiny_mount(disk_dir):
-    if not is_root:
-        pytest.skip("needs root to mount")
-    mnt = disk_dir / "mnt"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], check=True)
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+def tiny_mount(mount_tmpfs):
+    return mount_tmpfs("8m")
 
 
 def test_not_enough_free_space_is_refused(disk_dir, tiny_mount):
