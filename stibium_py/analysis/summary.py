@@ -59,22 +59,38 @@ def _nonlinearity(x: np.ndarray, y: np.ndarray, s: Settings) -> dict[str, Any]:
             "upper_rate_bytes_per_s": b.as_dict()}
 
 
+def _segment_rate(rows: list[dict[str, Any]], fallback: float) -> float:
+    """The Theil-Sen rate of one stretch of the run (its own line); where it has one size only, the
+    fitted rate scaled by the stretch's median residual."""
+    x = _arr(rows, "size_bytes")
+    y = _arr(rows, "seconds")
+    if len(np.unique(x)) >= 2:
+        slope = regression.theil_sen(x, y).slope_s_per_byte
+        if slope > 0:
+            return 1.0 / slope
+    return fallback
+
+
 def _drift(rows: list[dict[str, Any]], r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
     order = np.argsort([row["seq"] for row in rows])
     r_run = r[order]
     ok = np.isfinite(r_run)
     result = drift.trend(r_run)
-    changes = []
     idx_ok = np.flatnonzero(ok)
-    for cp in drift.change_points(r_run[ok]):
-        before = r_run[ok][:cp]
-        after = r_run[ok][cp:]
+    cps = drift.change_points(r_run[ok])
+    bounds = [0] + cps + [len(idx_ok)]
+    rate = fit.rate_bytes_per_s.estimate
+    segments = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        seg_rows = [rows[order[k]] for k in idx_ok[lo:hi]]
+        segments.append(_segment_rate(seg_rows, rate / math.exp(float(np.median(r_run[ok][lo:hi])))))
+    changes = []
+    for i, cp in enumerate(cps):
         first = rows[order[idx_ok[cp]]]
-        rate = fit.rate_bytes_per_s.estimate
         changes.append({"index": int(cp), "seq": first["seq"], "started_s": first["started_s"],
-                        "rate_before_bytes_per_s": rate / math.exp(float(np.median(before))),
-                        "rate_after_bytes_per_s": rate / math.exp(float(np.median(after))),
-                        "step_fraction": math.exp(float(np.median(before) - np.median(after))) - 1})
+                        "rate_before_bytes_per_s": segments[i], "rate_after_bytes_per_s": segments[i + 1],
+                        "step_fraction": segments[i + 1] / segments[i] - 1,
+                        "method": "theil-sen on each stretch between change points"})
     result["change_points"] = changes
     return result
 

@@ -1,0 +1,60 @@
+"""Fixtures for the accuracy tests: devices of known speed, built before each test
+and always torn down, and a way to run `stibium run` on them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import devices
+
+
+@pytest.fixture
+def device_b(tmp_path):
+    """Recipe B at 50 MiB/s (52.43 MB/s) with 1 ms per request."""
+    why = devices.missing_for_recipe_b()
+    if why:
+        pytest.skip(f"Recipe B {why}")
+    with devices.recipe_b(tmp_path / "dev") as device:
+        yield device
+
+
+@pytest.fixture
+def device_a(tmp_path):
+    """Recipe A: reads at 50 MiB/s, writes at 30 MiB/s."""
+    why = devices.missing_for_recipe_a()
+    if why:
+        pytest.skip(f"Recipe A {why}")
+    (tmp_path / "dev").mkdir()
+    with devices.recipe_a(tmp_path / "dev", 52428800, 31457280) as device:
+        yield device
+
+
+def stibium_run(tmp_path: Path, device: devices.Device, plan_text: str, on_row=None) -> tuple[dict, Path]:
+    """Run a plan on the device through the CLI; returns summary.json and the run directory.
+    on_row(rows_so_far, run_dir) is called while the run goes on (to change the device mid-run)."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(plan_text)
+    out = tmp_path / "reports"
+    proc = subprocess.Popen([sys.executable, "-m", "stibium_py", "run", str(plan), "--target", str(device.mount / "t"),
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if on_row is not None:
+        import time
+        while proc.poll() is None:
+            runs = list(out.glob("*")) if out.exists() else []
+            csv_path = runs[0] / "measurements.csv" if runs else None
+            if csv_path is not None and csv_path.exists():
+                on_row(max(0, len(csv_path.read_text().splitlines()) - 1), runs[0])
+            time.sleep(0.01)
+    stdout, stderr = proc.communicate(timeout=900)
+    assert proc.returncode == 0, stderr
+    run_dir = next(out.iterdir())
+    return json.loads((run_dir / "summary.json").read_text()), run_dir
+
+
+def entry(summary: dict, test: str, op: str) -> dict:
+    return next(e for e in summary["tests"] if e["name"] == test and e["op"] == op)

@@ -1,0 +1,145 @@
+"""Devices whose true rate and latency are set by us (../../shared/TRUTH.md):
+
+Recipe B: an nbdkit RAM disk behind the rate and delay filters, exposed as a file
+by nbdfuse, with a loop device (direct I/O) and ext4 on top. `rate` is in bits/s
+with binary suffixes (400M = 50 MiB/s = 52.43 MB/s); reads and writes share one
+bucket; `rate-file` changes the rate while it runs.
+
+Recipe A: a loop device over an image file, throttled by the root blkio cgroup
+(v1) rule for that device only, with separate read and write rates.
+
+Both need root; every step is undone in reverse order, also when a test fails or
+is interrupted."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+
+
+@dataclass(frozen=True)
+class Device:
+    mount: Path                         # an ext4 file system on the device: the target for stibium
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    delay_s: float = 0.0
+    rate_file: Path | None = None       # Recipe B: write a new rate (bits/s) here to change it
+    burst_bytes: float = 0.0            # Recipe B: bytes that pass free after idling (burstiness x rate)
+
+    def set_rate_bits_per_s(self, bits_per_s: int) -> None:
+        assert self.rate_file is not None
+        tmp = self.rate_file.with_suffix(".tmp")
+        tmp.write_text(f"{bits_per_s}\n")
+        os.replace(tmp, self.rate_file)
+
+
+def missing_for_recipe_b() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (FUSE mount, losetup)"
+    for tool in ("nbdkit", "nbdfuse", "fusermount3", "losetup", "mkfs.ext4"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (Debian: nbdkit libnbd-bin fuse3)"
+    if not Path("/dev/fuse").exists():
+        return "no /dev/fuse"
+    return None
+
+
+def missing_for_recipe_a() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (losetup, cgroup writes)"
+    if not (BLKIO / "blkio.throttle.read_bps_device").exists():
+        return "no cgroup v1 blkio throttle on this machine"
+    return None
+
+
+def _run(*args: str) -> str:
+    return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _wait_for(path: Path, timeout_s: float = 20) -> None:
+    deadline = time.time() + timeout_s
+    while not path.exists():
+        if time.time() > deadline:
+            raise TimeoutError(f"{path} did not appear")
+        time.sleep(0.05)
+
+
+def _ext4_on(device: str, mount: Path, stack: contextlib.ExitStack) -> None:
+    _run("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device)
+    mount.mkdir()
+    _run("mount", device, str(mount))
+    stack.callback(subprocess.run, ["umount", "-l", str(mount)], check=False)
+
+
+def _loop(backing: Path, stack: contextlib.ExitStack) -> str:
+    loop = _run("losetup", "-f", "--show", "--direct-io=on", str(backing))
+    stack.callback(subprocess.run, ["losetup", "-d", loop], check=False)
+    return loop
+
+
+@contextlib.contextmanager
+def recipe_b(work: Path, rate: str = "400M", delay: str = "1ms", size: str = "1G",
+             burstiness: str = "0.1") -> Iterator[Device]:
+    """nbdkit (rate + delay filters, memory plugin) over nbdfuse, loop + ext4 on top."""
+    bits = {"K": 1024, "M": 1024**2, "G": 1024**3}
+    rate_bits = int(rate[:-1]) * bits[rate[-1]] if rate[-1] in bits else int(rate)
+    delay_s = float(delay.removesuffix("ms")) / 1000 if delay.endswith("ms") else float(delay)
+    fuse_dir = work / "nbd"
+    fuse_dir.mkdir(parents=True)
+    rate_file = work / "rate"
+    rate_file.write_text(f"{rate_bits}\n")
+    with contextlib.ExitStack() as stack:
+        proc = subprocess.Popen(
+            ["nbdfuse", "-P", str(work / "nbdfuse.pid"), str(fuse_dir / "disk"), "[", "nbdkit", "--exit-with-parent",
+             "--filter=rate", "--filter=delay", "memory", size, f"rate={rate_bits}", f"rate-file={rate_file}",
+             f"burstiness={burstiness}", f"rdelay={delay}", f"wdelay={delay}", "]"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def stop_fuse() -> None:
+            subprocess.run(["fusermount3", "-u", str(fuse_dir)], check=False, capture_output=True)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+        stack.callback(stop_fuse)
+        _wait_for(work / "nbdfuse.pid")
+        _wait_for(fuse_dir / "disk")
+        loop = _loop(fuse_dir / "disk", stack)
+        _ext4_on(loop, work / "mnt", stack)
+        device = Device(work / "mnt", rate_bits / 8, rate_bits / 8, delay_s, rate_file, float(burstiness) * rate_bits / 8)
+        drain_burst(device)
+        yield device
+
+
+@contextlib.contextmanager
+def recipe_a(work: Path, read_bytes_per_s: int, write_bytes_per_s: int, size_bytes: int = 1 << 30) -> Iterator[Device]:
+    """A loop device over an image, throttled by the root blkio cgroup rule for that device alone."""
+    image = work / "disk.img"
+    with open(image, "wb") as f:
+        f.truncate(size_bytes)
+    with contextlib.ExitStack() as stack:
+        loop = _loop(image, stack)
+        majmin = Path(f"/sys/block/{Path(loop).name}/dev").read_text().strip()
+        _ext4_on(loop, work / "mnt", stack)
+        for kind, bps in (("read", read_bytes_per_s), ("write", write_bytes_per_s)):
+            rule = BLKIO / f"blkio.throttle.{kind}_bps_device"
+            rule.write_text(f"{majmin} {bps}\n")
+            stack.callback(rule.write_text, f"{majmin} 0\n")
+        yield Device(work / "mnt", read_bytes_per_s, write_bytes_per_s)
+
+
+def drain_burst(device: Device) -> None:
+    """Spend the rate filter's burst allowance (burstiness x rate) before anything is measured."""
+    path = device.mount / ".drain"
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", "count=16", "oflag=direct", "status=none"], check=True)
+    path.unlink()
