@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,9 +63,9 @@ def _groups(run: Run) -> dict[tuple, list[dict[str, Any]]]:
     return out
 
 
-def rate_draws(rows: list[dict[str, Any]], resamples: int, seed: int) -> tuple[float, np.ndarray, str]:
-    """A rate and its bootstrap draws: the Theil-Sen rate of a files test, the median
-    throughput over trials of a pattern point."""
+def rate_draws(rows: list[dict[str, Any]], resamples: int, seed: int) -> tuple[float, float | None, np.ndarray, str]:
+    """A rate, its latency (files tests) and its bootstrap draws: the Theil-Sen rate and
+    intercept of a files test, the median throughput over trials of a pattern point."""
     if rows[0]["kind"] == "files":
         x = np.array([r["size_bytes"] for r in rows], float)
         y = np.array([r["seconds"] for r in rows], float)
@@ -74,11 +74,11 @@ def rate_draws(rows: list[dict[str, Any]], resamples: int, seed: int) -> tuple[f
         with np.errstate(divide="ignore"):
             draws = np.where(slopes > 0, 1.0 / slopes, np.nan)
         rate = 1.0 / line.slope_s_per_byte if line.slope_s_per_byte > 0 else math.nan
-        return rate, draws, f"theil-sen rate, stratified bootstrap B={len(draws)}"
+        return rate, line.intercept_s, draws, f"theil-sen rate, stratified bootstrap B={len(draws)}"
     tput = np.array([r["bytes"] / r["seconds"] for r in rows], float)
     rng = np.random.default_rng(seed)
     draws = np.median(tput[rng.integers(0, len(tput), size=(resamples, len(tput)))], axis=1)
-    return float(np.median(tput)), draws, f"median throughput over trials, bootstrap B={resamples}"
+    return float(np.median(tput)), None, draws, f"median throughput over trials, bootstrap B={resamples}"
 
 
 def verdict(ratio: Estimate, band: float = NOISE_BAND) -> tuple[str, str]:
@@ -104,12 +104,12 @@ def compare_runs(a: Run, b: Run, allow_different_plans: bool = False, resamples:
     matched = [k for k in ga if k in gb]
     rows = []
     draws_by_key = {}
-    # numpy releases the GIL in the bootstrap's array work: two threads use both cores
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    # the bootstraps of the matched rows are independent: one process per core
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         jobs = [(pool.submit(rate_draws, ga[key], resamples, seed + 2 * i),
                  pool.submit(rate_draws, gb[key], resamples, seed + 2 * i + 1)) for i, key in enumerate(matched)]
         draws = [(fa.result(), fb.result()) for fa, fb in jobs]
-    for key, ((rate_a, da, method_a), (rate_b, db, _)) in zip(matched, draws):
+    for key, ((rate_a, lat_a, da, method_a), (rate_b, lat_b, db, _)) in zip(matched, draws):
         n = min(len(da), len(db))
         ratios = db[:n] / da[:n]
         lo, hi = percentile_interval(ratios, CONFIDENCE)
@@ -120,7 +120,8 @@ def compare_runs(a: Run, b: Run, allow_different_plans: bool = False, resamples:
         draws_by_key[key] = ratios
         test, op, access, gran, stride = key
         rows.append({"test": test, "op": op, "access": access, "granularity_bytes": gran, "stride_bytes": stride,
-                     "rate_a_bytes_per_s": rate_a, "rate_b_bytes_per_s": rate_b, "n_a": len(ga[key]),
+                     "rate_a_bytes_per_s": rate_a, "rate_b_bytes_per_s": rate_b, "latency_a_s": lat_a,
+                     "latency_b_s": lat_b, "n_a": len(ga[key]),
                      "n_b": len(gb[key]), "ratio": est.as_dict(), "verdict": word, "hint": hint})
     summaries = []
     for test, op in dict.fromkeys((k[0], k[1]) for k in matched):

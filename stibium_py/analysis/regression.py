@@ -142,14 +142,15 @@ def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.r
     members = np.repeat(size, size).astype(np.int64)
     salt = np.uint64(rng.integers(1, 2**62))
     out = np.empty(resamples)
-    chunk = max(1, int(4e6 // SAMPLED_PAIRS))
+    chunk = max(1, int(1e6 // SAMPLED_PAIRS))
     for b0 in range(0, resamples, chunk):
         nb = min(chunk, resamples - b0)
         b = np.arange(b0, b0 + nb, dtype=np.uint64)[:, None] * np.uint64(n) + salt
         j1 = rng.integers(0, n, (nb, SAMPLED_PAIRS))
-        outside = n - members[j1]
-        j2 = (first[j1] + members[j1] + (rng.random((nb, SAMPLED_PAIRS)) * outside).astype(np.int64)) % n
-        e1 = first[j1] + _below(_mix64(b + j1.astype(np.uint64)), members[j1])
+        f1, m1 = first[j1], members[j1]
+        j2 = f1 + m1 + (rng.random((nb, SAMPLED_PAIRS)) * (n - m1)).astype(np.int64)
+        j2 -= n * (j2 >= n)                                  # wrap around without a division
+        e1 = f1 + _below(_mix64(b + j1.astype(np.uint64)), m1)
         e2 = first[j2] + _below(_mix64(b + j2.astype(np.uint64)), members[j2])
         out[b0:b0 + nb] = np.median((ys[e2] - ys[e1]) / (xs[e2] - xs[e1]), axis=1)
     return out

@@ -16,20 +16,20 @@ from .page import figure, page, table
 COLORS = {"a": "#1f77b4", "b": "#d62728"}
 
 
-def _overlay_files(a: Run, b: Run, test: str, op: str) -> go.Figure:
+def _overlay_files(a: Run, b: Run, fit: dict[str, Any]) -> go.Figure:
     fig = go.Figure()
+    test, op = fit["test"], fit["op"]
     for side, run in (("a", a), ("b", b)):
         rows = [r for r in run.rows if r["test"] == test and r["op"] == op and r["kind"] == "files"]
         x = np.array([r["size_bytes"] for r in rows], float)
         y = np.array([r["seconds"] for r in rows], float)
-        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(run.label)}",
-                                 marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
-        from ..analysis.regression import theil_sen
-        line = theil_sen(x, y)
-        if np.isfinite(line.slope_s_per_byte) and line.slope_s_per_byte > 0:
+        fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(run.label)}",
+                                   marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
+        rate, latency = fit[f"rate_{side}_bytes_per_s"], fit[f"latency_{side}_s"]
+        if rate and np.isfinite(rate) and latency is not None:
             grid = np.linspace(0, x.max(), 50)
-            fig.add_trace(go.Scatter(x=grid, y=line.predict(grid), mode="lines", line={"color": COLORS[side]},
-                                     name=f"{side.upper()} Theil-Sen: {format_rate(1 / line.slope_s_per_byte)}"))
+            fig.add_trace(go.Scatter(x=grid, y=latency + grid / rate, mode="lines", line={"color": COLORS[side]},
+                                     name=f"{side.upper()} Theil-Sen: {format_rate(rate)}"))
     return _layout(fig, f"{test} {op}: time against size, both runs", "size (bytes)", "seconds")
 
 
@@ -89,8 +89,8 @@ def render(cmp: dict[str, Any], a: Run, b: Run) -> str:
                 "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ, figure(_forest(cmp), "forest")]
     n = 0
     for test, op in dict.fromkeys((r["test"], r["op"]) for r in cmp["rows"]):
-        kind = next(r["access"] for r in cmp["rows"] if (r["test"], r["op"]) == (test, op))
-        fig = _overlay_files(a, b, test, op) if kind == "files" else _overlay_pattern(cmp, test, op)
+        first = next(r for r in cmp["rows"] if (r["test"], r["op"]) == (test, op))
+        fig = _overlay_files(a, b, first) if first["access"] == "files" else _overlay_pattern(cmp, test, op)
         sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
         n += 1
     return page("stibium compare", sections)

@@ -131,7 +131,10 @@ def residuals(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
 
 
 def rate_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
-    fig = _points(rows, entry, _sizes, _rate)
+    # In large runs this figure shows the medians per size only: its points are the same
+    # measurements as those of time against size, and the page stays small.
+    large = len(rows) > WEBGL_ABOVE_POINTS
+    fig = go.Figure() if large else _points(rows, entry, _sizes, _rate)
     bands = entry.get("size_bands", [])
     if bands:
         fig.add_trace(go.Scatter(
@@ -142,7 +145,8 @@ def rate_vs_size(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure
             mode="lines+markers", name="median per size (95% interval)", line={"color": "#9467bd"}))
     if entry["rate_bytes_per_s"]["estimate"]:
         fig.add_hline(y=entry["rate_bytes_per_s"]["estimate"], line_color="#2ca02c", annotation_text="fitted rate")
-    return _layout(fig, f"{entry['name']} {entry['op']}: rate against size", "size (bytes)", "bytes/s", log_x=True)
+    title = f"{entry['name']} {entry['op']}: rate against size" + (" (medians per size)" if large else "")
+    return _layout(fig, title, "size (bytes)", "bytes/s", log_x=True)
 
 
 def rate_vs_elapsed(rows: list[dict[str, Any]], entry: dict[str, Any]) -> go.Figure:
