@@ -1,7 +1,9 @@
 """Helper against fio on the same file with the same pattern, alternately:
 sequential 1 MiB writes and reads of 1 GiB, random 4 KiB reads at queue depth 1
 over 256 MiB (psync, direct=1). Prints the median helper/fio throughput ratio of
-each; the target is 0.95-1.05."""
+each; the target is 0.95-1.05. --device-b runs both on a device of known speed
+(Recipe B of TRUTH.md: 50 MiB/s, 1 ms a request; needs root), where the disk's own
+noise does not drown the comparison."""
 
 from __future__ import annotations
 
@@ -33,10 +35,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dir", help="folder on the disk to test (default /var/tmp)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--device-b", action="store_true", help="run on a Recipe B device (root, nbdkit, nbdfuse)")
     a = ap.parse_args()
     if shutil.which("fio") is None:
         raise SystemExit("fio is not installed (Debian: apt-get install fio)")
-    d = scratch(a.dir)
+    if a.device_b:
+        import contextlib
+        import sys
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "truth"))
+        import devices
+        why = devices.missing_for_recipe_b()
+        if why:
+            raise SystemExit(f"Recipe B {why}")
+        work = scratch(a.dir)
+        with contextlib.ExitStack() as stack:
+            stack.callback(shutil.rmtree, work, True)
+            device = stack.enter_context(devices.recipe_b(work / "dev", size="2G"))
+            print(f"on Recipe B: {device.read_bytes_per_s / 1e6:.2f} MB/s, {device.delay_s * 1e3:.0f} ms a request")
+            compare(device.mount, a.rounds)
+        return
+    compare(None if a.dir is None else Path(a.dir), a.rounds)
+
+
+def compare(base: Path | None, rounds: int) -> None:
+    a_rounds = rounds
+    d = scratch(str(base) if base else None)
     try:
         seq = d / "seq.bin"
         rnd = d / "rnd.bin"
@@ -56,10 +79,10 @@ def main() -> None:
                                "--span", str(256 * MiB), "--access", "random"),
                 lambda: fio(rnd, "randread", "4k", "256M", "64M")),
         }
-        print(f"{'case':40} {'helper MB/s':>12} {'fio MB/s':>10} {'ratio':>7}  (median of {a.rounds} alternations)")
+        print(f"{'case':40} {'helper MB/s':>12} {'fio MB/s':>10} {'ratio':>7}  (median of {a_rounds} alternations)")
         for name, (run_helper, run_fio) in cases.items():
             ratios, hs, fs = [], [], []
-            for i in range(a.rounds):
+            for i in range(a_rounds):
                 order = [("h", run_helper), ("f", run_fio)] if i % 2 == 0 else [("f", run_fio), ("h", run_helper)]
                 got = {}
                 for who, fn in order:
