@@ -136,7 +136,8 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
     if not info.ok:
         raise RunError(f"target {target}: {info.error}", 2)
     started = utc_now()
-    run_dir = new_run_dir(options.out_dir, plan.name, sysinfo.machine_facts()["hostname"], started)
+    machine = sysinfo.machine_facts()
+    run_dir = new_run_dir(options.out_dir, plan.name, machine["hostname"], started)
     work = target.resolve() / f"stibium-{run_dir.name}"
     work.mkdir()
     (work / WORK_MARKER).write_text(f"stibium test files of run {run_dir.name}; safe to delete\n")
@@ -154,7 +155,7 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
         "target": str(target),
         "work_dir": str(work),
         "keep_files": options.keep_files,
-        "machine": sysinfo.machine_facts(),
+        "machine": machine,
         "target_facts": {**sysinfo.target_facts(target), **info.data.get("target", {})},
         "clock": {k: info.data.get(k) for k in ("clock", "clock_resolution_ns", "timebase_numer", "timebase_denom")},
         "started_utc": iso(started),

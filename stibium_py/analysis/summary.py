@@ -144,8 +144,8 @@ def pattern_entry(name: str, op: str, rows: list[dict[str, Any]], s: Settings) -
     pts = patterns.points(rows, s.resamples, s.seed, s.confidence)
     knees: dict[str, int | None] = {}
     for access in sorted({p["access"] for p in pts}):
-        sel = [p for p in pts if p["access"] == access and p["stride_bytes"] == 0 or
-               (p["access"] == access == "strided")]
+        # strided access: the knee over all strides together (the heatmap shows them apart)
+        sel = [p for p in pts if p["access"] == access and (p["stride_bytes"] == 0 or access == "strided")]
         by_g: dict[int, list[float]] = {}
         for p in sel:
             by_g.setdefault(p["granularity_bytes"], []).append(p["throughput_bytes_per_s"]["estimate"])

@@ -11,7 +11,6 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 from common import scratch
 
