@@ -34,7 +34,7 @@ def _dump(value) -> str:
     return buf.getvalue()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(PLANS.map(_dump), st.text(max_size=200)))
 def test_the_parser_raises_only_its_own_error(text):
     with tempfile.TemporaryDirectory() as d:
