@@ -111,3 +111,21 @@ for i, line in enumerate(sys.stdin):
         f"stibium: the helper crashed (exit status -11). The measurements so far are kept in {run_dir}; "
         f"`stibium report {run_dir}` builds a report from them")
     assert len(_rows(run_dir)) == 3
+
+
+def test_a_hung_helper_is_stopped_after_its_timeout(disk_dir):
+    # a helper that never answers: the per-operation timeout ends the wait and kills it
+    from stibium_py.helper import Helper, HelperTimeout
+    hung = disk_dir / "hung-helper"
+    hung.write_text("#!/bin/sh\nexec sleep 60\n")
+    hung.chmod(0o755)
+    helper = Helper(hung)
+    helper.start()
+    pid = helper._proc.pid
+    started = time.monotonic()
+    with pytest.raises(HelperTimeout) as e:
+        helper.call(["info"], timeout_s=1)
+    assert str(e.value) == "the helper did not answer within 1 s"
+    assert time.monotonic() - started < 5
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)          # killed and reaped, not left behind
