@@ -30,7 +30,7 @@ def device_a(tmp_path):
     if why:
         pytest.skip(f"Recipe A {why}")
     (tmp_path / "dev").mkdir()
-    with devices.recipe_a(tmp_path / "dev", 52428800, 31457280) as device:
+    with devices.recipe_a(tmp_path / "dev", 52428800, 31457280, size_bytes=2 << 30) as device:
         yield device
 
 

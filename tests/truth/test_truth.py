@@ -46,11 +46,11 @@ def test_files_rates_on_recipe_b(tmp_path, device_b):
 
 # The blkio throttle releases I/O in slices of about 100 ms, so a file that moves in less than a few
 # slices has no meaningful time of its own (TRUTH.md: exact over >= 1 s): Recipe A gets larger files.
-RECIPE_A_PLAN = FILES_PLAN.replace("{{from: 1MB, to: 64MB, count: 7}}", "[16MB, 32MB, 64MB, 128MB]")
+RECIPE_A_PLAN = FILES_PLAN.replace("{{from: 1MB, to: 64MB, count: 7}}", "[32MB, 64MB, 128MB, 256MB]")
 
 
 def test_separate_read_and_write_rates_on_recipe_a(tmp_path, device_a):
-    summary, _ = stibium_run(tmp_path, device_a, RECIPE_A_PLAN.format(repeats=2))
+    summary, _ = stibium_run(tmp_path, device_a, RECIPE_A_PLAN.format(repeats=3))
     for op, truth in (("write", device_a.write_bytes_per_s), ("read", device_a.read_bytes_per_s)):
         rate = entry(summary, "files", op)["rate_bytes_per_s"]
         assert abs(report(f"recipe A files {op} rate (B/s)", truth, rate)) <= 0.03
