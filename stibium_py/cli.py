@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -47,6 +48,11 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             _fail(str(e), 1)
         except OSError as e:
             _fail(f"{e.filename or ''}: {e.strerror or e}", 1)
+        except Exception as e:  # a bug of ours: one line, and the traceback on request
+            if os.environ.get("STIBIUM_DEBUG"):
+                raise
+            _fail(f"internal error: {type(e).__name__}: {e}; run again with STIBIUM_DEBUG=1 for the traceback "
+                  f"and report it", 1)
 
     return wrapper
 

@@ -183,11 +183,13 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
     try:
         plan, text = load_plan(Path(run["plan"]["source"]), text=run["plan"]["text"])
         expanded = expand(plan, run.get("seed"))
-    except (PlanError, KeyError, TypeError) as e:
-        raise RunError(f"{run_dir}/run.json: the plan in it cannot be read again ({e})", 2) from None
+        work = Path(run["work_dir"])
+        float(run["started_epoch_s"])
+    except (PlanError, KeyError, TypeError, ValueError) as e:
+        raise RunError(f"{run_dir}/run.json: the run in it cannot be read again ({type(e).__name__}: {e}); "
+                       f"restore it from a copy of the run", 2) from None
     if expanded.ops_as_dicts() != run.get("expanded", {}).get("ops"):
         raise RunError(f"{run_dir}/run.json: its operations do not match its plan; was it edited?", 2)
-    work = Path(run["work_dir"])
     if not work.is_dir():
         try:
             work.mkdir(parents=True)
@@ -197,7 +199,7 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
     run["rebooted"] = status == "waiting-for-reboot" or run.get("rebooted", False)
     run["status"] = "running"
     run["pid"] = os.getpid()
-    run["machine"]["boot_id"] = sysinfo.boot_id()
+    run.setdefault("machine", {})["boot_id"] = sysinfo.boot_id()
     run.setdefault("resumed_utc", []).append(iso(utc_now()))
     write_json_atomic(run_dir / "run.json", run)
     Runner(run_dir, run, expanded, _helper_path(), options.progress, console).execute()

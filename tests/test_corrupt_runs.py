@@ -84,3 +84,14 @@ def test_resume_of_a_complete_run_is_refused(tmp_path):
     result = CliRunner().invoke(main, ["resume", str(run)])
     assert result.exit_code == 2
     assert result.output.strip() == f"stibium: {run} is already complete; `stibium report {run}` shows it"
+
+
+def test_resume_of_an_edited_run_json_gets_one_line(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    data = json.loads((run / "run.json").read_text())
+    data["status"] = "interrupted"
+    (run / "run.json").write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["resume", str(run)])
+    assert result.exit_code == 2
+    assert result.output.strip() == (f"stibium: {run}/run.json: the run in it cannot be read again (KeyError: "
+                                     f"'source'); restore it from a copy of the run")
