@@ -255,10 +255,11 @@ static int sb_open_existing(sb_args *a, NSMutableDictionary *out, int *fd)
     *fd = open(a->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (*fd < 0) {
         sb_err err;
-        sb_fail(&err, errno, errno == ELOOP ? "%s is a symbolic link; stibium never follows links for test files"
-                                            : "cannot open %s", a->path);
-        if (err.errnum != ELOOP)
-            snprintf(err.message, sizeof err.message, "cannot open %s: %s", a->path, strerror(err.errnum));
+        int e = errno;
+        if (e == ELOOP)
+            sb_fail(&err, e, "%s is a symbolic link; stibium never follows links for test files", a->path);
+        else
+            sb_fail(&err, e, "cannot open %s: %s", a->path, strerror(e));
         return sb_io_error(out, &err);
     }
     [out setObject:sb_str(a->path) forKey:@"path"];

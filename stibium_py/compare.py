@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import regression
+from .analysis import patterns, regression
 from .analysis.estimate import Estimate, percentile_interval
 from .store import RunDirError, read_measurements, read_run_json
 
@@ -76,8 +76,7 @@ def rate_draws(rows: list[dict[str, Any]], resamples: int, seed: int) -> tuple[f
         rate = 1.0 / line.slope_s_per_byte if line.slope_s_per_byte > 0 else math.nan
         return rate, line.intercept_s, draws, f"theil-sen rate, stratified bootstrap B={len(draws)}"
     tput = np.array([r["bytes"] / r["seconds"] for r in rows], float)
-    rng = np.random.default_rng(seed)
-    draws = np.median(tput[rng.integers(0, len(tput), size=(resamples, len(tput)))], axis=1)
+    draws = patterns.bootstrap_medians(tput, resamples, seed)
     return float(np.median(tput)), None, draws, f"median throughput over trials, bootstrap B={resamples}"
 
 

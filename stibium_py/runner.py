@@ -263,7 +263,8 @@ class Runner:
         previous = signal.signal(signal.SIGTERM, _raise_interrupted)
         status = "failed"
         try:
-            with Helper(self.helper_path) as helper, self._progress(pending) as advance:
+            with Helper(self.helper_path) as helper, \
+                    _ProgressBar(pending, self.console, self.show_progress) as advance:
                 self.helper = helper
                 self._advance = advance
                 status = self._run_tests()
@@ -320,7 +321,6 @@ class Runner:
         reads = [o for o in test.ops if o.op == "read"]
         for op in writes:
             if op.seq not in self.done:
-                self._unlink(self.work / op.file)   # left half-written by an interrupted run of ours
                 self._measure(op)
         pending = [o for o in reads if o.seq not in self.done]
         if not pending:
@@ -344,8 +344,6 @@ class Runner:
                 continue
             if op.existing:
                 self._ensure_file(op.file, op.size_bytes, op.engine, op.fill, op.data_seed)
-            else:
-                self._unlink(self.work / op.file)
             if op.op == "read":
                 self._helper_ok(["evict", "--path", str(self.work / op.file)])
             self._measure(op)
@@ -379,6 +377,8 @@ class Runner:
         assert self.helper is not None and self.log is not None
         path = self.work / op.file
         path.parent.mkdir(parents=True, exist_ok=True)
+        if op.op == "write" and not op.existing:
+            self._unlink(path)   # a new file's path can only hold one left half-written by an interrupted run
         args = op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
                        stride=op.stride_bytes or None, span=op.size_bytes if op.kind == "pattern" else None,
                        seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
@@ -425,10 +425,6 @@ class Runner:
             self.work.rmdir()
         except OSError:
             pass
-
-    # -- progress
-    def _progress(self, pending: list[Op]):
-        return _ProgressBar(pending, self.console, self.show_progress)
 
 
 class _ProgressBar:

@@ -15,6 +15,13 @@ KNEE_FRACTION = 0.9
 ORDER_STATISTIC_ABOVE = 200
 
 
+def bootstrap_medians(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Medians of `resamples` bootstrap resamples of values."""
+    values = np.asarray(values, float)
+    rng = np.random.default_rng(seed)
+    return np.median(values[rng.integers(0, len(values), size=(resamples, len(values)))], axis=1)
+
+
 def median_estimate(values: np.ndarray, resamples: int, seed: int, confidence: float, what: str) -> Estimate:
     values = np.asarray(values, float)
     n = len(values)
@@ -29,9 +36,7 @@ def median_estimate(values: np.ndarray, resamples: int, seed: int, confidence: f
         hi_k = min(int(binom.ppf(1 - alpha, n, 0.5)), n - 1)
         ordered = np.sort(values)
         return Estimate(med, float(ordered[lo_k]), float(ordered[hi_k]), f"median of {what}, order-statistic interval", n)
-    rng = np.random.default_rng(seed)
-    boots = np.median(values[rng.integers(0, n, size=(resamples, n))], axis=1)
-    lo, hi = percentile_interval(boots, confidence)
+    lo, hi = percentile_interval(bootstrap_medians(values, resamples, seed), confidence)
     return Estimate(med, lo, hi, f"median of {what}, bootstrap B={resamples} seed={seed}", n)
 
 
