@@ -38,7 +38,27 @@ Size = Union[StrictInt, str]
 
 
 class PlanError(Exception):
-    """A plan that cannot be run; the message is one line for the user."""
+    """A plan that cannot be run; the message is one line for the user. `loc` is the key path
+    in the plan (("tests", 0, "sizes", 2)) where it points, when it points somewhere."""
+
+    def __init__(self, message: str, loc: tuple = ()):
+        super().__init__(message)
+        self.loc = loc
+
+
+@dataclass(frozen=True)
+class Where:
+    """A place in the plan: its key path, and its label for people ("tests[0] (files).sizes[2]")."""
+
+    loc: tuple = ()
+    label: str = ""
+
+    def __truediv__(self, key: str | int) -> "Where":
+        label = f"{self.label}[{key}]" if isinstance(key, int) else f"{self.label}.{key}"
+        return Where(self.loc + (key,), label)
+
+    def error(self, message: str) -> PlanError:
+        return PlanError(f"{self.label}: {message}", self.loc)
 
 
 class _Strict(BaseModel):
@@ -215,44 +235,44 @@ def _derive_seed(*parts: int | str) -> int:
     return int.from_bytes(digest[:8], "little") >> 1
 
 
-def _size(value: Size, units: str, where: str) -> int:
+def _size(value: Size, units: str, where: Where) -> int:
     try:
         n = parse_bytes(value, units)
     except SizeError as e:
-        raise PlanError(f"{where}: {e}") from None
+        raise where.error(str(e)) from None
     if n <= 0:
-        raise PlanError(f"{where}: a size must be positive, not {value!r}")
+        raise where.error(f"a size must be positive, not {value!r}")
     return n
 
 
-def _sizes(spec: Sizes, units: str, where: str) -> list[int]:
+def _sizes(spec: Sizes, units: str, where: Where) -> list[int]:
     if isinstance(spec, SizeRange):
-        lo = _size(spec.from_, units, f"{where}.from")
-        hi = _size(spec.to, units, f"{where}.to")
+        lo = _size(spec.from_, units, where / "from")
+        hi = _size(spec.to, units, where / "to")
         if hi < lo:
-            raise PlanError(f"{where}: 'to' ({spec.to}) is smaller than 'from' ({spec.from_})")
+            raise where.error(f"'to' ({spec.to}) is smaller than 'from' ({spec.from_})")
         if spec.count is not None:
             values = np.geomspace(lo, hi, spec.count)
         else:
             n = int(np.floor(np.log(hi / lo) / np.log(spec.factor) + 1e-9)) + 1
             if n > MAX_SIZES:
-                raise PlanError(f"{where}.factor: {spec.factor} gives {n} sizes between from and to; at most "
-                                f"{MAX_SIZES}: use a larger factor")
+                raise (where / "factor").error(f"{spec.factor} gives {n} sizes between from and to; at most "
+                                               f"{MAX_SIZES}: use a larger factor")
             values = lo * spec.factor ** np.arange(n)
         return sorted({int(round(v)) for v in values})
     if not spec:
-        raise PlanError(f"{where}: the list is empty; give at least one size")
-    return [_size(v, units, f"{where}[{i}]") for i, v in enumerate(spec)]
+        raise where.error("the list is empty; give at least one size")
+    return [_size(v, units, where / i) for i, v in enumerate(spec)]
 
 
-def _check_count(n_ops: int, where: str) -> None:
+def _check_count(n_ops: int, where: Where) -> None:
     if n_ops > MAX_OPS:
-        raise PlanError(f"{where}: the test expands to {n_ops:,} measurements; at most {MAX_OPS:,} in one test")
+        raise where.error(f"the test expands to {n_ops:,} measurements; at most {MAX_OPS:,} in one test")
 
 
-def _files_ops(test: FilesTest, where: str, s: dict[str, Any], seq0: int) -> ExpandedTest:
-    sizes = _sizes(test.sizes, s["units"], f"{where}.sizes")
-    _check_count(2 * len(sizes) * test.repeats, f"{where}.repeats")
+def _files_ops(test: FilesTest, where: Where, s: dict[str, Any], seq0: int) -> ExpandedTest:
+    sizes = _sizes(test.sizes, s["units"], where / "sizes")
+    _check_count(2 * len(sizes) * test.repeats, where / "repeats")
     rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
     pairs = [(size, r) for size in sizes for r in range(test.repeats)]          # as-listed
     if test.write_order == "cycle":
@@ -278,42 +298,42 @@ def _files_ops(test: FilesTest, where: str, s: dict[str, Any], seq0: int) -> Exp
                         files_bytes=sum(sizes) * test.repeats)
 
 
-def _pattern_ops(test: PatternTest, where: str, s: dict[str, Any], seq0: int) -> ExpandedTest:
+def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int) -> ExpandedTest:
     units = s["units"]
-    grans = _sizes(test.granularities, units, f"{where}.granularities")
+    grans = _sizes(test.granularities, units, where / "granularities")
     for i, g in enumerate(grans):
         if not MIN_GRANULARITY_BYTES <= g <= MAX_GRANULARITY_BYTES:
-            raise PlanError(f"{where}.granularities[{i}]: {g} bytes is outside 4 KB .. 2 GiB")
-    strides = [_size(v, units, f"{where}.strides[{i}]") if v != 0 else 0 for i, v in enumerate(test.strides)]
+            raise (where / "granularities" / i).error(f"{g} bytes is outside 4 KB .. 2 GiB")
+    strides = [_size(v, units, where / "strides" / i) if v != 0 else 0 for i, v in enumerate(test.strides)]
     if not strides:
-        raise PlanError(f"{where}.strides: the list is empty; use [0] for no stride")
-    moved = _size(test.bytes, units, f"{where}.bytes")
+        raise (where / "strides").error("the list is empty; use [0] for no stride")
+    moved = _size(test.bytes, units, where / "bytes")
     ops_list = [test.op] if isinstance(test.op, str) else list(dict.fromkeys(test.op))
     accesses = [test.access] if isinstance(test.access, str) else list(dict.fromkeys(test.access))
     if not ops_list or not accesses:
-        raise PlanError(f"{where}: op and access need at least one value")
+        raise where.error("op and access need at least one value")
     if any(st for st in strides) and "strided" not in accesses:
-        raise PlanError(f"{where}.strides: a stride needs strided access; add 'strided' to access or use strides: [0]")
+        raise (where / "strides").error("a stride needs strided access; add 'strided' to access or use strides: [0]")
     combos = []
     for op in ops_list:
         for access in accesses:
             for g in grans:
                 for st in strides if access == "strided" else [0]:
                     combos.append((op, access, g, st))
-    _check_count(len(combos) * test.trials, f"{where}.trials")
+    _check_count(len(combos) * test.trials, where / "trials")
     needed = 0
     for op, access, g, st in combos:
         if moved % g and access != "sequential":
-            raise PlanError(f"{where}.bytes: {moved} bytes is not a multiple of the granularity {g}, "
-                            f"as {access} access needs")
+            raise (where / "bytes").error(f"{moved} bytes is not a multiple of the granularity {g}, "
+                                          f"as {access} access needs")
         n = -(-moved // g)
         needed = max(needed, n * (g + st) - st if access == "strided" else moved)
-    span = _size(test.span, units, f"{where}.span") if test.span is not None else needed
+    span = _size(test.span, units, where / "span") if test.span is not None else needed
     if span < needed:
-        raise PlanError(f"{where}.span: the requests need {needed} bytes but span is {span}; raise span or lower bytes")
+        raise (where / "span").error(f"the requests need {needed} bytes but span is {span}; raise span or lower bytes")
     big = [g for g in grans if g > span]
     if big:
-        raise PlanError(f"{where}.granularities: {big[0]} bytes is larger than the span ({span} bytes)")
+        raise (where / "granularities").error(f"{big[0]} bytes is larger than the span ({span} bytes)")
     layout = f"{test.name}/data.bin"
     rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
     ops = []
@@ -342,7 +362,7 @@ def expand(plan: Plan, seed: int | None = None) -> Expanded:
                     for k in ("engine", "fill", "units", "sync", "seed")}
         if seed is not None:
             settings["seed"] = seed
-        where = f"tests[{i}] ({test.name})"
+        where = Where(("tests", i), f"tests[{i}] ({test.name})")
         build = _files_ops if isinstance(test, FilesTest) else _pattern_ops
         expanded = build(test, where, settings, seq)
         seq += len(expanded.ops)
@@ -515,23 +535,5 @@ def load_and_expand(source: str | Path, seed: int | None = None) -> tuple[Plan, 
     try:
         return plan, text, expand(plan, seed)
     except PlanError as e:
-        data = YAML(typ="rt").load(text)
-        loc = _loc_from_where(str(e))
-        line = _line_of(data, loc) if loc else None
+        line = _line_of(YAML(typ="rt").load(text), e.loc) if e.loc else None
         raise PlanError(f"{source}{':' + str(line) if line else ''}: {e}") from None
-
-
-def _loc_from_where(message: str) -> tuple:
-    """('tests', 0, 'sizes', 2) from a message that starts 'tests[0] (name).sizes[2]: ...'."""
-    head = message.split(":", 1)[0]
-    loc: list[Any] = []
-    for part in head.replace(")", "").split("."):
-        name = part.split(" (")[0]
-        base, _, rest = name.partition("[")
-        if base:
-            loc.append(base)
-        for idx in rest.split("["):
-            idx = idx.rstrip("]")
-            if idx.isdigit():
-                loc.append(int(idx))
-    return tuple(loc)
