@@ -95,6 +95,97 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
     "[--fill random|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
     "[--latency on|off] | evict --path F | residency --path F | batch"
 
+/* The flags that take a value, and where each goes. */
+enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
+                    SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY };
+
+static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
+    {"--path", SB_FLAG_PATH}, {"--bytes", SB_FLAG_BYTES}, {"--granularity", SB_FLAG_GRANULARITY},
+    {"--stride", SB_FLAG_STRIDE}, {"--span", SB_FLAG_SPAN}, {"--seed", SB_FLAG_SEED},
+    {"--data-seed", SB_FLAG_DATA_SEED}, {"--access", SB_FLAG_ACCESS}, {"--fill", SB_FLAG_FILL},
+    {"--engine", SB_FLAG_ENGINE}, {"--sync", SB_FLAG_SYNC}, {"--latency", SB_FLAG_LATENCY},
+};
+
+/* Index of v in names (count of them), or -1. */
+static int sb_choice(const char *v, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *const sb_access_names[] = {"sequential", "strided", "random"};
+static const char *const sb_sync_names[] = {"fsync", "full", "none"};
+static const char *const sb_onoff_names[] = {"off", "on"};
+
+/* One flag's value into the arguments; SB_OK or a usage error. */
+static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *v, sb_args *a, NSMutableDictionary *out)
+{
+    sb_job *j = &a->job;
+    uint64_t n = 0;
+    int choice;
+    char *end;
+    switch (kind) {
+    case SB_FLAG_PATH:
+        a->path = v;
+        return SB_OK;
+    case SB_FLAG_BYTES:
+    case SB_FLAG_GRANULARITY:
+    case SB_FLAG_STRIDE:
+    case SB_FLAG_SPAN:
+        if (sb_parse_bytes(v, &n) != 0)
+            return sb_usage(out, "cannot read the size '%s' (digits with an optional unit such as KB or KiB)", v);
+        if (kind == SB_FLAG_BYTES) { j->bytes = n; a->have_bytes = 1; }
+        else if (kind == SB_FLAG_GRANULARITY) { j->granularity = n; a->have_granularity = 1; }
+        else if (kind == SB_FLAG_STRIDE) j->stride = n;
+        else j->span = n;
+        return SB_OK;
+    case SB_FLAG_SEED:
+    case SB_FLAG_DATA_SEED:
+        errno = 0;
+        n = strtoull(v, &end, 0);
+        if (errno || *end || v[0] == '-' || end == v)
+            return sb_usage(out, "cannot read the seed '%s' (a whole number)", v);
+        if (kind == SB_FLAG_SEED) j->seed = n;
+        else { j->data_seed = n; a->have_data_seed = 1; }
+        return SB_OK;
+    case SB_FLAG_ACCESS:
+        if ((choice = sb_choice(v, sb_access_names, 3)) < 0)
+            return sb_usage(out, "--access must be sequential, strided or random, not '%s'", v);
+        j->access = (enum sb_access)choice;
+        return SB_OK;
+    case SB_FLAG_FILL: {
+        a->fill_text = v;
+        if (strcmp(v, "random") == 0) {
+            j->fill_byte = -1;
+            return SB_OK;
+        }
+        long b = strtol(v, &end, 0);
+        if (*end || end == v || b < 0 || b > 255)
+            return sb_usage(out, "--fill must be random or a byte such as 0x41, not '%s'", v);
+        j->fill_byte = (int)b;
+        return SB_OK;
+    }
+    case SB_FLAG_ENGINE:
+        j->engine_name = v;
+        if (!sb_engine_named(v))
+            return sb_usage(out, "--engine must be direct, buffered, foundation or app, not '%s'", v);
+        return SB_OK;
+    case SB_FLAG_SYNC:
+        if ((choice = sb_choice(v, sb_sync_names, 3)) < 0)
+            return sb_usage(out, "--sync must be fsync, full or none, not '%s'", v);
+        j->sync = (enum sb_sync)choice;
+        return SB_OK;
+    case SB_FLAG_LATENCY:
+        if ((choice = sb_choice(v, sb_onoff_names, 2)) < 0)
+            return sb_usage(out, "--latency must be on or off, not '%s'", v);
+        j->latency = choice;
+        return SB_OK;
+    }
+    return sb_usage(out, "unknown flag '%s'", flag);
+}
+
 static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
 {
     memset(a, 0, sizeof *a);
@@ -114,60 +205,16 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
             j->existing = 1;
             continue;
         }
+        size_t k = 0, nflags = sizeof sb_flags / sizeof sb_flags[0];
+        while (k < nflags && strcmp(flag, sb_flags[k].flag) != 0)
+            k++;
+        if (k == nflags)
+            return sb_usage(out, "unknown flag '%s'; run stibium-helper without arguments for usage", flag);
         if (i + 1 >= argc)
             return sb_usage(out, "%s needs a value", flag);
-        const char *v = argv[++i];
-        uint64_t n = 0;
-        if (strcmp(flag, "--path") == 0) {
-            a->path = v;
-        } else if (strcmp(flag, "--bytes") == 0 || strcmp(flag, "--granularity") == 0 ||
-                   strcmp(flag, "--stride") == 0 || strcmp(flag, "--span") == 0) {
-            if (sb_parse_bytes(v, &n) != 0)
-                return sb_usage(out, "cannot read the size '%s' (digits with an optional unit such as KB or KiB)", v);
-            if (flag[2] == 'b') { j->bytes = n; a->have_bytes = 1; }
-            else if (flag[2] == 'g') { j->granularity = n; a->have_granularity = 1; }
-            else if (flag[3] == 't') j->stride = n;
-            else j->span = n;
-        } else if (strcmp(flag, "--seed") == 0 || strcmp(flag, "--data-seed") == 0) {
-            char *end;
-            errno = 0;
-            n = strtoull(v, &end, 0);
-            if (errno || *end || v[0] == '-')
-                return sb_usage(out, "cannot read the seed '%s' (a whole number)", v);
-            if (flag[2] == 's') j->seed = n;
-            else { j->data_seed = n; a->have_data_seed = 1; }
-        } else if (strcmp(flag, "--access") == 0) {
-            if (strcmp(v, "sequential") == 0) j->access = SB_SEQUENTIAL;
-            else if (strcmp(v, "strided") == 0) j->access = SB_STRIDED;
-            else if (strcmp(v, "random") == 0) j->access = SB_RANDOM;
-            else return sb_usage(out, "--access must be sequential, strided or random, not '%s'", v);
-        } else if (strcmp(flag, "--fill") == 0) {
-            a->fill_text = v;
-            if (strcmp(v, "random") == 0) {
-                j->fill_byte = -1;
-            } else {
-                char *end;
-                long b = strtol(v, &end, 0);
-                if (*end || end == v || b < 0 || b > 255)
-                    return sb_usage(out, "--fill must be random or a byte such as 0x41, not '%s'", v);
-                j->fill_byte = (int)b;
-            }
-        } else if (strcmp(flag, "--engine") == 0) {
-            j->engine_name = v;
-            if (!sb_engine_named(v))
-                return sb_usage(out, "--engine must be direct, buffered, foundation or app, not '%s'", v);
-        } else if (strcmp(flag, "--sync") == 0) {
-            if (strcmp(v, "fsync") == 0) j->sync = SB_SYNC_FSYNC;
-            else if (strcmp(v, "full") == 0) j->sync = SB_SYNC_FULL;
-            else if (strcmp(v, "none") == 0) j->sync = SB_SYNC_NONE;
-            else return sb_usage(out, "--sync must be fsync, full or none, not '%s'", v);
-        } else if (strcmp(flag, "--latency") == 0) {
-            if (strcmp(v, "on") == 0) j->latency = 1;
-            else if (strcmp(v, "off") == 0) j->latency = 0;
-            else return sb_usage(out, "--latency must be on or off, not '%s'", v);
-        } else {
-            return sb_usage(out, "unknown flag '%s'; run stibium-helper without arguments for usage", flag);
-        }
+        int rc = sb_parse_value(sb_flags[k].kind, flag, argv[++i], a, out);
+        if (rc != SB_OK)
+            return rc;
     }
     j->engine = sb_engine_named(j->engine_name);
     j->path = a->path;
@@ -218,11 +265,9 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
         [out setObject:sb_bool(j->removed_partial) forKey:@"removed_partial_file"];
         return sb_io_error(out, &err);
     }
-    static const char *access_names[] = {"sequential", "strided", "random"};
-    static const char *sync_names[] = {"fsync", "full", "none"};
     [out setObject:sb_u64(j->nrequests) forKey:@"requests"];
     [out setObject:sb_u64(j->granularity) forKey:@"granularity_bytes"];
-    [out setObject:sb_str(access_names[j->access]) forKey:@"access"];
+    [out setObject:sb_str(sb_access_names[j->access]) forKey:@"access"];
     [out setObject:sb_u64(j->stride) forKey:@"stride_bytes"];
     [out setObject:sb_u64(j->span) forKey:@"span_bytes"];
     [out setObject:sb_u64(j->seed) forKey:@"seed"];
@@ -234,13 +279,19 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
     [out setObject:sb_dbl(sb_s(j->close_ns)) forKey:@"close_seconds"];
     [out setObject:sb_u64(j->start_ns) forKey:@"start_ns"];
     [out setObject:sb_u64(j->end_ns) forKey:@"end_ns"];
-    [out setObject:sb_str(j->op == SB_WRITE ? sync_names[j->sync] : "none") forKey:@"sync"];
+    [out setObject:sb_str(j->op == SB_WRITE ? sb_sync_names[j->sync] : "none") forKey:@"sync"];
+    [out setObject:sb_str(j->op == SB_WRITE ? j->sync_used : "none") forKey:@"sync_used"];
+    [out setObject:sb_u64(j->calls) forKey:@"syscalls"];
+    [out setObject:sb_u64(j->largest_call_bytes) forKey:@"largest_syscall_bytes"];
     [out setObject:(j->op == SB_READ && j->resident_before >= 0 ? (id)sb_dbl(j->resident_before) : (id)[NSNull null])
             forKey:@"resident_before"];
-    [out setObject:(j->engine == &sb_engine_direct ? sb_tristate(j->direct_honoured) : (id)[NSNull null])
+    [out setObject:(j->engine->uncached ? sb_tristate(j->direct_honoured) : (id)[NSNull null])
             forKey:@"direct_honoured"];
+    [out setObject:sb_u64(j->engine->uncached ? j->cached_bytes : j->bytes_moved) forKey:@"cached_bytes"];
+    [out setObject:sb_str(j->engine->uncached && j->direct_honoured == 0 ? sb_policy_reason(j->first_cached_how) : "")
+            forKey:@"cached_reason"];
     [out setObject:sb_u64(j->tail_bytes_buffered) forKey:@"tail_bytes_buffered"];
-    if (j->engine == &sb_engine_foundation)
+    if (!j->engine->counts_syscalls)
         [out setObject:sb_str(sb_foundation_implementation()) forKey:@"foundation_implementation"];
     if (j->latency && j->nrequests > 1)
         sb_put_latency(out, &j->hist);
@@ -323,6 +374,8 @@ static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
     [out setObject:sb_u64(denom) forKey:@"timebase_denom"];
     [out setObject:sb_u64(sb_now_ns()) forKey:@"now_ns"];
     [out setObject:sb_u64((uint64_t)sysconf(_SC_PAGESIZE)) forKey:@"page_size_bytes"];
+    [out setObject:sb_u64(sb_platform_kernel_page_bytes()) forKey:@"kernel_page_size_bytes"];
+    [out setObject:sb_tristate(sb_platform_translated()) forKey:@"translated"];
     [out setObject:[NSArray arrayWithObjects:@"direct", @"buffered", @"foundation", @"app", nil] forKey:@"engines"];
     [out setObject:sb_str(sb_engine_named("app")->name) forKey:@"app_engine"];
     [out setObject:sb_str(sb_foundation_implementation()) forKey:@"foundation_implementation"];
@@ -339,11 +392,8 @@ static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
     }
     sb_fsinfo info;
     sb_fsinfo_fd(fd, &info);
-    int direct_open = 1;
-#ifdef __linux__
-    int flags = fcntl(fd, F_GETFL);
-    direct_open = flags >= 0 && fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
-#endif
+    sb_err ignored;
+    int direct_open = sb_set_uncached(fd, &ignored) == 0;
     close(fd);
     unlink(probe);
     NSMutableDictionary *t = [NSMutableDictionary dictionary];
@@ -351,7 +401,8 @@ static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
     [t setObject:sb_str(info.fs_type) forKey:@"fs_type"];
     [t setObject:sb_str(info.direct_how) forKey:@"direct_how"];
     [t setObject:sb_bool(direct_open) forKey:@"direct_accepted"];
-    [t setObject:sb_tristate(direct_open ? info.direct_honoured : 0) forKey:@"direct_honoured"];
+    [t setObject:sb_tristate(direct_open && sb_platform_translated() != 1 ? info.direct_honoured : 0)
+          forKey:@"direct_honoured"];
     [t setObject:sb_u64(info.mem_align_bytes) forKey:@"direct_mem_align_bytes"];
     [t setObject:sb_u64(info.offset_align_bytes) forKey:@"direct_offset_align_bytes"];
     [out setObject:t forKey:@"target"];

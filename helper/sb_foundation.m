@@ -3,8 +3,11 @@
  * into NSData (dataWithContentsOfFile:options: with NSDataReadingUncached on Apple,
  * dataWithContentsOfFile: on GNUstep, which has no options variant), requests
  * of a pattern by seekToFileOffset: + readDataOfLength:.
- * On GNUstep Base requests are chunked to <= 1 GiB: readDataOfLength: takes an
- * unsigned int and one writeData: of 2.5 GB failed there ("Bad address").
+ * One Foundation call per request on Apple, as the articles' app made; on GNUstep Base requests
+ * are chunked to <= 1 GiB: its readDataOfLength: takes an unsigned int and one writeData: of
+ * 2.5 GB failed there ("Bad address"). The row counts the Foundation calls (`syscalls`): the
+ * system calls Foundation makes inside them are its own. Each chunk has an autorelease pool of
+ * its own, so a 2 GiB read holds one chunk's NSData at a time.
  * Manual reference counting, NSAutoreleasePool, no blocks or literals, so it builds
  * with Apple clang and with GCC's Objective-C. */
 #import <Foundation/Foundation.h>
@@ -14,7 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef GNUSTEP
 #define SB_FOUNDATION_CHUNK_BYTES ((uint64_t)1 << 30)
+#else
+#define SB_FOUNDATION_CHUNK_BYTES UINT64_MAX
+#endif
 
 const char *sb_foundation_implementation(void)
 {
@@ -54,6 +61,7 @@ static int sb_foundation_read_whole(sb_job *job, uint64_t len, sb_err *err)
 #endif
     uint64_t got = data ? (uint64_t)[data length] : 0;
     [pool release];
+    sb_count_call(job, len);
     if (!data)
         return sb_fail(err, EIO, "NSData could not read %s", job->path);
     if (got < len)
@@ -63,32 +71,30 @@ static int sb_foundation_read_whole(sb_job *job, uint64_t len, sb_err *err)
     return 0;
 }
 
-static int sb_foundation_io(sb_job *job, uint64_t offset, uint64_t len, sb_err *err)
+static int sb_foundation_io(sb_job *job, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err)
 {
     NSFileHandle *fh = (NSFileHandle *)job->handle;
     if (job->op == SB_READ && job->nrequests == 1 && offset == 0 && len == job->file_size_bytes)
         return sb_foundation_read_whole(job, len, err);
     int rc = 0;
-    NSAutoreleasePool *pool = [[NSAutoreleasePool alloc] init];
     @try {
         [fh seekToFileOffset:offset];
-        while (len > 0) {
-            uint64_t chunk;
-            unsigned char *data = sb_buffer_chunk(job, len < SB_FOUNDATION_CHUNK_BYTES ? len : SB_FOUNDATION_CHUNK_BYTES,
-                                                  &chunk);
+        while (len > 0 && rc == 0) {
+            NSAutoreleasePool *pool = [[NSAutoreleasePool alloc] init];
+            uint64_t chunk = len < SB_FOUNDATION_CHUNK_BYTES ? len : SB_FOUNDATION_CHUNK_BYTES;
+            sb_count_call(job, chunk);
             if (job->op == SB_WRITE) {
                 NSData *d = [[NSData alloc] initWithBytesNoCopy:data length:(NSUInteger)chunk freeWhenDone:NO];
                 [fh writeData:d];
                 [d release];
             } else {
-                NSData *d = [fh readDataOfLength:(unsigned int)chunk];
-                if ([d length] == 0) {
+                NSData *d = [fh readDataOfLength:(NSUInteger)chunk];
+                if ([d length] == 0)
                     rc = sb_fail(err, 0, "read past the end of the file at offset %llu", (unsigned long long)offset);
-                    break;
-                }
                 chunk = [d length];
             }
-            sb_buffer_advance(job, chunk);
+            [pool release];
+            data += chunk;
             job->bytes_moved += chunk;
             offset += chunk;
             len -= chunk;
@@ -97,7 +103,6 @@ static int sb_foundation_io(sb_job *job, uint64_t offset, uint64_t len, sb_err *
     @catch (NSException *e) {
         rc = sb_fail_exception(err, e, job->op == SB_WRITE ? "writeData:" : "readDataOfLength:");
     }
-    [pool release];
     return rc;
 }
 
@@ -105,8 +110,9 @@ static int sb_foundation_sync(sb_job *job, sb_err *err)
 {
     NSFileHandle *fh = (NSFileHandle *)job->handle;
     if (job->sync == SB_SYNC_FULL)
-        return sb_sync_fd([fh fileDescriptor], 1, err);
+        return sb_sync_fd([fh fileDescriptor], 1, &job->sync_used, err);
     int rc = 0;
+    job->sync_used = "synchronizeFile";
     @try {
         [fh synchronizeFile];
     }
@@ -137,5 +143,6 @@ static int sb_foundation_close(sb_job *job, sb_err *err)
     return rc;
 }
 
-const sb_engine sb_engine_foundation = {"foundation", sb_foundation_open, sb_foundation_io, sb_foundation_sync,
-                                        sb_foundation_close};
+const sb_engine sb_engine_foundation = {.name = "foundation", .uncached = 0, .counts_syscalls = 0,
+                                        .open = sb_foundation_open, .io = sb_foundation_io,
+                                        .sync = sb_foundation_sync, .close = sb_foundation_close};

@@ -4,32 +4,36 @@
 #define SB_JOB_H
 #include <stddef.h>
 #include <stdint.h>
+#include "sb_err.h"
 #include "sb_hist.h"
+#include "sb_policy.h"
 
 enum sb_op { SB_READ, SB_WRITE };
 enum sb_access { SB_SEQUENTIAL, SB_STRIDED, SB_RANDOM };
 enum sb_sync { SB_SYNC_FSYNC, SB_SYNC_FULL, SB_SYNC_NONE };
 
-/* A failure: what went wrong (one line) and the errno behind it (0 if none). */
-typedef struct {
-    char message[512];
-    int errnum;
-} sb_err;
-
-int sb_fail(sb_err *err, int errnum, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
 typedef struct sb_job sb_job;
 
-/* An I/O engine: one table per engine, as fio's ioengines. io() moves one request
- * (looping over system calls and short transfers); every function returns 0 or -1
- * with err filled. */
+/* An I/O engine: one table per engine, as fio's ioengines. io() moves one request of len
+ * bytes at offset from or into data (a contiguous buffer slice of at least len bytes), in as
+ * few calls as the platform allows, continuing short transfers; every function returns 0 or
+ * -1 with err filled. */
 typedef struct {
     const char *name;
+    int uncached;        /* asks the platform to bypass the page cache (direct) */
+    int counts_syscalls; /* its calls are system calls the helper makes itself (POSIX engines);
+                          * the foundation engine counts its Foundation calls instead */
     int (*open)(sb_job *job, sb_err *err);
-    int (*io)(sb_job *job, uint64_t offset, uint64_t len, sb_err *err);
+    int (*io)(sb_job *job, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err);
     int (*sync)(sb_job *job, sb_err *err);
     int (*close)(sb_job *job, sb_err *err);
 } sb_engine;
+
+/* State of the direct engine (sb_posix.c). */
+typedef struct {
+    int tail_fd;                /* Linux: buffered descriptor for an unaligned final part, or -1 */
+    uint64_t body_end;          /* Linux: requests end here at most on the direct descriptor */
+} sb_direct_state;
 
 struct sb_job {
     /* what to do */
@@ -50,22 +54,30 @@ struct sb_job {
     uint64_t nrequests;
     unsigned char *buf;
     size_t buf_bytes;
-    size_t buf_cursor;          /* where the next transfer starts in buf: written data does not repeat within buf */
-    uint64_t align_bytes;       /* direct I/O alignment of offsets and lengths */
-    uint64_t direct_body_end;   /* direct engine: requests end here at most; the rest is the buffered tail */
+    size_t buf_cursor;          /* where the next write request's slice starts in buf */
+    size_t page_bytes;
+    sb_uncached_params uncached;/* what decides whether requests bypass the cache */
+    uint64_t max_call_bytes;    /* the largest transfer one call makes */
 
     /* engine state */
-    int fd, tail_fd;
+    int fd;
     void *handle;               /* foundation: the NSFileHandle */
+    sb_direct_state direct;
     int created;                /* this run created path (so may remove it on failure) */
     int removed_partial;        /* a failed write removed the file it had created */
-    int direct_honoured;        /* -1 unknown */
-    uint64_t tail_bytes_buffered;
     uint64_t file_size_bytes;
+
+    /* decided per measurement from its requests (direct engine) */
+    int direct_honoured;        /* 1 uncached, 0 not, -1 unknown */
+    enum sb_uncached_how first_cached_how; /* why the first cached request went through the cache */
+    uint64_t cached_bytes;      /* bytes of a direct measurement that went through the page cache */
+    uint64_t tail_bytes_buffered; /* Linux: of those, moved through the buffered tail descriptor */
 
     /* measured */
     uint64_t open_ns, io_ns, sync_ns, close_ns, start_ns, end_ns;
     uint64_t bytes_moved;
+    uint64_t calls, largest_call_bytes;  /* I/O calls made inside the timed interval */
+    const char *sync_used;      /* fsync, F_FULLFSYNC, fsync (F_FULLFSYNC refused), synchronizeFile, none */
     double resident_before;     /* reads; -1 unknown */
     sb_hist hist;
 };
@@ -76,19 +88,16 @@ extern const sb_engine sb_engine_buffered;
 extern const sb_engine sb_engine_foundation;
 const char *sb_foundation_implementation(void);
 
+/* Count one I/O call of `bytes` (engines call it for every call they make). */
+void sb_count_call(sb_job *job, uint64_t bytes);
+
 /* Request offsets for the access pattern (sb_pattern.c): fills job->offsets. */
 int sb_pattern_plan(sb_job *job, sb_err *err);
 /* Length of request i (the last sequential request may be short). */
 uint64_t sb_request_len(const sb_job *job, uint64_t i);
+/* The largest request of the job. */
+uint64_t sb_largest_request(const sb_job *job);
 
 /* Run the measurement (sb_run.c): validate, prepare, time, report in job. */
 int sb_run(sb_job *job, sb_err *err);
-
-/* The next transfer of at most len bytes: where it starts in the buffer, and how long it is
- * (never past the buffer's end); sb_buffer_advance moves on by what was moved (sb_run.c). */
-unsigned char *sb_buffer_chunk(const sb_job *job, uint64_t len, uint64_t *chunk);
-void sb_buffer_advance(sb_job *job, uint64_t moved);
-
-/* Buffers reused across a batch (sb_run.c). */
-unsigned char *sb_buffer(size_t bytes, int fill_byte, uint64_t data_seed, sb_err *err);
 #endif

@@ -16,6 +16,11 @@ uint64_t sb_request_len(const sb_job *job, uint64_t i)
     return left < job->granularity ? left : job->granularity;
 }
 
+uint64_t sb_largest_request(const sb_job *job)
+{
+    return job->granularity < job->bytes ? job->granularity : job->bytes;
+}
+
 static int sb_random_offsets(sb_job *job, sb_err *err)
 {
     uint64_t nblocks = job->span / job->granularity;

@@ -1,26 +1,29 @@
-/* sb_platform.h: what differs between Linux and Apple platforms: uncached opens,
- * full syncs, eviction of a file's pages, page-cache residency, file-system facts.
+/* sb_platform.h: what differs between Linux and Apple platforms: uncached
+ * descriptors, full syncs, eviction of a file's pages, page-cache residency,
+ * file-system facts and the inputs of the uncached-I/O policy (sb_policy.h).
  * Implemented in sb_platform_linux.c and sb_platform_darwin.c. */
 #ifndef SB_PLATFORM_H
 #define SB_PLATFORM_H
 #include <stdint.h>
-#include "sb_job.h"
+#include "sb_err.h"
+#include "sb_policy.h"
 
 typedef struct {
     char fs_type[32];           /* ext4, xfs, tmpfs, fuse, apfs, ... */
     uint64_t mem_align_bytes;   /* buffer alignment for direct I/O */
-    uint64_t offset_align_bytes;/* offset and length alignment for direct I/O */
+    uint64_t offset_align_bytes;/* offset alignment for uncached reads (Linux: and writes, and lengths) */
     int direct_honoured;        /* 1 uncached, 0 the file system caches anyway, -1 unknown */
     const char *direct_how;     /* O_DIRECT, F_NOCACHE */
 } sb_fsinfo;
 
 const char *sb_platform_name(void);
-/* Make an open file descriptor uncached (F_NOCACHE on Apple; O_DIRECT is an open flag on Linux). */
-int sb_open_flags_direct(void);
+/* Turn an open descriptor uncached: O_DIRECT by fcntl on Linux, F_NOCACHE on Apple. */
 int sb_set_uncached(int fd, sb_err *err);
-/* fsync, or F_FULLFSYNC where `full` and the platform has it. */
-int sb_sync_fd(int fd, int full, sb_err *err);
-/* Drop a file's cached pages in [offset, offset+len) (len 0: to the end), after syncing it. */
+/* fsync, or F_FULLFSYNC where `full` and the platform has it (falling back to fsync where the file
+ * system refuses it, sb_policy_fullsync_fallback); *used names the sync that was made. */
+int sb_sync_fd(int fd, int full, const char **used, sb_err *err);
+/* Drop a file's cached pages in [offset, offset+len) (len 0: to the end), after syncing it.
+ * fd must be open for reading (Apple maps the file; xnu refuses PROT_READ on a write-only fd). */
 int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err);
 /* Fraction of the file's pages resident in the page cache, or -1 with err. */
 double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err);
@@ -29,4 +32,10 @@ double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
 int sb_cachestat_fd(int fd, uint64_t *cached_pages, uint64_t *dirty_pages);
 /* Facts about the file system holding fd. */
 void sb_fsinfo_fd(int fd, sb_fsinfo *info);
+/* The inputs of the uncached-I/O policy for the file behind fd. */
+void sb_uncached_params_fd(int fd, sb_uncached_params *p);
+/* 1 the process runs translated (Rosetta), 0 natively, -1 unknown. */
+int sb_platform_translated(void);
+/* The kernel's page size (Darwin: vm_kernel_page_size; Linux: the page size). */
+uint64_t sb_platform_kernel_page_bytes(void);
 #endif

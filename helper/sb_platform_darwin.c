@@ -1,19 +1,25 @@
-/* sb_platform_darwin.c: Apple platforms: F_NOCACHE, F_FULLFSYNC, eviction by
- * fsync + mmap + msync(MS_INVALIDATE) (as fio does: F_NOCACHE does not evict pages
- * that are already cached), statfs for the file-system name. */
+/* sb_platform_darwin.c: Apple platforms: F_NOCACHE, F_FULLFSYNC (with fsync where the
+ * file system refuses it), eviction by fsync + mmap + msync(MS_INVALIDATE) (as fio does:
+ * F_NOCACHE does not evict pages that are already cached), statfs for the file system,
+ * vm_kernel_page_size and sysctl.proc_translated for the uncached-I/O policy.
+ * Sources (xnu): F_NOCACHE and F_FULLFSYNC bsd/kern/kern_descrip.c (fcntl); mmap PROT_READ
+ * needs a descriptor open for reading bsd/kern/kern_mman.c; proc_translated
+ * bsd/kern/kern_sysctl.c. docs/platforms.md says what each means for a measurement.
+ * No machine of the project runs this file; CI compiles it against declarations written from
+ * Apple's open-source headers (helper/darwin-check). */
 #include "sb_platform.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <mach/vm_page_size.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysctl.h>
 #include <unistd.h>
 
 const char *sb_platform_name(void) { return "darwin"; }
-
-int sb_open_flags_direct(void) { return 0; }
 
 int sb_set_uncached(int fd, sb_err *err)
 {
@@ -22,12 +28,19 @@ int sb_set_uncached(int fd, sb_err *err)
     return 0;
 }
 
-int sb_sync_fd(int fd, int full, sb_err *err)
+int sb_sync_fd(int fd, int full, const char **used, sb_err *err)
 {
     if (full) {
-        if (fcntl(fd, F_FULLFSYNC) != 0)
-            return sb_fail(err, errno, "fcntl(F_FULLFSYNC): %s", strerror(errno));
-        return 0;
+        if (fcntl(fd, F_FULLFSYNC) == 0) {
+            *used = "F_FULLFSYNC";
+            return 0;
+        }
+        int e = errno;
+        if (!sb_policy_fullsync_fallback(e))
+            return sb_fail(err, e, "fcntl(F_FULLFSYNC): %s", strerror(e));
+        *used = "fsync (F_FULLFSYNC refused)";
+    } else {
+        *used = "fsync";
     }
     if (fsync(fd) != 0)
         return sb_fail(err, errno, "fsync: %s", strerror(errno));
@@ -66,17 +79,42 @@ int sb_cachestat_fd(int fd, uint64_t *cached_pages, uint64_t *dirty_pages)
     return -1; /* no cachestat on Apple platforms: mincore answers */
 }
 
+int sb_platform_translated(void)
+{
+    int translated = 0;
+    size_t size = sizeof translated;
+    if (sysctlbyname("sysctl.proc_translated", &translated, &size, NULL, 0) != 0)
+        return errno == ENOENT ? 0 : -1;   /* ENOENT: a system without Rosetta, so native */
+    return translated ? 1 : 0;
+}
+
+uint64_t sb_platform_kernel_page_bytes(void) { return (uint64_t)vm_kernel_page_size; }
+
 void sb_fsinfo_fd(int fd, sb_fsinfo *info)
 {
     memset(info, 0, sizeof *info);
     info->direct_how = "F_NOCACHE";
     long page = sysconf(_SC_PAGESIZE);
-    info->mem_align_bytes = info->offset_align_bytes = (uint64_t)page;
+    info->mem_align_bytes = (uint64_t)page;
+    info->offset_align_bytes = (uint64_t)page;
     info->direct_honoured = 1;
     struct statfs sfs;
     if (fstatfs(fd, &sfs) == 0) {
         snprintf(info->fs_type, sizeof info->fs_type, "%s", sfs.f_fstypename);
+        if (sfs.f_bsize > 0)
+            info->offset_align_bytes = (uint64_t)sfs.f_bsize;
         if (strcmp(sfs.f_fstypename, "macfuse") == 0 || strncmp(sfs.f_fstypename, "osxfuse", 7) == 0)
             info->direct_honoured = 0;
     }
+}
+
+void sb_uncached_params_fd(int fd, sb_uncached_params *p)
+{
+    sb_fsinfo info;
+    sb_fsinfo_fd(fd, &info);
+    int translated = sb_platform_translated();
+    *p = (sb_uncached_params){.os = SB_OS_DARWIN, .kernel_page_bytes = sb_platform_kernel_page_bytes(),
+                              .process_page_bytes = (uint64_t)sysconf(_SC_PAGESIZE),
+                              .dev_block_bytes = info.offset_align_bytes, .dio_align_bytes = 0,
+                              .translated = translated == 1, .fs_honours = info.direct_honoured};
 }

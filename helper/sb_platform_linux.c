@@ -24,18 +24,19 @@
 
 const char *sb_platform_name(void) { return "linux"; }
 
-int sb_open_flags_direct(void) { return O_DIRECT; }
-
 int sb_set_uncached(int fd, sb_err *err)
 {
-    (void)fd;
-    (void)err;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_DIRECT) != 0)
+        return sb_fail(err, errno, "cannot turn on O_DIRECT: %s; the file system may not support direct I/O, "
+                       "use --engine buffered", strerror(errno));
     return 0;
 }
 
-int sb_sync_fd(int fd, int full, sb_err *err)
+int sb_sync_fd(int fd, int full, const char **used, sb_err *err)
 {
     (void)full; /* F_FULLFSYNC is Apple's; fsync on Linux already asks the device to flush */
+    *used = "fsync";
     if (fsync(fd) != 0)
         return sb_fail(err, errno, "fsync: %s", strerror(errno));
     return 0;
@@ -87,6 +88,20 @@ static const char *sb_fs_name(long magic)
     case 0x5346544e: return "ntfs";
     default: return NULL;
     }
+}
+
+int sb_platform_translated(void) { return 0; }
+
+uint64_t sb_platform_kernel_page_bytes(void) { return (uint64_t)sysconf(_SC_PAGESIZE); }
+
+void sb_uncached_params_fd(int fd, sb_uncached_params *p)
+{
+    sb_fsinfo info;
+    sb_fsinfo_fd(fd, &info);
+    uint64_t page = sb_platform_kernel_page_bytes();
+    *p = (sb_uncached_params){.os = SB_OS_LINUX, .kernel_page_bytes = page, .process_page_bytes = page,
+                              .dev_block_bytes = info.offset_align_bytes, .dio_align_bytes = info.offset_align_bytes,
+                              .translated = 0, .fs_honours = info.direct_honoured};
 }
 
 void sb_fsinfo_fd(int fd, sb_fsinfo *info)

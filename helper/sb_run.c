@@ -6,84 +6,27 @@
  * is removed, and the output says so.
  * System calls: lstat, open, fstat, unlink, posix_memalign (via the allocator). */
 #include "sb_job.h"
+#include "sb_buffer.h"
 #include "sb_clock.h"
 #include "sb_platform.h"
-#include "sb_rng.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SB_BUFFER_CAP_BYTES ((size_t)64 << 20)
-/* Reads land in a buffer of at most 16 MiB (a larger request is read in 16 MiB system calls):
- * its pages are faulted in before the timer, once per process, at ~2 GB/s on these machines. */
-#define SB_READ_BUFFER_CAP_BYTES ((size_t)16 << 20)
+/* Writes draw on a buffer of at least 64 MiB (or the measurement's bytes, if fewer), request
+ * after request, so that the data do not repeat within it (storage that deduplicates or
+ * compresses gains nothing), and at least as large as the largest request. */
+#define SB_WRITE_STREAM_BYTES ((uint64_t)64 << 20)
 
-int sb_fail(sb_err *err, int errnum, const char *fmt, ...)
+void sb_count_call(sb_job *job, uint64_t bytes)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    err->errnum = errnum;
-    return -1;
-}
-
-/* Two buffers kept for the life of the process, so a batch of measurements
- * generates its data and faults its pages in once: slot 0 for writes (content
- * keyed by fill and seed), slot 1 for reads (pre-touched). */
-typedef struct {
-    unsigned char *data;
-    size_t capacity, valid;
-    int fill_byte;
-    uint64_t data_seed;
-} sb_slot;
-
-static sb_slot sb_slots[2];
-
-unsigned char *sb_buffer(size_t bytes, int fill_byte, uint64_t data_seed, sb_err *err)
-{
-    sb_slot *s = &sb_slots[fill_byte == -2 ? 1 : 0];
-    int same = s->fill_byte == fill_byte && (fill_byte != -1 || s->data_seed == data_seed);
-    if (s->data && same && s->valid >= bytes)
-        return s->data;
-    if (s->capacity < bytes) {
-        free(s->data);
-        s->data = NULL;
-        s->capacity = s->valid = 0;
-        long page = sysconf(_SC_PAGESIZE);
-        if (posix_memalign((void **)&s->data, (size_t)page, bytes) != 0) {
-            sb_fail(err, ENOMEM, "cannot allocate a %zu-byte I/O buffer", bytes);
-            return NULL;
-        }
-        s->capacity = bytes;
-    }
-    if (fill_byte == -1)
-        sb_rng_fill(data_seed, s->data, bytes);
-    else
-        memset(s->data, fill_byte < 0 ? 0 : fill_byte, bytes);
-    s->valid = bytes;
-    s->fill_byte = fill_byte;
-    s->data_seed = data_seed;
-    return s->data;
-}
-
-unsigned char *sb_buffer_chunk(const sb_job *job, uint64_t len, uint64_t *chunk)
-{
-    uint64_t room = job->buf_bytes - job->buf_cursor;
-    *chunk = len < room ? len : room;
-    return job->buf + job->buf_cursor;
-}
-
-void sb_buffer_advance(sb_job *job, uint64_t moved)
-{
-    job->buf_cursor += moved;
-    if (job->buf_cursor >= job->buf_bytes)
-        job->buf_cursor = 0;
+    job->calls++;
+    if (bytes > job->largest_call_bytes)
+        job->largest_call_bytes = bytes;
 }
 
 static int sb_open_file(sb_job *job, sb_err *err)
@@ -146,7 +89,8 @@ static uint64_t sb_extent_end(const sb_job *job)
     return end;
 }
 
-/* Checks that need the open file: sizes and, for direct I/O, alignment. */
+/* Checks that need the open file: sizes and, for uncached I/O, the platform's alignment rules;
+ * then what the policy decides for each request (before the timer). */
 static int sb_check_file(sb_job *job, sb_err *err)
 {
     uint64_t end = sb_extent_end(job);
@@ -156,24 +100,49 @@ static int sb_check_file(sb_job *job, sb_err *err)
     if (job->op == SB_WRITE && job->existing && end > job->file_size_bytes)
         return sb_fail(err, EINVAL, "%s has %llu bytes but the requests reach byte %llu; lay the file out first",
                        job->path, (unsigned long long)job->file_size_bytes, (unsigned long long)end);
-    sb_fsinfo info;
-    sb_fsinfo_fd(job->fd, &info);
-    job->direct_honoured = info.direct_honoured;
-    job->align_bytes = info.offset_align_bytes;
-    job->direct_body_end = UINT64_MAX;
-    if (job->engine != &sb_engine_direct)
+    sb_uncached_params_fd(job->fd, &job->uncached);
+    uint64_t required = sb_policy_required_align(&job->uncached);
+    uint64_t keep_aligned = required ? required : job->uncached.kernel_page_bytes;
+    job->max_call_bytes = sb_policy_max_syscall_bytes(job->uncached.os, keep_aligned);
+    job->direct.body_end = UINT64_MAX;
+    if (!job->engine->uncached)
         return 0;
-    uint64_t a = job->align_bytes;
-    if (job->nrequests > 1 && job->granularity % a != 0)
-        return sb_fail(err, EINVAL, "granularity %llu is not a multiple of the direct I/O alignment %llu of this file "
-                       "system; use binary sizes (e.g. 4KiB) or --engine buffered",
-                       (unsigned long long)job->granularity, (unsigned long long)a);
-    if (job->stride % a != 0)
-        return sb_fail(err, EINVAL, "stride %llu is not a multiple of the direct I/O alignment %llu; use binary sizes "
-                       "or --engine buffered", (unsigned long long)job->stride, (unsigned long long)a);
-    if (job->access == SB_SEQUENTIAL)
-        job->direct_body_end = job->bytes - job->bytes % a;
+    if (required) {
+        if (job->nrequests > 1 && job->granularity % required != 0)
+            return sb_fail(err, EINVAL, "granularity %llu is not a multiple of the direct I/O alignment %llu of this "
+                           "file system; use binary sizes (e.g. 4KiB) or --engine buffered",
+                           (unsigned long long)job->granularity, (unsigned long long)required);
+        if (job->stride % required != 0)
+            return sb_fail(err, EINVAL, "stride %llu is not a multiple of the direct I/O alignment %llu; use binary "
+                           "sizes or --engine buffered", (unsigned long long)job->stride, (unsigned long long)required);
+    }
+    if (sb_policy_split_tail(&job->uncached) && job->access == SB_SEQUENTIAL)
+        job->direct.body_end = job->bytes - job->bytes % required;
+    int honoured = 1;
+    for (uint64_t i = 0; i < job->nrequests; i++) {
+        uint64_t len = sb_request_len(job, i);
+        sb_uncached_decision d = sb_policy_request(&job->uncached, job->op == SB_WRITE, job->offsets[i], len);
+        job->cached_bytes += len - d.uncached_bytes;
+        if (honoured && !sb_policy_honoured(d.how)) {
+            honoured = 0;
+            job->first_cached_how = d.how;
+        }
+    }
+    job->direct_honoured = !honoured ? 0 : job->uncached.fs_honours < 0 ? -1 : 1;
     return 0;
+}
+
+/* After a timed direct write whose data partly went through the page cache: drop those pages
+ * (the file's data are on the device already: the sync was inside the interval), through a
+ * descriptor of its own that can be read (Apple's eviction maps the file). */
+static int sb_evict_cached_part(sb_job *job, sb_err *err)
+{
+    int fd = open(job->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return sb_fail(err, errno, "open %s to evict its cached part: %s", job->path, strerror(errno));
+    int rc = sb_evict_fd(fd, 0, 0, err);
+    close(fd);
+    return rc;
 }
 
 static void sb_cleanup_failed(sb_job *job)
@@ -183,40 +152,60 @@ static void sb_cleanup_failed(sb_job *job)
         job->engine->close(job, &ignored);
     if (job->fd >= 0)
         close(job->fd);
-    if (job->tail_fd >= 0)
-        close(job->tail_fd);
-    job->fd = job->tail_fd = -1;
+    if (job->direct.tail_fd >= 0)
+        close(job->direct.tail_fd);
+    job->fd = job->direct.tail_fd = -1;
     if (job->created && unlink(job->path) == 0)
         job->removed_partial = 1;
 }
 
-int sb_run(sb_job *job, sb_err *err)
+/* The buffer of this measurement: as large as its largest request (writes: at least the data stream). */
+static int sb_prepare_buffer(sb_job *job, sb_err *err)
+{
+    uint64_t largest = sb_largest_request(job);
+    uint64_t want = largest;
+    if (job->op == SB_WRITE) {
+        uint64_t stream = job->bytes < SB_WRITE_STREAM_BYTES ? job->bytes : SB_WRITE_STREAM_BYTES;
+        if (stream > want)
+            want = stream;
+    }
+    want = (want + job->page_bytes - 1) / job->page_bytes * job->page_bytes;
+    if (want > (uint64_t)SIZE_MAX)
+        return sb_fail(err, ENOMEM, "a %llu-byte buffer does not fit this process", (unsigned long long)want);
+    job->buf = job->op == SB_WRITE ? sb_buffer_write((size_t)want, job->fill_byte, job->data_seed, err)
+                                   : sb_buffer_read((size_t)want, err);
+    if (!job->buf)
+        return -1;
+    job->buf_bytes = (size_t)want;
+    job->buf_cursor = 0;
+    return 0;
+}
+
+static void sb_reset_measured(sb_job *job)
 {
     job->removed_partial = 0;
-    job->fd = job->tail_fd = -1;
+    job->fd = job->direct.tail_fd = -1;
     job->resident_before = -1;
     job->direct_honoured = -1;
+    job->first_cached_how = SB_UNCACHED_ALL;
+    job->cached_bytes = job->tail_bytes_buffered = 0;
+    job->calls = job->largest_call_bytes = 0;
+    job->sync_used = "none";
+    job->page_bytes = (size_t)sysconf(_SC_PAGESIZE);
     sb_hist_reset(&job->hist);
+}
+
+int sb_run(sb_job *job, sb_err *err)
+{
+    sb_reset_measured(job);
     if (job->bytes == 0 || job->granularity == 0)
         return sb_fail(err, EINVAL, "--bytes and --granularity must be positive");
     if (job->span == 0)
         job->span = job->bytes;
     if (job->access != SB_STRIDED && job->stride != 0)
         return sb_fail(err, EINVAL, "--stride applies to strided access only");
-    if (sb_pattern_plan(job, err) != 0)
+    if (sb_pattern_plan(job, err) != 0 || sb_prepare_buffer(job, err) != 0)
         return -1;
-    /* Writes draw on a buffer of up to 64 MiB, request after request, so that the data do not repeat
-     * within it (storage that deduplicates or compresses gains nothing). */
-    uint64_t largest = job->op == SB_WRITE ? job->bytes : (job->granularity < job->bytes ? job->granularity : job->bytes);
-    size_t cap = job->op == SB_WRITE ? SB_BUFFER_CAP_BYTES : SB_READ_BUFFER_CAP_BYTES;
-    size_t buf_bytes = largest < cap ? (size_t)largest : cap;
-    long page = sysconf(_SC_PAGESIZE);
-    buf_bytes = (buf_bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
-    job->buf = sb_buffer(buf_bytes, job->op == SB_WRITE ? job->fill_byte : -2, job->data_seed, err);
-    if (!job->buf)
-        return -1;
-    job->buf_bytes = buf_bytes;
-    job->buf_cursor = 0;
 
     uint64_t t_open = sb_now_ns();
     if (sb_open_file(job, err) != 0 || sb_check_file(job, err) != 0)
@@ -233,7 +222,9 @@ int sb_run(sb_job *job, sb_err *err)
     /* The timed interval: nothing but the requests (and, for writes, the sync). */
     uint64_t t0 = sb_now_ns(), prev = t0;
     for (uint64_t i = 0; i < job->nrequests; i++) {
-        if (job->engine->io(job, job->offsets[i], sb_request_len(job, i), err) != 0)
+        uint64_t len = sb_request_len(job, i);
+        size_t at = job->op == SB_WRITE ? sb_buffer_slice(job->buf_bytes, &job->buf_cursor, len, job->page_bytes) : 0;
+        if (job->engine->io(job, job->offsets[i], len, job->buf + at, err) != 0)
             goto failed;
         if (job->latency) {
             uint64_t now = sb_now_ns();
@@ -250,8 +241,8 @@ int sb_run(sb_job *job, sb_err *err)
     job->io_ns = t1 - t0;
     job->sync_ns = t2 - t1;
 
-    if (job->tail_bytes_buffered && job->op == SB_WRITE && job->sync != SB_SYNC_NONE &&
-        sb_evict_fd(job->tail_fd, job->direct_body_end / (uint64_t)page * (uint64_t)page, 0, err) != 0)
+    if (job->engine->uncached && job->cached_bytes && job->op == SB_WRITE && job->sync != SB_SYNC_NONE &&
+        sb_evict_cached_part(job, err) != 0)
         goto failed;
     uint64_t t_close = sb_now_ns();
     if (job->engine->close(job, err) != 0)

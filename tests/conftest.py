@@ -17,19 +17,31 @@ from stibium_py.helper import find_helper
 MEMORY_FILE_SYSTEMS = {"tmpfs", "ramfs"}
 
 
+def target_info(path: Path) -> dict:
+    """The helper's facts about the file system of a folder (the same on Linux and macOS)."""
+    proc = subprocess.run([str(find_helper()), "info", "--path", str(path)], capture_output=True, text=True)
+    return json.loads(proc.stdout).get("target", {})
+
+
 def _fs_type(path: Path) -> str:
-    best, fs = "", ""
-    for line in Path("/proc/self/mounts").read_text().splitlines():
-        parts = line.split()
-        mnt = parts[1]
-        if (str(path) == mnt or str(path).startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
-            best, fs = mnt, parts[2]
-    return fs
+    return target_info(path).get("fs_type", "")
 
 
 @pytest.fixture(scope="session")
 def helper() -> Path:
     return find_helper()
+
+
+@pytest.fixture(scope="session")
+def helper_info(helper) -> dict:
+    """`stibium-helper info`: platform, page sizes, clock."""
+    return json.loads(subprocess.run([str(helper), "info"], capture_output=True, text=True).stdout)
+
+
+@pytest.fixture
+def direct_align(disk_dir) -> int:
+    """The direct-I/O offset alignment of the temporary folder's file system."""
+    return int(target_info(disk_dir)["direct_offset_align_bytes"])
 
 
 @pytest.fixture

@@ -1,0 +1,103 @@
+/* sb_policy.c: pure decisions of uncached I/O per platform (see sb_policy.h).
+ * Darwin rules read from xnu (bsd/vfs/vfs_cluster.c, xnu-11417 and xnu-8019):
+ *  - writes: cluster_write_ext asks cluster_io_type for IO_DIRECT only for a vector of at least
+ *    MIN_DIRECT_WRITE_SIZE (16384) bytes; cluster_write_direct then sends the whole vector through
+ *    the cache when the file offset is not aligned to the kernel page (PAGE_MASK), and moves
+ *    io_req_size & ~PAGE_MASK directly, the rest through the cache;
+ *  - reads: cluster_read_direct needs the file offset aligned to the device block size
+ *    (mnt_devblocksize) and takes any length; the part past the last whole block is "misaligned"
+ *    and read through the cache;
+ *  - both: no direct I/O when the process's page size is smaller than the kernel's (Rosetta on
+ *    Apple Silicon: cluster_io_type turns IO_DIRECT into IO_COPY; cluster_read_direct forces
+ *    "misaligned").
+ * Linux: O_DIRECT needs offsets and lengths aligned to STATX_DIOALIGN, and refuses the rest with
+ * EINVAL; the helper moves an unaligned final part through a buffered descriptor. */
+#include "sb_policy.h"
+#include <errno.h>
+#include <limits.h>
+
+static sb_uncached_decision sb_decision(enum sb_uncached_how how, uint64_t uncached, uint64_t unit)
+{
+    sb_uncached_decision d = {.how = how, .uncached_bytes = uncached, .unit_bytes = unit};
+    return d;
+}
+
+/* The aligned body of a request whose offset is aligned: all of it, or all but a short final part. */
+static sb_uncached_decision sb_body(uint64_t len, uint64_t unit)
+{
+    uint64_t body = len - len % unit;
+    return sb_decision(body == len ? SB_UNCACHED_ALL : SB_UNCACHED_BODY, body, unit);
+}
+
+sb_uncached_decision sb_policy_request(const sb_uncached_params *p, int is_write, uint64_t offset, uint64_t len)
+{
+    if (p->fs_honours == 0)
+        return sb_decision(SB_CACHED_FS, 0, 0);
+    if (p->os == SB_OS_LINUX) {
+        uint64_t unit = p->dio_align_bytes ? p->dio_align_bytes : 4096;
+        if (offset % unit != 0)
+            return sb_decision(SB_CACHED_MISALIGNED, 0, unit);
+        return sb_body(len, unit);
+    }
+    if (p->translated || p->process_page_bytes < p->kernel_page_bytes)
+        return sb_decision(SB_CACHED_TRANSLATED, 0, p->kernel_page_bytes);
+    if (is_write) {
+        uint64_t unit = p->kernel_page_bytes;
+        if (len < SB_DARWIN_MIN_DIRECT_WRITE_BYTES)
+            return sb_decision(SB_CACHED_SMALL, 0, unit);
+        if (offset % unit != 0)
+            return sb_decision(SB_CACHED_MISALIGNED, 0, unit);
+        return sb_body(len, unit);
+    }
+    uint64_t unit = p->dev_block_bytes ? p->dev_block_bytes : p->kernel_page_bytes;
+    if (offset % unit != 0)
+        return sb_decision(SB_CACHED_MISALIGNED, 0, unit);
+    return sb_body(len, unit);
+}
+
+int sb_policy_honoured(enum sb_uncached_how how)
+{
+    return how == SB_UNCACHED_ALL || how == SB_UNCACHED_BODY;
+}
+
+const char *sb_policy_reason(enum sb_uncached_how how)
+{
+    switch (how) {
+    case SB_CACHED_SMALL: return "writes under 16 KiB go through the page cache on macOS";
+    case SB_CACHED_MISALIGNED: return "offsets off the kernel's alignment go through the page cache";
+    case SB_CACHED_TRANSLATED: return "no uncached I/O under Rosetta: build the helper natively (arm64)";
+    case SB_CACHED_FS: return "this file system caches uncached I/O anyway";
+    default: return "";
+    }
+}
+
+uint64_t sb_policy_required_align(const sb_uncached_params *p)
+{
+    if (p->os == SB_OS_DARWIN)
+        return 0;
+    return p->dio_align_bytes ? p->dio_align_bytes : 4096;
+}
+
+int sb_policy_split_tail(const sb_uncached_params *p)
+{
+    return p->os == SB_OS_LINUX;
+}
+
+uint64_t sb_policy_max_syscall_bytes(enum sb_os os, uint64_t align_bytes)
+{
+    uint64_t max = os == SB_OS_LINUX ? (uint64_t)0x7ffff000 : (uint64_t)INT_MAX;
+    if (align_bytes > 1)
+        max -= max % align_bytes;
+    return max;
+}
+
+uint64_t sb_policy_syscalls(uint64_t len, uint64_t max_bytes)
+{
+    return len == 0 ? 0 : (len + max_bytes - 1) / max_bytes;
+}
+
+int sb_policy_fullsync_fallback(int errnum)
+{
+    /* "not supported here" answers: fall back. An I/O error (EIO) or a full disk is a real failure. */
+    return errnum == ENOTSUP || errnum == EOPNOTSUPP || errnum == ENOTTY || errnum == EINVAL || errnum == ENODEV;
+}

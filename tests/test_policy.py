@@ -1,0 +1,146 @@
+"""The helper's uncached-I/O policy (helper/sb_policy.c), pure C functions compiled here with a small
+driver and run with the parameters of Linux, Intel Macs (4 KiB pages) and Apple Silicon (16 KiB
+kernel pages), including the cases of the four macOS defects: a decimal-size direct write needs no
+buffered tail descriptor on Darwin (1), a 4 KiB granularity is not refused there (2), small or
+misaligned writes go through the page cache (3), and nothing is uncached under Rosetta (4)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HELPER_SRC = Path(__file__).resolve().parent.parent / "helper"
+
+DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "sb_policy.h"
+static const char *names[] = {"all", "body", "small", "misaligned", "translated", "fs"};
+int main(int argc, char **argv) {
+    const char *what = argv[1];
+    if (argv[1][0] == 'r') {           /* request OS KPAGE PPAGE BLOCK DIO TRANSLATED FS WRITE OFFSET LEN */
+        sb_uncached_params p = {.os = argv[2][0] == 'd' ? SB_OS_DARWIN : SB_OS_LINUX,
+            .kernel_page_bytes = strtoull(argv[3], 0, 10), .process_page_bytes = strtoull(argv[4], 0, 10),
+            .dev_block_bytes = strtoull(argv[5], 0, 10), .dio_align_bytes = strtoull(argv[6], 0, 10),
+            .translated = atoi(argv[7]), .fs_honours = atoi(argv[8])};
+        sb_uncached_decision d = sb_policy_request(&p, atoi(argv[9]), strtoull(argv[10], 0, 10),
+                                                   strtoull(argv[11], 0, 10));
+        printf("%s %llu %d %d %llu %s\n", names[d.how], (unsigned long long)d.uncached_bytes,
+               sb_policy_honoured(d.how), sb_policy_split_tail(&p),
+               (unsigned long long)sb_policy_required_align(&p), sb_policy_reason(d.how)[0] ? "reason" : "-");
+    } else if (what[0] == 'm') {       /* max OS ALIGN LEN */
+        unsigned long long max = sb_policy_max_syscall_bytes(argv[2][0] == 'd' ? SB_OS_DARWIN : SB_OS_LINUX,
+                                                             strtoull(argv[3], 0, 10));
+        printf("%llu %llu\n", max, (unsigned long long)sb_policy_syscalls(strtoull(argv[4], 0, 10), max));
+    } else {                           /* fullsync ERRNO */
+        printf("%d\n", sb_policy_fullsync_fallback(atoi(argv[2])));
+    }
+    return 0;
+}
+"""
+
+KiB, MiB, GiB = 1024, 2**20, 2**30
+APPLE_SILICON = ("darwin", 16 * KiB, 16 * KiB, 4096, 0, 0, 1)
+INTEL_MAC = ("darwin", 4 * KiB, 4 * KiB, 4096, 0, 0, 1)
+ROSETTA = ("darwin", 16 * KiB, 4 * KiB, 4096, 0, 1, 1)
+LINUX_EXT4 = ("linux", 4 * KiB, 4 * KiB, 512, 512, 0, 1)
+LINUX_TMPFS = ("linux", 4 * KiB, 4 * KiB, 4096, 4096, 0, 0)
+
+WRITE, READ = 1, 0
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    assert cc, "no C compiler: install.sh --test installs gcc"
+    d = tmp_path_factory.mktemp("policy")
+    (d / "driver.c").write_text(DRIVER)
+    exe = d / "driver"
+    subprocess.run([cc, "-O2", "-Wall", "-Werror", f"-I{HELPER_SRC}", str(d / "driver.c"),
+                    str(HELPER_SRC / "sb_policy.c"), "-o", str(exe)], check=True)
+    return exe
+
+
+def decide(driver: Path, machine: tuple, is_write: int, offset: int, length: int) -> tuple:
+    out = subprocess.run([str(driver), "request", *map(str, machine), str(is_write), str(offset), str(length)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    how, uncached, honoured, split, required, reason = out
+    return how, int(uncached), bool(int(honoured)), bool(int(split)), int(required), reason == "reason"
+
+
+@pytest.mark.parametrize("machine", [APPLE_SILICON, INTEL_MAC], ids=["apple-silicon", "intel-mac"])
+def test_darwin_needs_no_buffered_tail_and_refuses_no_alignment(driver, machine):
+    # defect 1: a 10 MB (decimal) direct write: the kernel copies the unaligned rest itself, so no
+    # second (write-only) descriptor is opened and later mapped for eviction
+    how, uncached, honoured, split, required, _ = decide(driver, machine, WRITE, 0, 10_000_000)
+    page = machine[1]
+    assert (how, uncached, honoured, split, required) == ("body", 10_000_000 - 10_000_000 % page, True, False, 0)
+
+
+def test_linux_splits_the_tail_and_requires_its_alignment(driver):
+    assert decide(driver, LINUX_EXT4, WRITE, 0, 10_000) == ("body", 9728, True, True, 512, False)
+    assert decide(driver, LINUX_EXT4, READ, 4096, 4096) == ("all", 4096, True, True, 512, False)
+
+
+@pytest.mark.parametrize("machine", [APPLE_SILICON, INTEL_MAC], ids=["apple-silicon", "intel-mac"])
+def test_darwin_reads_of_4_kib_are_uncached(driver, machine):
+    # defect 2: uncached reads need device-block alignment (4096 on APFS), not the 16 KiB page
+    for offset in (0, 4096, 12288, 1_000_000 * 4096):
+        assert decide(driver, machine, READ, offset, 4096)[:3] == ("all", 4096, True)
+    # an offset off the device block sends the read through the cache
+    assert decide(driver, machine, READ, 512, 4096)[:3] == ("misaligned", 0, False)
+
+
+@pytest.mark.parametrize("machine", [APPLE_SILICON, INTEL_MAC], ids=["apple-silicon", "intel-mac"])
+def test_darwin_writes_under_16_kib_go_through_the_cache(driver, machine):
+    # defect 3: MIN_DIRECT_WRITE_SIZE is 16 KiB on both kinds of Mac
+    for length in (4096, 8192, 16 * KiB - 1):
+        how, uncached, honoured, _, _, reason = decide(driver, machine, WRITE, 0, length)
+        assert (how, uncached, honoured, reason) == ("small", 0, False, True)
+    assert decide(driver, machine, WRITE, 0, 16 * KiB)[:3] == ("all", 16 * KiB, True)
+    assert decide(driver, machine, WRITE, 64 * KiB, 1 * MiB)[:3] == ("all", MiB, True)
+
+
+def test_darwin_write_alignment_is_the_kernel_page(driver):
+    # 64 KiB at a 4 KiB offset: uncached on an Intel Mac, through the cache on Apple Silicon (16 KiB pages)
+    assert decide(driver, INTEL_MAC, WRITE, 4096, 64 * KiB)[:3] == ("all", 64 * KiB, True)
+    assert decide(driver, APPLE_SILICON, WRITE, 4096, 64 * KiB)[:3] == ("misaligned", 0, False)
+    assert decide(driver, APPLE_SILICON, WRITE, 48 * KiB, 64 * KiB)[:3] == ("all", 64 * KiB, True)
+    # 20 KiB at 0: the 16 KiB page goes direct on Apple Silicon, the last 4 KiB through the cache
+    assert decide(driver, APPLE_SILICON, WRITE, 0, 20 * KiB)[:3] == ("body", 16 * KiB, True)
+    assert decide(driver, INTEL_MAC, WRITE, 0, 20 * KiB)[:3] == ("all", 20 * KiB, True)
+
+
+@pytest.mark.parametrize("is_write,length", [(WRITE, MiB), (READ, 4096), (READ, GiB)])
+def test_nothing_is_uncached_under_rosetta(driver, is_write, length):
+    # defect 4: a 4 KiB-page process on a 16 KiB kernel gets no direct I/O
+    how, uncached, honoured, _, _, reason = decide(driver, ROSETTA, is_write, 0, length)
+    assert (how, uncached, honoured, reason) == ("translated", 0, False, True)
+
+
+def test_a_file_system_that_caches_anyway_is_never_honoured(driver):
+    assert decide(driver, LINUX_TMPFS, READ, 0, MiB)[:3] == ("fs", 0, False)
+
+
+@pytest.mark.parametrize("os_name,align,length,expected_max,calls", [
+    ("linux", 4096, 256 * MiB, 0x7FFFF000, 1),
+    ("linux", 4096, 2 * GiB, 0x7FFFF000, 2),            # MAX_RW_COUNT: one page short of 2 GiB
+    ("linux", 512, 0x7FFFF000, 0x7FFFF000, 1),
+    ("darwin", 16 * KiB, 2 * GiB, 0x7FFFC000, 2),       # INT_MAX rounded down to the 16 KiB page
+    ("darwin", 4 * KiB, 2 * GiB - 4096, 0x7FFFF000, 1),
+])
+def test_largest_transfer_per_call(driver, os_name, align, length, expected_max, calls):
+    out = subprocess.run([str(driver), "max", os_name, str(align), str(length)], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert (int(out[0]), int(out[1])) == (expected_max, calls)
+
+
+def test_full_sync_falls_back_only_where_it_is_not_supported(driver):
+    import errno
+    fallback = {e: subprocess.run([str(driver), "fullsync", str(e)], capture_output=True, text=True,
+                                  check=True).stdout.strip() for e in (errno.ENOTSUP, errno.ENOTTY, errno.EINVAL,
+                                                                       errno.EIO, errno.ENOSPC)}
+    assert fallback == {errno.ENOTSUP: "1", errno.ENOTTY: "1", errno.EINVAL: "1", errno.EIO: "0", errno.ENOSPC: "0"}
