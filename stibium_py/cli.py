@@ -21,7 +21,8 @@ from . import __version__
 from .compare import CompareError
 from .helper import HelperError, find_helper, run_once
 from .plan import PlanError, builtin_plans, load_and_expand, resolve_plan_path
-from .runner import RunError, RunOptions, check_target, resume_run, start_run
+from .preflight import RunError, preflight
+from .runner import RunOptions, resume_run, start_run
 from .store import RunDirError
 from .units import format_bytes, format_seconds, format_size
 
@@ -82,8 +83,8 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
                          allow_nonempty=allow_nonempty)
     if dry_run:
         parsed, _, expanded = load_and_expand(path, seed)
-        check_target((target or Path(parsed.target)).expanduser(), expanded.space_needed_bytes(keep_files),
-                     allow_nonempty)
+        preflight(expanded, (target or Path(parsed.target)).expanduser(), expanded.space_needed_bytes(keep_files),
+                  allow_nonempty)
         _show_plan(path, seed, brief=True)
         click.echo("dry run: nothing was written")
         return
@@ -261,3 +262,30 @@ def info(target: Path | None, as_json: bool) -> None:
         else:
             table.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
     console.print(table)
+
+
+@main.command()
+@click.option("--target", type=click.Path(path_type=Path), default=Path("."), show_default=True,
+              help="Folder on the disk to check (a temporary folder inside it is removed at the end).")
+@click.option("--json", "json_path", type=click.Path(path_type=Path),
+              help="Where to write the results as JSON (default: reports/selftest-<host>-<time>.json).")
+@user_errors
+def selftest(target: Path, json_path: Path | None) -> None:
+    """Prove on this machine and disk that uncached I/O is uncached and the clock sound (about 10 s)."""
+    from .selftest import run_selftest
+    from .store import utc_now, write_json_atomic
+
+    result = run_selftest(target)
+    colour = {"pass": "green", "fail": "bold red", "cannot tell": "yellow"}
+    table = Table("check", "result", "what was measured", title=f"stibium selftest on {target}")
+    for check in result.checks:
+        table.add_row(check.name, f"[{colour[check.status]}]{check.status}[/]", check.detail)
+    console.print(table)
+    if json_path is None:
+        host = os.uname().nodename.split(".")[0] or "host"
+        json_path = Path("reports") / f"selftest-{host}-{utc_now().strftime('%Y%m%dT%H%M%SZ')}.json"
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(json_path, result.as_json())
+    console.print(f"Written to {json_path}: attach it to a bug report.")
+    if result.failed:
+        sys.exit(1)

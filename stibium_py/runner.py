@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,22 +25,12 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from . import __version__, sysinfo
 from .helper import Helper, HelperError, HelperTimeout, find_helper, op_args, run_once
 from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
+from .preflight import WORK_MARKER, RunError, drop_caches, preflight
 from .store import (RUN_FORMAT, MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements,
                     read_run_json, utc_now, write_json_atomic)
 from .units import format_bytes, format_rate
 
-SPACE_MARGIN_FRACTION = 0.05
-SPACE_MARGIN_BYTES = 64 * 10**6
 LAYOUT_GRANULARITY_BYTES = 8 * 2**20
-WORK_MARKER = ".stibium-run"
-
-
-class RunError(Exception):
-    """A run that cannot start or go on. exit_code 2: bad input; 1: an I/O failure."""
-
-    def __init__(self, message: str, exit_code: int = 1):
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 class Interrupted(Exception):
@@ -66,70 +54,13 @@ def op_timeout_s(op: Op) -> float:
     return 60.0 + op.bytes / 1e6 + 0.05 * requests
 
 
-# ------------------------------------------------------------------ target checks
-
-def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
-    """Refuse, before anything is written, a target stibium should not or cannot use."""
-    target = target.expanduser()
-    resolved = target.resolve()
-    if target.exists() and not target.is_dir():
-        raise RunError(f"target {target} is a file, not a folder; choose a folder with --target", 2)
-    if resolved == Path(resolved.anchor) or os.path.ismount(resolved):
-        raise RunError(f"target {target} is the root of a file system; use a folder inside it, "
-                       f"such as {resolved / 'stibium-test'}", 2)
-    if resolved == Path.home().resolve():
-        raise RunError(f"target {target} is your home folder itself; use a folder inside it, "
-                       f"such as {resolved / 'stibium-test'}", 2)
-    existing = resolved
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise RunError(f"target {target} cannot be created: {existing} is a file", 2)
-    if os.statvfs(existing).f_flag & os.ST_RDONLY:
-        raise RunError(f"target {target} is on a read-only file system; choose another folder with --target", 2)
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise RunError(f"target {target} is not writable by this user; choose another folder with --target", 2)
-    if target.is_dir() and not allow_nonempty:
-        foreign = [p.name for p in target.iterdir() if not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())]
-        if foreign:
-            raise RunError(f"target {target} holds files stibium did not create ({foreign[0]}, ...); use an empty "
-                           f"folder or pass --allow-nonempty", 2)
-    free = shutil.disk_usage(existing).free
-    want = int(needed_bytes * (1 + SPACE_MARGIN_FRACTION)) + SPACE_MARGIN_BYTES
-    if free < want:
-        raise RunError(f"target {target} has {format_bytes(free)} free but the plan needs {format_bytes(needed_bytes)} "
-                       f"plus a margin ({format_bytes(want)}); free some space or choose another --target", 2)
-
-
-def check_between(expanded: Expanded) -> None:
-    """drop-caches needs root on Linux and `purge` on macOS; say so before the run starts."""
-    if not any(t.between == "drop-caches" for t in expanded.tests):
-        return
-    if sys.platform == "darwin":
-        if shutil.which("purge") is None or os.geteuid() != 0:
-            raise RunError("between: drop-caches needs `purge` run as root on macOS; run with sudo or use "
-                           "between: evict", 2)
-    elif os.geteuid() != 0 or not os.access("/proc/sys/vm/drop_caches", os.W_OK):
-        raise RunError("between: drop-caches needs root on Linux (it writes /proc/sys/vm/drop_caches); run as root "
-                       "or use between: evict", 2)
-
-
-def drop_caches() -> None:
-    if sys.platform == "darwin":
-        subprocess.run(["purge"], check=True)
-        return
-    os.sync()
-    Path("/proc/sys/vm/drop_caches").write_text("3\n")
-
-
 # ------------------------------------------------------------------ starting and resuming
 
 def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
     """Check everything, create the run directory and the test folder, and run."""
     plan, text, expanded = load_and_expand(plan_path, options.seed)
     target = (options.target or Path(plan.target)).expanduser()
-    check_target(target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty)
-    check_between(expanded)
+    preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty)
     helper_path = _helper_path()
     target.mkdir(parents=True, exist_ok=True)
     info = run_once(["info", "--path", str(target)], helper_path)

@@ -29,11 +29,15 @@ CSV_COLUMNS = [
     "bytes", "seconds", "started_s", "resident_before", "engine", "lat_p50_s", "lat_p99_s", "lat_max_s", "error",
     "requests", "io_seconds", "sync_seconds", "open_seconds", "close_seconds", "lat_p90_s", "lat_p999_s",
     "lat_mean_s", "direct_honoured", "tail_bytes_buffered", "start_ns", "end_ns",
+    # added after the first format: an older file lacks them, and reads back None there
+    "syscalls", "largest_syscall_bytes", "cached_bytes", "cached_reason", "sync_used", "lat_min_s", "span_bytes",
+    "engine_requested",
 ]
 INT_COLUMNS = {"seq", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "bytes", "requests",
-               "tail_bytes_buffered", "start_ns", "end_ns"}
+               "tail_bytes_buffered", "start_ns", "end_ns", "syscalls", "largest_syscall_bytes", "cached_bytes",
+               "span_bytes"}
 FLOAT_COLUMNS = {"seconds", "started_s", "resident_before", "lat_p50_s", "lat_p99_s", "lat_max_s", "io_seconds",
-                 "sync_seconds", "open_seconds", "close_seconds", "lat_p90_s", "lat_p999_s", "lat_mean_s"}
+                 "sync_seconds", "open_seconds", "close_seconds", "lat_p90_s", "lat_p999_s", "lat_mean_s", "lat_min_s"}
 
 
 class RunDirError(Exception):
@@ -103,8 +107,10 @@ class MeasurementLog:
         self.path = run_dir / MEASUREMENTS_CSV
         new = not self.path.exists() or self.path.stat().st_size == 0
         self._repair_tail()
+        # A run resumed from an older format keeps its file's columns.
+        self.columns = CSV_COLUMNS if new else _header_of(self.path)
         self._file = open(self.path, "a", newline="", encoding="utf-8")
-        self._writer = csv.DictWriter(self._file, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        self._writer = csv.DictWriter(self._file, fieldnames=self.columns, extrasaction="ignore")
         if new:
             self._writer.writeheader()
             self._file.flush()
@@ -119,11 +125,17 @@ class MeasurementLog:
                 f.truncate(data.rfind(b"\n") + 1)
 
     def append(self, row: dict[str, Any]) -> None:
-        self._writer.writerow({k: _cell(row.get(k)) for k in CSV_COLUMNS})
+        self._writer.writerow({k: _cell(row.get(k)) for k in self.columns})
         self._file.flush()
 
     def close(self) -> None:
         self._file.close()
+
+
+def _header_of(path: Path) -> list[str]:
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        header = next(csv.reader(f), [])
+    return [c for c in header if c in CSV_COLUMNS] or CSV_COLUMNS
 
 
 def _cell(value: Any) -> Any:
@@ -136,10 +148,13 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _parse(row: dict[str, str]) -> dict[str, Any] | None:
+def _parse(row: dict[str, str], header: set[str]) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     try:
         for key in CSV_COLUMNS:
+            if key not in header:
+                out[key] = None   # a column the file's format did not have yet
+                continue
             text = row.get(key)
             if text is None:
                 return None  # a row cut short
@@ -175,8 +190,9 @@ def read_measurements(run_dir: Path) -> tuple[list[dict[str, Any]], int]:
     if reader.fieldnames[: len(CSV_COLUMNS)] != CSV_COLUMNS[: len(reader.fieldnames)] or "seconds" not in reader.fieldnames:
         raise RunDirError(f"{path}: the header is not stibium's; restore the file from a copy of the run")
     rows = []
+    header = set(reader.fieldnames)
     for raw in reader:
-        parsed = _parse(raw)
+        parsed = _parse(raw, header)
         if parsed is None or parsed["seq"] is None:
             damaged += 1
         else:

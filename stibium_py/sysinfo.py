@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import platform
+import plistlib
+import re
 import shutil
 import socket
 import subprocess
@@ -31,10 +33,39 @@ def _run(args: list[str]) -> str | None:
 
 
 def boot_id() -> str | None:
-    """Changes at every boot: tells `resume` whether the machine restarted."""
+    """Changes at every boot and only then: tells `resume` whether the machine restarted. On macOS
+    kern.bootsessionuuid (xnu bsd/kern/kern_sysctl.c), not kern.boottime, which xnu shifts on every
+    clock adjustment (osfmk/kern/clock.c), so an NTP step would look like a reboot."""
     if sys.platform == "darwin":
-        return _run(["sysctl", "-n", "kern.boottime"])
+        return _run(["sysctl", "-n", "kern.bootsessionuuid"])
     return _read("/proc/sys/kernel/random/boot_id")
+
+
+def parse_meminfo_available(text: str) -> int | None:
+    """MemAvailable of /proc/meminfo, in bytes."""
+    m = re.search(r"^MemAvailable:\s+(\d+)\s+kB", text, re.M)
+    return int(m.group(1)) * 1024 if m else None
+
+
+def parse_vm_stat_available(text: str) -> int | None:
+    """Memory macOS can hand out without paging (free, inactive, speculative and purgeable pages) from
+    `vm_stat`, whose first line names the page size."""
+    m = re.search(r"page size of (\d+) bytes", text)
+    if not m:
+        return None
+    pages = 0
+    for name in ("free", "inactive", "speculative", "purgeable"):
+        n = re.search(rf"^Pages {name}:\s+(\d+)", text, re.M)
+        pages += int(n.group(1)) if n else 0
+    return pages * int(m.group(1))
+
+
+def available_memory_bytes() -> int | None:
+    if sys.platform == "darwin":
+        out = _run(["vm_stat"])
+        return parse_vm_stat_available(out) if out else None
+    text = _read("/proc/meminfo")
+    return parse_meminfo_available(text) if text else None
 
 
 def _cpu_model() -> str | None:
@@ -116,14 +147,61 @@ def machine_facts() -> dict[str, Any]:
     return facts
 
 
+def parse_df_mount(text: str) -> dict[str, str]:
+    """Device and mount point from `df -P PATH`: the last line is DEVICE BLOCKS USED AVAIL CAPACITY MOUNT,
+    where the device and the mount point may hold spaces; the four numeric columns anchor the split."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return {}
+    m = re.match(r"^(.*?)\s+\d+\s+\d+\s+\d+\s+\d+%\s+(/.*)$", lines[-1])
+    return {"device": m.group(1), "mount_point": m.group(2)} if m else {}
+
+
+def parse_mount_options(text: str, mount_point: str) -> dict[str, str]:
+    """File-system type and options of mount_point from macOS `mount`: lines such as
+    `/dev/disk3s5 on /System/Volumes/Data (apfs, local, journaled, nobrowse)`."""
+    for line in text.splitlines():
+        m = re.match(r"^(.*) on (.*) \(([^,)]+)(?:, )?(.*)\)$", line)
+        if m and m.group(2) == mount_point:
+            return {"fs_type": m.group(3), "mount_options": m.group(4).replace(", ", ",")}
+    return {}
+
+
+def parse_diskutil_plist(data: bytes) -> dict[str, Any]:
+    """Device facts from `diskutil info -plist DEVICE`: model, solid state or not, protocol (Apple
+    Fabric, PCI-Express, USB, Thunderbolt), internal or not, block size."""
+    try:
+        info = plistlib.loads(data)
+    except Exception:  # noqa: BLE001 - a damaged answer is no fact, never an error
+        return {}
+    keys = {"device_model": "MediaName", "solid_state": "SolidState", "protocol": "BusProtocol",
+            "internal": "Internal", "device_block_bytes": "DeviceBlockSize", "volume_name": "VolumeName",
+            "fs_personality": "FilesystemName"}
+    return {ours: info[theirs] for ours, theirs in keys.items() if theirs in info}
+
+
+def _darwin_target_facts(target: Path) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    out = _run(["df", "-P", str(target)])
+    facts.update(parse_df_mount(out) if out else {})
+    mount = _run(["mount"])
+    if mount and facts.get("mount_point"):
+        facts.update(parse_mount_options(mount, facts["mount_point"]))
+    if facts.get("device", "").startswith("/dev/"):
+        try:
+            plist = subprocess.run(["diskutil", "info", "-plist", facts["device"]], capture_output=True,
+                                   timeout=10).stdout
+            facts.update(parse_diskutil_plist(plist))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return facts
+
+
 def target_facts(target: Path) -> dict[str, Any]:
     usage = shutil.disk_usage(target)
     facts: dict[str, Any] = {"free_bytes": usage.free, "total_bytes": usage.total}
     if sys.platform == "darwin":
-        out = _run(["df", "-P", str(target)])
-        if out:
-            facts["device"] = out.splitlines()[-1].split()[0]
-        facts["mount_point"] = None
+        facts.update(_darwin_target_facts(target))
         return facts
     mount = _mount_of(target)
     facts.update(mount)

@@ -67,7 +67,11 @@ def points(rows: list[dict[str, Any]], resamples: int, seed: int, confidence: fl
             vals = [r[key] for r in rs if r.get(key) is not None]
             return float(np.median(vals)) if vals else None
 
+        calls = [r["largest_syscall_bytes"] for r in rs if r.get("largest_syscall_bytes")]
         out.append({"access": access, "granularity_bytes": gran, "stride_bytes": stride,
+                    # the size of the calls actually made (smaller than the granularity where the platform
+                    # or engine split a request); rows of an older format lack it
+                    "call_bytes": int(min(calls)) if calls else gran,
                     "throughput_bytes_per_s": median_estimate(tput, resamples, seed, confidence, "throughput").as_dict(),
                     "iops": float(np.median(iops)), "lat_p50_s": med("lat_p50_s"), "lat_p90_s": med("lat_p90_s"),
                     "lat_p99_s": med("lat_p99_s"), "lat_p999_s": med("lat_p999_s"), "lat_max_s": med("lat_max_s"),

@@ -148,7 +148,9 @@ def pattern_entry(name: str, op: str, rows: list[dict[str, Any]], s: Settings) -
         sel = [p for p in pts if p["access"] == access and (p["stride_bytes"] == 0 or access == "strided")]
         by_g: dict[int, list[float]] = {}
         for p in sel:
-            by_g.setdefault(p["granularity_bytes"], []).append(p["throughput_bytes_per_s"]["estimate"])
+            # the knee is a property of the calls the device saw: their real size, not the plan's
+            by_g.setdefault(p.get("call_bytes") or p["granularity_bytes"], []).append(
+                p["throughput_bytes_per_s"]["estimate"])
         knees[access] = patterns.knee(list(by_g), [float(np.median(v)) for v in by_g.values()])
     first = "sequential" if "sequential" in knees else next(iter(knees), None)
     return {"name": name, "op": op, "kind": "pattern", "n": len(rows), "rate_bytes_per_s": None, "latency_s": None,
@@ -186,13 +188,56 @@ def warnings(entries: list[dict[str, Any]], rows: list[dict[str, Any]], facts: d
         if lat and lat.get("estimate") is not None and lat["estimate"] < 0:
             add("info", label, f"the fitted latency is negative ({lat['estimate'] * 1e3:.3f} ms)",
                 "reported as it is; the latency from the smallest sizes is given beside")
-    if any(r.get("direct_honoured") is False for r in rows):
+    fs_cached = [r for r in rows if r.get("direct_honoured") is False and not r.get("cached_reason")]
+    if fs_cached or any(r.get("cached_reason") == FS_CACHES_REASON for r in rows):
         add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
             "these are memory speeds, not the device's: choose a target on a disk-backed file system")
+    for label, count, total, reason in _not_honoured(rows):
+        add("warning", label, f"{count} of {total} direct measurements went through the page cache: {reason}",
+            "these are not uncached numbers; on macOS write requests of at least 16 KiB at offsets aligned to the "
+            "kernel page (16 KiB on Apple Silicon) bypass the cache")
+    for label, count, largest in _split_calls(rows):
+        add("info", label, f"{count} measurements moved each request in more than one call (the largest "
+            f"{largest:,} bytes), smaller than the granularity the plan names",
+            "the platform's largest single transfer (or the engine) splits larger requests; the knee uses the real "
+            "call size")
     engines = {r["engine"] for r in rows}
     if "foundation" in engines and facts.get("platform") == "linux":
         add("info", "all", "the foundation engine ran on GNUstep Base, whose implementation is not Apple's",
             "compare foundation numbers only with other GNUstep runs; use direct or buffered across platforms")
+    return out
+
+
+FS_CACHES_REASON = "this file system caches uncached I/O anyway"
+
+
+def _by_test(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(f"{r['test']} ({r['op']})", []).append(r)
+    return groups
+
+
+def _not_honoured(rows: list[dict[str, Any]]) -> list[tuple[str, int, int, str]]:
+    """Per test and op: direct measurements the platform sent through the page cache, by its rules for the
+    requests' sizes and offsets (the helper names the reason)."""
+    out = []
+    for label, rs in _by_test([r for r in rows if r.get("engine") == "direct"]).items():
+        cached = [r for r in rs if r.get("direct_honoured") is False and r.get("cached_reason")
+                  and r["cached_reason"] != FS_CACHES_REASON]
+        if cached:
+            out.append((label, len(cached), len(rs), cached[0]["cached_reason"]))
+    return out
+
+
+def _split_calls(rows: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
+    """Per test and op: measurements whose requests took more calls than one each (plus the buffered tail)."""
+    out = []
+    for label, rs in _by_test(rows).items():
+        split = [r for r in rs if r.get("syscalls") is not None and r.get("requests")
+                 and r["syscalls"] > r["requests"] + (1 if r.get("tail_bytes_buffered") else 0)]
+        if split:
+            out.append((label, len(split), max(r["largest_syscall_bytes"] or 0 for r in split)))
     return out
 
 

@@ -1,0 +1,130 @@
+"""Checks made before a run writes anything: the target folder, the space it needs, the memory the
+helper's buffers need, and what `between: drop-caches` needs; and dropping the caches itself.
+Each refusal is a RunError with one line that says what to do."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from . import sysinfo
+from .plan import Expanded
+from .units import format_bytes
+
+SPACE_MARGIN_FRACTION = 0.05
+SPACE_MARGIN_BYTES = 64 * 10**6
+WORK_MARKER = ".stibium-run"
+# The helper's buffers: the largest request, beside a write stream of up to 64 MiB (a buffer of
+# 256 MiB or more frees the other one), and the process itself.
+HELPER_OVERHEAD_BYTES = 128 * 2**20
+# What "fits comfortably" means: the buffers may take at most this share of the available memory,
+# so the page cache and the rest of the machine keep room.
+MEMORY_SHARE = 0.8
+
+
+class RunError(Exception):
+    """A run that cannot start or go on. exit_code 2: bad input; 1: an I/O failure."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def largest_request_bytes(expanded: Expanded) -> int:
+    """The largest single request of the plan: what the helper's buffer must hold."""
+    return max((min(o.granularity_bytes, o.bytes) for o in expanded.ops), default=0)
+
+
+def memory_needed_bytes(largest_request: int) -> int:
+    return largest_request + HELPER_OVERHEAD_BYTES
+
+
+def check_memory(largest_request: int, available_bytes: int | None) -> None:
+    """Refuse a plan whose largest request does not fit comfortably in the available memory."""
+    if available_bytes is None:
+        return
+    need = memory_needed_bytes(largest_request)
+    if need > MEMORY_SHARE * available_bytes:
+        raise RunError(f"the plan's largest request is {format_bytes(largest_request)}: the helper needs about "
+                       f"{format_bytes(need)} of memory for it, but only {format_bytes(available_bytes)} is "
+                       f"available; use smaller sizes or granularities, or free memory", 2)
+
+
+def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
+    """Refuse, before anything is written, a target stibium should not or cannot use."""
+    target = target.expanduser()
+    resolved = target.resolve()
+    if target.exists() and not target.is_dir():
+        raise RunError(f"target {target} is a file, not a folder; choose a folder with --target", 2)
+    if resolved == Path(resolved.anchor) or os.path.ismount(resolved):
+        raise RunError(f"target {target} is the root of a file system; use a folder inside it, "
+                       f"such as {resolved / 'stibium-test'}", 2)
+    if resolved == Path.home().resolve():
+        raise RunError(f"target {target} is your home folder itself; use a folder inside it, "
+                       f"such as {resolved / 'stibium-test'}", 2)
+    existing = resolved
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise RunError(f"target {target} cannot be created: {existing} is a file", 2)
+    if os.statvfs(existing).f_flag & os.ST_RDONLY:
+        raise RunError(f"target {target} is on a read-only file system; choose another folder with --target", 2)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise RunError(f"target {target} is not writable by this user; choose another folder with --target", 2)
+    if target.is_dir() and not allow_nonempty:
+        foreign = [p.name for p in target.iterdir() if not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())]
+        if foreign:
+            raise RunError(f"target {target} holds files stibium did not create ({foreign[0]}, ...); use an empty "
+                           f"folder or pass --allow-nonempty", 2)
+    free = shutil.disk_usage(existing).free
+    want = int(needed_bytes * (1 + SPACE_MARGIN_FRACTION)) + SPACE_MARGIN_BYTES
+    if free < want:
+        raise RunError(f"target {target} has {format_bytes(free)} free but the plan needs {format_bytes(needed_bytes)} "
+                       f"plus a margin ({format_bytes(want)}); free some space or choose another --target", 2)
+
+
+def check_between(expanded: Expanded) -> None:
+    """drop-caches needs root on Linux and `purge` on macOS; say so before the run starts."""
+    if not any(t.between == "drop-caches" for t in expanded.tests):
+        return
+    if sys.platform == "darwin":
+        if shutil.which("purge") is None or os.geteuid() != 0:
+            raise RunError("between: drop-caches needs `purge` run as root on macOS; run with sudo or use "
+                           "between: evict", 2)
+    elif os.geteuid() != 0 or not os.access("/proc/sys/vm/drop_caches", os.W_OK):
+        raise RunError("between: drop-caches needs root on Linux (it writes /proc/sys/vm/drop_caches); run as root "
+                       "or use between: evict", 2)
+
+
+def drop_caches() -> None:
+    """Empty the whole page cache (between: drop-caches): `purge` on macOS, drop_caches on Linux."""
+    if sys.platform == "darwin":
+        try:
+            proc = subprocess.run(["purge"], capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise RunError(f"between: drop-caches could not run `purge` ({e}); run stibium with sudo, or use "
+                           f"between: evict", 1) from None
+        if proc.returncode != 0:
+            said = (proc.stderr or proc.stdout).strip().splitlines()
+            raise RunError(f"between: drop-caches: `purge` failed (exit status {proc.returncode}"
+                           f"{': ' + said[-1] if said else ''}); it needs sudo: run stibium with sudo, or use "
+                           f"between: evict", 1)
+        return
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as e:
+        raise RunError(f"between: drop-caches could not write /proc/sys/vm/drop_caches ({e.strerror}); run as "
+                       f"root, or use between: evict", 1) from None
+
+
+
+
+def preflight(expanded: Expanded, target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
+    """Every check before a run starts."""
+    check_target(target, needed_bytes, allow_nonempty)
+    check_between(expanded)
+    check_memory(largest_request_bytes(expanded), sysinfo.available_memory_bytes())

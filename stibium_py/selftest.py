@@ -1,0 +1,248 @@
+"""`stibium selftest`: proves, or refutes, on the user's own machine and disk, that stibium's
+uncached I/O is uncached and its clock sound. Each check answers pass, fail or cannot tell, with
+the numbers behind it; the whole is written as JSON for a bug report.
+
+The checks, in order, on one small file in a folder of their own inside the target (removed at
+the end): the clock is monotonic and fine enough; the target has room; each engine writes and
+reads; a direct read of a file just written with direct I/O finds none of it in the page cache;
+`evict` leaves none of it there; a buffered read leaves it there; a direct read is slower than a
+read from the cache (the cache really is bypassed: on a memory file system it is not); the
+direct reads were honoured by the platform's rules; a full sync is accepted; the helper runs
+natively (not under Rosetta).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .helper import Helper, HelperResult, find_helper, op_args, run_once
+from .preflight import RunError
+
+PASS, FAIL, CANNOT_TELL = "pass", "fail", "cannot tell"
+FILE_BYTES = 32 * 2**20
+READ_GRANULARITY = "1MiB"
+CLOCK_READINGS = 50
+CLOCK_RESOLUTION_LIMIT_NS = 1000      # finer than a microsecond: enough for a 4 KiB request on an SSD
+CACHE_SPEEDUP_NEEDED = 1.5            # a read from memory is at least this much faster than from a device
+RESIDENT_EMPTY = 0.01                 # at most 1 % of the pages: "none"
+RESIDENT_FULL = 0.9
+
+
+@dataclass
+class Check:
+    name: str
+    status: str
+    detail: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SelftestResult:
+    checks: list[Check]
+    facts: dict[str, Any]
+
+    @property
+    def failed(self) -> bool:
+        return any(c.status == FAIL for c in self.checks)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"format": "stibium-selftest/1", "facts": self.facts, "checks": [asdict(c) for c in self.checks],
+                "failed": self.failed}
+
+
+class _Session:
+    """The helper process and the folder of the checks."""
+
+    def __init__(self, helper: Helper, folder: Path):
+        self.helper = helper
+        self.folder = folder
+        self.file = folder / "selftest.dat"
+
+    def call(self, args: list[str]) -> HelperResult:
+        return self.helper.call(args, timeout_s=120)
+
+    def io(self, command: str, engine: str, **flags: Any) -> HelperResult:
+        granularity = flags.pop("granularity", READ_GRANULARITY if command == "read" else None)
+        return self.call(op_args(command, self.file, bytes=FILE_BYTES, granularity=granularity, engine=engine,
+                                 **flags))
+
+    def fresh_write(self, engine: str, **flags: Any) -> HelperResult:
+        if self.file.exists():
+            self.file.unlink()
+        return self.io("write", engine, **flags)
+
+
+def _rate(result: HelperResult) -> float | None:
+    seconds = result.data.get("seconds")
+    return result.data.get("bytes", 0) / seconds if result.ok and seconds else None
+
+
+def check_clock(session: _Session) -> Check:
+    readings = []
+    for _ in range(CLOCK_READINGS):
+        result = session.call(["info"])
+        if not result.ok:
+            return Check("clock", FAIL, f"the helper's info failed: {result.error}")
+        readings.append(int(result.data["now_ns"]))
+    info = session.call(["info"]).data
+    steps = [b - a for a, b in zip(readings, readings[1:])]
+    resolution = int(info.get("clock_resolution_ns") or 0)
+    numbers = {"clock": info.get("clock"), "resolution_ns": resolution, "readings": len(readings),
+               "backward_steps": sum(1 for s in steps if s < 0), "smallest_step_ns": min(steps)}
+    if numbers["backward_steps"]:
+        return Check("clock", FAIL, f"{numbers['backward_steps']} of {len(steps)} steps went backwards", numbers)
+    if not 0 < resolution <= CLOCK_RESOLUTION_LIMIT_NS:
+        return Check("clock", FAIL, f"resolution {resolution} ns is coarser than {CLOCK_RESOLUTION_LIMIT_NS} ns",
+                     numbers)
+    return Check("clock", PASS, f"{info.get('clock')}: monotonic over {len(readings)} readings, resolution "
+                 f"{resolution} ns", numbers)
+
+
+def check_space(target: Path) -> Check:
+    free = shutil.disk_usage(target).free
+    need = 4 * FILE_BYTES
+    numbers = {"free_bytes": free, "needed_bytes": need}
+    if free < need:
+        return Check("free space", FAIL, f"{free / 1e6:.0f} MB free; the checks need {need / 1e6:.0f} MB", numbers)
+    return Check("free space", PASS, f"{free / 1e9:.1f} GB free", numbers)
+
+
+def check_engines(session: _Session) -> Check:
+    numbers: dict[str, Any] = {}
+    for engine in ("direct", "buffered", "foundation"):
+        wrote = session.fresh_write(engine, sync="fsync")
+        read = session.io("read", engine) if wrote.ok else wrote
+        numbers[engine] = {"write_ok": wrote.ok, "read_ok": read.ok, "error": wrote.error or read.error,
+                           "write_bytes_per_s": _rate(wrote), "read_bytes_per_s": _rate(read)}
+    broken = [e for e, n in numbers.items() if not (n["write_ok"] and n["read_ok"])]
+    if broken:
+        return Check("engines", FAIL, "; ".join(f"{e}: {numbers[e]['error']}" for e in broken), numbers)
+    return Check("engines", PASS, "direct, buffered and foundation each wrote and read a 32 MiB file", numbers)
+
+
+def check_residency(session: _Session) -> list[Check]:
+    """The page-cache checks: after a direct write, after evict, after a buffered read."""
+    checks = []
+    wrote = session.fresh_write("direct", sync="fsync", granularity=READ_GRANULARITY)
+    if not wrote.ok:
+        return [Check("direct write leaves no cache", CANNOT_TELL, f"the direct write failed: {wrote.error}")]
+    direct = session.io("read", "direct")
+    before = direct.data.get("resident_before") if direct.ok else None
+    if before is None:
+        checks.append(Check("direct write leaves no cache", CANNOT_TELL,
+                            "residency could not be measured" + (f": {direct.error}" if direct.error else "")))
+    else:
+        status = PASS if before <= RESIDENT_EMPTY else FAIL
+        checks.append(Check("direct write leaves no cache", status,
+                            f"{before:.0%} of a file just written with direct I/O was in the page cache",
+                            {"resident_before": before}))
+    buffered = session.io("read", "buffered")
+    resident = session.call(["residency", "--path", str(session.file)])
+    fraction = resident.data.get("resident") if resident.ok else None
+    if not buffered.ok or fraction is None:
+        checks.append(Check("buffered read is cached", CANNOT_TELL, buffered.error or resident.error))
+    else:
+        checks.append(Check("buffered read is cached", PASS if fraction >= RESIDENT_FULL else FAIL,
+                            f"{fraction:.0%} of the file was in the page cache after a buffered read",
+                            {"resident": fraction}))
+    evicted = session.call(["evict", "--path", str(session.file)])
+    after = evicted.data.get("resident_after") if evicted.ok else None
+    if after is None:
+        checks.append(Check("evict empties the cache", CANNOT_TELL, evicted.error or "no residency after evict"))
+    else:
+        checks.append(Check("evict empties the cache", PASS if after <= RESIDENT_EMPTY else FAIL,
+                            f"{evicted.data.get('resident_before', 0):.0%} resident before evict, {after:.0%} after",
+                            {"resident_before": evicted.data.get("resident_before"), "resident_after": after}))
+    return checks
+
+
+def check_bypass(session: _Session) -> list[Check]:
+    """A direct read against a read from the cache: the cache is bypassed only if the direct one is slower;
+    and whether the platform's rules honoured the direct reads."""
+    session.call(["evict", "--path", str(session.file)])
+    direct = session.io("read", "direct")
+    session.io("read", "buffered")              # warms the cache
+    cached = session.io("read", "buffered")     # served from it
+    checks = []
+    d, c = _rate(direct), _rate(cached)
+    numbers = {"direct_read_bytes_per_s": d, "cached_read_bytes_per_s": c,
+               "cached_resident_before": cached.data.get("resident_before")}
+    if d is None or c is None:
+        checks.append(Check("direct read bypasses the cache", CANNOT_TELL, direct.error or cached.error, numbers))
+    else:
+        ratio = c / d
+        numbers["cache_speedup"] = ratio
+        status = PASS if ratio >= CACHE_SPEEDUP_NEEDED else FAIL
+        checks.append(Check("direct read bypasses the cache", status,
+                            f"direct {d / 1e6:.0f} MB/s, from the cache {c / 1e6:.0f} MB/s ({ratio:.1f}x)"
+                            + ("" if status == PASS else ": direct reads run at memory speed"), numbers))
+    honoured = direct.data.get("direct_honoured") if direct.ok else None
+    reason = direct.data.get("cached_reason") or ""
+    if honoured is None:
+        checks.append(Check("direct I/O honoured", CANNOT_TELL, "the file system does not say whether it honours "
+                            "direct I/O", {"direct_honoured": None}))
+    else:
+        checks.append(Check("direct I/O honoured", PASS if honoured else FAIL,
+                            "the platform bypasses the page cache for these requests" if honoured else
+                            f"not honoured: {reason or 'the file system caches anyway'}",
+                            {"direct_honoured": honoured, "cached_reason": reason}))
+    return checks
+
+
+def check_full_sync(session: _Session) -> Check:
+    wrote = session.fresh_write("direct", sync="full")
+    if not wrote.ok:
+        return Check("full sync", FAIL, f"a write with sync: full failed: {wrote.error}")
+    used = wrote.data.get("sync_used", "")
+    numbers = {"sync_used": used, "sync_seconds": wrote.data.get("sync_seconds")}
+    if "refused" in used:
+        return Check("full sync", FAIL, f"F_FULLFSYNC refused by this file system; stibium used {used}", numbers)
+    return Check("full sync", PASS, f"accepted ({used})", numbers)
+
+
+def check_native(info: dict[str, Any]) -> Check:
+    translated = info.get("translated")
+    if translated is None:
+        return Check("native helper", CANNOT_TELL, "the helper cannot tell whether it runs translated")
+    if translated:
+        return Check("native helper", FAIL, "the helper runs under Rosetta, where macOS does no uncached I/O; "
+                     "install stibium with an arm64 Python (Homebrew's in /opt/homebrew, or python.org's)",
+                     {"translated": True})
+    return Check("native helper", PASS, f"runs natively ({platform.machine()})", {"translated": False})
+
+
+def run_selftest(target: Path) -> SelftestResult:
+    """Every check, in a temporary folder inside target that is removed at the end."""
+    target = target.expanduser()
+    if not target.is_dir():
+        raise RunError(f"--target {target} is not a folder; create it or choose another", 2)
+    helper_path = find_helper()
+    info = run_once(["info", "--path", str(target)], helper_path)
+    if not info.ok:
+        raise RunError(f"target {target}: {info.error}", 2)
+    facts = {"helper": info.data, "python": platform.python_version(), "machine": platform.machine(),
+             "os": platform.platform(), "target": str(target.resolve()), "started_epoch_s": time.time()}
+    checks = [check_space(target), check_native(info.data)]
+    if checks[0].status == FAIL:
+        return SelftestResult(checks, facts)
+    folder = Path(tempfile.mkdtemp(prefix=".stibium-selftest-", dir=target))
+    try:
+        with Helper(helper_path) as helper:
+            session = _Session(helper, folder)
+            checks.insert(0, check_clock(session))
+            checks.append(check_engines(session))
+            checks.extend(check_residency(session))
+            checks.extend(check_bypass(session))
+            checks.append(check_full_sync(session))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    facts["seconds"] = time.time() - facts["started_epoch_s"]
+    facts["pid"] = os.getpid()
+    return SelftestResult(checks, facts)
