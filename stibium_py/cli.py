@@ -22,7 +22,7 @@ from .compare import CompareError
 from .helper import HelperError, find_helper, run_once
 from .plan import PlanError, builtin_plans, load_and_expand, resolve_plan_path
 from .preflight import RunError, preflight
-from .runner import RunOptions, resume_run, start_run
+from .runner import RunOptions, resume_run, resume_series, start_series
 from .store import RunDirError
 from .units import format_bytes, format_seconds, format_size
 
@@ -72,11 +72,13 @@ def main() -> None:
 @click.option("--seed", type=click.IntRange(min=0), help="Seed for every random choice (overrides defaults.seed).")
 @click.option("--keep-files", is_flag=True, help="Leave the test files in the target.")
 @click.option("--allow-nonempty", is_flag=True, help="Use a target folder that holds other files.")
+@click.option("--runs", type=click.IntRange(1, 100), help="Complete runs of the plan, one after another (overrides "
+              "the plan's runs); two or more let compare see the variance between runs.")
 @click.option("--dry-run", is_flag=True, help="Check and show the plan, write nothing.")
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
 @user_errors
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
-        dry_run: bool, open_report: bool) -> None:
+        runs: int | None, dry_run: bool, open_report: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     path = resolve_plan_path(plan)
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
@@ -88,7 +90,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         _show_plan(path, seed, brief=True)
         click.echo("dry run: nothing was written")
         return
-    run_dir = start_run(path, options, console)
+    run_dir = start_series(path, options, runs, console)
     _after_run(run_dir, open_report)
 
 
@@ -97,18 +99,37 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
 @user_errors
 def resume(run_dir: Path, open_report: bool) -> None:
-    """Finish RUN_DIR after an interruption or a reboot, without repeating completed operations."""
-    resume_run(run_dir, RunOptions(), console)
+    """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
+    operations."""
+    from .store import is_series
+    if is_series(run_dir):
+        resume_series(run_dir, RunOptions(), console)
+    else:
+        resume_run(run_dir, RunOptions(), console)
     _after_run(run_dir, open_report)
 
 
 def _after_run(run_dir: Path, open_report: bool) -> None:
-    from .store import read_run_json
-    status = read_run_json(run_dir)["status"]
+    from .store import is_series, read_run_json, read_series_json
+    status = (read_series_json(run_dir) if is_series(run_dir) else read_run_json(run_dir))["status"]
     if status == "complete":
-        from .report.build import build_report
-        build_report(run_dir, console=console, open_browser=open_report)
+        _report(run_dir, open_report, console)
     click.echo(f"run directory: {run_dir} ({status})")
+
+
+def _report(run_dir: Path, open_report: bool, out: Console | None) -> dict:
+    """A run's report, or a series' report (each run's and the one across runs)."""
+    import webbrowser
+
+    from .store import REPORT_HTML, is_series
+    if is_series(run_dir):
+        from .report.series_page import build_series_report
+        summary = build_series_report(run_dir, console=out)
+        if open_report:
+            webbrowser.open((run_dir / REPORT_HTML).resolve().as_uri())
+        return summary
+    from .report.build import build_report
+    return build_report(run_dir, console=out, open_browser=open_report)
 
 
 @main.command()
@@ -117,9 +138,8 @@ def _after_run(run_dir: Path, open_report: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
 @user_errors
 def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
-    """Analyse RUN_DIR: write summary.json and report.html."""
-    from .report.build import build_report
-    summary = build_report(run_dir, console=None if as_json else console, open_browser=open_report)
+    """Analyse RUN_DIR (a run, or a series of runs): write summary.json and report.html."""
+    summary = _report(run_dir, open_report, None if as_json else console)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
 
@@ -154,12 +174,20 @@ def compare(run_a: Path, run_b: Path, out_file: Path | None, open_page: bool, as
 
 
 def _compare_table(result: dict) -> None:
-    table = Table("test", "op", "access", "granularity", "B / A (95% interval)", "verdict", title="B / A")
+    a, b = result["a"], result["b"]
+    title = "B / A: a repeatability check (both runs on one machine)" if result["same_machine"] else "B / A"
+    table = Table("test", "op", "access", "granularity", "runs", "B / A (95% interval)", "verdict", title=title)
     for r in result["rows"] + [dict(s, access="(geometric mean)", granularity_bytes=0) for s in result["summaries"]]:
         q = r["ratio"]
+        lo = f"{q['low']:.3f}" if q["low"] is not None else "?"
+        hi = f"{q['high']:.3f}" if q["high"] is not None else "?"
+        runs = f"{r['runs_a']}+{r['runs_b']}" if "runs_a" in r else f"{a['runs']}+{b['runs']}"
+        word = r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
+                               else "")
         table.add_row(r["test"], r["op"], r["access"], format_size(r["granularity_bytes"]) if r["granularity_bytes"] else "",
-                      f"{q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}]", r["verdict"])
+                      runs, f"{q['estimate']:.3f} [{lo}, {hi}]", word)
     console.print(table)
+    console.print(result["advice"])
     un = result["unmatched"]
     if un["only_in_a"] or un["only_in_b"]:
         console.print(f"without a partner: only in A: {', '.join(un['only_in_a']) or 'none'}; "

@@ -159,6 +159,8 @@ class Plan(_Strict):
     target: str = Field("./stibium-test", description="folder for the test files (created; --target overrides)")
     ceiling_bytes_per_s: float | None = Field(
         None, gt=0, description="a rate no read can physically exceed on this device (cache detection)")
+    runs: int = Field(1, ge=1, le=100, description="complete runs of the plan, one after another, each with fresh "
+                      "test files (--runs overrides); two or more let compare see the variance between runs")
     defaults: Defaults = Field(Defaults(), description="settings every test inherits")
     tests: list[TestSpec] = Field(min_length=1, description="the tests, run in this order")
 

@@ -15,7 +15,7 @@ import os
 import shutil
 import signal
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,8 +26,8 @@ from . import __version__, sysinfo
 from .helper import Helper, HelperError, HelperTimeout, find_helper, op_args, run_once
 from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
 from .preflight import WORK_MARKER, RunError, drop_caches, preflight
-from .store import (RUN_FORMAT, MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements,
-                    read_run_json, utc_now, write_json_atomic)
+from .store import (RUN_FORMAT, SERIES_FORMAT, SERIES_JSON, MeasurementLog, completed_seqs, iso, new_run_dir,
+                    read_measurements, read_run_json, read_series_json, utc_now, write_json_atomic)
 from .units import format_bytes, format_rate
 
 LAYOUT_GRANULARITY_BYTES = 8 * 2**20
@@ -45,6 +45,7 @@ class RunOptions:
     keep_files: bool = False
     allow_nonempty: bool = False
     progress: bool = True
+    run_name: str | None = None      # a run of a series: its fixed name inside out_dir (run-1, run-2, ...)
 
 
 def op_timeout_s(op: Op) -> float:
@@ -68,8 +69,13 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
         raise RunError(f"target {target}: {info.error}", 2)
     started = utc_now()
     machine = sysinfo.machine_facts()
-    run_dir = new_run_dir(options.out_dir, plan.name, machine["hostname"], started)
-    work = target.resolve() / f"stibium-{run_dir.name}"
+    if options.run_name:
+        run_dir = options.out_dir / options.run_name
+        run_dir.mkdir(parents=True)
+        work = target.resolve() / f"stibium-{options.out_dir.name}-{options.run_name}"
+    else:
+        run_dir = new_run_dir(options.out_dir, plan.name, machine["hostname"], started)
+        work = target.resolve() / f"stibium-{run_dir.name}"
     work.mkdir()
     (work / WORK_MARKER).write_text(f"stibium test files of run {run_dir.name}; safe to delete\n")
     run = {
@@ -98,6 +104,59 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
     write_json_atomic(run_dir / "run.json", run)
     Runner(run_dir, run, expanded, helper_path, options.progress, console).execute()
     return run_dir
+
+
+def start_series(plan_path: Path, options: RunOptions, runs: int | None, console: Console) -> Path:
+    """N complete runs of the plan, one after another, each a run directory of its own (run-1, run-2, ...)
+    inside one series folder with series.json; each with fresh test files and the plan's eviction. One run
+    is an ordinary run directory, as before."""
+    plan, _, expanded = load_and_expand(plan_path, options.seed)
+    runs = runs or plan.runs
+    if runs == 1:
+        return start_run(plan_path, options, console)
+    target = (options.target or Path(plan.target)).expanduser()
+    preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty)
+    started = utc_now()
+    series = new_run_dir(options.out_dir, plan.name, sysinfo.machine_facts()["hostname"], started)
+    write_json_atomic(series / SERIES_JSON, {
+        "format": SERIES_FORMAT, "plan": plan.name, "runs": runs, "source": str(plan_path),
+        "seed": options.seed, "target": str(target), "keep_files": options.keep_files,
+        "allow_nonempty": options.allow_nonempty, "started_utc": iso(started), "status": "running"})
+    return _run_series(series, plan_path, options, console)
+
+
+def _run_series(series: Path, plan_path: Path, options: RunOptions, console: Console) -> Path:
+    """Start (or resume) every run of the series that is not complete, in order."""
+    meta = read_series_json(series)
+    status = "complete"
+    for i in range(1, meta["runs"] + 1):
+        run_dir = series / f"run-{i}"
+        if (run_dir / "run.json").is_file():
+            if read_run_json(run_dir).get("status") == "complete":
+                continue
+            resume_run(run_dir, options, console)
+        else:
+            console.print(f"[bold]run {i} of {meta['runs']}[/]")
+            start_run(plan_path, replace(options, out_dir=series, run_name=f"run-{i}"), console)
+        status = read_run_json(run_dir).get("status", "failed")
+        if status != "complete":
+            break
+    meta["status"] = status
+    write_json_atomic(series / SERIES_JSON, meta)
+    return series
+
+
+def resume_series(series: Path, options: RunOptions, console: Console) -> Path:
+    """Carry on with a series: finish its interrupted run, then start the runs that have not begun."""
+    meta = read_series_json(series)
+    if meta.get("status") == "complete":
+        raise RunError(f"{series} is already complete; `stibium report {series}` shows it", 2)
+    source = Path(meta["source"])
+    if not source.is_file():
+        raise RunError(f"{series}: its plan {source} is gone; restore it to start the remaining runs", 2)
+    options = replace(options, target=Path(meta["target"]), seed=meta.get("seed"),
+                      keep_files=bool(meta.get("keep_files")), allow_nonempty=bool(meta.get("allow_nonempty")))
+    return _run_series(series, source, options, console)
 
 
 def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
@@ -207,7 +266,7 @@ class Runner:
             self.console.print(f"[yellow]Interrupted.[/] Every completed measurement is kept in "
                                f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume {self.run_dir}")
             raise RunError(f"run interrupted; finish it with `stibium resume {self.run_dir}`", 130) from None
-        except (OpFailed, HelperError) as e:
+        except (OpFailed, HelperError, RunError) as e:
             if self.helper:
                 self.helper.kill()
             self._finish("failed")

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 RUN_FORMAT = "stibium-run/1"
+SERIES_FORMAT = "stibium-series/1"
 RUN_JSON = "run.json"
+SERIES_JSON = "series.json"
 MEASUREMENTS_CSV = "measurements.csv"
 SUMMARY_JSON = "summary.json"
 REPORT_HTML = "report.html"
@@ -52,10 +54,35 @@ def iso(t: dt.datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def is_series(path: Path) -> bool:
+    """A folder of repeated runs (series.json and run-1/, run-2/, ...) rather than one run directory."""
+    return (path / SERIES_JSON).is_file()
+
+
+def read_series_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((path / SERIES_JSON).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RunDirError(f"{path / SERIES_JSON}: damaged or unreadable ({e}); restore it from a copy") from None
+    if not isinstance(data, dict) or data.get("format") != SERIES_FORMAT or not isinstance(data.get("runs"), int):
+        raise RunDirError(f"{path / SERIES_JSON}: not a {SERIES_FORMAT} file; was it written by stibium?")
+    return data
+
+
+def series_run_dirs(path: Path) -> list[Path]:
+    """The run directories of a series that exist, in order (run-1, run-2, ...)."""
+    runs = read_series_json(path)["runs"]
+    return [path / f"run-{i}" for i in range(1, runs + 1) if (path / f"run-{i}" / RUN_JSON).is_file()]
+
+
+def run_name(host: str, plan_name: str, started: dt.datetime) -> str:
+    safe_host = re.sub(r"[^A-Za-z0-9._-]", "_", host.split(".")[0]) or "host"
+    return f"{plan_name}-{safe_host}-{started.strftime('%Y%m%dT%H%M%SZ')}"
+
+
 def new_run_dir(out_dir: Path, plan_name: str, host: str, started: dt.datetime) -> Path:
     """reports/<plan>-<host>-<UTC time>/, created empty (a suffix if the name is taken)."""
-    safe_host = re.sub(r"[^A-Za-z0-9._-]", "_", host.split(".")[0]) or "host"
-    base = f"{plan_name}-{safe_host}-{started.strftime('%Y%m%dT%H%M%SZ')}"
+    base = run_name(host, plan_name, started)
     out_dir.mkdir(parents=True, exist_ok=True)
     for i in range(1000):
         path = out_dir / (base if i == 0 else f"{base}-{i}")

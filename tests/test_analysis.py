@@ -120,3 +120,43 @@ def test_sizes_too_small_for_a_rate_give_a_warning_not_a_crash():
     assert any(w["message"] == "time does not grow with size here, so no transfer rate can be fitted"
                for w in summary["warnings"])
     assert "Plotly.newPlot" in render({}, rows, summary)
+
+
+def test_cached_direct_writes_and_split_calls_are_warned_about():
+    from stibium_py.analysis.summary import warnings
+
+    rows = _rows(np.random.default_rng(3), repeats=2, op="write")
+    for r in rows:   # as on a Mac: 4 KiB writes copied through the page cache
+        r.update(direct_honoured=False, cached_reason="writes under 16 KiB go through the page cache on macOS",
+                 syscalls=1, requests=1, largest_syscall_bytes=r["bytes"])
+    big = dict(rows[0], test="big", syscalls=2, requests=1, largest_syscall_bytes=0x7FFFF000, direct_honoured=True,
+               cached_reason="", tail_bytes_buffered=0)
+    tail = dict(rows[0], test="tail", syscalls=2, requests=1, tail_bytes_buffered=128, direct_honoured=True,
+                cached_reason="")
+    out = warnings([], rows + [big, tail], {})
+    messages = {(w["test"], w["message"]) for w in out}
+    assert ("f (write)", f"{len(rows)} of {len(rows)} direct measurements went through the page cache: writes "
+            "under 16 KiB go through the page cache on macOS") in messages
+    assert ("big (write)", "1 measurements moved each request in more than one call (the largest 2,147,479,552 "
+            "bytes), smaller than the granularity the plan names") in messages
+    assert not any(test == "tail (write)" for test, _ in messages)     # body + buffered tail: as few as possible
+    assert not any("caches anyway" in m for _, m in messages)
+
+
+def test_the_knee_uses_the_size_of_the_calls_made():
+    from stibium_py.analysis.summary import Settings, pattern_entry
+
+    rows = []
+    for k, g in enumerate([1 << 20, 16 << 20, 256 << 20, 1 << 30]):
+        for t in range(3):
+            # calls capped at 16 MiB (an older helper, or an engine that splits): flat above 16 MiB
+            call = min(g, 16 << 20)
+            rows.append(dict(seq=len(rows), test="p", op="read", kind="pattern", access="sequential",
+                             size_bytes=1 << 30, granularity_bytes=g, stride_bytes=0, trial=t, file="p",
+                             bytes=1 << 30, seconds=(1 << 30) / (1e9 if g >= 16 << 20 else 5e8), started_s=0.0,
+                             resident_before=0.0, engine="direct", requests=(1 << 30) // g,
+                             largest_syscall_bytes=call))
+    e = pattern_entry("p", "read", rows, Settings(resamples=200))
+    assert e["knee_bytes"] == 16 << 20
+    assert {p["granularity_bytes"]: p["call_bytes"] for p in e["points"]} == {
+        1 << 20: 1 << 20, 16 << 20: 16 << 20, 256 << 20: 16 << 20, 1 << 30: 16 << 20}

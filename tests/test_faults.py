@@ -129,3 +129,20 @@ def test_a_hung_helper_is_stopped_after_its_timeout(disk_dir):
     assert time.monotonic() - started < 5
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)          # killed and reaped, not left behind
+
+
+def test_a_failing_purge_is_one_line_that_says_sudo(tmp_path, monkeypatch):
+    # macOS's `purge` without root: exit status 1 and a complaint; stibium says what to do
+    from stibium_py import preflight
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "purge").write_text("#!/bin/sh\necho 'Unable to purge disk buffers: Operation not permitted' >&2\nexit 1\n")
+    (fake / "purge").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    monkeypatch.setattr(preflight.sys, "platform", "darwin")
+    with pytest.raises(preflight.RunError) as e:
+        preflight.drop_caches()
+    assert str(e.value) == ("between: drop-caches: `purge` failed (exit status 1: Unable to purge disk buffers: "
+                            "Operation not permitted); it needs sudo: run stibium with sudo, or use between: evict")
+    assert e.value.exit_code == 1

@@ -63,7 +63,7 @@ def _headline(e: dict[str, Any]) -> tuple[str, str]:
 
 def terminal_table(summary: dict[str, Any]) -> Table:
     t = Table("test", "op", "rate (95% interval)", "latency", "n", "outliers", "cache suspects", "drift",
-              title="stibium summary")
+              title="stibium summary (1 run)")
     for e in summary["tests"]:
         rate, lat = _headline(e)
         d = e.get("drift", {})

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from ..compare import Run
+from ..compare import Side
 from ..units import format_rate, format_size
 from .figures import _layout, esc
 from .page import figure, page, table
@@ -16,7 +16,7 @@ from .page import figure, page, table
 COLORS = {"a": "#1f77b4", "b": "#d62728"}
 
 
-def _overlay_files(a: Run, b: Run, fit: dict[str, Any]) -> go.Figure:
+def _overlay_files(a: Side, b: Side, fit: dict[str, Any]) -> go.Figure:
     fig = go.Figure()
     test, op = fit["test"], fit["op"]
     for side, run in (("a", a), ("b", b)):
@@ -68,7 +68,7 @@ def _forest(cmp: dict[str, Any]) -> go.Figure:
     return fig
 
 
-def render(cmp: dict[str, Any], a: Run, b: Run) -> str:
+def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     fa, fb = cmp["a"], cmp["b"]
     keys = [k for k in fa if k != "measurements"] + ["measurements"]
     facts = table(["", "A", "B"], [[k, fa.get(k), fb.get(k)] for k in keys])
@@ -85,8 +85,12 @@ def render(cmp: dict[str, Any], a: Run, b: Run) -> str:
     unmatched = "" if not (un["only_in_a"] or un["only_in_b"]) else (
         f"<div class=\"warn\">Without a partner: only in A: {esc(', '.join(un['only_in_a']) or 'none')}; "
         f"only in B: {esc(', '.join(un['only_in_b']) or 'none')}.</div>")
+    same = ("<div class=\"warn\">Both sides ran on the same machine and disk: this is a repeatability check, not a "
+            "comparison of machines.</div>" if cmp.get("same_machine") else "")
+    scope = f"<div class=\"{'info' if cmp.get('scope') == 'machines' else 'warn'}\">{esc(cmp.get('advice'))}.</div>"
     sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(a.label)}; B: {esc(b.label)}</p>",
-                "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ, figure(_forest(cmp), "forest")]
+                same, scope, "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ,
+                figure(_forest(cmp), "forest")]
     n = 0
     for test, op in dict.fromkeys((r["test"], r["op"]) for r in cmp["rows"]):
         first = next(r for r in cmp["rows"] if (r["test"], r["op"]) == (test, op))

@@ -1,0 +1,94 @@
+"""The report of a series of repeated runs: the runs side by side (each run's rate with its own
+interval, per test point), the rate across runs with its two-level interval, the spread between
+runs, and the warning when runs differ beyond their own intervals. Links to each run's report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+from rich.console import Console
+from rich.table import Table
+
+from ..series import summarize_series
+from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
+from ..units import format_rate
+from .figures import _layout
+from .page import esc, figure, page, table
+
+
+def _interval(e: dict[str, Any]) -> str:
+    if e.get("estimate") is None:
+        return "-"
+    lo = format_rate(e["low"]) if e.get("low") is not None else "?"
+    hi = format_rate(e["high"]) if e.get("high") is not None else "?"
+    return f"{format_rate(e['estimate'])} [{lo}, {hi}]"
+
+
+def _spread(e: dict[str, Any]) -> str:
+    if e.get("estimate") is None:
+        return "-"
+    return f"{e['estimate']:.1%}" + (f" [{e['low']:.1%}, {e['high']:.1%}]" if e.get("low") is not None else "")
+
+
+def _runs_figure(test: dict[str, Any]) -> go.Figure:
+    runs = test["per_run"]
+    names = [esc(r["run"]) for r in runs]
+    est = [r["estimate"] for r in runs]
+    fig = go.Figure(go.Scatter(
+        x=names, y=est, mode="markers", marker={"size": 10, "color": "#1f77b4"}, name="rate of each run",
+        error_y={"type": "data", "symmetric": False, "array": [(r["high"] or e) - e for r, e in zip(runs, est)],
+                 "arrayminus": [e - (r["low"] or e) for r, e in zip(runs, est)]}))
+    rate = test["rate"]
+    if rate.get("estimate") is not None:
+        fig.add_hline(y=rate["estimate"], line_color="#d62728", annotation_text="across runs")
+        if rate.get("low") is not None and rate.get("high") is not None:
+            fig.add_hrect(y0=rate["low"], y1=rate["high"], fillcolor="#d62728", opacity=0.12, line_width=0)
+    return _layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run", "bytes/s")
+
+
+def render(summary: dict[str, Any]) -> str:
+    rows = [[t["label"], _interval(t["rate"]), _spread(t["spread"]), t["runs"], "yes" if t["runs_differ"] else "no"]
+            for t in summary["tests"]]
+    warn = "".join(f"<div class=\"warn\"><b>{esc(w['test'])}</b>: {esc(w['message'])}. <i>What to do:</i> "
+                   f"{esc(w['what_to_do'])}.</div>" for w in summary["warnings"])
+    links = " ".join(f"<a href=\"{esc(r)}/{REPORT_HTML}\">{esc(r)}</a>" for r in summary["runs"])
+    sections = [f"<h1>stibium: {esc(summary['plan'])}, {len(summary['runs'])} runs</h1>",
+                f"<p class=\"muted\">Each run's own report: {links}</p>",
+                "<h2>Across runs</h2>",
+                table(["test", "rate across runs (95% interval, includes the variance between runs)",
+                       "spread between runs", "runs", "runs differ"], rows),
+                "<h2>Warnings</h2>" + (warn or "<p>None: the runs agree within their own intervals.</p>")]
+    for n, t in enumerate(summary["tests"]):
+        sections.append(figure(_runs_figure(t), f"runs{n}"))
+    sections.append("<p class=\"muted\">Rate across runs: the geometric mean of the runs' rates, with a two-level "
+                    "bootstrap interval (runs resampled, then measurements within each) widened for the few runs by "
+                    "t/z sqrt(K/(K-1)). Spread: 1.4826 x the median absolute deviation of the runs' log rates.</p>")
+    return page(f"stibium: {summary['plan']} ({len(summary['runs'])} runs)", sections)
+
+
+def terminal_table(summary: dict[str, Any]) -> Table:
+    t = Table("test", "across runs (95% interval)", "spread", "runs", "differ",
+              title=f"stibium summary: {len(summary['runs'])} runs")
+    for test in summary["tests"]:
+        t.add_row(test["label"], _interval(test["rate"]), _spread(test["spread"]), str(test["runs"]),
+                  "yes" if test["runs_differ"] else "")
+    return t
+
+
+def build_series_report(series: Path, console: Console | None = None) -> dict[str, Any]:
+    """Every run's own report, then the series' summary.json and report.html."""
+    from .build import build_report
+
+    summary = summarize_series(series)
+    for name in summary["runs"]:
+        build_report(series / name)
+    write_json_atomic(series / SUMMARY_JSON, summary)
+    (series / REPORT_HTML).write_text(render(summary), encoding="utf-8")
+    if console is not None:
+        console.print(terminal_table(summary))
+        for w in summary["warnings"]:
+            console.print(f"[yellow]{w['test']}: {w['message']}[/]")
+        console.print(f"report: {series / REPORT_HTML}")
+    return summary

@@ -1,0 +1,68 @@
+"""The analysis of a series of repeated runs: per test point, each run's rate with its own interval,
+the rate across runs with a two-level interval, the spread between runs, and whether runs differ
+beyond their own intervals (analysis/runs.py). Written to the series folder as summary.json."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from .analysis import runs as runs_analysis
+from .analysis.rates import PointKey, by_point, rate_draws
+from .compare import CONFIDENCE, Side, load_run
+from .store import RunDirError, is_series, read_series_json
+from .units import format_size
+
+RESAMPLES = 2000
+SEED = 4242
+
+
+def label(key: PointKey) -> str:
+    test, op, access, gran, stride = key
+    if access == "files":
+        return f"{test} {op}"
+    return f"{test} {op} {access} {format_size(gran)}" + (f" +{format_size(stride)}" if stride else "")
+
+
+def summarize_series(path: Path, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+    if not is_series(path):
+        raise RunDirError(f"{path}: not a series of runs (no series.json)")
+    meta = read_series_json(path)
+    side: Side = load_run(path)
+    points = [by_point(run.rows) for run in side.runs]
+    keys = list(dict.fromkeys(k for p in points for k in p))
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        futures = {(i, key): pool.submit(rate_draws, points[i][key], resamples, seed + n)
+                   for n, (i, key) in enumerate((i, k) for k in keys for i, p in enumerate(points) if k in p)}
+        results = {k: f.result() for k, f in futures.items()}
+    tests = []
+    for j, key in enumerate(keys):
+        rates = [runs_analysis.run_rate(side.runs[i].path.name, results[(i, key)][0], results[(i, key)][2],
+                                        len(points[i][key]), CONFIDENCE)
+                 for i in range(len(points)) if (i, key) in results]
+        test, op, access, gran, stride = key
+        tests.append({"test": test, "op": op, "access": access, "granularity_bytes": gran, "stride_bytes": stride,
+                      "label": label(key),
+                      **runs_analysis.across_runs(rates, resamples, seed + 104729 * (j + 1), CONFIDENCE)})
+    differ = [t["label"] for t in tests if t["runs_differ"]]
+    warnings = []
+    if differ:
+        warnings.append({"level": "warning", "test": ", ".join(differ),
+                         "message": "runs differ: results depend on when you measure (the runs' intervals share no "
+                                    "point)",
+                         "what_to_do": "quote the rate across runs with its interval, which includes the variance "
+                                       "between runs; look for what changed between them (caches, background work, "
+                                       "temperature)"})
+    for why in side.skipped:
+        warnings.append({"level": "warning", "test": "all", "message": f"left out {why}",
+                         "what_to_do": "restore the run from a copy, or read the series without it"})
+    if len(side.runs) < meta["runs"]:
+        warnings.append({"level": "warning", "test": "all",
+                         "message": f"{len(side.runs)} of {meta['runs']} runs are complete",
+                         "what_to_do": f"finish the series with `stibium resume {path}`"})
+    return {"format": "stibium-series-summary/1", "plan": meta["plan"], "runs_planned": meta["runs"],
+            "runs": [run.path.name for run in side.runs],
+            "settings": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE},
+            "tests": tests, "warnings": warnings}

@@ -1,0 +1,130 @@
+"""Repeated runs: the interval across runs includes the variance between them (simulation with a fixed
+seed), compare says when a verdict is about these runs only, and the series layout: run, report,
+resume within a series, a damaged run among several."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import numpy as np
+from click.testing import CliRunner
+
+from bench.bench_runs_coverage import coverage
+from stibium_py.cli import main
+from stibium_py.compare import compare_runs, load_run
+from synthetic import make_run
+
+def test_two_level_interval_covers_the_true_ratio_with_5_runs_per_side():
+    two = coverage(5, 400, seed=20261122, two_level=True)
+    one = coverage(5, 400, seed=20261122, two_level=False)
+    print(f"coverage with 5 runs per side: two-level {two:.3f}, one-level {one:.3f}")
+    assert 0.93 <= two <= 0.97
+    assert one < 0.60          # the interval from inside runs cannot see the variance between them
+
+
+def test_one_run_per_side_is_a_verdict_about_these_runs(tmp_path):
+    a = load_run(make_run(tmp_path / "a", rate_bytes_per_s=500e6, seed=1, repeats=4, trials=5))
+    b = load_run(make_run(tmp_path / "b", rate_bytes_per_s=550e6, seed=2, repeats=4, trials=5))
+    result = compare_runs(a, b, resamples=500)
+    assert result["scope"] == "these runs only"
+    assert all(r["scope"] == "these runs only" and r["runs_a"] == r["runs_b"] == 1 for r in result["rows"])
+    assert result["advice"] == ("one run on a side: the intervals cannot see the variance between runs (the host's "
+                                "cache, background work, the drive's temperature), so the verdicts are about these "
+                                "runs only; run each side with --runs 5 (at least 3) to compare the machines")
+    assert result["same_machine"] is False      # synthetic runs carry no machine facts beyond a host name
+
+
+def _series(path, rates, seed):
+    """A series folder of synthetic complete runs (what `stibium run --runs N` writes)."""
+    path.mkdir()
+    for i, rate in enumerate(rates, 1):
+        make_run(path / f"run-{i}", rate_bytes_per_s=rate, seed=seed + i, repeats=3, trials=5)
+    (path / "series.json").write_text(json.dumps({"format": "stibium-series/1", "plan": "synthetic",
+                                                  "runs": len(rates), "source": "x", "status": "complete"}))
+    return path
+
+
+def test_series_against_series_uses_the_variance_between_runs(tmp_path):
+    rng = np.random.default_rng(5)
+    a = _series(tmp_path / "a", [500e6 * math.exp(rng.normal(0, 0.2)) for _ in range(4)], 10)
+    b = _series(tmp_path / "b", [550e6 * math.exp(rng.normal(0, 0.2)) for _ in range(4)], 20)
+    result = compare_runs(load_run(a), load_run(b), resamples=1000)
+    files = next(r for r in result["rows"] if r["access"] == "files" and r["op"] == "read")
+    one_a, one_b = load_run(a / "run-1"), load_run(b / "run-1")
+    single = next(r for r in compare_runs(one_a, one_b, resamples=1000)["rows"]
+                  if r["access"] == "files" and r["op"] == "read")
+    assert result["scope"] == "machines" and files["runs_a"] == files["runs_b"] == 4
+    width = math.log(files["ratio"]["high"] / files["ratio"]["low"])
+    assert width > 3 * math.log(single["ratio"]["high"] / single["ratio"]["low"])
+    assert files["verdict"] not in ("faster", "slower") or files["ratio"]["low"] > 1 or files["ratio"]["high"] < 1
+
+
+def test_series_report_shows_runs_side_by_side_and_a_damaged_run_is_left_out(tmp_path):
+    series = _series(tmp_path / "s", [500e6, 200e6, 500e6], 30)
+    (series / "run-2" / "run.json").write_text("{ damaged")
+    result = CliRunner().invoke(main, ["report", str(series)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((series / "summary.json").read_text())
+    assert summary["runs"] == ["run-1", "run-3"]
+    assert any(w["message"].startswith("left out run-2: ") for w in summary["warnings"])
+    files = next(t for t in summary["tests"] if t["label"] == "files read")
+    assert [r["run"] for r in files["per_run"]] == ["run-1", "run-3"]
+    html = (series / "report.html").read_text()
+    assert "run-1/report.html" in html and "rate across runs" in html
+    assert (series / "run-1" / "report.html").is_file()
+
+
+def test_runs_that_differ_are_flagged(tmp_path):
+    series = _series(tmp_path / "s", [500e6, 250e6], 40)
+    result = CliRunner().invoke(main, ["report", str(series)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((series / "summary.json").read_text())
+    files = next(t for t in summary["tests"] if t["label"] == "files write")
+    assert files["runs_differ"] is True
+    assert any(w["message"].startswith("runs differ: results depend on when you measure") for w in summary["warnings"])
+
+
+SMALL_PLAN = """name: small
+tests:
+  - name: seq
+    kind: pattern
+    op: [read, write]
+    access: sequential
+    granularities: [1MiB]
+    bytes: 4MiB
+    span: 4MiB
+    trials: 3
+"""
+
+
+def test_run_with_runs_makes_a_series_that_resumes_run_by_run(disk_dir):
+    plan = disk_dir / "small.yaml"
+    plan.write_text(SMALL_PLAN)
+    out = disk_dir / "reports"
+    result = CliRunner().invoke(main, ["run", str(plan), "--runs", "3", "--target", str(disk_dir / "t"),
+                                       "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    series = next(out.iterdir())
+    assert sorted(p.name for p in series.iterdir()) == ["report.html", "run-1", "run-2", "run-3", "series.json",
+                                                        "summary.json"]
+    assert json.loads((series / "series.json").read_text())["status"] == "complete"
+    # an interruption in run 2 (its last rows lost), and run 3 never started: resume finishes both
+    run2 = series / "run-2"
+    lines = (run2 / "measurements.csv").read_text().splitlines(keepends=True)
+    (run2 / "measurements.csv").write_text("".join(lines[:3]))
+    meta = json.loads((run2 / "run.json").read_text())
+    meta["status"] = "interrupted"
+    (run2 / "run.json").write_text(json.dumps(meta))
+    shutil.rmtree(series / "run-3")
+    meta = json.loads((series / "series.json").read_text())
+    meta["status"] = "interrupted"
+    (series / "series.json").write_text(json.dumps(meta))
+    result = CliRunner().invoke(main, ["resume", str(series)])
+    assert result.exit_code == 0, result.output
+    for name in ("run-2", "run-3"):
+        assert json.loads((series / name / "run.json").read_text())["status"] == "complete"
+        assert len((series / name / "measurements.csv").read_text().splitlines()) == 1 + 6
+    assert json.loads((series / "series.json").read_text())["status"] == "complete"
+    assert not any(p.name.startswith("stibium-") for p in (disk_dir / "t").iterdir())

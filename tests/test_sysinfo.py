@@ -1,0 +1,61 @@
+"""Machine facts read from the text that macOS and Linux commands print, parsed by pure functions and
+checked here on that text: df with spaces in names, mount lines, diskutil's plist, vm_stat and
+/proc/meminfo."""
+
+from __future__ import annotations
+
+import plistlib
+
+from stibium_py.sysinfo import (parse_df_mount, parse_diskutil_plist, parse_meminfo_available, parse_mount_options,
+                                parse_vm_stat_available)
+
+DF_WITH_SPACES = """Filesystem 512-blocks Used Available Capacity Mounted on
+/dev/disk4s1 1953456128 1049152 1952406976 1% /Volumes/Samsung T7 Shield
+"""
+
+MOUNT = """/dev/disk3s1s1 on / (apfs, sealed, local, read-only, journaled)
+/dev/disk3s5 on /System/Volumes/Data (apfs, local, journaled, nobrowse, protect, root data)
+/dev/disk4s1 on /Volumes/Samsung T7 Shield (exfat, local, nodev, nosuid, noowners, noatime, fskit)
+"""
+
+VM_STAT = """Mach Virtual Memory Statistics: (page size of 16384 bytes)
+Pages free:                               12000.
+Pages active:                            300000.
+Pages inactive:                          100000.
+Pages speculative:                         8000.
+Pages throttled:                              0.
+Pages wired down:                        150000.
+Pages purgeable:                           5000.
+"""
+
+
+def test_df_line_with_spaces_in_the_mount_point():
+    assert parse_df_mount(DF_WITH_SPACES) == {"device": "/dev/disk4s1", "mount_point": "/Volumes/Samsung T7 Shield"}
+
+
+def test_df_that_says_nothing_gives_no_facts():
+    assert parse_df_mount("") == {} and parse_df_mount("Filesystem\n") == {}
+
+
+def test_mount_options_of_an_external_volume():
+    assert parse_mount_options(MOUNT, "/Volumes/Samsung T7 Shield") == {
+        "fs_type": "exfat", "mount_options": "local,nodev,nosuid,noowners,noatime,fskit"}
+    assert parse_mount_options(MOUNT, "/System/Volumes/Data")["fs_type"] == "apfs"
+    assert parse_mount_options(MOUNT, "/nowhere") == {}
+
+
+def test_diskutil_plist_facts():
+    data = plistlib.dumps({"MediaName": "APPLE SSD AP1024Z", "SolidState": True, "BusProtocol": "Apple Fabric",
+                           "Internal": True, "DeviceBlockSize": 4096, "VolumeName": "Macintosh HD - Data",
+                           "FilesystemName": "APFS", "Other": 1})
+    assert parse_diskutil_plist(data) == {"device_model": "APPLE SSD AP1024Z", "solid_state": True,
+                                          "protocol": "Apple Fabric", "internal": True, "device_block_bytes": 4096,
+                                          "volume_name": "Macintosh HD - Data", "fs_personality": "APFS"}
+    assert parse_diskutil_plist(b"not a plist") == {}
+
+
+def test_available_memory_from_vm_stat_and_meminfo():
+    assert parse_vm_stat_available(VM_STAT) == (12000 + 100000 + 8000 + 5000) * 16384
+    assert parse_vm_stat_available("nonsense") is None
+    assert parse_meminfo_available("MemTotal: 24000000 kB\nMemAvailable:   1500000 kB\n") == 1_536_000_000
+    assert parse_meminfo_available("MemTotal: 1 kB\n") is None
