@@ -20,11 +20,12 @@ from rich.table import Table
 from . import __version__
 from .compare import CompareError
 from .helper import HelperError, find_helper, run_once
+from .paths import PathError, existing_folder
 from .plan import PlanError, builtin_plans, load_and_expand, resolve_plan_path
 from .preflight import RunError, preflight
 from .runner import RunOptions, resume_run, resume_series, start_series
 from .store import RunDirError
-from .units import format_bytes, format_seconds, format_size
+from .units import SizeError, format_bytes, format_seconds, format_size
 
 console = Console(stderr=False)
 
@@ -41,7 +42,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (PlanError, RunDirError, CompareError) as e:
+        except (PlanError, RunDirError, CompareError, PathError, SizeError) as e:
             _fail(str(e), 2)
         except RunError as e:
             _fail(str(e), e.exit_code)
@@ -86,7 +87,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     if dry_run:
         parsed, _, expanded = load_and_expand(path, seed)
         preflight(expanded, (target or Path(parsed.target)).expanduser(), expanded.space_needed_bytes(keep_files),
-                  allow_nonempty)
+                  allow_nonempty, out_dir)
         _show_plan(path, seed, brief=True)
         click.echo("dry run: nothing was written")
         return
@@ -102,6 +103,7 @@ def resume(run_dir: Path, open_report: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
     operations."""
     from .store import is_series
+    _run_dir(run_dir)
     if is_series(run_dir):
         resume_series(run_dir, RunOptions(), console)
     else:
@@ -115,6 +117,10 @@ def _after_run(run_dir: Path, open_report: bool) -> None:
     if status == "complete":
         _report(run_dir, open_report, console)
     click.echo(f"run directory: {run_dir} ({status})")
+
+
+def _run_dir(path: Path) -> None:
+    existing_folder(path, "run directory", "give a folder that `stibium run` wrote (reports/...)")
 
 
 def _report(run_dir: Path, open_report: bool, out: Console | None) -> dict:
@@ -139,6 +145,7 @@ def _report(run_dir: Path, open_report: bool, out: Console | None) -> dict:
 @user_errors
 def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
     """Analyse RUN_DIR (a run, or a series of runs): write summary.json and report.html."""
+    _run_dir(run_dir)
     summary = _report(run_dir, open_report, None if as_json else console)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
@@ -159,6 +166,8 @@ def compare(run_a: Path, run_b: Path, out_file: Path | None, open_page: bool, as
 
     from .compare import compare_runs, load_run
     from .report.compare_page import render
+    _run_dir(run_a)
+    _run_dir(run_b)
     a, b = load_run(run_a), load_run(run_b)
     result = compare_runs(a, b, allow_different_plans)
     out = out_file or Path("reports") / f"compare-{run_a.name}-vs-{run_b.name}.html"
@@ -273,8 +282,8 @@ def info(target: Path | None, as_json: bool) -> None:
     """The helper, its clock and engines, and direct I/O on the target's file system."""
     helper = find_helper()
     args = ["info"] + (["--path", str(target)] if target else [])
-    if target and not target.is_dir():
-        raise RunError(f"--target {target} is not a folder", 2)
+    if target:
+        existing_folder(target, "--target", "give a folder on the disk to examine")
     result = run_once(args, helper)
     if not result.ok:
         raise RunError(result.error, 1)

@@ -19,6 +19,8 @@ from typing import Annotated, Any, Literal, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 from ruamel.yaml import YAML
+
+from .paths import PathError, existing_part
 from ruamel.yaml.error import YAMLError
 
 from .units import SizeError, parse_bytes
@@ -28,6 +30,15 @@ MAX_GRANULARITY_BYTES = 2 * 1024**3     # 2 GiB
 PLANS_DIR_NAME = "plans"
 MAX_SIZES = 10000
 MAX_OPS = 1_000_000
+# A plan is untrusted input (pasted in forums, attached to bug reports): its reading is bounded before any
+# parsing. The built-in plans are under 3 KB and the largest plan a person writes by hand a few dozen KB,
+# so 256 KiB is generous; it parses in about 0.2 s.
+MAX_PLAN_BYTES = 256 * 1024
+# Nesting: a plan is 5 levels deep (tests, a test, sizes, a range); 32 leaves room and keeps the parser's
+# recursion far from Python's limit.
+MAX_PLAN_DEPTH = 32
+# Values in the whole document (keys, scalars, lists), counted while the document is read.
+MAX_PLAN_NODES = 100_000
 
 Engine = Literal["direct", "buffered", "foundation", "app"]
 Sync = Literal["fsync", "full", "none"]
@@ -390,6 +401,11 @@ def builtin_plans() -> dict[str, Path]:
 def resolve_plan_path(name_or_path: str) -> Path:
     """PLAN is a path to a YAML file or the name of a built-in plan."""
     path = Path(name_or_path)
+    if "/" in name_or_path or path.suffix in (".yaml", ".yml"):
+        try:
+            existing_part(path, "plan", "give the path of a plan file, or a built-in plan's name")
+        except PathError as e:
+            raise PlanError(str(e)) from None
     if path.is_file():
         return path
     plans = builtin_plans()
@@ -484,14 +500,70 @@ def _message(err: dict[str, Any]) -> str:
     return f"{msg} (got {err['input']!r})" if kind not in ("value_error",) and not isinstance(err["input"], dict) else msg
 
 
+def _read_plan_text(path: Path) -> str:
+    """The plan file's text, refused before parsing when it is larger than a plan can sensibly be or is not
+    UTF-8 text."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_PLAN_BYTES + 1)
+    except OSError as e:
+        raise PlanError(f"{path}: cannot read the plan: {e.strerror or e}") from None
+    if len(data) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: larger than {MAX_PLAN_BYTES // 1024} KiB; a plan is a few KB of YAML (the "
+                        f"built-in ones are under 3 KB): is this the right file?")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PlanError(f"{path}: not UTF-8 text (byte {e.start} is 0x{data[e.start]:02x}); save the plan as UTF-8") from None
+
+
+def nesting_depth(text: str) -> int:
+    """An upper bound of the YAML nesting depth, by a scan of indentation, leading dashes and brackets
+    (outside quotes and comments), cheap enough to run before the parser."""
+    deepest, flow, indents = 0, 0, []
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if not body or body.startswith("#"):
+            continue
+        indent = len(line) - len(body)
+        if flow == 0:
+            while indents and indents[-1] >= indent:
+                indents.pop()
+            indents.append(indent)
+        dashes = 0
+        while body.startswith("- ") or body == "-":
+            dashes += 1
+            body = body[2:].lstrip(" ")
+        quote = None
+        for i, ch in enumerate(body):
+            if quote:
+                quote = None if ch == quote else quote
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "#" and (i == 0 or body[i - 1] in " \t"):
+                break
+            elif ch in "[{":
+                flow += 1
+                deepest = max(deepest, len(indents) + dashes + flow)
+            elif ch in "]}":
+                flow = max(0, flow - 1)
+        deepest = max(deepest, len(indents) + dashes + flow)
+    return deepest
+
+
 def load_plan(source: str | Path, text: str | None = None) -> tuple[Plan, str]:
-    """Read and validate a plan; returns it and its text. Raises PlanError."""
+    """Read and validate a plan; returns it and its text. Raises PlanError. Bounded in time and memory
+    whatever the file holds: its size and nesting are checked before parsing, and anchors and aliases are
+    refused before anything is expanded."""
     path = Path(source)
     if text is None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise PlanError(f"{path}: cannot read the plan: {getattr(e, 'strerror', None) or e}") from None
+        text = _read_plan_text(path)
+    elif len(text.encode("utf-8", errors="replace")) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: larger than {MAX_PLAN_BYTES // 1024} KiB; a plan is a few KB of YAML")
+    depth = nesting_depth(text)
+    if depth > MAX_PLAN_DEPTH:
+        raise PlanError(f"{path}: nested {depth} levels deep; a plan needs about 5 and at most {MAX_PLAN_DEPTH} "
+                        f"are read")
     yaml = YAML(typ="rt")
     try:
         data = yaml.load(text)
@@ -504,8 +576,9 @@ def load_plan(source: str | Path, text: str | None = None) -> tuple[Plan, str]:
         raise PlanError(f"{path}: not valid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
     if not isinstance(data, dict):
         raise PlanError(f"{path}: a plan is a mapping with name, tests and other keys; see `stibium plan show quick`")
+    plain = _Plain(path)(data)
     try:
-        plan = Plan.model_validate(_plain(data))
+        plan = Plan.model_validate(plain)
     except ValidationError as e:
         rank = {"extra_forbidden": 0, "missing": 2}
         # unknown keys first, then the most specific place (a union's right branch is the deeper one)
@@ -516,19 +589,41 @@ def load_plan(source: str | Path, text: str | None = None) -> tuple[Plan, str]:
     return plan, text
 
 
-def _plain(node: Any) -> Any:
-    """ruamel's round-trip types as plain dicts, lists and scalars."""
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    return str(node)
+class _Plain:
+    """ruamel's round-trip types as plain dicts, lists and scalars; refuses anchors and aliases (a small
+    file whose aliases nest expands exponentially), and counts the values it makes."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.nodes = 0
+
+    def __call__(self, node: Any, depth: int = 0) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_PLAN_NODES:
+            raise PlanError(f"{self.path}: more than {MAX_PLAN_NODES:,} values; a plan has a few hundred")
+        if depth > MAX_PLAN_DEPTH:
+            raise PlanError(f"{self.path}: nested more than {MAX_PLAN_DEPTH} levels deep")
+        anchor = getattr(getattr(node, "anchor", None), "value", None)
+        if anchor:
+            line = _node_line(node)
+            raise PlanError(f"{self.path}{':' + str(line) if line else ''}: anchors and aliases (&{anchor}, "
+                            f"*{anchor}) are not allowed in plans: write each value out")
+        if isinstance(node, dict):
+            return {str(k): self(v, depth + 1) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self(v, depth + 1) for v in node]
+        if isinstance(node, bool) or node is None:
+            return node
+        if isinstance(node, int):
+            return int(node)
+        if isinstance(node, float):
+            return float(node)
+        return str(node)
+
+
+def _node_line(node: Any) -> int | None:
+    lc = getattr(node, "lc", None)
+    return lc.line + 1 if lc is not None and lc.line is not None else None
 
 
 def load_and_expand(source: str | Path, seed: int | None = None) -> tuple[Plan, str, Expanded]:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from . import sysinfo
+from .paths import folder_to_write
 from .plan import Expanded
 from .units import format_bytes
 
@@ -56,6 +57,7 @@ def check_memory(largest_request: int, available_bytes: int | None) -> None:
 def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
     """Refuse, before anything is written, a target stibium should not or cannot use."""
     target = target.expanduser()
+    folder_to_write(target, "target", "choose a folder with --target")
     resolved = target.resolve()
     if target.exists() and not target.is_dir():
         raise RunError(f"target {target} is a file, not a folder; choose a folder with --target", 2)
@@ -123,8 +125,11 @@ def drop_caches() -> None:
 
 
 
-def preflight(expanded: Expanded, target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
+def preflight(expanded: Expanded, target: Path, needed_bytes: int, allow_nonempty: bool,
+              out_dir: Path | None = None) -> None:
     """Every check before a run starts."""
+    if out_dir is not None:
+        folder_to_write(out_dir, "output folder", "choose another with --out")
     check_target(target, needed_bytes, allow_nonempty)
     check_between(expanded)
     check_memory(largest_request_bytes(expanded), sysinfo.available_memory_bytes())

@@ -24,6 +24,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from . import __version__, sysinfo
 from .helper import Helper, HelperError, HelperTimeout, find_helper, op_args, run_once
+from .paths import device_of
 from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
 from .preflight import WORK_MARKER, RunError, drop_caches, preflight
 from .store import (RUN_FORMAT, SERIES_FORMAT, SERIES_JSON, MeasurementLog, completed_seqs, iso, new_run_dir,
@@ -61,7 +62,8 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
     """Check everything, create the run directory and the test folder, and run."""
     plan, text, expanded = load_and_expand(plan_path, options.seed)
     target = (options.target or Path(plan.target)).expanduser()
-    preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty)
+    preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty,
+              options.out_dir)
     helper_path = _helper_path()
     target.mkdir(parents=True, exist_ok=True)
     info = run_once(["info", "--path", str(target)], helper_path)
@@ -90,6 +92,7 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
                      "bytes_written": expanded.bytes_written,
                      "space_needed_bytes": expanded.space_needed_bytes(options.keep_files)},
         "target": str(target),
+        "target_device": os.stat(target).st_dev,
         "work_dir": str(work),
         "keep_files": options.keep_files,
         "machine": machine,
@@ -115,7 +118,8 @@ def start_series(plan_path: Path, options: RunOptions, runs: int | None, console
     if runs == 1:
         return start_run(plan_path, options, console)
     target = (options.target or Path(plan.target)).expanduser()
-    preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty)
+    preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty,
+              options.out_dir)
     started = utc_now()
     series = new_run_dir(options.out_dir, plan.name, sysinfo.machine_facts()["hostname"], started)
     write_json_atomic(series / SERIES_JSON, {
@@ -180,6 +184,10 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
                        f"restore it from a copy of the run", 2) from None
     if expanded.ops_as_dicts() != run.get("expanded", {}).get("ops"):
         raise RunError(f"{run_dir}/run.json: its operations do not match its plan; was it edited?", 2)
+    then, now = run.get("target_device"), device_of(work.parent)
+    if then is not None and now is not None and then != now:
+        raise RunError(f"the target {work.parent} is on a different device than when the run started (device "
+                       f"{then} then, {now} now); mount the same disk there to resume, or start a new run", 2)
     if not work.is_dir():
         try:
             work.mkdir(parents=True)

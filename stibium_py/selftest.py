@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .helper import Helper, HelperResult, find_helper, op_args, run_once
+from .paths import PathError, existing_folder
 from .preflight import RunError
 
 PASS, FAIL, CANNOT_TELL = "pass", "fail", "cannot tell"
@@ -221,8 +222,10 @@ def check_native(info: dict[str, Any]) -> Check:
 def run_selftest(target: Path) -> SelftestResult:
     """Every check, in a temporary folder inside target that is removed at the end."""
     target = target.expanduser()
-    if not target.is_dir():
-        raise RunError(f"--target {target} is not a folder; create it or choose another", 2)
+    try:
+        existing_folder(target, "--target", "create it or choose another")
+    except PathError as e:
+        raise RunError(str(e), 2) from None
     helper_path = find_helper()
     info = run_once(["info", "--path", str(target)], helper_path)
     if not info.ok:

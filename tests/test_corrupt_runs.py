@@ -47,7 +47,7 @@ def test_a_row_with_garbage_is_skipped(tmp_path):
     ("foreign", "stibium: {r}/run.json: not a stibium-run/1 file; was it written by stibium?"),
     ("header", "stibium: {r}/measurements.csv: the header is not stibium's; restore the file from a copy of the run"),
     ("empty", "stibium: {r}: no measurements yet; nothing to report"),
-    ("nofolder", "stibium: {r}: not a run directory (no such folder)"),
+    ("nofolder", "stibium: run directory {r} does not exist; give a folder that `stibium run` wrote (reports/...)"),
 ])
 def test_damaged_run_directories_get_one_line(tmp_path, damage, message):
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)

@@ -45,5 +45,5 @@ def test_tmpfs_fails_the_cache_checks(mount_tmpfs, tmp_path):
 def test_a_target_that_is_not_a_folder_is_one_line(tmp_path):
     result = CliRunner().invoke(main, ["selftest", "--target", str(tmp_path / "nope")])
     assert result.exit_code == 2
-    assert result.output.strip().splitlines() == [f"stibium: --target {tmp_path / 'nope'} is not a folder; create it "
+    assert result.output.strip().splitlines() == [f"stibium: --target {tmp_path / 'nope'} does not exist; create it "
                                                   f"or choose another"]

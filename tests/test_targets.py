@@ -41,7 +41,8 @@ def test_a_folder_inside_a_file_is_refused(disk_dir):
     (disk_dir / "afile").write_text("x")
     code, out = _run(disk_dir, disk_dir / "afile" / "sub")
     assert code == 2
-    assert out == f"stibium: target {disk_dir / 'afile' / 'sub'} cannot be created: {disk_dir / 'afile'} is a file"
+    assert out == (f"stibium: target {disk_dir / 'afile' / 'sub'} has a part that is a file, not a folder "
+                   f"({disk_dir / 'afile'}); choose a folder with --target")
 
 
 def test_a_nonempty_folder_is_allowed_when_asked(disk_dir):
@@ -90,8 +91,7 @@ BAD_PLANS = {
     ("negative.yaml", "stibium: {d}/negative.yaml:5: tests[0] (f).sizes[0]: -5 is negative; sizes are positive"),
     ("bigger.yaml", "stibium: {d}/bigger.yaml:8: tests[0] (p).span: the requests need 1048576 bytes but span is "
                     "524288; raise span or lower bytes"),
-    ("latin1.yaml", "stibium: {d}/latin1.yaml: cannot read the plan: 'utf-8' codec can't decode byte 0xe9 in "
-                    "position 6: invalid continuation byte"),
+    ("latin1.yaml", "stibium: {d}/latin1.yaml: not UTF-8 text (byte 6 is 0xe9); save the plan as UTF-8"),
 ])
 def test_bad_plans_leave_nothing_behind(disk_dir, name, expected):
     content = BAD_PLANS[name]

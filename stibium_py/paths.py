@@ -1,0 +1,90 @@
+"""Every path a user types (a target, an output folder, a plan, a run directory) checked before use, with
+one line for each way it can be wrong: a symbolic-link loop, a name too long, a part of the path that is
+a file, a parent that cannot be entered, a kernel file system (/proc, /sys, /dev). Nothing is created
+here. The errors are PathError; the command line turns them into one line and exit status 2."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+KERNEL_FILE_SYSTEMS = ("/proc", "/sys", "/dev")
+
+
+class PathError(Exception):
+    """A path that cannot be used; the message is one line for the user."""
+
+
+def _explain(e: OSError, path: Path, what: str, todo: str) -> PathError:
+    reasons = {
+        errno.ELOOP: "runs through a loop of symbolic links",
+        errno.ENAMETOOLONG: "has a name too long for the file system",
+        errno.ENOTDIR: "has a part that is a file, not a folder",
+        errno.EACCES: "cannot be reached: permission denied on a folder above it",
+        errno.EPERM: "cannot be reached: operation not permitted on a folder above it",
+    }
+    reason = reasons.get(e.errno, f"cannot be examined ({e.strerror})")
+    return PathError(f"{what} {path} {reason}; {todo}")
+
+
+def existing_part(path: Path, what: str, todo: str) -> Path:
+    """The longest existing leading part of path (the path itself when it exists), after checking that
+    every part of it can be walked; raises PathError."""
+    path = Path(os.path.expanduser(str(path)))
+    absolute = Path(os.path.abspath(path))
+    for kernel in KERNEL_FILE_SYSTEMS:
+        if str(absolute) == kernel or str(absolute).startswith(kernel + "/"):
+            raise PathError(f"{what} {path} is under {kernel}, a kernel file system, not a disk; {todo}")
+    probe = absolute
+    while True:
+        try:
+            os.stat(probe)
+            break
+        except FileNotFoundError:
+            if probe.parent == probe:
+                break
+            probe = probe.parent
+        except NotADirectoryError:
+            part = next((p for p in reversed(probe.parents) if p.is_file()), probe)
+            raise PathError(f"{what} {path} has a part that is a file, not a folder ({part}); {todo}") from None
+        except OSError as e:
+            raise _explain(e, path, what, todo) from None
+    try:
+        real = Path(os.path.realpath(probe, strict=True))
+    except OSError as e:
+        raise _explain(e, path, what, todo) from None
+    for kernel in KERNEL_FILE_SYSTEMS:
+        if str(real) == kernel or str(real).startswith(kernel + "/"):
+            raise PathError(f"{what} {path} leads into {kernel}, a kernel file system, not a disk; {todo}")
+    return probe
+
+
+def folder_to_write(path: Path, what: str, todo: str) -> Path:
+    """A folder that exists or can be created by this user: its existing part must be a writable folder."""
+    probe = existing_part(path, what, todo)
+    if not probe.is_dir():
+        if probe == Path(os.path.abspath(os.path.expanduser(str(path)))):
+            raise PathError(f"{what} {path} is a file, not a folder; {todo}")
+        raise PathError(f"{what} {path} has a part that is a file, not a folder ({probe}); {todo}")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise PathError(f"{what} {path} is not writable by this user ({probe}); {todo}")
+    return probe
+
+
+def existing_folder(path: Path, what: str, todo: str) -> Path:
+    """A folder that must exist already (a run directory)."""
+    probe = existing_part(path, what, todo)
+    if probe != Path(os.path.abspath(os.path.expanduser(str(path)))):
+        raise PathError(f"{what} {path} does not exist; {todo}")
+    if not probe.is_dir():
+        raise PathError(f"{what} {path} is not a folder; {todo}")
+    return probe
+
+
+def device_of(path: Path) -> int | None:
+    """The device number of the file system holding path (its existing part), or None."""
+    try:
+        return os.stat(existing_part(path, "path", "")).st_dev
+    except (PathError, OSError):
+        return None
