@@ -65,8 +65,15 @@ def main() -> None:
     """stibium: road-test file I/O the way applications do it, and see every measurement."""
 
 
+def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Shell completion of PLAN: the built-in plans' names, and files."""
+    from click.shell_completion import CompletionItem
+    names = [CompletionItem(n) for n in builtin_plans() if n.startswith(incomplete)]
+    return names + [CompletionItem(incomplete, type="file")]
+
+
 @main.command()
-@click.argument("plan")
+@click.argument("plan", shell_complete=_complete_plan)
 @click.option("--target", type=click.Path(path_type=Path), help="Folder for the test files (overrides the plan's target).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder that receives the run directory.")
@@ -209,7 +216,7 @@ def plan_group() -> None:
 
 
 @plan_group.command("check")
-@click.argument("plan")
+@click.argument("plan", shell_complete=_complete_plan)
 @click.option("--seed", type=click.IntRange(min=0))
 @user_errors
 def plan_check(plan: str, seed: int | None) -> None:
@@ -220,7 +227,7 @@ def plan_check(plan: str, seed: int | None) -> None:
 
 
 @plan_group.command("show")
-@click.argument("plan")
+@click.argument("plan", shell_complete=_complete_plan)
 @click.option("--seed", type=click.IntRange(min=0))
 @click.option("--all", "show_all", is_flag=True, help="List every operation, not the first ones of each test.")
 @user_errors

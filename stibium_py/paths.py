@@ -60,13 +60,18 @@ def existing_part(path: Path, what: str, todo: str) -> Path:
     return probe
 
 
-def folder_to_write(path: Path, what: str, todo: str) -> Path:
-    """A folder that exists or can be created by this user: its existing part must be a writable folder."""
+def folder_to_write(path: Path, what: str, todo: str, check_writable: bool = True) -> Path:
+    """A folder that exists or can be created by this user: its existing part must be a folder, and
+    (check_writable) on a writable file system and writable by this user."""
     probe = existing_part(path, what, todo)
     if not probe.is_dir():
         if probe == Path(os.path.abspath(os.path.expanduser(str(path)))):
             raise PathError(f"{what} {path} is a file, not a folder; {todo}")
         raise PathError(f"{what} {path} has a part that is a file, not a folder ({probe}); {todo}")
+    if not check_writable:
+        return probe
+    if os.statvfs(probe).f_flag & os.ST_RDONLY:
+        raise PathError(f"{what} {path} is on a read-only file system; {todo}")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise PathError(f"{what} {path} is not writable by this user ({probe}); {todo}")
     return probe

@@ -57,7 +57,7 @@ def check_memory(largest_request: int, available_bytes: int | None) -> None:
 def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
     """Refuse, before anything is written, a target stibium should not or cannot use."""
     target = target.expanduser()
-    folder_to_write(target, "target", "choose a folder with --target")
+    folder_to_write(target, "target", "choose a folder with --target", check_writable=False)  # checked below
     resolved = target.resolve()
     if target.exists() and not target.is_dir():
         raise RunError(f"target {target} is a file, not a folder; choose a folder with --target", 2)

@@ -1,8 +1,11 @@
-"""Page-cache suspects among reads, each with its reason (ANALYSIS.md):
+"""Fast reads, each with its reasons (docs/methods.md):
 - statistical: r < median(r) - 5 * 1.4826 * MAD(r) and t < t_hat / 2;
 - physical: the rate exceeds a ceiling (the plan's ceiling_bytes_per_s);
 - resident: more than 1 % of the file's pages were in the page cache just before
-  the read (mincore, reported by the helper)."""
+  the read (mincore, reported by the helper).
+Named for what the evidence says: a page-cache suspect where residency was above the threshold or
+not measured; a fast outlier where the helper measured the file (nearly) absent from the page cache
+just before the read, so the speed came from a device cache or a burst allowance, not the page cache."""
 
 from __future__ import annotations
 
@@ -32,3 +35,23 @@ def suspects(r: np.ndarray, y_s: np.ndarray, predicted_s: np.ndarray, rate_bytes
             reasons.append(f"statistical: {np.exp(-r[k]):.1f}x faster than the fit, far below the other points")
         out.append(reasons)
     return out
+
+
+PAGE_CACHE, FAST_OUTLIER = "page-cache suspect", "fast outlier"
+
+
+def classify(reasons: list[list[str]], resident_before: np.ndarray) -> list[str | None]:
+    """Per point: PAGE_CACHE, FAST_OUTLIER or None (not fast)."""
+    out: list[str | None] = []
+    for k, rs in enumerate(reasons):
+        if not rs:
+            out.append(None)
+        elif resident_before[k] == resident_before[k] and resident_before[k] <= RESIDENT_THRESHOLD:
+            out.append(FAST_OUTLIER)
+        else:
+            out.append(PAGE_CACHE)
+    return out
+
+
+def fast_outlier_note(resident_before: float) -> str:
+    return f"not the page cache ({resident_before:.0%} resident): a device cache or burst"

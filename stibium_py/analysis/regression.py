@@ -26,6 +26,9 @@ from scipy import stats
 from .estimate import Estimate, percentile_interval
 
 EXACT_SCIPY_MAX_POINTS = 5000
+# Fewer repeats per size than this and the bootstrap interval cannot be calibrated (simulation:
+# tests/bench/bench_interval_coverage.py covered 84-91 % with 1 or 2 repeats): no interval is given.
+MIN_REPEATS_FOR_INTERVAL = 3
 PAIRWISE_BOOTSTRAP_MAX_POINTS = 150
 SAMPLED_PAIRS = 5000
 
@@ -76,7 +79,34 @@ def fast_theil_sen_slope(x: np.ndarray, y: np.ndarray, iterations: int = 200) ->
 
 
 def _strata(x: np.ndarray) -> list[np.ndarray]:
-    return [np.flatnonzero(x == v) for v in np.unique(x)]
+    """The bootstrap's strata: the points of each size; a size with a single point (one repeat) is merged
+    with its neighbours until every stratum has two points or more, since a stratum of one point is the
+    same in every resample and would make the interval collapse to nothing."""
+    groups = [np.flatnonzero(x == v) for v in np.unique(x)]
+    merged: list[np.ndarray] = []
+    for g in groups:
+        if merged and len(merged[-1]) < 2:
+            merged[-1] = np.concatenate([merged[-1], g])
+        else:
+            merged.append(g)
+    if len(merged) > 1 and len(merged[-1]) < 2:
+        last = merged.pop()
+        merged[-1] = np.concatenate([merged[-1], last])
+    return merged
+
+
+def small_sample_widening(x: np.ndarray, confidence: float) -> float:
+    """The factor that widens a stratified percentile bootstrap interval for small strata: resampling m
+    points underestimates their variance by (m - 1) / m, and a line through k sizes (the strata) leaves
+    k - 2 degrees of freedom: t(k-2) / z * sqrt(m / (m - 1)), m the smallest stratum (docs/methods.md,
+    chosen by simulation: tests/bench/bench_interval_coverage.py)."""
+    strata = _strata(np.asarray(x, float))
+    m = min(len(g) for g in strata)
+    k = len(strata)
+    if m < 2 or k < 3:
+        return 1.0
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    return float(stats.t.ppf(0.5 + confidence / 2, k - 2) / z * math.sqrt(m / (m - 1)))
 
 
 def _resample_counts(x: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
@@ -89,6 +119,21 @@ def _resample_counts(x: np.ndarray, rng: np.random.Generator, resamples: int) ->
 
 def bootstrap_slopes(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     """Theil-Sen slopes of stratified bootstrap resamples."""
+    return bootstrap_lines(x, y, resamples, seed)[0]
+
+
+def _weighted_medians(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per row of weights (resamples x n): the weighted median of each row's values (values per row)."""
+    order = np.argsort(values, axis=1)
+    v = np.take_along_axis(values, order, axis=1)
+    cw = np.cumsum(np.take_along_axis(weights, order, axis=1), axis=1)
+    pos = (cw < cw[:, -1:] / 2).sum(axis=1)
+    return v[np.arange(len(v)), np.minimum(pos, v.shape[1] - 1)]
+
+
+def bootstrap_lines(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Theil-Sen slopes of stratified bootstrap resamples, and (up to PAIRWISE_BOOTSTRAP_MAX_POINTS points)
+    each resample's own joint intercept: the median over its points of y - slope x."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     rng = np.random.default_rng(seed)
@@ -110,8 +155,9 @@ def bootstrap_slopes(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) ->
             half = cw[:, -1] / 2
             pos = np.array([np.searchsorted(cw[k], half[k]) for k in range(len(c))])
             out[start:start + chunk] = slopes[np.minimum(pos, len(slopes) - 1)]
-        return out
-    return _sampled_pair_slopes(x, y, resamples, rng)
+        intercepts = _weighted_medians(y[None, :] - out[:, None] * x[None, :], counts)
+        return out, intercepts
+    return _sampled_pair_slopes(x, y, resamples, rng), None
 
 
 def _mix64(v: np.ndarray) -> np.ndarray:
@@ -137,7 +183,9 @@ def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.r
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], y[order]
     n = len(xs)
-    _, start, size = np.unique(xs, return_index=True, return_counts=True)
+    strata = _strata(xs)
+    start = np.array([g[0] for g in strata])
+    size = np.array([len(g) for g in strata])
     first = np.repeat(start, size).astype(np.int64)
     members = np.repeat(size, size).astype(np.int64)
     salt = np.uint64(rng.integers(1, 2**62))
@@ -173,15 +221,28 @@ def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, co
     if not math.isfinite(line.slope_s_per_byte):
         nan = Estimate(math.nan, math.nan, math.nan, "theil-sen (needs two sizes)", n)
         return Fit(line, nan, nan, np.array([]))
-    slopes = bootstrap_slopes(x, y, resamples, seed)
-    boot_intercepts = np.array([np.median(y - s * x) for s in slopes]) if n <= 2000 else \
-        np.array([np.median(y - s * x) for s in slopes[: min(resamples, 200)]])
-    lo, hi = percentile_interval(slopes, confidence)
+    slopes, boot_intercepts = bootstrap_lines(x, y, resamples, seed)
+    if boot_intercepts is None:      # many points: the intercept under each resample's slope, over all points
+        boot_intercepts = np.array([np.median(y - s * x) for s in slopes[: min(resamples, 200)]])
+    repeats = min(int(c) for c in np.unique(x, return_counts=True)[1])
+    if repeats < MIN_REPEATS_FOR_INTERVAL:
+        method = (f"theil-sen joint; no interval: {repeats} repeat{'s' if repeats > 1 else ''} per size cannot give "
+                  f"a calibrated {confidence:.0%} interval (at least {MIN_REPEATS_FOR_INTERVAL} are needed)")
+        return Fit(line, Estimate(line.slope_s_per_byte, math.nan, math.nan, method, n).inverted(method),
+                   Estimate(line.intercept_s, math.nan, math.nan, method, n), slopes)
+    widen = small_sample_widening(x, confidence)
+    lo, hi = _widened(line.slope_s_per_byte, percentile_interval(slopes, confidence), widen)
     how = "" if n <= PAIRWISE_BOOTSTRAP_MAX_POINTS else f", {SAMPLED_PAIRS} sampled pairs per resample"
-    method = f"theil-sen joint, stratified bootstrap B={resamples} seed={seed}{how}"
+    method = (f"theil-sen joint, stratified bootstrap B={resamples} seed={seed}{how}, widened x{widen:.3f} for "
+              f"small strata")
     slope = Estimate(line.slope_s_per_byte, lo, hi, method, n)
-    ilo, ihi = percentile_interval(boot_intercepts, confidence)
+    ilo, ihi = _widened(line.intercept_s, percentile_interval(boot_intercepts, confidence), widen)
     return Fit(line, slope.inverted(method), Estimate(line.intercept_s, ilo, ihi, method, n), slopes)
+
+
+def _widened(point: float, interval: tuple[float, float], factor: float) -> tuple[float, float]:
+    lo, hi = interval
+    return point + (lo - point) * factor, point + (hi - point) * factor
 
 
 def ols(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict:

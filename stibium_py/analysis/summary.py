@@ -82,7 +82,12 @@ def _drift(rows: list[dict[str, Any]], r: np.ndarray, fit: regression.Fit) -> di
     rate = fit.rate_bytes_per_s.estimate
     segments = []
     for lo, hi in zip(bounds, bounds[1:]):
-        seg_rows = [rows[order[k]] for k in idx_ok[lo:hi]]
+        # a change point's place is uncertain by about one measurement: each stretch's rate leaves out the
+        # measurement next to a change on either side (while four remain), so that a point of the other
+        # stretch cannot tilt its line
+        trim_lo = 1 if lo > 0 and hi - lo >= 6 else 0
+        trim_hi = 1 if hi < len(idx_ok) and hi - lo - trim_lo >= 5 else 0
+        seg_rows = [rows[order[k]] for k in idx_ok[lo + trim_lo:hi - trim_hi]]
         segments.append(_segment_rate(seg_rows, rate / math.exp(float(np.median(r_run[ok][lo:hi])))))
     changes = []
     for i, cp in enumerate(cps):
@@ -121,10 +126,17 @@ def files_entry(name: str, op: str, rows: list[dict[str, Any]], s: Settings) -> 
         "nonlinearity": _nonlinearity(x, y, s),
         "drift": _drift(rows, r, fit) if math.isfinite(fit.line.slope_s_per_byte) else {"detected": False},
     }
+    entry["fast_outliers"] = []
     if op == "read":
-        reasons = cache.suspects(r, y, predicted, rate, _arr(rows, "resident_before"), s.ceiling_bytes_per_s)
-        entry["cache_suspects"] = [_point(row, {"reasons": rs}) for row, rs in zip(rows, reasons) if rs]
-        flagged = np.array([bool(rs) for rs in reasons])
+        resident = _arr(rows, "resident_before")
+        reasons = cache.suspects(r, y, predicted, rate, resident, s.ceiling_bytes_per_s)
+        kinds = cache.classify(reasons, resident)
+        entry["cache_suspects"] = [_point(row, {"reasons": rs}) for row, rs, kind in zip(rows, reasons, kinds)
+                                   if kind == cache.PAGE_CACHE]
+        entry["fast_outliers"] = [_point(row, {"reasons": rs + [cache.fast_outlier_note(resident[k])]})
+                                  for k, (row, rs, kind) in enumerate(zip(rows, reasons, kinds))
+                                  if kind == cache.FAST_OUTLIER]
+        flagged = np.array([kind == cache.PAGE_CACHE for kind in kinds])
         if flagged.any() and (~flagged).sum() >= 3 and len(np.unique(x[~flagged])) > 1:
             clean = regression.fit_rate(x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
             entry["rate_without_suspects_bytes_per_s"] = clean.rate_bytes_per_s.as_dict()
@@ -154,7 +166,7 @@ def pattern_entry(name: str, op: str, rows: list[dict[str, Any]], s: Settings) -
         knees[access] = patterns.knee(list(by_g), [float(np.median(v)) for v in by_g.values()])
     first = "sequential" if "sequential" in knees else next(iter(knees), None)
     return {"name": name, "op": op, "kind": "pattern", "n": len(rows), "rate_bytes_per_s": None, "latency_s": None,
-            "outliers": [], "cache_suspects": [], "drift": {"detected": False},
+            "outliers": [], "cache_suspects": [], "fast_outliers": [], "drift": {"detected": False},
             "points": pts, "knee_bytes": knees.get(first) if first else None, "knees_bytes": knees}
 
 
@@ -173,6 +185,10 @@ def warnings(entries: list[dict[str, Any]], rows: list[dict[str, Any]], facts: d
         if e["cache_suspects"]:
             add("warning", label, f"{len(e['cache_suspects'])} reads look served from the page cache",
                 "use between: evict (or drop-caches) and the direct engine; the rate without them is given beside")
+        if e.get("fast_outliers"):
+            add("info", label, f"{len(e['fast_outliers'])} reads were fast outliers: not the page cache (measured "
+                "absent from it just before), a device cache or burst",
+                "they are what the device did and stay in the fit; see the rate per size (size bands)")
         if e["drift"].get("detected"):
             add("warning", label, f"the rate drifted by {e['drift']['drift_fraction']:+.0%} over the run "
                 f"({len(e['drift'].get('change_points', []))} change points)",
@@ -180,6 +196,11 @@ def warnings(entries: list[dict[str, Any]], rows: list[dict[str, Any]], facts: d
         if e.get("nonlinearity", {}).get("detected"):
             add("warning", label, "small and large files give different rates: one line does not describe this device",
                 "read the rate per size (size bands) rather than the single fitted rate")
+        rate = e.get("rate_bytes_per_s") or {}
+        if e["kind"] == "files" and rate.get("estimate") is not None and rate.get("low") is None \
+                and "no interval" in (rate.get("method") or ""):
+            add("warning", label, "no interval for the rate: " + rate["method"].split("no interval: ")[-1],
+                "set repeats: 3 or more in the plan")
         slope = e.get("slope_s_per_byte")
         if e["kind"] == "files" and slope is not None and not slope > 0:
             add("warning", label, "time does not grow with size here, so no transfer rate can be fitted",

@@ -22,8 +22,10 @@ def _scatter(n: int) -> type:
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False, log_y: bool = False) -> go.Figure:
+    # the toolbar stands upright at the right edge (shown on hover), where it covers no title
     fig.update_layout(title=esc(title), xaxis_title=x, yaxis_title=y, template="plotly_white", height=420,
-                      margin={"l": 60, "r": 20, "t": 50, "b": 50}, legend={"orientation": "h", "y": -0.2})
+                      margin={"l": 60, "r": 40, "t": 50, "b": 50}, legend={"orientation": "h", "y": -0.2},
+                      modebar={"orientation": "v"})
     fig.update_xaxes(exponentformat="SI")   # 2.4G, not 2.4B (billions read as bytes)
     fig.update_yaxes(exponentformat="SI")
     if log_x:
@@ -33,10 +35,11 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False, log
     return fig
 
 
-def _flags(entry: dict[str, Any]) -> tuple[dict[int, str], dict[int, str]]:
+def _flags(entry: dict[str, Any]) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
     out = {p["seq"]: p["class"] for p in entry.get("outliers", [])}
     cached = {p["seq"]: "; ".join(p["reasons"]) for p in entry.get("cache_suspects", [])}
-    return out, cached
+    fast = {p["seq"]: "; ".join(p["reasons"]) for p in entry.get("fast_outliers", [])}
+    return out, cached, fast
 
 
 def _col(rows: list[dict[str, Any]], key: str) -> np.ndarray:
@@ -63,14 +66,18 @@ def _hovering(rows: list[dict[str, Any]], note: dict[int, str]) -> dict[str, Any
 
 
 def _groups(rows: list[dict[str, Any]], entry: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]], dict]]:
-    outl, cached = _flags(entry)
-    normal = [r for r in rows if r["seq"] not in outl and r["seq"] not in cached]
-    out_rows = [r for r in rows if r["seq"] in outl and r["seq"] not in cached]
+    outl, cached, fast = _flags(entry)
+    normal = [r for r in rows if r["seq"] not in outl and r["seq"] not in cached and r["seq"] not in fast]
+    out_rows = [r for r in rows if r["seq"] in outl and r["seq"] not in cached and r["seq"] not in fast]
     cache_rows = [r for r in rows if r["seq"] in cached]
-    notes = {**{k: f"outlier ({v})" for k, v in outl.items()}, **{k: f"cache suspect: {v}" for k, v in cached.items()}}
+    fast_rows = [r for r in rows if r["seq"] in fast]
+    notes = {**{k: f"outlier ({v})" for k, v in outl.items()}, **{k: f"cache suspect: {v}" for k, v in cached.items()},
+             **{k: f"fast outlier: {v}" for k, v in fast.items()}}
     return [("measurement", normal, {"size": 6, "color": "#1f77b4", "opacity": 0.7}),
             ("outlier", out_rows, {"size": 9, "color": "#ff7f0e", "symbol": "diamond"}),
-            ("cache suspect", cache_rows, {"size": 10, "color": "#d62728", "symbol": "x"})], notes
+            ("cache suspect", cache_rows, {"size": 10, "color": "#d62728", "symbol": "x"}),
+            ("fast outlier (not the page cache)", fast_rows,
+             {"size": 10, "color": "#9467bd", "symbol": "triangle-up"})], notes
 
 
 def _points(rows: list[dict[str, Any]], entry: dict[str, Any], x: Callable[[list[dict[str, Any]]], np.ndarray],

@@ -1,0 +1,46 @@
+"""What a new user meets in the terminal: the summary at 80 columns, one line per row; shell completion."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from rich.console import Console
+
+from stibium_py.analysis.summary import Settings, summarize
+from stibium_py.report.build import terminal_table
+from stibium_py.store import read_measurements
+from synthetic import make_run
+
+
+def test_the_summary_is_one_line_per_row_at_80_columns(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=4.88e8, repeats=4, trials=5)
+    rows, _ = read_measurements(run)
+    summary = summarize(rows, Settings(resamples=300))
+    console = Console(width=80, record=True, force_terminal=False)
+    console.print(terminal_table(summary, console.width))
+    lines = [ln for ln in console.export_text().splitlines() if ln.strip()]
+    body = lines[lines.index(next(ln for ln in lines if set(ln.strip()) <= set("─ "))) + 1:]
+    assert len(body) == len(summary["tests"])          # one line per test and op
+    assert all(len(ln) <= 80 for ln in lines)
+    assert body[0].split()[:2] == ["files", "write"] and "MB/s ±" in body[0]
+
+
+def test_wide_terminals_show_the_exact_intervals(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=4.88e8, repeats=4, trials=5)
+    rows, _ = read_measurements(run)
+    console = Console(width=160, record=True, force_terminal=False)
+    console.print(terminal_table(summarize(rows, Settings(resamples=300)), console.width))
+    assert "MB/s [" in console.export_text()
+
+
+def test_bash_completion_of_commands_and_plans():
+    env = dict(os.environ, _STIBIUM_COMPLETE="bash_source")
+    script = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout
+    assert "complete -o nosort -F _stibium_completion stibium" in script
+    env = dict(os.environ, _STIBIUM_COMPLETE="bash_complete", COMP_WORDS="stibium se", COMP_CWORD="1")
+    out = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout.split()
+    assert out == ["plain,selftest"]
+    env.update(COMP_WORDS="stibium run qu", COMP_CWORD="2")
+    out = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout.split()
+    assert out == ["plain,quartet", "plain,quick", "file,qu"]
