@@ -25,7 +25,7 @@ MEASUREMENTS_CSV = "measurements.csv"
 SUMMARY_JSON = "summary.json"
 REPORT_HTML = "report.html"
 
-# Stable columns first (DESIGN.md), then the helper's other measurements.
+# Stable columns first (docs/run-directory.md), then the helper's other measurements.
 CSV_COLUMNS = [
     "seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
     "bytes", "seconds", "started_s", "resident_before", "engine", "lat_p50_s", "lat_p99_s", "lat_max_s", "error",

@@ -1,4 +1,4 @@
-"""The statistics on synthetic data with known answers (ANALYSIS.md)."""
+"""The statistics on synthetic data with known answers (docs/methods.md)."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Pure statistics: arrays in, frozen results out; no I/O, no printing (ANALYSIS.md)."""
+"""Pure statistics: arrays in, frozen results out; no I/O, no printing (docs/methods.md)."""

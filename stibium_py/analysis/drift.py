@@ -3,7 +3,7 @@
 Trend: Mann-Kendall on the log-residuals in run order (scipy.stats.kendalltau of
 index and r), flagged when p < 0.01 and the drift over the run is at least 3 %.
 Where: change points by ruptures.Binseg(model="l1", min_size=10, jump=1) on the
-MAD-standardised residuals clipped at +-5, penalty 4 ln n (ANALYSIS.md). Binseg
+MAD-standardised residuals clipped at +-5, penalty 4 ln n (docs/methods.md). Binseg
 costs O(n^2) with the l1 cost, so above 2000 points it runs on the medians of
 consecutive blocks (at most 2000 of them), and each change is placed at the start
 of its block."""

@@ -1,6 +1,6 @@
 """Outliers: flagged, never removed. Tukey fences on the log-residuals
 r = ln(t / t_hat) at 1.5 (mild) and 3 (severe) IQR, the IQR floored at 0.01 so
-that identical points do not make everything an outlier (ANALYSIS.md)."""
+that identical points do not make everything an outlier (docs/methods.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Pattern tests: throughput per (op, access, granularity, stride) with a
 bootstrap interval of the median over trials, IOPS, latency percentiles (the
 helper's), and the knee: the smallest granularity whose throughput reaches 90 %
-of the plateau (the median of the top three granularities) (ANALYSIS.md)."""
+of the plateau (the median of the top three granularities) (docs/methods.md)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ when 5 % of reads hit the cache). Above 5000 points an exact O(n log n)
 Theil-Sen: bisect the slope b on the sign of Kendall's tau of (x, y - b x).
 Intervals: percentile bootstrap over (size, time) pairs, stratified by size
 (B = 2000, seeded); the slope of a resample is the weighted median of the
-pairwise slopes, sorted once (ANALYSIS.md), up to 150 points (11k pairs). Above,
+pairwise slopes, sorted once (docs/methods.md), up to 150 points (11k pairs). Above,
 a resample's slope is the median of 5000 of its pairwise slopes drawn at random
 (see _sampled_pair_slopes): the cost no longer grows with n. Measured on synthetic
 data (n = 300): the interval is 6 % wider than the exact one; at n = 50000 the

@@ -1,7 +1,7 @@
 """The summary of a run: per files test and op the rate and latency with
 intervals, references, outliers, cache suspects, drift and size bands; per
 pattern test the throughput points and the knee; warnings with what to do.
-Pure: measurement rows in, a JSON-ready dict out (the shape of DESIGN.md)."""
+Pure: measurement rows in, a JSON-ready dict out (its format: docs/run-directory.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 sequential 1 MiB writes and reads of 1 GiB, random 4 KiB reads at queue depth 1
 over 256 MiB (psync, direct=1). Prints the median helper/fio throughput ratio of
 each; the target is 0.95-1.05. --device-b runs both on a device of known speed
-(Recipe B of TRUTH.md: 50 MiB/s, 1 ms a request; needs root), where the disk's own
+(Recipe B of docs/truth-devices.md: 50 MiB/s, 1 ms a request; needs root), where the disk's own
 noise does not drown the comparison."""
 
 from __future__ import annotations

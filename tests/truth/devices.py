@@ -1,4 +1,4 @@
-"""Devices whose true rate and latency are set by us (../../shared/TRUTH.md):
+"""Devices whose true rate and latency are set by us (docs/truth-devices.md):
 
 Recipe B: an nbdkit RAM disk behind the rate and delay filters, exposed as a file
 by nbdfuse, with a loop device (direct I/O) and ext4 on top. `rate` is in bits/s

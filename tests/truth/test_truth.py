@@ -1,5 +1,5 @@
 """Accuracy against devices of known speed, end to end through `stibium run`
-(../../shared/TRUTH.md). Each test prints truth, estimate, interval and error."""
+(docs/truth-devices.md). Each test prints truth, estimate, interval and error."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def report(what: str, truth: float, est: dict) -> float:
 
 
 # The device's own accuracy: nbdkit's rate filter holds its rate within about 0.5 % once the burst is
-# spent (../../shared/research/ground-truth.md), so "R inside the interval" is judged against R +- 0.5 %.
+# spent (docs/truth-devices.md), so "R inside the interval" is judged against R +- 0.5 %.
 DEVICE_ACCURACY = 0.005
 
 
@@ -75,7 +75,7 @@ def test_files_rates_on_recipe_b(tmp_path, device_b):
 
 
 # The blkio throttle releases I/O in slices of about 100 ms, so a file that moves in less than a few
-# slices has no meaningful time of its own (TRUTH.md: exact over >= 1 s): Recipe A gets larger files.
+# slices has no meaningful time of its own (docs/truth-devices.md: exact over >= 1 s): Recipe A gets larger files.
 RECIPE_A_PLAN = FILES_PLAN.replace("{{from: 1MB, to: 64MB, count: 7}}", "[32MB, 64MB, 128MB, 256MB]")
 
 
