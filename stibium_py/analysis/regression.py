@@ -30,6 +30,10 @@ EXACT_SCIPY_MAX_POINTS = 5000
 # tests/bench/bench_interval_coverage.py covered 84-91 % with 1 or 2 repeats): no interval is given.
 MIN_REPEATS_FOR_INTERVAL = 3
 PAIRWISE_BOOTSTRAP_MAX_POINTS = 150
+# Above PAIRWISE_BOOTSTRAP_MAX_POINTS, the intercept's interval comes from this many resamples rebuilt whole,
+# up to this many points (beyond, each resample's slope applied to all points: wider, conservative).
+INTERCEPT_RESAMPLES = 400
+INTERCEPT_RESAMPLE_MAX_POINTS = 200_000
 SAMPLED_PAIRS = 5000
 
 
@@ -119,7 +123,7 @@ def _resample_counts(x: np.ndarray, rng: np.random.Generator, resamples: int) ->
 
 def bootstrap_slopes(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     """Theil-Sen slopes of stratified bootstrap resamples."""
-    return bootstrap_lines(x, y, resamples, seed)[0]
+    return bootstrap_lines(x, y, resamples, seed, intercepts=False)[0]
 
 
 def _weighted_medians(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -131,7 +135,8 @@ def _weighted_medians(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return v[np.arange(len(v)), np.minimum(pos, v.shape[1] - 1)]
 
 
-def bootstrap_lines(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+def bootstrap_lines(x: np.ndarray, y: np.ndarray, resamples: int, seed: int,
+                    intercepts: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """Theil-Sen slopes of stratified bootstrap resamples, and (up to PAIRWISE_BOOTSTRAP_MAX_POINTS points)
     each resample's own joint intercept: the median over its points of y - slope x."""
     x = np.asarray(x, float)
@@ -155,9 +160,10 @@ def bootstrap_lines(x: np.ndarray, y: np.ndarray, resamples: int, seed: int) -> 
             half = cw[:, -1] / 2
             pos = np.array([np.searchsorted(cw[k], half[k]) for k in range(len(c))])
             out[start:start + chunk] = slopes[np.minimum(pos, len(slopes) - 1)]
-        intercepts = _weighted_medians(y[None, :] - out[:, None] * x[None, :], counts)
-        return out, intercepts
-    return _sampled_pair_slopes(x, y, resamples, rng), None
+        if not intercepts:
+            return out, None
+        return out, _weighted_medians(y[None, :] - out[:, None] * x[None, :], counts)
+    return _sampled_pair_slopes(x, y, resamples, rng, intercepts)
 
 
 def _mix64(v: np.ndarray) -> np.ndarray:
@@ -172,7 +178,8 @@ def _below(h: np.ndarray, m: np.ndarray) -> np.ndarray:
     return (((h >> np.uint64(32)) * m.astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
 
 
-def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.random.Generator,
+                         intercepts: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """Many points: each resample's slope is the median of SAMPLED_PAIRS of its pairwise slopes.
 
     A stratified resample is never built: position j of resample b (positions grouped by size) holds
@@ -201,7 +208,15 @@ def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.r
         e1 = f1 + _below(_mix64(b + j1.astype(np.uint64)), m1)
         e2 = first[j2] + _below(_mix64(b + j2.astype(np.uint64)), members[j2])
         out[b0:b0 + nb] = np.median((ys[e2] - ys[e1]) / (xs[e2] - xs[e1]), axis=1)
-    return out
+    if not intercepts or n > INTERCEPT_RESAMPLE_MAX_POINTS:
+        return out, None
+    # each of the first resamples rebuilt whole (the same hash as above): its own joint intercept
+    positions = np.arange(n, dtype=np.uint64)
+    own = np.empty(min(resamples, INTERCEPT_RESAMPLES))
+    for b in range(len(own)):
+        e = first + _below(_mix64(np.uint64(b) * np.uint64(n) + salt + positions), members)
+        own[b] = np.median(ys[e] - out[b] * xs[e])
+    return out, own
 
 
 @dataclass(frozen=True)
@@ -222,7 +237,7 @@ def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, co
         nan = Estimate(math.nan, math.nan, math.nan, "theil-sen (needs two sizes)", n)
         return Fit(line, nan, nan, np.array([]))
     slopes, boot_intercepts = bootstrap_lines(x, y, resamples, seed)
-    if boot_intercepts is None:      # many points: the intercept under each resample's slope, over all points
+    if boot_intercepts is None:      # very many points: the intercept under each resample's slope, over all points
         boot_intercepts = np.array([np.median(y - s * x) for s in slopes[: min(resamples, 200)]])
     repeats = min(int(c) for c in np.unique(x, return_counts=True)[1])
     if repeats < MIN_REPEATS_FOR_INTERVAL:
@@ -233,11 +248,25 @@ def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, co
     widen = small_sample_widening(x, confidence)
     lo, hi = _widened(line.slope_s_per_byte, percentile_interval(slopes, confidence), widen)
     how = "" if n <= PAIRWISE_BOOTSTRAP_MAX_POINTS else f", {SAMPLED_PAIRS} sampled pairs per resample"
-    method = (f"theil-sen joint, stratified bootstrap B={resamples} seed={seed}{how}, widened x{widen:.3f} for "
-              f"small strata")
+    widen_latency = latency_widening(x, confidence)
+    method = (f"theil-sen joint, stratified bootstrap B={resamples} seed={seed}{how}, widened for small strata "
+              f"(rate x{widen:.3f}, latency x{widen_latency:.3f})")
     slope = Estimate(line.slope_s_per_byte, lo, hi, method, n)
-    ilo, ihi = _widened(line.intercept_s, percentile_interval(boot_intercepts, confidence), widen)
+    ilo, ihi = _widened(line.intercept_s, percentile_interval(boot_intercepts, confidence), widen_latency)
     return Fit(line, slope.inverted(method), Estimate(line.intercept_s, ilo, ihi, method, n), slopes)
+
+
+def latency_widening(x: np.ndarray, confidence: float) -> float:
+    """The latency (intercept) interval's widening: the resampling bias of the smallest stratum,
+    sqrt(m / (m - 1)), with t(n-2) / z for the n points: the intercept is a median over all points, not a
+    line through the sizes (chosen by simulation: tests/bench/bench_interval_coverage.py)."""
+    strata = _strata(np.asarray(x, float))
+    m = min(len(g) for g in strata)
+    n = len(x)
+    if m < 2 or n < 3:
+        return 1.0
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    return float(stats.t.ppf(0.5 + confidence / 2, n - 2) / z * math.sqrt(m / (m - 1)))
 
 
 def _widened(point: float, interval: tuple[float, float], factor: float) -> tuple[float, float]:
