@@ -33,7 +33,7 @@ PAIRWISE_BOOTSTRAP_MAX_POINTS = 150
 # Above PAIRWISE_BOOTSTRAP_MAX_POINTS, the intercept's interval comes from this many resamples rebuilt whole,
 # up to this many points (beyond, each resample's slope applied to all points: wider, conservative).
 INTERCEPT_RESAMPLES = 400
-INTERCEPT_RESAMPLE_MAX_POINTS = 200_000
+INTERCEPT_RESAMPLE_MAX_POINTS = 20_000
 SAMPLED_PAIRS = 5000
 
 
