@@ -204,6 +204,8 @@ def _compare_table(result: dict) -> None:
                       runs, f"{q['estimate']:.3f} [{lo}, {hi}]", word)
     console.print(table)
     console.print(result["advice"])
+    for line in result.get("differences", []):
+        console.print(f"differs: {line}")
     un = result["unmatched"]
     if un["only_in_a"] or un["only_in_b"]:
         console.print(f"without a partner: only in A: {', '.join(un['only_in_a']) or 'none'}; "

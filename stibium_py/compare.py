@@ -20,6 +20,7 @@ import numpy as np
 from .analysis import runs as runs_analysis
 from .analysis.estimate import Estimate
 from .analysis.rates import by_point, describe, rate_draws, valid
+from .definitions import differences, test_definitions
 from .store import RunDirError, is_series, read_measurements, read_run_json, series_run_dirs
 
 RESAMPLES = 10000
@@ -108,6 +109,25 @@ def verdict(ratio: Estimate, band: float = NOISE_BAND) -> tuple[str, str]:
     return "inconclusive", "the interval straddles the noise band: add repeats (files) or trials (patterns)"
 
 
+def _check_definitions(a: Side, b: Side, tests: set[str], allow: bool) -> list[str]:
+    """Compare what was measured: refuse a difference that changes what a number means (unless allowed),
+    return the other differences. Runs without their plan fall back to the plans' names."""
+    da, db = test_definitions(a.facts), test_definitions(b.facts)
+    if da is None or db is None:
+        plan_a = a.facts.get("plan", {}).get("name")
+        plan_b = b.facts.get("plan", {}).get("name")
+        if plan_a != plan_b and not allow:
+            raise CompareError(f"the runs are of different plans ({plan_a} and {plan_b}); compare runs of one "
+                               f"plan, or pass --allow-different-plans")
+        return []
+    refused, listed = differences(da, db, tests)
+    if refused and not allow:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        raise CompareError(f"the runs measured different things: {refused[0]}{more}; compare like with like, or "
+                           f"pass --allow-different-plans")
+    return refused + listed
+
+
 def same_machine(a: Side, b: Side) -> bool:
     """Both sides ran on one machine and disk (every identifying fact known and equal)."""
     for section, key in SAME_MACHINE_FACTS:
@@ -135,12 +155,8 @@ def _side_rates(side: Side, key: tuple, results: dict) -> list[runs_analysis.Run
 
 def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, resamples: int = RESAMPLES,
                  seed: int = SEED) -> dict[str, Any]:
-    plan_a = a.facts.get("plan", {}).get("name")
-    plan_b = b.facts.get("plan", {}).get("name")
-    if plan_a != plan_b and not allow_different_plans:
-        raise CompareError(f"the runs are of different plans ({plan_a} and {plan_b}); compare runs of one plan, "
-                           f"or pass --allow-different-plans")
     ga, gb = by_point(a.rows), by_point(b.rows)
+    listed = _check_definitions(a, b, {k[0] for k in ga if k in gb}, allow_different_plans)
     matched = [k for k in ga if k in gb]
     # every run's bootstrap of every matched point is independent: one process per core
     points = {id(run): by_point(run.rows) for side in (a, b) for run in side.runs}
@@ -214,6 +230,7 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, resample
     return {"format": "stibium-compare/2", "a": _facts(a), "b": _facts(b),
             "settings": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "noise_band": NOISE_BAND},
             "scope": scope, "same_machine": same_machine(a, b), "advice": _advice(a, b, rows, per_run_logs),
+            "differences": listed,
             "rows": rows, "summaries": summaries, "unmatched": {"only_in_a": only_a, "only_in_b": only_b}}
 
 

@@ -77,3 +77,34 @@ def test_runs_copied_elsewhere_compare(tmp_path):
     result = CliRunner().invoke(main, ["compare", str(a), str(moved), "--json", "--out", str(tmp_path / "c.html")])
     assert result.exit_code == 0
     assert json.loads(result.output)["rows"][0]["verdict"] == "faster"
+
+
+def _with_plan(run, name, files_engine="direct", repeats=10, trials=10):
+    """Give a synthetic run the plan it would have carried (run.json plan.as_given)."""
+    meta = json.loads((run / "run.json").read_text())
+    meta["plan"] = {"name": name, "description": "", "as_given": {
+        "name": name, "defaults": {"engine": "direct", "fill": "random", "sync": "fsync", "units": "decimal"},
+        "tests": [{"name": "files", "kind": "files", "engine": files_engine, "fill": None, "sync": None,
+                   "sizes": {"from": "1MB", "to": "64MB", "count": 7}, "repeats": repeats},
+                  {"name": "pat", "kind": "pattern", "engine": None, "fill": None, "sync": None, "op": "read",
+                   "access": "random", "granularities": ["4KiB", "64KiB", "1MiB", "16MiB"], "trials": trials}]}}
+    (run / "run.json").write_text(json.dumps(meta))
+    return run
+
+
+def test_the_same_plan_under_another_name_compares(tmp_path):
+    a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8, plan="mine"), "mine")
+    b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8, plan="mine-renamed"), "mine-renamed", trials=7)
+    result = compare_runs(load_run(a), load_run(b), resamples=500)
+    assert result["rows"] and result["differences"] == ["test pat: trials 10 in A, 7 in B"]
+
+
+def test_a_different_engine_is_refused_with_what_differs(tmp_path):
+    a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8), "p")
+    b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8), "p", files_engine="buffered")
+    with pytest.raises(CompareError) as e:
+        compare_runs(load_run(a), load_run(b), resamples=500)
+    assert str(e.value) == ("the runs measured different things: test files: engine direct in A, buffered in B; "
+                            "compare like with like, or pass --allow-different-plans")
+    allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, resamples=500)
+    assert allowed["differences"] == ["test files: engine direct in A, buffered in B"]

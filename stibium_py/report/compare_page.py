@@ -88,8 +88,10 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     same = ("<div class=\"warn\">Both sides ran on the same machine and disk: this is a repeatability check, not a "
             "comparison of machines.</div>" if cmp.get("same_machine") else "")
     scope = f"<div class=\"{'info' if cmp.get('scope') == 'machines' else 'warn'}\">{esc(cmp.get('advice'))}.</div>"
+    diffs = "".join(f"<li>{esc(d)}</li>" for d in cmp.get("differences", []))
+    diffs = f"<div class=\"info\">The runs' tests differ in:<ul>{diffs}</ul></div>" if diffs else ""
     sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(a.label)}; B: {esc(b.label)}</p>",
-                same, scope, "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ,
+                same, scope, diffs, "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ,
                 figure(_forest(cmp), "forest")]
     n = 0
     for test, op in dict.fromkeys((r["test"], r["op"]) for r in cmp["rows"]):

@@ -1,0 +1,53 @@
+"""What a run's tests measured, from the plan recorded in run.json: each test's definition with the
+plan's defaults filled in. compare matches tests by these definitions, not by the plan's name: a
+difference that changes what a number means (kind, engine, sync, fill, access) is refused; any other
+(sizes, repeats, trials, bytes, span, a plan's name) is listed and allowed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# a different value here makes the two rates different quantities
+MEANING = ("kind", "engine", "sync", "fill", "access")
+# listed when they differ, and allowed: the matching itself pairs sizes and granularities
+LISTED = ("op", "sizes", "repeats", "granularities", "strides", "bytes", "span", "trials", "between", "layout",
+          "units", "write_order", "read_order")
+
+
+def test_definitions(facts: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """Per test name its definition, or None for a run that does not carry its plan (an older or foreign
+    run.json)."""
+    plan = (facts.get("plan") or {}).get("as_given")
+    if not isinstance(plan, dict) or not isinstance(plan.get("tests"), list):
+        return None
+    defaults = plan.get("defaults") or {}
+    out = {}
+    for test in plan["tests"]:
+        merged = {k: (defaults.get(k) if v is None else v) for k, v in test.items()}
+        merged.setdefault("engine", defaults.get("engine"))
+        out[str(test.get("name"))] = merged
+    return out
+
+
+def differences(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]],
+                tests: set[str]) -> tuple[list[str], list[str]]:
+    """(differences that change what a number means, other differences), one line each, for the tests
+    both runs have."""
+    refused, listed = [], []
+    for name in sorted(tests):
+        da, db = a.get(name), b.get(name)
+        if da is None or db is None:
+            continue
+        for key in MEANING + LISTED:
+            if da.get(key) != db.get(key):
+                line = f"test {name}: {key} {_show(da.get(key))} in A, {_show(db.get(key))} in B"
+                (refused if key in MEANING else listed).append(line)
+    return refused, listed
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {v}" for k, v in value.items()) + "}"
+    return str(value)
