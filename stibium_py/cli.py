@@ -159,34 +159,64 @@ def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("run_a", type=click.Path(path_type=Path))
-@click.argument("run_b", type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--reference", type=click.Path(path_type=Path),
+              help="With three runs or more: the run the others are compared with (default: the first).")
 @click.option("--out", "out_file", type=click.Path(path_type=Path), help="The comparison page (default: in reports/).")
 @click.option("--open", "open_page", is_flag=True, help="Open the page in a browser.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON instead of the table.")
 @click.option("--allow-different-plans", is_flag=True, help="Compare runs of different plans (matching tests only).")
 @user_errors
-def compare(run_a: Path, run_b: Path, out_file: Path | None, open_page: bool, as_json: bool,
+def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | None, open_page: bool, as_json: bool,
             allow_different_plans: bool) -> None:
-    """Compare RUN_B with RUN_A: ratios B / A with intervals, and a comparison page."""
+    """Compare RUN_B with RUN_A (ratios B / A with intervals, and a comparison page); or three runs or more,
+    each against the first (or --reference), in one table."""
     import webbrowser
 
-    from .compare import compare_runs, load_run
-    from .report.compare_page import render
-    _run_dir(run_a)
-    _run_dir(run_b)
-    a, b = load_run(run_a), load_run(run_b)
-    result = compare_runs(a, b, allow_different_plans)
-    out = out_file or Path("reports") / f"compare-{run_a.name}-vs-{run_b.name}.html"
+    from .compare import compare_many, compare_runs, load_run
+    from .report.compare_page import render, render_many
+    if len(runs) < 2:
+        raise RunDirError("compare needs two runs or more: stibium compare RUN_A RUN_B [RUN_C ...]")
+    if reference is not None and reference not in runs:
+        runs = (reference, *runs)
+    for path in runs:
+        _run_dir(path)
+    sides = [load_run(path) for path in runs]
+    index = runs.index(reference) if reference is not None else 0
+    if len(sides) == 2 and index == 0:
+        result = compare_runs(sides[0], sides[1], allow_different_plans)
+        name = f"compare-{runs[0].name}-vs-{runs[1].name}.html"
+        html_text = render(result, sides[0], sides[1])
+    else:
+        result = compare_many(sides, index, allow_different_plans)
+        name = f"compare-{len(sides)}-runs-vs-{runs[index].name}.html"
+        html_text = render_many(result, sides, index)
+    out = out_file or Path("reports") / name
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(result, a, b), encoding="utf-8")
+    out.write_text(html_text, encoding="utf-8")
     if as_json:
         click.echo(json.dumps(result, indent=2, default=str))
     else:
-        _compare_table(result)
+        (_compare_table if "a" in result else _compare_many_table)(result)
         click.echo(f"comparison page: {out}")
     if open_page:
         webbrowser.open(out.resolve().as_uri())
+
+
+def _compare_many_table(result: dict) -> None:
+    table = Table("test", "run", "rate", "ratio to the reference (95% interval)", "verdict",
+                  title=f"against {result['reference']['run']}")
+    for r in result["rows"]:
+        q = r["ratio"]
+        what = f"{r['test']} {r['op']}" + ("" if r["access"] == "files" else
+                                          f" {r['access']} {format_size(r['granularity_bytes'])}")
+        interval = f"{q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None else "-"
+        word = r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
+                               else "")
+        table.add_row(what, r["run"], format_bytes(r["rate_bytes_per_s"]) + "/s", interval, word)
+    console.print(table)
+    for line in dict.fromkeys(result["advice"]):
+        console.print(line)
 
 
 def _compare_table(result: dict) -> None:

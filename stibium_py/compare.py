@@ -258,3 +258,24 @@ def _facts(run: Side) -> dict[str, Any]:
             "os": f"{m.get('os')} {m.get('os_release')}", "cpu": m.get("cpu"), "ram_bytes": m.get("ram_bytes"),
             "fs_type": t.get("fs_type"), "device_model": t.get("device_model"), "started_utc": run.facts.get("started_utc"),
             "measurements": len(run.rows), "runs": len(run.runs)}
+
+
+def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: bool = False,
+                 resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+    """Many machines in one table: every run against the reference run, per test point its rate and its
+    ratio to the reference with an interval (each pair compared as compare_runs does)."""
+    ref = sides[reference]
+    others = [s for i, s in enumerate(sides) if i != reference]
+    pairs = [compare_runs(ref, other, allow_different_plans, resamples, seed + 1000 * i)
+             for i, other in enumerate(others)]
+    rows = []
+    for pair, other in zip(pairs, others):
+        for r in pair["rows"]:
+            rows.append({**{k: r[k] for k in ("test", "op", "access", "granularity_bytes", "stride_bytes")},
+                         "run": other.path.name, "label": other.label, "rate_bytes_per_s": r["rate_b_bytes_per_s"],
+                         "reference_rate_bytes_per_s": r["rate_a_bytes_per_s"], "ratio": r["ratio"],
+                         "verdict": r["verdict"], "scope": r["scope"], "runs": r["runs_b"]})
+    return {"format": "stibium-compare-many/1", "reference": _facts(ref), "runs": [_facts(o) for o in others],
+            "settings": pairs[0]["settings"], "rows": rows,
+            "summaries": [{**s, "run": o.path.name} for pair, o in zip(pairs, others) for s in pair["summaries"]],
+            "advice": [p["advice"] for p in pairs], "differences": sorted({d for p in pairs for d in p["differences"]})}

@@ -108,3 +108,25 @@ def test_a_different_engine_is_refused_with_what_differs(tmp_path):
                             "compare like with like, or pass --allow-different-plans")
     allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, resamples=500)
     assert allowed["differences"] == ["test files: engine direct in A, buffered in B"]
+
+
+def test_many_machines_in_one_table(tmp_path):
+    runs = [make_run(tmp_path / name, rate_bytes_per_s=rate, seed=seed)
+            for name, rate, seed in (("ref", 1e8, 1), ("twice", 2e8, 2), ("thrice", 3e8, 3))]
+    result = CliRunner().invoke(main, ["compare", *map(str, runs), "--json", "--out", str(tmp_path / "c.html")])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["reference"]["run"] == "ref" and [r["run"] for r in data["runs"]] == ["twice", "thrice"]
+    files = {(r["run"], r["op"]): r["ratio"] for r in data["rows"] if r["access"] == "files"}
+    for (run, op), ratio in files.items():
+        truth = {"twice": 2.0, "thrice": 3.0}[run]
+        assert ratio["low"] <= truth <= ratio["high"] and abs(ratio["estimate"] / truth - 1) < 0.03, (run, op)
+    page = (tmp_path / "c.html").read_text()
+    assert "3 runs against" in page and "(reference)" in page
+    # --reference picks another run; the table is then against it
+    result = CliRunner().invoke(main, ["compare", *map(str, runs), "--reference", str(runs[2]), "--json",
+                                       "--out", str(tmp_path / "d.html")])
+    data = json.loads(result.output)
+    assert data["reference"]["run"] == "thrice"
+    twice = next(r for r in data["rows"] if r["run"] == "twice" and r["access"] == "files" and r["op"] == "read")
+    assert abs(twice["ratio"]["estimate"] / (2 / 3) - 1) < 0.03

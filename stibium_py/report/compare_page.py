@@ -100,3 +100,31 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
         sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
         n += 1
     return page("stibium compare", sections)
+
+
+def render_many(cmp: dict[str, Any], sides: list[Side], reference: int) -> str:
+    """Many machines in one table: per test point each run's rate and its ratio to the reference."""
+    ref = sides[reference]
+    keys = list(dict.fromkeys((r["test"], r["op"], r["access"], r["granularity_bytes"], r["stride_bytes"])
+                              for r in cmp["rows"]))
+    body = []
+    for key in keys:
+        rs = [r for r in cmp["rows"] if (r["test"], r["op"], r["access"], r["granularity_bytes"],
+                                           r["stride_bytes"]) == key]
+        what = f"{key[0]} {key[1]}" + ("" if key[2] == "files" else f" {key[2]} {format_size(key[3])}")
+        body.append([what, ref.label + " (reference)", format_rate(rs[0]["reference_rate_bytes_per_s"]), "1", ""])
+        for r in rs:
+            q = r["ratio"]
+            interval = f"{q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None else \
+                f"{q['estimate']:.3f}"
+            body.append(["", r["label"], format_rate(r["rate_bytes_per_s"]), interval,
+                         r["verdict"] + (" (these runs)" if r["scope"] != "machines" and
+                                         r["verdict"] in ("faster", "slower") else "")])
+    summ = table(["run", "test", "op", "geometric mean / reference (95% interval)", "verdict"],
+                 [[s["run"], s["test"], s["op"], f"{s['ratio']['estimate']:.3f} [{s['ratio']['low']:.3f}, "
+                   f"{s['ratio']['high']:.3f}]", s["verdict"]] for s in cmp["summaries"]])
+    advice = "".join(f"<div class=\"info\">{esc(a)}.</div>" for a in dict.fromkeys(cmp["advice"]))
+    sections = [f"<h1>stibium compare: {len(sides)} runs against {esc(ref.label)}</h1>", advice,
+                "<h2>Rates and ratios to the reference</h2>",
+                table(["test", "run", "rate", "ratio to the reference (95% interval)", "verdict"], body), summ]
+    return page("stibium compare", sections)
