@@ -67,8 +67,11 @@ class Side:
         return f"{m.get('hostname', '?')} ({self.path.name}{count})"
 
 
-def _load_one(path: Path) -> Run | None:
+def _load_one(path: Path, complete_only: bool = False) -> Run | None:
+    """A run with its valid measurements; None when it has none (or, complete_only, is not complete)."""
     facts = read_run_json(path)
+    if complete_only and facts.get("status") != "complete":
+        return None
     rows, _ = read_measurements(path)
     good = valid(rows)
     return Run(path, facts, good) if good else None
@@ -80,7 +83,7 @@ def load_run(path: Path) -> Side:
         runs, skipped = [], []
         for d in series_run_dirs(path):
             try:
-                run = _load_one(d) if read_run_json(d).get("status") == "complete" else None
+                run = _load_one(d, complete_only=True)
             except RunDirError as e:
                 skipped.append(f"{d.name}: {e}")
                 continue

@@ -57,21 +57,15 @@ def check_memory(largest_request: int, available_bytes: int | None) -> None:
 def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
     """Refuse, before anything is written, a target stibium should not or cannot use."""
     target = target.expanduser()
-    folder_to_write(target, "target", "choose a folder with --target", check_writable=False)  # checked below
+    # loops, long names, file parts, kernel file systems; the existing part is a folder (writability below)
+    existing = folder_to_write(target, "target", "choose a folder with --target", check_writable=False)
     resolved = target.resolve()
-    if target.exists() and not target.is_dir():
-        raise RunError(f"target {target} is a file, not a folder; choose a folder with --target", 2)
     if resolved == Path(resolved.anchor) or os.path.ismount(resolved):
         raise RunError(f"target {target} is the root of a file system; use a folder inside it, "
                        f"such as {resolved / 'stibium-test'}", 2)
     if resolved == Path.home().resolve():
         raise RunError(f"target {target} is your home folder itself; use a folder inside it, "
                        f"such as {resolved / 'stibium-test'}", 2)
-    existing = resolved
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise RunError(f"target {target} cannot be created: {existing} is a file", 2)
     if os.statvfs(existing).f_flag & os.ST_RDONLY:
         raise RunError(f"target {target} is on a read-only file system; choose another folder with --target", 2)
     if not os.access(existing, os.W_OK | os.X_OK):

@@ -13,7 +13,6 @@ natively (not under Rosetta).
 
 from __future__ import annotations
 
-import os
 import platform
 import shutil
 import tempfile
@@ -247,5 +246,4 @@ def run_selftest(target: Path) -> SelftestResult:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     facts["seconds"] = time.time() - facts["started_epoch_s"]
-    facts["pid"] = os.getpid()
     return SelftestResult(checks, facts)

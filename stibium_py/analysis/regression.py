@@ -99,18 +99,23 @@ def _strata(x: np.ndarray) -> list[np.ndarray]:
     return merged
 
 
-def small_sample_widening(x: np.ndarray, confidence: float) -> float:
-    """The factor that widens a stratified percentile bootstrap interval for small strata: resampling m
-    points underestimates their variance by (m - 1) / m, and a line through k sizes (the strata) leaves
-    k - 2 degrees of freedom: t(k-2) / z * sqrt(m / (m - 1)), m the smallest stratum (docs/methods.md,
-    chosen by simulation: tests/bench/bench_interval_coverage.py)."""
+def small_sample_widening(x: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The factors (rate, latency) that widen stratified percentile bootstrap intervals for small strata:
+    resampling m points underestimates their variance by (m - 1) / m, so both get sqrt(m / (m - 1)), m the
+    smallest stratum; the rate, a line through k sizes (the strata), gets t(k-2) / z, the latency, a median
+    over all n points, t(n-2) / z (docs/methods.md; chosen by simulation:
+    tests/bench/bench_interval_coverage.py)."""
     strata = _strata(np.asarray(x, float))
     m = min(len(g) for g in strata)
-    k = len(strata)
-    if m < 2 or k < 3:
-        return 1.0
+    if m < 2:
+        return 1.0, 1.0
     z = stats.norm.ppf(0.5 + confidence / 2)
-    return float(stats.t.ppf(0.5 + confidence / 2, k - 2) / z * math.sqrt(m / (m - 1)))
+    bias = math.sqrt(m / (m - 1))
+
+    def factor(df: int) -> float:
+        return float(stats.t.ppf(0.5 + confidence / 2, df) / z * bias) if df >= 1 else 1.0
+
+    return factor(len(strata) - 2), factor(len(x) - 2)
 
 
 def _resample_counts(x: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
@@ -245,28 +250,14 @@ def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, co
                   f"a calibrated {confidence:.0%} interval (at least {MIN_REPEATS_FOR_INTERVAL} are needed)")
         return Fit(line, Estimate(line.slope_s_per_byte, math.nan, math.nan, method, n).inverted(method),
                    Estimate(line.intercept_s, math.nan, math.nan, method, n), slopes)
-    widen = small_sample_widening(x, confidence)
+    widen, widen_latency = small_sample_widening(x, confidence)
     lo, hi = _widened(line.slope_s_per_byte, percentile_interval(slopes, confidence), widen)
     how = "" if n <= PAIRWISE_BOOTSTRAP_MAX_POINTS else f", {SAMPLED_PAIRS} sampled pairs per resample"
-    widen_latency = latency_widening(x, confidence)
     method = (f"theil-sen joint, stratified bootstrap B={resamples} seed={seed}{how}, widened for small strata "
               f"(rate x{widen:.3f}, latency x{widen_latency:.3f})")
     slope = Estimate(line.slope_s_per_byte, lo, hi, method, n)
     ilo, ihi = _widened(line.intercept_s, percentile_interval(boot_intercepts, confidence), widen_latency)
     return Fit(line, slope.inverted(method), Estimate(line.intercept_s, ilo, ihi, method, n), slopes)
-
-
-def latency_widening(x: np.ndarray, confidence: float) -> float:
-    """The latency (intercept) interval's widening: the resampling bias of the smallest stratum,
-    sqrt(m / (m - 1)), with t(n-2) / z for the n points: the intercept is a median over all points, not a
-    line through the sizes (chosen by simulation: tests/bench/bench_interval_coverage.py)."""
-    strata = _strata(np.asarray(x, float))
-    m = min(len(g) for g in strata)
-    n = len(x)
-    if m < 2 or n < 3:
-        return 1.0
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    return float(stats.t.ppf(0.5 + confidence / 2, n - 2) / z * math.sqrt(m / (m - 1)))
 
 
 def _widened(point: float, interval: tuple[float, float], factor: float) -> tuple[float, float]:

@@ -13,6 +13,7 @@ import numpy as np
 from scipy import stats
 
 from . import cache, drift, outliers, patterns, regression
+from .rates import valid
 
 BURST_FACTOR = 1.5
 NONLINEAR_RESAMPLES = 500
@@ -264,7 +265,7 @@ def _split_calls(rows: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
 
 def summarize(rows: list[dict[str, Any]], s: Settings, facts: dict[str, Any] | None = None,
               damaged_rows: int = 0) -> dict[str, Any]:
-    good = [r for r in rows if not r.get("error") and r.get("seconds") and r["seconds"] > 0]
+    good = valid(rows)
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in good:
         groups.setdefault((r["test"], r["op"], r["kind"]), []).append(r)

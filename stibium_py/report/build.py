@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis import calibration
+from ..analysis.rates import valid
 from ..analysis.summary import Settings, summarize
 from ..store import REPORT_HTML, SUMMARY_JSON, RunDirError, read_measurements, read_run_json, write_json_atomic
 from ..units import format_bytes, format_rate, format_seconds, format_size
@@ -154,7 +155,7 @@ def _summary_section(summary: dict[str, Any]) -> str:
 
 def render(run: dict[str, Any], rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
     sections = [_header(run), _summary_section(summary)]
-    good = [r for r in rows if not r.get("error") and r.get("seconds")]
+    good = valid(rows)
     n = 0
     pattern_tests: dict[str, list[dict[str, Any]]] = {}
     for e in summary["tests"]:
