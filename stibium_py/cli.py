@@ -25,6 +25,8 @@ from .plan import PlanError, builtin_plans, load_and_expand, resolve_plan_path
 from .preflight import RunError, preflight
 from .runner import RunOptions, resume_run, resume_series, start_series
 from .store import RunDirError
+from .measurement import MeasurementError
+from .record import RecordError
 from .units import SizeError, format_bytes, format_seconds, format_size
 
 console = Console(stderr=False)
@@ -42,8 +44,10 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (PlanError, RunDirError, CompareError, PathError, SizeError) as e:
+        except (PlanError, RunDirError, CompareError, PathError, SizeError, RecordError) as e:
             _fail(str(e), 2)
+        except MeasurementError as e:
+            _fail(str(e), 1)
         except RunError as e:
             _fail(str(e), e.exit_code)
         except HelperError as e:
@@ -120,7 +124,7 @@ def resume(run_dir: Path, open_report: bool) -> None:
 
 def _after_run(run_dir: Path, open_report: bool) -> None:
     from .store import is_series, read_run_json, read_series_json
-    status = (read_series_json(run_dir) if is_series(run_dir) else read_run_json(run_dir))["status"]
+    status = read_series_json(run_dir)["status"] if is_series(run_dir) else read_run_json(run_dir).status
     if status == "complete":
         _report(run_dir, open_report, console)
     click.echo(f"run directory: {run_dir} ({status})")
@@ -142,7 +146,7 @@ def _report(run_dir: Path, open_report: bool, out: Console | None) -> dict:
             webbrowser.open((run_dir / REPORT_HTML).resolve().as_uri())
         return summary
     from .report.build import build_report
-    return build_report(run_dir, console=out, open_browser=open_report)
+    return build_report(run_dir, console=out, open_browser=open_report).to_json()
 
 
 @main.command()

@@ -1,14 +1,10 @@
-"""Two runs, or two series of repeated runs, side by side (docs/methods.md, comparing machines):
-tests matched by name, op, access, granularity and stride; ratio = B's rate / A's rate. Each run is
-bootstrapped on its own (B = 10000); a side of several runs gets a two-level bootstrap (runs, then
-measurements) so that its interval holds the variance between runs, widened for the few runs it
-has (analysis/runs.py). With one run on a side the verdict is about these runs only, and says so.
-Per test and op the geometric mean ratio across granularities with its interval; a verdict with a
-2 % noise band. Not hyperfine's +- sigma ratio, not pyperf's pooled t-test."""
+"""Comparing runs: load each side (a run directory, or the complete runs of a series), check that they
+measured the same things, run the statistics (analysis/comparison.py) in a process pool this module owns,
+and put the result in its JSON form (stibium-compare/2; many runs: stibium-compare-many/1), which the
+terminal table and the comparison page draw."""
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -17,16 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import runs as runs_analysis
-from .analysis.estimate import Estimate
-from .analysis.rates import by_point, describe, rate_draws, valid
+from .analysis.comparison import compare_points, runs_needed
+from .analysis.rates import by_point, describe
+from .analysis.settings import COMPARE, Settings
 from .definitions import differences, test_definitions
-from .store import RunDirError, is_series, read_measurements, read_run_json, series_run_dirs
+from .measurement import Measurement
+from .pipeline import load_run as load_run_dir
+from .record import RunRecord
+from .store import RunDirError, is_series, series_run_dirs
 
-RESAMPLES = 10000
-NOISE_BAND = 0.02
-CONFIDENCE = 0.95
-SEED = 2024
 RUNS_ADVISED = 5
 # Facts that name one machine and one disk: equal on both sides means a repeatability check.
 SAME_MACHINE_FACTS = (("machine", "hostname"), ("machine", "cpu"), ("machine", "ram_bytes"), ("machine", "os_release"),
@@ -40,8 +35,8 @@ class CompareError(Exception):
 @dataclass(frozen=True)
 class Run:
     path: Path
-    facts: dict[str, Any]
-    rows: list[dict[str, Any]]
+    record: RunRecord
+    rows: list[Measurement]       # the valid measurements
 
 
 @dataclass(frozen=True)
@@ -53,28 +48,26 @@ class Side:
     skipped: tuple[str, ...] = ()     # runs of a series left out, each with why
 
     @property
-    def facts(self) -> dict[str, Any]:
-        return self.runs[0].facts
+    def record(self) -> RunRecord:
+        return self.runs[0].record
 
     @property
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Measurement]:
         return [r for run in self.runs for r in run.rows]
 
     @property
     def label(self) -> str:
-        m = self.facts.get("machine", {})
         count = f", {len(self.runs)} runs" if len(self.runs) > 1 else ""
-        return f"{m.get('hostname', '?')} ({self.path.name}{count})"
+        return f"{self.record.hostname or '?'} ({self.path.name}{count})"
 
 
 def _load_one(path: Path, complete_only: bool = False) -> Run | None:
     """A run with its valid measurements; None when it has none (or, complete_only, is not complete)."""
-    facts = read_run_json(path)
-    if complete_only and facts.get("status") != "complete":
+    loaded = load_run_dir(path)
+    if complete_only and loaded.record.status != "complete":
         return None
-    rows, _ = read_measurements(path)
-    good = valid(rows)
-    return Run(path, facts, good) if good else None
+    good = loaded.valid
+    return Run(path, loaded.record, good) if good else None
 
 
 def load_run(path: Path) -> Side:
@@ -100,25 +93,12 @@ def load_run(path: Path) -> Side:
     return Side(path, [run])
 
 
-def verdict(ratio: Estimate, band: float = NOISE_BAND) -> tuple[str, str]:
-    if not (math.isfinite(ratio.low) and math.isfinite(ratio.high)):
-        return "inconclusive", "no interval could be computed; add repeats or trials"
-    if ratio.low > 1 + band:
-        return "faster", ""
-    if ratio.high < 1 - band:
-        return "slower", ""
-    if ratio.low >= 1 - band and ratio.high <= 1 + band:
-        return "same within noise", ""
-    return "inconclusive", "the interval straddles the noise band: add repeats (files) or trials (patterns)"
-
-
 def _check_definitions(a: Side, b: Side, tests: set[str], allow: bool) -> list[str]:
     """Compare what was measured: refuse a difference that changes what a number means (unless allowed),
     return the other differences. Runs without their plan fall back to the plans' names."""
-    da, db = test_definitions(a.facts), test_definitions(b.facts)
+    da, db = test_definitions(a.record.plan.as_given), test_definitions(b.record.plan.as_given)
     if da is None or db is None:
-        plan_a = a.facts.get("plan", {}).get("name")
-        plan_b = b.facts.get("plan", {}).get("name")
+        plan_a, plan_b = a.record.plan.name, b.record.plan.name
         if plan_a != plan_b and not allow:
             raise CompareError(f"the runs are of different plans ({plan_a} and {plan_b}); compare runs of one "
                                f"plan, or pass --allow-different-plans")
@@ -134,110 +114,31 @@ def _check_definitions(a: Side, b: Side, tests: set[str], allow: bool) -> list[s
 def same_machine(a: Side, b: Side) -> bool:
     """Both sides ran on one machine and disk (every identifying fact known and equal)."""
     for section, key in SAME_MACHINE_FACTS:
-        va, vb = a.facts.get(section, {}).get(key), b.facts.get(section, {}).get(key)
+        va, vb = getattr(a.record, section).get(key), getattr(b.record, section).get(key)
         if va is None or va != vb:
             return False
     return True
 
 
-def runs_needed(spread_log: float | None, ratio: float, band: float = NOISE_BAND, confidence: float = CONFIDENCE) -> int | None:
-    """Runs per side for an interval of the ratio narrower than the difference to tell (at least the noise
-    band), given a spread between runs (log scale); None where the spread is unknown."""
-    if spread_log is None or not math.isfinite(spread_log) or spread_log <= 0:
-        return None
-    z = 0.5 + confidence / 2
-    from scipy import stats
-    d = max(abs(math.log(ratio)) if ratio > 0 and math.isfinite(ratio) else 0.0, math.log(1 + band))
-    return max(2, math.ceil(2 * (stats.norm.ppf(z) * spread_log / d) ** 2))
-
-
-def _side_rates(side: Side, key: tuple, results: dict) -> list[runs_analysis.RunRate]:
-    return [runs_analysis.run_rate(run.path.name, *results[(id(run), key)], CONFIDENCE) for run in side.runs
-            if (id(run), key) in results]
-
-
-def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, resamples: int = RESAMPLES,
-                 seed: int = SEED) -> dict[str, Any]:
+def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings: Settings = COMPARE) -> dict[str, Any]:
     ga, gb = by_point(a.rows), by_point(b.rows)
     listed = _check_definitions(a, b, {k[0] for k in ga if k in gb}, allow_different_plans)
     matched = [k for k in ga if k in gb]
     # every run's bootstrap of every matched point is independent: one process per core
-    points = {id(run): by_point(run.rows) for side in (a, b) for run in side.runs}
-    jobs, counts, results, latencies = {}, {}, {}, {}
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for key in matched:
-            for run in (*a.runs, *b.runs):
-                rows = points[id(run)].get(key)
-                if rows:
-                    jobs[(id(run), key)] = pool.submit(rate_draws, rows, resamples, seed + len(jobs))
-                    counts[(id(run), key)] = len(rows)
-        for k, fut in jobs.items():
-            rate, lat, draws, _ = fut.result()
-            results[k] = (rate, draws, counts[k])
-            latencies[k] = lat
-    scope = "machines" if len(a.runs) > 1 and len(b.runs) > 1 else "these runs only"
-    rows = []
-    per_run_logs: dict[tuple, tuple[list[float], list[float]]] = {}
-    draws_by_key = {}
-    for i, key in enumerate(matched):
-        ra, rb = _side_rates(a, key, results), _side_rates(b, key, results)
-        la = [math.log(r.estimate) for r in ra if r.estimate > 0 and math.isfinite(r.estimate)]
-        lb = [math.log(r.estimate) for r in rb if r.estimate > 0 and math.isfinite(r.estimate)]
-        da = runs_analysis.two_level_draws([r.draws for r in ra], resamples, seed + 7919 * (2 * i + 1))
-        db = runs_analysis.two_level_draws([r.draws for r in rb], resamples, seed + 7919 * (2 * i + 2))
-        m = min(len(da), len(db))
-        ratios = db[:m] / da[:m]
-        rate_a, rate_b = runs_analysis.geometric_mean([r.estimate for r in ra]), \
-            runs_analysis.geometric_mean([r.estimate for r in rb])
-        point = rate_b / rate_a if rate_a else math.nan
-        factor = runs_analysis.widening(CONFIDENCE, la, lb)
-        lo, hi = runs_analysis.widened_interval(point, ratios, CONFIDENCE, factor)
-        method = ("ratio of the runs' geometric means, two-level bootstraps (runs, then measurements) "
-                  f"B={m}, widened x{factor:.2f} for the few runs" if factor != 1.0 else
-                  f"ratio of {'theil-sen rate' if key[2] == 'files' else 'median throughput'}s, independent "
-                  f"bootstraps B={m}, percentile interval")
-        est = Estimate(point, lo, hi, method, len(ga[key]) + len(gb[key]))
-        word, hint = verdict(est)
-        draws_by_key[key] = ratios
-        per_run_logs[key] = (la, lb)
-        test, op, access, gran, stride = key
-        lat_a = [latencies[(id(r), key)] for r in a.runs if latencies.get((id(r), key)) is not None]
-        lat_b = [latencies[(id(r), key)] for r in b.runs if latencies.get((id(r), key)) is not None]
-        rows.append({"test": test, "op": op, "access": access, "granularity_bytes": gran, "stride_bytes": stride,
-                     "rate_a_bytes_per_s": rate_a, "rate_b_bytes_per_s": rate_b,
-                     "latency_a_s": float(np.median(lat_a)) if lat_a else None,
-                     "latency_b_s": float(np.median(lat_b)) if lat_b else None,
-                     "n_a": len(ga[key]), "n_b": len(gb[key]), "runs_a": len(ra), "runs_b": len(rb),
-                     "ratio": est.as_dict(), "verdict": word, "hint": hint, "scope": scope})
-    summaries = []
-    for test, op in dict.fromkeys((k[0], k[1]) for k in matched):
-        keys = [k for k in matched if k[0] == test and k[1] == op]
-        if len(keys) < 2:
-            continue
-        m = min(len(draws_by_key[k]) for k in keys)
-        logs = np.vstack([np.log(draws_by_key[k][:m]) for k in keys])
-        point_list = [r["ratio"]["estimate"] for r in rows if (r["test"], r["op"]) == (test, op)]
-        point = float(np.exp(np.mean(np.log(point_list))))
-        # per run, the mean log rate over the granularities: the spread between runs of the summary
-        la = [float(np.mean(v)) for v in zip(*[per_run_logs[k][0] for k in keys])]
-        lb = [float(np.mean(v)) for v in zip(*[per_run_logs[k][1] for k in keys])]
-        factor = runs_analysis.widening(CONFIDENCE, la, lb)
-        with np.errstate(invalid="ignore"):
-            lo, hi = runs_analysis.widened_interval(point, np.exp(np.nanmean(logs, axis=0)), CONFIDENCE, factor)
-        est = Estimate(point, lo, hi, f"geometric mean over {len(keys)} granularities, bootstrap B={m}", len(keys))
-        word, hint = verdict(est)
-        summaries.append({"test": test, "op": op, "ratio": est.as_dict(), "verdict": word, "hint": hint,
-                          "scope": scope})
-    only_a = [describe(k) for k in ga if k not in gb]
-    only_b = [describe(k) for k in gb if k not in ga]
-    return {"format": "stibium-compare/2", "a": _facts(a), "b": _facts(b),
-            "settings": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE, "noise_band": NOISE_BAND},
-            "scope": scope, "same_machine": same_machine(a, b), "advice": _advice(a, b, rows, per_run_logs),
-            "differences": listed,
-            "rows": rows, "summaries": summaries, "unmatched": {"only_in_a": only_a, "only_in_b": only_b}}
+        result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
+                                [(run.path.name, by_point(run.rows)) for run in b.runs], matched, settings, pool)
+    rows = [p.to_json() for p in result.points]
+    return {"format": "stibium-compare/2", "a": _facts(a), "b": _facts(b), "settings": settings.to_json(),
+            "scope": result.scope, "same_machine": same_machine(a, b),
+            "advice": _advice(a, b, rows, result.log_rates, settings), "differences": listed,
+            "rows": rows, "summaries": [g.to_json() for g in result.groups],
+            "unmatched": {"only_in_a": [describe(k) for k in ga if k not in gb],
+                          "only_in_b": [describe(k) for k in gb if k not in ga]}}
 
 
-def _advice(a: Side, b: Side, rows: list[dict[str, Any]], per_run_logs: dict[tuple, tuple[list[float], list[float]]]) -> str:
+def _advice(a: Side, b: Side, rows: list[dict[str, Any]], per_run_logs: dict[tuple, tuple[list[float], list[float]]],
+            settings: Settings) -> str:
     """What the verdicts cover, and how many runs a comparison of machines would need."""
     if len(a.runs) > 1 and len(b.runs) > 1:
         return (f"{len(a.runs)} and {len(b.runs)} runs: the intervals include the variance between runs, so the "
@@ -245,7 +146,8 @@ def _advice(a: Side, b: Side, rows: list[dict[str, Any]], per_run_logs: dict[tup
     spreads = [float(np.std(logs, ddof=1)) for pair in per_run_logs.values() for logs in pair if len(logs) > 1]
     estimates = [r["ratio"]["estimate"] for r in rows if r["ratio"]["estimate"] and r["ratio"]["estimate"] > 0]
     ratio = float(np.exp(np.median(np.log(estimates)))) if estimates else 1.0
-    needed = runs_needed(float(np.median(spreads)) if spreads else None, ratio)
+    needed = runs_needed(float(np.median(spreads)) if spreads else None, ratio, settings.noise_band,
+                         settings.confidence)
     base = ("one run on a side: the intervals cannot see the variance between runs (the host's cache, background "
             "work, the drive's temperature), so the verdicts are about these runs only")
     if needed is None:
@@ -255,21 +157,21 @@ def _advice(a: Side, b: Side, rows: list[dict[str, Any]], per_run_logs: dict[tup
 
 
 def _facts(run: Side) -> dict[str, Any]:
-    m = run.facts.get("machine", {})
-    t = run.facts.get("target_facts", {})
-    return {"run": run.path.name, "plan": run.facts.get("plan", {}).get("name"), "hostname": m.get("hostname"),
+    m = run.record.machine
+    t = run.record.target_facts
+    return {"run": run.path.name, "plan": run.record.plan.name, "hostname": m.get("hostname"),
             "os": f"{m.get('os')} {m.get('os_release')}", "cpu": m.get("cpu"), "ram_bytes": m.get("ram_bytes"),
-            "fs_type": t.get("fs_type"), "device_model": t.get("device_model"), "started_utc": run.facts.get("started_utc"),
+            "fs_type": t.get("fs_type"), "device_model": t.get("device_model"), "started_utc": run.record.started_utc,
             "measurements": len(run.rows), "runs": len(run.runs)}
 
 
 def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: bool = False,
-                 resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+                 settings: Settings = COMPARE) -> dict[str, Any]:
     """Many machines in one table: every run against the reference run, per test point its rate and its
     ratio to the reference with an interval (each pair compared as compare_runs does)."""
     ref = sides[reference]
     others = [s for i, s in enumerate(sides) if i != reference]
-    pairs = [compare_runs(ref, other, allow_different_plans, resamples, seed + 1000 * i)
+    pairs = [compare_runs(ref, other, allow_different_plans, settings.with_seed(settings.seed + 1000 * i))
              for i, other in enumerate(others)]
     rows = []
     for pair, other in zip(pairs, others):

@@ -14,10 +14,9 @@ LISTED = ("op", "sizes", "repeats", "granularities", "strides", "bytes", "span",
           "units", "write_order", "read_order")
 
 
-def test_definitions(facts: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
-    """Per test name its definition, or None for a run that does not carry its plan (an older or foreign
-    run.json)."""
-    plan = (facts.get("plan") or {}).get("as_given")
+def test_definitions(plan: dict[str, Any] | None) -> dict[str, dict[str, Any]] | None:
+    """Per test name its definition from the plan as given (run.json plan.as_given), or None for a run
+    that does not carry its plan (an older or foreign run.json)."""
     if not isinstance(plan, dict) or not isinstance(plan.get("tests"), list):
         return None
     defaults = plan.get("defaults") or {}

@@ -15,7 +15,10 @@ import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .plan import Op
 
 HELPER_NAME = "stibium-helper"
 ENV_VAR = "STIBIUM_HELPER"
@@ -76,6 +79,32 @@ def op_args(command: str, path: Path, **flags: Any) -> list[str]:
         flag = "--" + key.replace("_", "-")
         args += [flag] if value is True else [flag, str(value)]
     return args
+
+
+LAYOUT_GRANULARITY_BYTES = 8 * 2**20
+
+
+def measure_args(op: "Op", path: Path) -> list[str]:
+    """The helper command of one planned measurement."""
+    return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
+                   stride=op.stride_bytes or None, span=op.size_bytes if op.kind == "pattern" else None,
+                   seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
+                   sync=op.sync if op.op == "write" else None, existing=op.existing)
+
+
+def layout_args(path: Path, size_bytes: int, engine: str, fill: str, data_seed: int) -> list[str]:
+    """Laying out a file before its measurements (untimed): in large requests, synced, direct where the
+    test is, so that nothing but an unaligned tail is left in the page cache."""
+    return op_args("write", path, bytes=size_bytes, granularity=min(size_bytes, LAYOUT_GRANULARITY_BYTES),
+                   engine="direct" if engine == "direct" else "buffered", fill=fill, data_seed=data_seed,
+                   sync="fsync", latency="off")
+
+
+def op_timeout_s(op: "Op") -> float:
+    """Time one operation may take before the helper counts as hung: generous for a
+    slow disk (1 MB/s, 50 ms a request) and never under a minute."""
+    requests = -(-op.bytes // op.granularity_bytes)
+    return 60.0 + op.bytes / 1e6 + 0.05 * requests
 
 
 class Helper:

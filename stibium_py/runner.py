@@ -15,7 +15,7 @@ import os
 import shutil
 import signal
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,15 +23,17 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from . import __version__, sysinfo
-from .helper import Helper, HelperError, HelperTimeout, find_helper, op_args, run_once
+from .helper import (Helper, HelperError, HelperTimeout, find_helper, layout_args, measure_args, op_timeout_s,
+                     run_once)
+from .measurement import MeasurementError, failed, from_answer
 from .paths import device_of
 from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
-from .preflight import WORK_MARKER, RunError, drop_caches, preflight
-from .store import (RUN_FORMAT, SERIES_FORMAT, SERIES_JSON, MeasurementLog, completed_seqs, iso, new_run_dir,
-                    read_measurements, read_run_json, read_series_json, utc_now, write_json_atomic)
+from .preflight import RunError, drop_caches, preflight
+from .record import PlanRecord, RunRecord, ops_digest
+from .store import (SERIES_FORMAT, SERIES_JSON, MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements,
+                    read_run_json, read_series_json, utc_now, write_json_atomic, write_run_json)
 from .units import format_bytes, format_rate
-
-LAYOUT_GRANULARITY_BYTES = 8 * 2**20
+from .workdir import WorkDir
 
 
 class Interrupted(Exception):
@@ -47,13 +49,6 @@ class RunOptions:
     allow_nonempty: bool = False
     progress: bool = True
     run_name: str | None = None      # a run of a series: its fixed name inside out_dir (run-1, run-2, ...)
-
-
-def op_timeout_s(op: Op) -> float:
-    """Time one operation may take before the helper counts as hung: generous for a
-    slow disk (1 MB/s, 50 ms a request) and never under a minute."""
-    requests = -(-op.bytes // op.granularity_bytes)
-    return 60.0 + op.bytes / 1e6 + 0.05 * requests
 
 
 # ------------------------------------------------------------------ starting and resuming
@@ -78,33 +73,31 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
     else:
         run_dir = new_run_dir(options.out_dir, plan.name, machine["hostname"], started)
         work = target.resolve() / f"stibium-{run_dir.name}"
-    work.mkdir()
-    (work / WORK_MARKER).write_text(f"stibium test files of run {run_dir.name}; safe to delete\n")
-    run = {
-        "format": RUN_FORMAT,
-        "stibium_version": __version__,
-        "helper_version": info.data.get("helper_version"),
-        "helper": info.data,
-        "plan": {"name": plan.name, "description": plan.description, "source": str(plan_path), "text": text,
-                 "as_given": plan.model_dump(mode="json", by_alias=True)},
-        "seed": options.seed,
-        "expanded": {"tests": [_test_facts(t) for t in expanded.tests], "ops": expanded.ops_as_dicts(),
-                     "bytes_written": expanded.bytes_written,
-                     "space_needed_bytes": expanded.space_needed_bytes(options.keep_files)},
-        "target": str(target),
-        "target_device": os.stat(target).st_dev,
-        "work_dir": str(work),
-        "keep_files": options.keep_files,
-        "machine": machine,
-        "target_facts": {**sysinfo.target_facts(target), **info.data.get("target", {})},
-        "clock": {k: info.data.get(k) for k in ("clock", "clock_resolution_ns", "timebase_numer", "timebase_denom")},
-        "started_utc": iso(started),
-        "started_epoch_s": time.time(),
-        "ended_utc": None,
-        "status": "running",
-        "pid": os.getpid(),
-    }
-    write_json_atomic(run_dir / "run.json", run)
+    WorkDir(work, run_dir.name).create()
+    ops = expanded.ops_as_dicts()
+    run = RunRecord(
+        stibium_version=__version__,
+        helper_version=info.data.get("helper_version"),
+        helper=info.data,
+        plan=PlanRecord(name=plan.name, description=plan.description, source=str(plan_path), text=text,
+                        as_given=plan.model_dump(mode="json", by_alias=True)),
+        seed=options.seed,
+        expanded={"tests": [_test_facts(t) for t in expanded.tests], "ops_count": len(ops),
+                  "ops_sha256": ops_digest(ops), "bytes_written": expanded.bytes_written,
+                  "space_needed_bytes": expanded.space_needed_bytes(options.keep_files)},
+        target=str(target),
+        target_device=os.stat(target).st_dev,
+        work_dir=str(work),
+        keep_files=options.keep_files,
+        machine=machine,
+        target_facts={**sysinfo.target_facts(target), **info.data.get("target", {})},
+        clock={k: info.data.get(k) for k in ("clock", "clock_resolution_ns", "timebase_numer", "timebase_denom")},
+        started_utc=iso(started),
+        started_epoch_s=time.time(),
+        status="running",
+        pid=os.getpid(),
+    )
+    write_run_json(run_dir, run)
     Runner(run_dir, run, expanded, helper_path, options.progress, console).execute()
     return run_dir
 
@@ -136,13 +129,13 @@ def _run_series(series: Path, plan_path: Path, options: RunOptions, console: Con
     for i in range(1, meta["runs"] + 1):
         run_dir = series / f"run-{i}"
         if (run_dir / "run.json").is_file():
-            if read_run_json(run_dir).get("status") == "complete":
+            if read_run_json(run_dir).status == "complete":
                 continue
             resume_run(run_dir, options, console)
         else:
             console.print(f"[bold]run {i} of {meta['runs']}[/]")
             start_run(plan_path, replace(options, out_dir=series, run_name=f"run-{i}"), console)
-        status = read_run_json(run_dir).get("status", "failed")
+        status = read_run_json(run_dir).status
         if status != "complete":
             break
     meta["status"] = status
@@ -166,40 +159,42 @@ def resume_series(series: Path, options: RunOptions, console: Console) -> Path:
 def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
     """Carry on with a run that was interrupted or stopped for a reboot."""
     run = read_run_json(run_dir)
-    status = run.get("status")
+    status = run.status
     if status == "complete":
         raise RunError(f"{run_dir} is already complete; `stibium report {run_dir}` shows it", 2)
-    if status == "running" and _alive(run.get("pid")) and run.get("machine", {}).get("boot_id") == sysinfo.boot_id():
-        raise RunError(f"{run_dir} is still running (process {run.get('pid')}); wait for it or stop it first", 2)
-    if status == "waiting-for-reboot" and run.get("machine", {}).get("boot_id") == sysinfo.boot_id():
+    if status == "running" and _alive(run.pid) and run.boot_id == sysinfo.boot_id():
+        raise RunError(f"{run_dir} is still running (process {run.pid}); wait for it or stop it first", 2)
+    if status == "waiting-for-reboot" and run.boot_id == sysinfo.boot_id():
         raise RunError(f"{run_dir} waits for a reboot and this machine has not restarted since; restart it, then run "
                        f"`stibium resume {run_dir}`", 2)
+    missing = [name for name, value in (("plan.source", run.plan.source), ("plan.text", run.plan.text),
+                                        ("work_dir", run.work_dir), ("started_epoch_s", run.started_epoch_s))
+               if value is None]
     try:
-        plan, text = load_plan(Path(run["plan"]["source"]), text=run["plan"]["text"])
-        expanded = expand(plan, run.get("seed"))
-        work = Path(run["work_dir"])
-        float(run["started_epoch_s"])
+        if missing:
+            raise KeyError(missing[0])
+        plan, text = load_plan(Path(run.plan.source), text=run.plan.text)
+        expanded = expand(plan, run.seed)
+        work = Path(run.work_dir)
+        float(run.started_epoch_s)
     except (PlanError, KeyError, TypeError, ValueError) as e:
         raise RunError(f"{run_dir}/run.json: the run in it cannot be read again ({type(e).__name__}: {e}); "
                        f"restore it from a copy of the run", 2) from None
-    if expanded.ops_as_dicts() != run.get("expanded", {}).get("ops"):
+    if ops_digest(expanded.ops_as_dicts()) != run.expanded.get("ops_sha256"):
         raise RunError(f"{run_dir}/run.json: its operations do not match its plan; was it edited?", 2)
-    then, now = run.get("target_device"), device_of(work.parent)
+    then, now = run.target_device, device_of(work.parent)
     if then is not None and now is not None and then != now:
         raise RunError(f"the target {work.parent} is on a different device than when the run started (device "
                        f"{then} then, {now} now); mount the same disk there to resume, or start a new run", 2)
     if not work.is_dir():
         try:
-            work.mkdir(parents=True)
+            WorkDir(work, run_dir.name).create(parents=True)
         except OSError as e:
             raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
-        (work / WORK_MARKER).write_text(f"stibium test files of run {run_dir.name}; safe to delete\n")
-    run["rebooted"] = status == "waiting-for-reboot" or run.get("rebooted", False)
-    run["status"] = "running"
-    run["pid"] = os.getpid()
-    run.setdefault("machine", {})["boot_id"] = sysinfo.boot_id()
-    run.setdefault("resumed_utc", []).append(iso(utc_now()))
-    write_json_atomic(run_dir / "run.json", run)
+    run = replace(run, rebooted=status == "waiting-for-reboot" or run.rebooted, status="running", pid=os.getpid(),
+                  machine={**run.machine, "boot_id": sysinfo.boot_id()},
+                  resumed_utc=(*run.resumed_utc, iso(utc_now())))
+    write_run_json(run_dir, run)
     Runner(run_dir, run, expanded, _helper_path(), options.progress, console).execute()
     return run_dir
 
@@ -231,7 +226,9 @@ class OpFailed(Exception):
 
 
 class Runner:
-    def __init__(self, run_dir: Path, run: dict[str, Any], expanded: Expanded, helper_path: Path,
+    """The run order and the resume state: which operations are done, what comes next, the status."""
+
+    def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, helper_path: Path,
                  progress: bool, console: Console):
         self.run_dir = run_dir
         self.run = run
@@ -239,19 +236,12 @@ class Runner:
         self.helper_path = helper_path
         self.console = console
         self.show_progress = progress
-        self.work = Path(run["work_dir"])
-        self.t0 = float(run["started_epoch_s"])
-        self.keep_files = bool(run.get("keep_files"))
+        self.work = WorkDir(Path(str(run.work_dir)), run_dir.name)
+        self.t0 = float(run.started_epoch_s or 0.0)
         self.done: set[int] = set()
         self.helper: Helper | None = None
         self.log: MeasurementLog | None = None
-        self._advance: Callable[[Op, dict[str, Any]], None] = lambda op, data: None
-
-    # -- bookkeeping
-    def _set_status(self, status: str) -> None:
-        self.run["status"] = status
-        self.run["ended_utc"] = iso(utc_now()) if status != "running" else None
-        write_json_atomic(self.run_dir / "run.json", self.run)
+        self._advance: Callable[[Op, float | None], None] = lambda op, seconds: None
 
     def execute(self) -> str:
         rows, _ = read_measurements(self.run_dir)
@@ -274,7 +264,7 @@ class Runner:
             self.console.print(f"[yellow]Interrupted.[/] Every completed measurement is kept in "
                                f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume {self.run_dir}")
             raise RunError(f"run interrupted; finish it with `stibium resume {self.run_dir}`", 130) from None
-        except (OpFailed, HelperError, RunError) as e:
+        except (OpFailed, HelperError, RunError, MeasurementError) as e:
             if self.helper:
                 self.helper.kill()
             self._finish("failed")
@@ -289,18 +279,19 @@ class Runner:
         return status
 
     def _finish(self, status: str) -> None:
-        self.run["ended_epoch_s"] = time.time()
-        if status != "waiting-for-reboot" and not self.keep_files:
+        if status != "waiting-for-reboot" and not self.run.keep_files:
             for test in self.expanded.tests:
-                self._remove_files(test)
-            self._remove_work_dir()
-        self._set_status(status)
+                self.work.remove_test_files(test)
+            self.work.remove()
+        self.run = replace(self.run, status=status, ended_epoch_s=time.time(),
+                           ended_utc=iso(utc_now()) if status != "running" else None)
+        write_run_json(self.run_dir, self.run)
 
     def _run_tests(self) -> str:
         # Removing a test's files (a TRIM on file systems mounted with discard) is disk work that would
         # disturb the next test: it waits for the end of the run when the free space allows.
-        remove_at_end = shutil.disk_usage(self.work).free >= self.expanded.space_needed_bytes(keep_files=True)
-        self.run["cleanup"] = "end of run" if remove_at_end else "after each test"
+        remove_at_end = shutil.disk_usage(self.work.path).free >= self.expanded.space_needed_bytes(keep_files=True)
+        self.run = replace(self.run, cleanup="end of run" if remove_at_end else "after each test")
         for test in self.expanded.tests:
             if all(o.seq in self.done for o in test.ops):
                 continue
@@ -309,8 +300,8 @@ class Runner:
                     return "waiting-for-reboot"
             else:
                 self._pattern_test(test)
-            if not self.keep_files and not remove_at_end:
-                self._remove_files(test)
+            if not self.run.keep_files and not remove_at_end:
+                self.work.remove_test_files(test)
         return "complete"
 
     # -- tests
@@ -323,13 +314,13 @@ class Runner:
         pending = [o for o in reads if o.seq not in self.done]
         if not pending:
             return "complete"
-        if test.between == "reboot" and not self.run.get("rebooted"):
+        if test.between == "reboot" and not self.run.rebooted:
             return "waiting-for-reboot"
         for op in pending:       # files lost to an interruption are laid out again, unmeasured
             self._ensure_file(op.file, op.bytes, op.engine, op.fill, op.data_seed)
         if test.between == "evict":
             for op in pending:
-                self._helper_ok(["evict", "--path", str(self.work / op.file)])
+                self._helper_ok(["evict", "--path", str(self.work.path / op.file)])
         elif test.between == "drop-caches":
             drop_caches()
         for op in pending:
@@ -343,24 +334,19 @@ class Runner:
             if op.existing:
                 self._ensure_file(op.file, op.size_bytes, op.engine, op.fill, op.data_seed)
             if op.op == "read":
-                self._helper_ok(["evict", "--path", str(self.work / op.file)])
+                self._helper_ok(["evict", "--path", str(self.work.path / op.file)])
             self._measure(op)
             if not op.existing:
-                self._unlink(self.work / op.file)
+                self.work.unlink(op.file)
 
     # -- helper calls
     def _ensure_file(self, name: str, size_bytes: int, engine: str, fill: str, data_seed: int) -> None:
         """Lay out a file (untimed, not a measurement) unless it is there whole."""
-        path = self.work / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_file() and not path.is_symlink() and path.stat().st_size == size_bytes:
+        if self.work.holds_whole(name, size_bytes):
             return
-        self._unlink(path)
-        # direct I/O where the test uses it: nothing to evict afterwards but the unaligned tail
-        self._helper_ok(op_args("write", path, bytes=size_bytes,
-                                granularity=min(size_bytes, LAYOUT_GRANULARITY_BYTES),
-                                engine="direct" if engine == "direct" else "buffered", fill=fill,
-                                data_seed=data_seed, sync="fsync", latency="off"))
+        self.work.unlink(name)
+        path = self.work.file(name)
+        self._helper_ok(layout_args(path, size_bytes, engine, fill, data_seed))
         if engine != "direct":
             self._helper_ok(["evict", "--path", str(path)])
 
@@ -373,56 +359,21 @@ class Runner:
 
     def _measure(self, op: Op) -> None:
         assert self.helper is not None and self.log is not None
-        path = self.work / op.file
-        path.parent.mkdir(parents=True, exist_ok=True)
         if op.op == "write" and not op.existing:
-            self._unlink(path)   # a new file's path can only hold one left half-written by an interrupted run
-        args = op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
-                       stride=op.stride_bytes or None, span=op.size_bytes if op.kind == "pattern" else None,
-                       seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
-                       sync=op.sync if op.op == "write" else None, existing=op.existing)
+            self.work.unlink(op.file)   # a new file's path can only hold one left half-written by an interrupted run
+        path = self.work.file(op.file)
         started_s = time.time() - self.t0
         try:
-            result = self.helper.call(args, timeout_s=op_timeout_s(op))
+            result = self.helper.call(measure_args(op, path), timeout_s=op_timeout_s(op))
         except HelperTimeout as e:
-            self.log.append({**asdict(op), "started_s": started_s, "error": str(e), "bytes": 0})
+            self.log.append(failed(op, str(e), started_s))
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
-        row = {**asdict(op), **{k: v for k, v in result.data.items() if k not in ("path", "op", "access")},
-               "started_s": started_s, "file": op.file}
+        m = from_answer(op, result.ok, result.data, started_s)
+        self.log.append(m)
         if not result.ok:
-            row["error"] = result.error
-            row["seconds"] = None
-            self.log.append(row)
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) failed: {result.error}")
-        self.log.append(row)
         self.done.add(op.seq)
-        self._advance(op, result.data)
-
-    # -- clean-up
-    def _unlink(self, path: Path) -> None:
-        try:
-            if path.is_symlink() or path.is_file():
-                path.unlink()
-        except FileNotFoundError:
-            pass
-
-    def _remove_files(self, test: ExpandedTest) -> None:
-        names = {o.file for o in test.ops} | ({test.layout_file} if test.layout_file else set())
-        for name in names:
-            self._unlink(self.work / name)
-        for name in sorted({str(Path(n).parent) for n in names}, key=len, reverse=True):
-            if name not in (".", ""):
-                try:
-                    (self.work / name).rmdir()
-                except OSError:
-                    pass
-
-    def _remove_work_dir(self) -> None:
-        self._unlink(self.work / WORK_MARKER)
-        try:
-            self.work.rmdir()
-        except OSError:
-            pass
+        self._advance(op, m.seconds)
 
 
 class _ProgressBar:
@@ -435,15 +386,14 @@ class _ProgressBar:
                                  disable=not (enabled and console.is_terminal), transient=False)
         self.task = self.progress.add_task("starting", total=max(self.total, 1), last="")
 
-    def __enter__(self) -> Callable[[Op, dict[str, Any]], None]:
+    def __enter__(self) -> Callable[[Op, float | None], None]:
         self.progress.__enter__()
         return self.advance
 
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(*exc)
 
-    def advance(self, op: Op, data: dict[str, Any]) -> None:
-        seconds = data.get("seconds") or 0
+    def advance(self, op: Op, seconds: float | None) -> None:
         rate = format_rate(op.bytes / seconds) if seconds else ""
         self.progress.update(self.task, advance=op.bytes, description=f"{op.test} {op.op}",
                              last=f"last {format_bytes(op.bytes)} {op.op} at {rate}")

@@ -10,13 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from .analysis import runs as runs_analysis
-from .analysis.rates import PointKey, by_point, rate_draws
-from .compare import CONFIDENCE, Side, load_run
+from .analysis.rates import PointKey, by_point, draws_per_run
+from .analysis.settings import SERIES, Settings
+from .compare import Side, load_run
 from .store import RunDirError, is_series, read_series_json
 from .units import format_size
-
-RESAMPLES = 2000
-SEED = 4242
 
 
 def label(key: PointKey) -> str:
@@ -26,7 +24,7 @@ def label(key: PointKey) -> str:
     return f"{test} {op} {access} {format_size(gran)}" + (f" +{format_size(stride)}" if stride else "")
 
 
-def summarize_series(path: Path, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
     if not is_series(path):
         raise RunDirError(f"{path}: not a series of runs (no series.json)")
     meta = read_series_json(path)
@@ -34,18 +32,17 @@ def summarize_series(path: Path, resamples: int = RESAMPLES, seed: int = SEED) -
     points = [by_point(run.rows) for run in side.runs]
     keys = list(dict.fromkeys(k for p in points for k in p))
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        futures = {(i, key): pool.submit(rate_draws, points[i][key], resamples, seed + n)
-                   for n, (i, key) in enumerate((i, k) for k in keys for i, p in enumerate(points) if k in p)}
-        results = {k: f.result() for k, f in futures.items()}
+        results = draws_per_run(points, keys, settings, pool)
     tests = []
     for j, key in enumerate(keys):
-        rates = [runs_analysis.run_rate(side.runs[i].path.name, results[(i, key)][0], results[(i, key)][2],
-                                        len(points[i][key]), CONFIDENCE)
+        rates = [runs_analysis.run_rate(side.runs[i].path.name, results[(i, key)].rate, results[(i, key)].draws,
+                                        results[(i, key)].n, settings.confidence)
                  for i in range(len(points)) if (i, key) in results]
         test, op, access, gran, stride = key
         tests.append({"test": test, "op": op, "access": access, "granularity_bytes": gran, "stride_bytes": stride,
                       "label": label(key),
-                      **runs_analysis.across_runs(rates, resamples, seed + 104729 * (j + 1), CONFIDENCE)})
+                      **runs_analysis.across_runs(rates, settings.resamples, settings.seed + 104729 * (j + 1),
+                                                  settings.confidence)})
     differ = [t["label"] for t in tests if t["runs_differ"]]
     warnings = []
     if differ:
@@ -64,5 +61,5 @@ def summarize_series(path: Path, resamples: int = RESAMPLES, seed: int = SEED) -
                          "what_to_do": f"finish the series with `stibium resume {path}`"})
     return {"format": "stibium-series-summary/1", "plan": meta["plan"], "runs_planned": meta["runs"],
             "runs": [run.path.name for run in side.runs],
-            "settings": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE},
+            "settings": settings.to_json(),
             "tests": tests, "warnings": warnings}

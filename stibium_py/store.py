@@ -17,30 +17,15 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-RUN_FORMAT = "stibium-run/1"
+from .measurement import COLUMNS, Measurement
+from .record import RecordError, RunRecord
+
 SERIES_FORMAT = "stibium-series/1"
 RUN_JSON = "run.json"
 SERIES_JSON = "series.json"
 MEASUREMENTS_CSV = "measurements.csv"
 SUMMARY_JSON = "summary.json"
 REPORT_HTML = "report.html"
-
-# Stable columns first (docs/run-directory.md), then the helper's other measurements.
-CSV_COLUMNS = [
-    "seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
-    "bytes", "seconds", "started_s", "resident_before", "engine", "lat_p50_s", "lat_p99_s", "lat_max_s", "error",
-    "requests", "io_seconds", "sync_seconds", "open_seconds", "close_seconds", "lat_p90_s", "lat_p999_s",
-    "lat_mean_s", "direct_honoured", "tail_bytes_buffered", "start_ns", "end_ns",
-    # added after the first format: an older file lacks them, and reads back None there
-    "syscalls", "largest_syscall_bytes", "cached_bytes", "cached_reason", "sync_used", "lat_min_s", "span_bytes",
-    "engine_requested",
-]
-INT_COLUMNS = {"seq", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "bytes", "requests",
-               "tail_bytes_buffered", "start_ns", "end_ns", "syscalls", "largest_syscall_bytes", "cached_bytes",
-               "span_bytes"}
-FLOAT_COLUMNS = {"seconds", "started_s", "resident_before", "lat_p50_s", "lat_p99_s", "lat_max_s", "io_seconds",
-                 "sync_seconds", "open_seconds", "close_seconds", "lat_p90_s", "lat_p999_s", "lat_mean_s", "lat_min_s"}
-
 
 class RunDirError(Exception):
     """A run directory that cannot be read; the message is one line for the user."""
@@ -112,7 +97,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def read_run_json(run_dir: Path) -> dict[str, Any]:
+def read_run_json(run_dir: Path) -> RunRecord:
     path = run_dir / RUN_JSON
     if not run_dir.is_dir():
         raise RunDirError(f"{run_dir}: not a run directory (no such folder)")
@@ -122,9 +107,15 @@ def read_run_json(run_dir: Path) -> dict[str, Any]:
         raise RunDirError(f"{run_dir}: no {RUN_JSON}; this is not a stibium run directory, or it was damaged") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RunDirError(f"{path}: damaged ({e}); restore it from a copy of the run") from None
-    if not isinstance(data, dict) or data.get("format") != RUN_FORMAT:
-        raise RunDirError(f"{path}: not a {RUN_FORMAT} file; was it written by stibium?")
-    return data
+    try:
+        return RunRecord.from_json(data, str(path))
+    except (RecordError, TypeError) as e:
+        raise RunDirError(str(e) if isinstance(e, RecordError) else f"{path}: damaged ({e}); restore it from a "
+                          f"copy of the run") from None
+
+
+def write_run_json(run_dir: Path, record: RunRecord) -> None:
+    write_json_atomic(run_dir / RUN_JSON, record.to_json())
 
 
 class MeasurementLog:
@@ -135,7 +126,7 @@ class MeasurementLog:
         new = not self.path.exists() or self.path.stat().st_size == 0
         self._repair_tail()
         # A run resumed from an older format keeps its file's columns.
-        self.columns = CSV_COLUMNS if new else _header_of(self.path)
+        self.columns = list(COLUMNS) if new else _header_of(self.path)
         self._file = open(self.path, "a", newline="", encoding="utf-8")
         self._writer = csv.DictWriter(self._file, fieldnames=self.columns, extrasaction="ignore")
         if new:
@@ -151,8 +142,8 @@ class MeasurementLog:
             with open(self.path, "r+b") as f:
                 f.truncate(data.rfind(b"\n") + 1)
 
-    def append(self, row: dict[str, Any]) -> None:
-        self._writer.writerow({k: _cell(row.get(k)) for k in self.columns})
+    def append(self, m: Measurement) -> None:
+        self._writer.writerow(m.to_row())
         self._file.flush()
 
     def close(self) -> None:
@@ -162,43 +153,10 @@ class MeasurementLog:
 def _header_of(path: Path) -> list[str]:
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         header = next(csv.reader(f), [])
-    return [c for c in header if c in CSV_COLUMNS] or CSV_COLUMNS
+    return [c for c in header if c in COLUMNS] or list(COLUMNS)
 
 
-def _cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(float(value)) if math.isfinite(value) else ""
-    return value
-
-
-def _parse(row: dict[str, str], header: set[str]) -> dict[str, Any] | None:
-    out: dict[str, Any] = {}
-    try:
-        for key in CSV_COLUMNS:
-            if key not in header:
-                out[key] = None   # a column the file's format did not have yet
-                continue
-            text = row.get(key)
-            if text is None:
-                return None  # a row cut short
-            if key in INT_COLUMNS:
-                out[key] = int(text) if text != "" else None
-            elif key in FLOAT_COLUMNS:
-                out[key] = float(text) if text != "" else None
-            elif key == "direct_honoured":
-                out[key] = {"true": True, "false": False}.get(text)
-            else:
-                out[key] = text
-    except ValueError:
-        return None
-    return out
-
-
-def read_measurements(run_dir: Path) -> tuple[list[dict[str, Any]], int]:
+def read_measurements(run_dir: Path) -> tuple[list[Measurement], int]:
     """The whole rows of measurements.csv, and how many rows were damaged and skipped."""
     path = run_dir / MEASUREMENTS_CSV
     try:
@@ -214,19 +172,19 @@ def read_measurements(run_dir: Path) -> tuple[list[dict[str, Any]], int]:
     reader = csv.DictReader(lines)
     if reader.fieldnames is None:
         return [], damaged
-    if reader.fieldnames[: len(CSV_COLUMNS)] != CSV_COLUMNS[: len(reader.fieldnames)] or "seconds" not in reader.fieldnames:
+    if tuple(reader.fieldnames[: len(COLUMNS)]) != COLUMNS[: len(reader.fieldnames)] or "seconds" not in reader.fieldnames:
         raise RunDirError(f"{path}: the header is not stibium's; restore the file from a copy of the run")
     rows = []
-    header = set(reader.fieldnames)
+    header = frozenset(reader.fieldnames)
     for raw in reader:
-        parsed = _parse(raw, header)
-        if parsed is None or parsed["seq"] is None:
+        parsed = Measurement.from_row(raw, header)
+        if parsed is None:
             damaged += 1
         else:
             rows.append(parsed)
     return rows, damaged
 
 
-def completed_seqs(rows: Iterable[dict[str, Any]]) -> set[int]:
+def completed_seqs(rows: Iterable[Measurement]) -> set[int]:
     """Operations that produced a measurement (a failed one is tried again on resume)."""
-    return {r["seq"] for r in rows if not r.get("error")}
+    return {r.seq for r in rows if not r.error}

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from stibium_py.store import RUN_FORMAT, MeasurementLog, write_json_atomic
+from stibium_py.measurement import Measurement
+from stibium_py.record import RUN_FORMAT
+from stibium_py.store import MeasurementLog, write_json_atomic
 
 SIZES = np.geomspace(1e6, 64e6, 7).round()
 
@@ -24,19 +26,19 @@ def make_run(path: Path, *, rate_bytes_per_s: float, latency_s: float = 2e-4, re
     for op in ("write", "read"):
         for size in np.repeat(SIZES, repeats):
             t = (latency_s + size / rate_bytes_per_s) * float(np.exp(rng.normal(0, noise)))
-            log.append({"seq": seq, "test": "files", "op": op, "kind": "files", "access": "sequential",
+            log.append(Measurement(**{"seq": seq, "test": "files", "op": op, "kind": "files", "access": "sequential",
                         "size_bytes": int(size), "granularity_bytes": int(size), "stride_bytes": 0, "trial": 0,
                         "file": f"files/f{seq}.bin", "bytes": int(size), "seconds": t, "started_s": seq * 0.1,
-                        "resident_before": 0.0 if op == "read" else None, "engine": "direct", "requests": 1})
+                        "resident_before": 0.0 if op == "read" else None, "engine": "direct", "requests": 1}))
             seq += 1
     for g in (4096, 65536, 1 << 20, 16 << 20):
         for trial in range(trials):
             moved = 64 << 20
             t = moved / (rate_bytes_per_s * pattern_rate_factor) * float(np.exp(rng.normal(0, noise)))
-            log.append({"seq": seq, "test": "pat", "op": "read", "kind": "pattern", "access": "random",
+            log.append(Measurement(**{"seq": seq, "test": "pat", "op": "read", "kind": "pattern", "access": "random",
                         "size_bytes": 256 << 20, "granularity_bytes": g, "stride_bytes": 0, "trial": trial,
                         "file": "pat/data.bin", "bytes": moved, "seconds": t, "started_s": seq * 0.1,
-                        "resident_before": 0.0, "engine": "direct", "requests": moved // g})
+                        "resident_before": 0.0, "engine": "direct", "requests": moved // g}))
             seq += 1
     log.close()
     write_json_atomic(path / "run.json", {"format": RUN_FORMAT, "plan": {"name": plan, "description": ""},

@@ -7,7 +7,9 @@ import pytest
 from scipy import stats
 
 from stibium_py.analysis import drift, patterns, regression
-from stibium_py.analysis.summary import Settings, files_entry
+from stibium_py.analysis.files import files_result
+from stibium_py.analysis.settings import Settings
+from stibium_py.measurement import Measurement
 
 RATE = 500e6        # bytes/s
 LATENCY = 0.0002    # s
@@ -27,6 +29,15 @@ def _rows(rng, repeats=10, noise=0.03, op="read", rate=RATE, latency=LATENCY, st
                          started_s=seq * 0.1, resident_before=0.0, engine="direct", requests=1))
         seq += 1
     return rows
+
+
+def _typed(rows):
+    return [Measurement(**r) for r in rows]
+
+
+def files_entry(name, op, rows, s):
+    """A files test's result in its summary.json form."""
+    return files_result(name, op, _typed(rows), s).to_json()
 
 
 def test_rate_and_latency_are_recovered():
@@ -111,20 +122,22 @@ def test_knee_is_the_smallest_granularity_near_the_plateau():
 
 def test_sizes_too_small_for_a_rate_give_a_warning_not_a_crash():
     from stibium_py.analysis.summary import summarize
+    from stibium_py.record import RunRecord
     from stibium_py.report.build import render
     rows = _rows(np.random.default_rng(2), repeats=3, noise=0.0, rate=1e30, latency=0.001)
     for r in rows:
         r["seconds"] = 0.001  # time does not grow with size
-    summary = summarize(rows, Settings(resamples=200))
+    typed = summarize(_typed(rows), Settings(resamples=200))
+    summary = typed.to_json()
     e = summary["tests"][0]
     assert e["rate_bytes_per_s"]["estimate"] is None
     assert any(w["message"] == "time does not grow with size here, so no transfer rate can be fitted"
                for w in summary["warnings"])
-    assert "Plotly.newPlot" in render({}, rows, summary)
+    assert "Plotly.newPlot" in render(RunRecord(), typed)
 
 
 def test_cached_direct_writes_and_split_calls_are_warned_about():
-    from stibium_py.analysis.summary import warnings
+    from stibium_py.analysis.warnings import warnings
 
     rows = _rows(np.random.default_rng(3), repeats=2, op="write")
     for r in rows:   # as on a Mac: 4 KiB writes copied through the page cache
@@ -134,8 +147,8 @@ def test_cached_direct_writes_and_split_calls_are_warned_about():
                cached_reason="", tail_bytes_buffered=0)
     tail = dict(rows[0], test="tail", syscalls=2, requests=1, tail_bytes_buffered=128, direct_honoured=True,
                 cached_reason="")
-    out = warnings([], rows + [big, tail], {})
-    messages = {(w["test"], w["message"]) for w in out}
+    out = warnings([], _typed(rows + [big, tail]), {})
+    messages = {(w.test, w.message) for w in out}
     assert ("f (write)", f"{len(rows)} of {len(rows)} direct measurements went through the page cache: writes "
             "under 16 KiB go through the page cache on macOS") in messages
     assert ("big (write)", "1 measurements moved each request in more than one call (the largest 2,147,479,552 "
@@ -145,7 +158,7 @@ def test_cached_direct_writes_and_split_calls_are_warned_about():
 
 
 def test_the_knee_uses_the_size_of_the_calls_made():
-    from stibium_py.analysis.summary import Settings, pattern_entry
+    from stibium_py.analysis.patterns import pattern_result
 
     rows = []
     for k, g in enumerate([1 << 20, 16 << 20, 256 << 20, 1 << 30]):
@@ -157,7 +170,7 @@ def test_the_knee_uses_the_size_of_the_calls_made():
                              bytes=1 << 30, seconds=(1 << 30) / (1e9 if g >= 16 << 20 else 5e8), started_s=0.0,
                              resident_before=0.0, engine="direct", requests=(1 << 30) // g,
                              largest_syscall_bytes=call))
-    e = pattern_entry("p", "read", rows, Settings(resamples=200))
+    e = pattern_result("p", "read", _typed(rows), 200, 12345, 0.95).to_json()
     assert e["knee_bytes"] == 16 << 20
     assert {p["granularity_bytes"]: p["call_bytes"] for p in e["points"]} == {
         1 << 20: 1 << 20, 16 << 20: 16 << 20, 256 << 20: 16 << 20, 1 << 30: 16 << 20}
@@ -172,13 +185,14 @@ def test_fast_reads_with_the_page_cache_measured_empty_are_fast_outliers_not_cac
         rows[k]["seconds"] /= 3
     rows[50]["seconds"] /= 30
     rows[50]["resident_before"] = 0.6      # and one that really was in the page cache
-    e = files_entry("f", "read", rows, Settings())
+    typed = files_result("f", "read", _typed(rows), Settings())
+    e = typed.to_json()
     assert {p["seq"] for p in e["cache_suspects"]} == {50}
     fast = {p["seq"]: p["reasons"] for p in e["fast_outliers"]}
     assert set(fast) == set(burst)
     assert all(r[-1] == "not the page cache (0% resident): a device cache or burst" for r in fast.values())
-    from stibium_py.analysis.summary import warnings
-    messages = [w["message"] for w in warnings([e], rows, {})]
+    from stibium_py.analysis.warnings import warnings
+    messages = [w.message for w in warnings([typed], _typed(rows), {})]
     assert "3 reads were fast outliers: not the page cache (measured absent from it just before), a device cache " \
            "or burst" in messages
     assert "1 reads look served from the page cache" in messages

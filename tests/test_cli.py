@@ -77,7 +77,7 @@ def test_run_writes_a_complete_run_directory_and_cleans_up(disk_dir):
     run = json.loads((run_dir / "run.json").read_text())
     assert run["status"] == "complete" and run["ended_utc"]
     rows = _rows(run_dir)
-    assert len(rows) == N_OPS == len(run["expanded"]["ops"])
+    assert len(rows) == N_OPS == run["expanded"]["ops_count"]
     assert [int(r["seq"]) for r in rows] == list(range(N_OPS))
     assert all(r["error"] == "" and float(r["seconds"]) > 0 for r in rows)
     assert list(target.iterdir()) == []  # every test file and the run's folder are gone

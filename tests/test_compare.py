@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from stibium_py.cli import main
+from stibium_py.analysis.settings import Settings
 from stibium_py.compare import CompareError, compare_runs, load_run
 from synthetic import make_run
 
@@ -95,7 +96,7 @@ def _with_plan(run, name, files_engine="direct", repeats=10, trials=10):
 def test_the_same_plan_under_another_name_compares(tmp_path):
     a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8, plan="mine"), "mine")
     b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8, plan="mine-renamed"), "mine-renamed", trials=7)
-    result = compare_runs(load_run(a), load_run(b), resamples=500)
+    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024))
     assert result["rows"] and result["differences"] == ["test pat: trials 10 in A, 7 in B"]
 
 
@@ -103,10 +104,10 @@ def test_a_different_engine_is_refused_with_what_differs(tmp_path):
     a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8), "p")
     b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8), "p", files_engine="buffered")
     with pytest.raises(CompareError) as e:
-        compare_runs(load_run(a), load_run(b), resamples=500)
+        compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024))
     assert str(e.value) == ("the runs measured different things: test files: engine direct in A, buffered in B; "
                             "compare like with like, or pass --allow-different-plans")
-    allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, resamples=500)
+    allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, settings=Settings(resamples=500, seed=2024))
     assert allowed["differences"] == ["test files: engine direct in A, buffered in B"]
 
 

@@ -44,7 +44,8 @@ def test_a_row_with_garbage_is_skipped(tmp_path):
     ("missing", "stibium: {r}: no run.json; this is not a stibium run directory, or it was damaged"),
     ("garbage", "stibium: {r}/run.json: damaged (Expecting value: line 1 column 1 (char 0)); restore it from a copy "
                 "of the run"),
-    ("foreign", "stibium: {r}/run.json: not a stibium-run/1 file; was it written by stibium?"),
+    ("foreign", "stibium: {r}/run.json: not a stibium run.json (stibium-run/1 or stibium-run/2); was it written by "
+                "stibium?"),
     ("header", "stibium: {r}/measurements.csv: the header is not stibium's; restore the file from a copy of the run"),
     ("empty", "stibium: {r}: no measurements yet; nothing to report"),
     ("nofolder", "stibium: run directory {r} does not exist; give a folder that `stibium run` wrote (reports/...)"),
@@ -94,4 +95,4 @@ def test_resume_of_an_edited_run_json_gets_one_line(tmp_path):
     result = CliRunner().invoke(main, ["resume", str(run)])
     assert result.exit_code == 2
     assert result.output.strip() == (f"stibium: {run}/run.json: the run in it cannot be read again (KeyError: "
-                                     f"'source'); restore it from a copy of the run")
+                                     f"'plan.source'); restore it from a copy of the run")

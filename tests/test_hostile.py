@@ -155,10 +155,11 @@ def test_resume_on_a_different_device_is_refused(tmp_path, monkeypatch):
     plan = tmp_path / "p.yaml"
     plan.write_text("name: p\ntests:\n  - name: f\n    kind: files\n    sizes: [1MB]\n    repeats: 1\n")
     from stibium_py.plan import expand, load_plan
+    from stibium_py.record import ops_digest
     parsed, text = load_plan(plan)
     meta.update(status="interrupted", work_dir=str(work), target_device=os.stat(tmp_path).st_dev + 1,
                 plan={"name": "p", "source": str(plan), "text": text}, seed=None, started_epoch_s=0.0,
-                expanded={"ops": expand(parsed).ops_as_dicts()})
+                expanded={"ops_sha256": ops_digest(expand(parsed).ops_as_dicts())})
     (run / "run.json").write_text(json.dumps(meta))
     result = CliRunner().invoke(main, ["resume", str(run)])
     assert result.exit_code == 2

@@ -7,7 +7,8 @@ import subprocess
 
 from rich.console import Console
 
-from stibium_py.analysis.summary import Settings, summarize
+from stibium_py.analysis.settings import Settings
+from stibium_py.analysis.summary import summarize
 from stibium_py.report.build import terminal_table
 from stibium_py.store import read_measurements
 from synthetic import make_run
@@ -21,7 +22,7 @@ def test_the_summary_is_one_line_per_row_at_80_columns(tmp_path):
     console.print(terminal_table(summary, console.width))
     lines = [ln for ln in console.export_text().splitlines() if ln.strip()]
     body = lines[lines.index(next(ln for ln in lines if set(ln.strip()) <= set("─ "))) + 1:]
-    assert len(body) == len(summary["tests"])          # one line per test and op
+    assert len(body) == len(summary.tests)          # one line per test and op
     assert all(len(ln) <= 80 for ln in lines)
     assert body[0].split()[:2] == ["files", "write"] and "MB/s ±" in body[0]
 

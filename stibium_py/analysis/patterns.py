@@ -6,10 +6,12 @@ of the plateau (the median of the top three granularities) (docs/methods.md)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..measurement import Measurement
 from .estimate import Estimate
 
 KNEE_FRACTION = 0.9
@@ -81,27 +83,96 @@ def knee(granularities: list[int], throughputs: list[float]) -> int | None:
     return None
 
 
-def points(rows: list[dict[str, Any]], resamples: int, seed: int, confidence: float) -> list[dict[str, Any]]:
-    groups: dict[tuple, list[dict[str, Any]]] = {}
+@dataclass(frozen=True)
+class PatternPoint:
+    """One (access, granularity, stride) of a pattern test: the median over its trials."""
+
+    access: str
+    granularity_bytes: int
+    stride_bytes: int
+    call_bytes: int            # the calls actually made (smaller than the granularity where a request was split)
+    throughput: Estimate
+    iops: float
+    latency_s: dict[str, float | None]   # the helper's per-request percentiles (lat_p50_s ...), medians over trials
+    trials: int
+    resident_before_max: float
+
+    @property
+    def lat_p50_s(self) -> float | None:
+        return self.latency_s.get("lat_p50_s")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"access": self.access, "granularity_bytes": self.granularity_bytes, "stride_bytes": self.stride_bytes,
+                "call_bytes": self.call_bytes, "throughput_bytes_per_s": self.throughput.as_dict(), "iops": self.iops,
+                **self.latency_s, "trials": self.trials, "resident_before_max": self.resident_before_max}
+
+
+LATENCY_KEYS = ("lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s")
+
+
+def points(rows: list[Measurement], resamples: int, seed: int, confidence: float) -> list[PatternPoint]:
+    groups: dict[tuple, list[Measurement]] = {}
     for row in rows:
-        groups.setdefault((row["access"], row["granularity_bytes"], row["stride_bytes"]), []).append(row)
+        groups.setdefault((row.access, row.granularity_bytes, row.stride_bytes), []).append(row)
     out = []
     for (access, gran, stride), rs in sorted(groups.items()):
-        seconds = np.array([r["seconds"] for r in rs], float)
-        tput = np.array([r["bytes"] for r in rs], float) / seconds
-        iops = np.array([(r["requests"] or 1) for r in rs], float) / seconds
+        seconds = np.array([r.seconds for r in rs], float)
+        tput = np.array([r.bytes for r in rs], float) / seconds
+        iops = np.array([(r.requests or 1) for r in rs], float) / seconds
 
         def med(key: str) -> float | None:
-            vals = [r[key] for r in rs if r.get(key) is not None]
+            vals = [getattr(r, key) for r in rs if getattr(r, key) is not None]
             return float(np.median(vals)) if vals else None
 
-        calls = [r["largest_syscall_bytes"] for r in rs if r.get("largest_syscall_bytes")]
-        out.append({"access": access, "granularity_bytes": gran, "stride_bytes": stride,
-                    # the size of the calls actually made (smaller than the granularity where the platform
-                    # or engine split a request); rows of an older format lack it
-                    "call_bytes": int(min(calls)) if calls else gran,
-                    "throughput_bytes_per_s": median_estimate(tput, resamples, seed, confidence, "throughput").as_dict(),
-                    "iops": float(np.median(iops)), "lat_p50_s": med("lat_p50_s"), "lat_p90_s": med("lat_p90_s"),
-                    "lat_p99_s": med("lat_p99_s"), "lat_p999_s": med("lat_p999_s"), "lat_max_s": med("lat_max_s"),
-                    "trials": len(rs), "resident_before_max": max((r.get("resident_before") or 0) for r in rs)})
+        calls = [r.largest_syscall_bytes for r in rs if r.largest_syscall_bytes]
+        out.append(PatternPoint(access=access, granularity_bytes=gran, stride_bytes=stride,
+                                # rows of an older format lack the call size
+                                call_bytes=int(min(calls)) if calls else gran,
+                                throughput=median_estimate(tput, resamples, seed, confidence, "throughput"),
+                                iops=float(np.median(iops)), latency_s={k: med(k) for k in LATENCY_KEYS},
+                                trials=len(rs), resident_before_max=max((r.resident_before or 0) for r in rs)))
     return out
+
+
+@dataclass(frozen=True)
+class PatternResult:
+    name: str
+    op: str
+    measurements: tuple[Measurement, ...]
+    points: list[PatternPoint]
+    knees_bytes: dict[str, int | None]     # per access
+    kind: str = "pattern"
+
+    @property
+    def n(self) -> int:
+        return len(self.measurements)
+
+    @property
+    def knee_bytes(self) -> int | None:
+        first = "sequential" if "sequential" in self.knees_bytes else next(iter(self.knees_bytes), None)
+        return self.knees_bytes.get(first) if first else None
+
+    @property
+    def best(self) -> PatternPoint:
+        return max(self.points, key=lambda p: p.throughput.estimate)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "op": self.op, "kind": "pattern", "n": self.n, "rate_bytes_per_s": None,
+                "latency_s": None, "outliers": [], "cache_suspects": [], "fast_outliers": [],
+                "drift": {"detected": False}, "points": [p.to_json() for p in self.points],
+                "knee_bytes": self.knee_bytes, "knees_bytes": self.knees_bytes}
+
+
+def pattern_result(name: str, op: str, rows: list[Measurement], resamples: int, seed: int,
+                   confidence: float) -> PatternResult:
+    pts = points(rows, resamples, seed, confidence)
+    knees: dict[str, int | None] = {}
+    for access in sorted({p.access for p in pts}):
+        # strided access: the knee over all strides together (the heatmap shows them apart)
+        sel = [p for p in pts if p.access == access and (p.stride_bytes == 0 or access == "strided")]
+        by_g: dict[int, list[float]] = {}
+        for p in sel:
+            # the knee is a property of the calls the device saw: their real size, not the plan's
+            by_g.setdefault(p.call_bytes or p.granularity_bytes, []).append(p.throughput.estimate)
+        knees[access] = knee(list(by_g), [float(np.median(v)) for v in by_g.values()])
+    return PatternResult(name, op, tuple(rows), pts, knees)

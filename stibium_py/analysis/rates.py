@@ -7,23 +7,27 @@ over trials). The draws are the within-run bootstrap of that rate."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from concurrent.futures import Executor
 from typing import Any
 
 import numpy as np
 
+from ..measurement import Measurement
 from . import patterns, regression
+from .settings import Settings
 
 PointKey = tuple[str, str, str, int, int]
 
 
-def point_key(row: dict[str, Any]) -> PointKey:
-    if row["kind"] == "files":
-        return (row["test"], row["op"], "files", 0, 0)
-    return (row["test"], row["op"], row["access"], row["granularity_bytes"], row["stride_bytes"])
+def point_key(row: Measurement) -> PointKey:
+    if row.kind == "files":
+        return (row.test, row.op, "files", 0, 0)
+    return (row.test, row.op, row.access, row.granularity_bytes, row.stride_bytes)
 
 
-def by_point(rows: list[dict[str, Any]]) -> dict[PointKey, list[dict[str, Any]]]:
-    out: dict[PointKey, list[dict[str, Any]]] = {}
+def by_point(rows: list[Measurement]) -> dict[PointKey, list[Measurement]]:
+    out: dict[PointKey, list[Measurement]] = {}
     for r in rows:
         out.setdefault(point_key(r), []).append(r)
     return out
@@ -36,23 +40,42 @@ def describe(key: PointKey) -> str:
     return f"{test} {op} {access} {gran} B" + (f" stride {stride} B" if stride else "")
 
 
-def rate_draws(rows: list[dict[str, Any]], resamples: int, seed: int) -> tuple[float, float | None, np.ndarray, str]:
+def rate_draws(rows: list[Measurement], resamples: int, seed: int) -> tuple[float, float | None, np.ndarray, str]:
     """A rate, its latency (files tests) and its bootstrap draws: the Theil-Sen rate and
     intercept of a files test, the median throughput over trials of a pattern point."""
-    if rows[0]["kind"] == "files":
-        x = np.array([r["size_bytes"] for r in rows], float)
-        y = np.array([r["seconds"] for r in rows], float)
+    if rows[0].kind == "files":
+        x = np.array([r.size_bytes for r in rows], float)
+        y = np.array([r.seconds for r in rows], float)
         line = regression.theil_sen(x, y)
         slopes = regression.bootstrap_slopes(x, y, resamples, seed)
         with np.errstate(divide="ignore"):
             draws = np.where(slopes > 0, 1.0 / slopes, np.nan)
         rate = 1.0 / line.slope_s_per_byte if line.slope_s_per_byte > 0 else math.nan
         return rate, line.intercept_s, draws, f"theil-sen rate, stratified bootstrap B={len(draws)}"
-    tput = np.array([r["bytes"] / r["seconds"] for r in rows], float)
+    tput = np.array([r.bytes / r.seconds for r in rows], float)
     draws = patterns.bootstrap_medians(tput, resamples, seed)
     return float(np.median(tput)), None, draws, f"median throughput over trials, bootstrap B={resamples}"
 
 
-def valid(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The measurements that count: no error and a positive time."""
-    return [r for r in rows if not r.get("error") and r.get("seconds") and r["seconds"] > 0]
+@dataclass(frozen=True)
+class PointDraws:
+    """One run's rate of one test point with its within-run bootstrap draws."""
+
+    rate: float
+    latency_s: float | None
+    draws: np.ndarray
+    n: int
+
+
+def draws_per_run(runs: list[dict[PointKey, list[Measurement]]], keys: list[PointKey], s: Settings,
+                  executor: Executor | None = None) -> dict[tuple[int, PointKey], PointDraws]:
+    """Every run's draws of every key it has, each from its own seed (s.seed + its place in the order:
+    keys, then runs). The bootstraps are independent: the caller's executor runs them in parallel, and
+    without one they run here, one after another, with the same results."""
+    jobs = [(i, key) for key in keys for i, points in enumerate(runs) if points.get(key)]
+    args = [(runs[i][key], s.resamples, s.seed + n) for n, (i, key) in enumerate(jobs)]
+    if executor is None:
+        results = [rate_draws(*a) for a in args]
+    else:
+        results = list(executor.map(rate_draws, *zip(*args))) if args else []
+    return {job: PointDraws(rate, lat, draws, len(a[0])) for job, a, (rate, lat, draws, _) in zip(jobs, args, results)}

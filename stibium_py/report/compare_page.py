@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 
 from ..compare import Side
 from ..units import format_rate, format_size
-from .figures import _layout, esc
-from .page import figure, page, table
+from .figures import layout
+from .page import esc, figure, page, table
 
 COLORS = {"a": "#1f77b4", "b": "#d62728"}
 
@@ -20,9 +20,9 @@ def _overlay_files(a: Side, b: Side, fit: dict[str, Any]) -> go.Figure:
     fig = go.Figure()
     test, op = fit["test"], fit["op"]
     for side, run in (("a", a), ("b", b)):
-        rows = [r for r in run.rows if r["test"] == test and r["op"] == op and r["kind"] == "files"]
-        x = np.array([r["size_bytes"] for r in rows], float)
-        y = np.array([r["seconds"] for r in rows], float)
+        rows = [r for r in run.rows if r.test == test and r.op == op and r.kind == "files"]
+        x = np.array([r.size_bytes for r in rows], float)
+        y = np.array([r.seconds for r in rows], float)
         fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(run.label)}",
                                    marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
         rate, latency = fit[f"rate_{side}_bytes_per_s"], fit[f"latency_{side}_s"]
@@ -30,7 +30,7 @@ def _overlay_files(a: Side, b: Side, fit: dict[str, Any]) -> go.Figure:
             grid = np.linspace(0, x.max(), 50)
             fig.add_trace(go.Scatter(x=grid, y=latency + grid / rate, mode="lines", line={"color": COLORS[side]},
                                      name=f"{side.upper()} Theil-Sen: {format_rate(rate)}"))
-    return _layout(fig, f"{test} {op}: time against size, both runs", "size (bytes)", "seconds")
+    return layout(fig, f"{test} {op}: time against size, both runs", "size (bytes)", "seconds")
 
 
 def _overlay_pattern(cmp: dict[str, Any], test: str, op: str) -> go.Figure:
@@ -42,7 +42,7 @@ def _overlay_pattern(cmp: dict[str, Any], test: str, op: str) -> go.Figure:
             fig.add_trace(go.Scatter(x=[r["granularity_bytes"] for r in sel], y=[r[f"rate_{side}_bytes_per_s"] for r in sel],
                                      mode="lines+markers", name=f"{side.upper()} {esc(access)}",
                                      line={"color": COLORS[side], "dash": "solid" if access == "sequential" else "dot"}))
-    return _layout(fig, f"{test} {op}: throughput against granularity, both runs", "granularity (bytes)", "bytes/s",
+    return layout(fig, f"{test} {op}: throughput against granularity, both runs", "granularity (bytes)", "bytes/s",
                    log_x=True, log_y=True)
 
 
@@ -63,7 +63,7 @@ def _forest(cmp: dict[str, Any]) -> go.Figure:
     fig.add_vrect(x0=1 - cmp["settings"]["noise_band"], x1=1 + cmp["settings"]["noise_band"], fillcolor="#ccc",
                   opacity=0.4, line_width=0)
     fig.add_vline(x=1, line_color="#888")
-    fig = _layout(fig, "B / A rate ratios with 95% intervals (grey: the 2% noise band)", "ratio B / A", "", log_x=True)
+    fig = layout(fig, "B / A rate ratios with 95% intervals (grey: the 2% noise band)", "ratio B / A", "", log_x=True)
     fig.update_layout(height=max(300, 28 * len(items) + 120))
     return fig
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from ..series import summarize_series
 from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
 from ..units import format_rate
-from .figures import _layout
+from .figures import layout
 from .page import esc, figure, page, table
 
 
@@ -45,7 +45,7 @@ def _runs_figure(test: dict[str, Any]) -> go.Figure:
         fig.add_hline(y=rate["estimate"], line_color="#d62728", annotation_text="across runs")
         if rate.get("low") is not None and rate.get("high") is not None:
             fig.add_hrect(y0=rate["low"], y1=rate["high"], fillcolor="#d62728", opacity=0.12, line_width=0)
-    return _layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run", "bytes/s")
+    return layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run", "bytes/s")
 
 
 def render(summary: dict[str, Any]) -> str:

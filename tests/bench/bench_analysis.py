@@ -12,7 +12,9 @@ import numpy as np
 
 from common import scratch
 from stibium_py.report.build import build_report
-from stibium_py.store import MeasurementLog, RUN_FORMAT, write_json_atomic
+from stibium_py.measurement import Measurement
+from stibium_py.record import RUN_FORMAT
+from stibium_py.store import MeasurementLog, write_json_atomic
 
 
 def main() -> None:
@@ -28,10 +30,10 @@ def main() -> None:
             op = "write" if seq < a.n // 2 else "read"
             s = int(rng.choice(sizes))
             t = (2e-4 + s / 5e8) * float(np.exp(rng.normal(0, 0.05)))
-            log.append({"seq": seq, "test": "files", "op": op, "kind": "files", "access": "sequential",
+            log.append(Measurement(**{"seq": seq, "test": "files", "op": op, "kind": "files", "access": "sequential",
                         "size_bytes": s, "granularity_bytes": s, "stride_bytes": 0, "trial": seq, "file": f"f{seq}",
                         "bytes": s, "seconds": t, "started_s": seq * 0.01, "resident_before": 0.0 if op == "read" else None,
-                        "engine": "direct", "requests": 1})
+                        "engine": "direct", "requests": 1}))
         log.close()
         write_json_atomic(d / "run.json", {"format": RUN_FORMAT, "plan": {"name": "synthetic"}, "status": "complete"})
         t0 = time.perf_counter()

@@ -1,0 +1,168 @@
+"""The statistics of comparing two sides (a run, or the runs of a series) point by point (docs/methods.md,
+comparing machines): ratio = B's rate / A's rate. Each run is bootstrapped on its own; a side of several
+runs gets a two-level bootstrap (runs, then measurements) so that its interval holds the variance
+between runs, widened for the few runs it has (runs.py). Per test and op the geometric mean ratio across
+granularities with its interval; a verdict with a noise band. Not hyperfine's +- sigma ratio, not
+pyperf's pooled t-test. Pure: measurements grouped by point in, typed results out; the caller owns any
+process pool."""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from ..measurement import Measurement
+from . import runs as runs_analysis
+from .estimate import Estimate
+from .rates import PointDraws, PointKey, draws_per_run
+from .settings import Settings
+
+RunPoints = dict[PointKey, list[Measurement]]
+
+
+@dataclass(frozen=True)
+class PointRatio:
+    key: PointKey
+    rate_a_bytes_per_s: float
+    rate_b_bytes_per_s: float
+    latency_a_s: float | None
+    latency_b_s: float | None
+    n_a: int
+    n_b: int
+    runs_a: int
+    runs_b: int
+    ratio: Estimate
+    verdict: str
+    hint: str
+    scope: str
+
+    def to_json(self) -> dict[str, Any]:
+        test, op, access, gran, stride = self.key
+        return {"test": test, "op": op, "access": access, "granularity_bytes": gran, "stride_bytes": stride,
+                "rate_a_bytes_per_s": self.rate_a_bytes_per_s, "rate_b_bytes_per_s": self.rate_b_bytes_per_s,
+                "latency_a_s": self.latency_a_s, "latency_b_s": self.latency_b_s, "n_a": self.n_a, "n_b": self.n_b,
+                "runs_a": self.runs_a, "runs_b": self.runs_b, "ratio": self.ratio.as_dict(), "verdict": self.verdict,
+                "hint": self.hint, "scope": self.scope}
+
+
+@dataclass(frozen=True)
+class GroupRatio:
+    """The geometric mean ratio of one test and op over its granularities."""
+
+    test: str
+    op: str
+    ratio: Estimate
+    verdict: str
+    hint: str
+    scope: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.test, "op": self.op, "ratio": self.ratio.as_dict(), "verdict": self.verdict,
+                "hint": self.hint, "scope": self.scope}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    points: list[PointRatio]
+    groups: list[GroupRatio]
+    scope: str                     # "machines" (several runs a side) or "these runs only"
+    log_rates: dict[PointKey, tuple[list[float], list[float]]]   # per point each run's log rate, A and B
+
+
+def verdict(ratio: Estimate, band: float) -> tuple[str, str]:
+    if not (math.isfinite(ratio.low) and math.isfinite(ratio.high)):
+        return "inconclusive", "no interval could be computed; add repeats or trials"
+    if ratio.low > 1 + band:
+        return "faster", ""
+    if ratio.high < 1 - band:
+        return "slower", ""
+    if ratio.low >= 1 - band and ratio.high <= 1 + band:
+        return "same within noise", ""
+    return "inconclusive", "the interval straddles the noise band: add repeats (files) or trials (patterns)"
+
+
+def runs_needed(spread_log: float | None, ratio: float, band: float, confidence: float) -> int | None:
+    """Runs per side for an interval of the ratio narrower than the difference to tell (at least the noise
+    band), given a spread between runs (log scale); None where the spread is unknown."""
+    if spread_log is None or not math.isfinite(spread_log) or spread_log <= 0:
+        return None
+    z = 0.5 + confidence / 2
+    d = max(abs(math.log(ratio)) if ratio > 0 and math.isfinite(ratio) else 0.0, math.log(1 + band))
+    return max(2, math.ceil(2 * (stats.norm.ppf(z) * spread_log / d) ** 2))
+
+
+def _logs(rates: list[runs_analysis.RunRate]) -> list[float]:
+    return [math.log(r.estimate) for r in rates if r.estimate > 0 and math.isfinite(r.estimate)]
+
+
+def compare_points(a: list[tuple[str, RunPoints]], b: list[tuple[str, RunPoints]], matched: list[PointKey],
+                   s: Settings, executor: Executor | None = None) -> Comparison:
+    """Every matched point of side A (its runs, each a name and its measurements by point) against side B."""
+    runs = [points for _, points in (*a, *b)]
+    names = [name for name, _ in (*a, *b)]
+    results = draws_per_run(runs, matched, s, executor)
+    scope = "machines" if len(a) > 1 and len(b) > 1 else "these runs only"
+
+    def side_rates(first: int, count: int, key: PointKey) -> list[runs_analysis.RunRate]:
+        got: list[tuple[int, PointDraws]] = [(i, results[(i, key)]) for i in range(first, first + count)
+                                             if (i, key) in results]
+        return [runs_analysis.run_rate(names[i], d.rate, d.draws, d.n, s.confidence) for i, d in got]
+
+    def latencies(first: int, count: int, key: PointKey) -> float | None:
+        lat = [results[(i, key)].latency_s for i in range(first, first + count)
+               if (i, key) in results and results[(i, key)].latency_s is not None]
+        return float(np.median(lat)) if lat else None
+
+    points, draws_by_key, log_rates = [], {}, {}
+    for i, key in enumerate(matched):
+        ra, rb = side_rates(0, len(a), key), side_rates(len(a), len(b), key)
+        la, lb = _logs(ra), _logs(rb)
+        da = runs_analysis.two_level_draws([r.draws for r in ra], s.resamples, s.seed + 7919 * (2 * i + 1))
+        db = runs_analysis.two_level_draws([r.draws for r in rb], s.resamples, s.seed + 7919 * (2 * i + 2))
+        m = min(len(da), len(db))
+        ratios = db[:m] / da[:m]
+        rate_a = runs_analysis.geometric_mean([r.estimate for r in ra])
+        rate_b = runs_analysis.geometric_mean([r.estimate for r in rb])
+        point = rate_b / rate_a if rate_a else math.nan
+        factor = runs_analysis.widening(s.confidence, la, lb)
+        lo, hi = runs_analysis.widened_interval(point, ratios, s.confidence, factor)
+        method = ("ratio of the runs' geometric means, two-level bootstraps (runs, then measurements) "
+                  f"B={m}, widened x{factor:.2f} for the few runs" if factor != 1.0 else
+                  f"ratio of {'theil-sen rate' if key[2] == 'files' else 'median throughput'}s, independent "
+                  f"bootstraps B={m}, percentile interval")
+        n_a = sum(len(p.get(key, [])) for _, p in a)
+        n_b = sum(len(p.get(key, [])) for _, p in b)
+        est = Estimate(point, lo, hi, method, n_a + n_b)
+        word, hint = verdict(est, s.noise_band)
+        draws_by_key[key] = ratios
+        log_rates[key] = (la, lb)
+        points.append(PointRatio(key, rate_a, rate_b, latencies(0, len(a), key), latencies(len(a), len(b), key),
+                                 n_a, n_b, len(ra), len(rb), est, word, hint, scope))
+    return Comparison(points, _groups(points, draws_by_key, log_rates, s, scope), scope, log_rates)
+
+
+def _groups(points: list[PointRatio], draws_by_key: dict[PointKey, np.ndarray],
+            log_rates: dict[PointKey, tuple[list[float], list[float]]], s: Settings, scope: str) -> list[GroupRatio]:
+    out = []
+    for test, op in dict.fromkeys((p.key[0], p.key[1]) for p in points):
+        keys = [p.key for p in points if p.key[:2] == (test, op)]
+        if len(keys) < 2:
+            continue
+        m = min(len(draws_by_key[k]) for k in keys)
+        logs = np.vstack([np.log(draws_by_key[k][:m]) for k in keys])
+        point = float(np.exp(np.mean(np.log([p.ratio.estimate for p in points if p.key[:2] == (test, op)]))))
+        # per run, the mean log rate over the granularities: the spread between runs of the summary
+        la = [float(np.mean(v)) for v in zip(*[log_rates[k][0] for k in keys])]
+        lb = [float(np.mean(v)) for v in zip(*[log_rates[k][1] for k in keys])]
+        factor = runs_analysis.widening(s.confidence, la, lb)
+        with np.errstate(invalid="ignore"):
+            lo, hi = runs_analysis.widened_interval(point, np.exp(np.nanmean(logs, axis=0)), s.confidence, factor)
+        est = Estimate(point, lo, hi, f"geometric mean over {len(keys)} granularities, bootstrap B={m}", len(keys))
+        word, hint = verdict(est, s.noise_band)
+        out.append(GroupRatio(test, op, est, word, hint, scope))
+    return out

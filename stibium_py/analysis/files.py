@@ -1,0 +1,219 @@
+"""A files test and op: the rate and latency of a Theil-Sen line of time against size with intervals,
+references (least squares, biweight, Siegel), outliers, page-cache suspects and fast outliers, rate per
+size (size bands), nonlinearity and drift (docs/methods.md). Pure: measurements in, a `FilesResult` out.
+The result carries what the views draw (each measurement with its residual and its classes), so no
+view recomputes anything."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from ..measurement import Measurement
+from . import cache, drift, outliers, patterns, regression
+from .estimate import Estimate
+from .settings import Settings
+
+BURST_FACTOR = 1.5
+NONLINEAR_RESAMPLES = 500
+
+
+def column(rows: "list[Measurement] | tuple[Measurement, ...]", name: str) -> np.ndarray:
+    """One field of many measurements as floats (None is NaN)."""
+    i = Measurement._fields.index(name)
+    return np.array([np.nan if r[i] is None else r[i] for r in rows], float)
+
+
+@dataclass(frozen=True)
+class FilesResult:
+    name: str
+    op: str
+    measurements: tuple[Measurement, ...]     # the valid measurements of this test and op, in file order
+    fit: regression.Fit
+    log_residuals: np.ndarray                 # ln(t / fitted t), per measurement
+    fences: dict[str, float]
+    outlier_class: tuple[str, ...]            # "" or low/high mild/severe, per measurement
+    cache_kind: tuple[str | None, ...]        # cache.PAGE_CACHE, cache.FAST_OUTLIER or None, per measurement
+    cache_reasons: tuple[tuple[str, ...], ...]
+    references: dict[str, Any]
+    size_bands: list[dict[str, Any]]
+    nonlinearity: dict[str, Any]
+    drift: dict[str, Any]
+    without_suspects: regression.Fit | None   # the fit without the page-cache suspects, where there are some
+    kind: str = "files"
+
+    @property
+    def n(self) -> int:
+        return len(self.measurements)
+
+    @property
+    def rate(self) -> Estimate:
+        return self.fit.rate_bytes_per_s
+
+    @property
+    def latency(self) -> Estimate:
+        return self.fit.latency_s
+
+    @property
+    def slope_s_per_byte(self) -> float | None:
+        s = self.fit.line.slope_s_per_byte
+        return s if math.isfinite(s) else None
+
+    def flagged(self, kind: str) -> list[int]:
+        """Indexes of the measurements of one class: 'outlier', or a cache kind."""
+        if kind == "outlier":
+            return [k for k, c in enumerate(self.outlier_class) if c]
+        return [k for k, c in enumerate(self.cache_kind) if c == kind]
+
+    @property
+    def outliers(self) -> list[int]:
+        return self.flagged("outlier")
+
+    @property
+    def cache_suspects(self) -> list[int]:
+        return self.flagged(cache.PAGE_CACHE)
+
+    @property
+    def fast_outliers(self) -> list[int]:
+        return self.flagged(cache.FAST_OUTLIER)
+
+    def reasons(self, k: int) -> list[str]:
+        """Why measurement k is fast (a fast outlier also says why it is not the page cache)."""
+        rs = list(self.cache_reasons[k])
+        if self.cache_kind[k] == cache.FAST_OUTLIER:
+            rs.append(cache.fast_outlier_note(self.measurements[k].resident_before or 0.0))
+        return rs
+
+    def _point(self, k: int, extra: dict[str, Any]) -> dict[str, Any]:
+        m = self.measurements[k]
+        return {"seq": m.seq, "file": m.file, "size_bytes": m.size_bytes, "seconds": m.seconds,
+                "rate_bytes_per_s": m.rate_bytes_per_s, "started_s": m.started_s, **extra}
+
+    def to_json(self) -> dict[str, Any]:
+        x = column(self.measurements, "size_bytes")
+        y = column(self.measurements, "seconds")
+        out: dict[str, Any] = {
+            "name": self.name, "op": self.op, "kind": "files", "n": self.n,
+            "rate_bytes_per_s": self.rate.as_dict(), "latency_s": self.latency.as_dict(),
+            "slope_s_per_byte": self.slope_s_per_byte, "references": self.references,
+            "latency_smallest_size_s": float(np.median(y[x == x.min()])) if len(x) else None,
+            "fences": self.fences,
+            "outliers": [self._point(k, {"class": self.outlier_class[k],
+                                         "log_residual": float(self.log_residuals[k])}) for k in self.outliers],
+            "cache_suspects": [self._point(k, {"reasons": self.reasons(k)}) for k in self.cache_suspects],
+            "size_bands": self.size_bands, "nonlinearity": self.nonlinearity, "drift": self.drift,
+            "fast_outliers": [self._point(k, {"reasons": self.reasons(k)}) for k in self.fast_outliers],
+        }
+        if self.without_suspects is not None:
+            out["rate_without_suspects_bytes_per_s"] = self.without_suspects.rate_bytes_per_s.as_dict()
+            out["latency_without_suspects_s"] = self.without_suspects.latency_s.as_dict()
+        return out
+
+
+def files_result(name: str, op: str, rows: list[Measurement], s: Settings,
+                 ceiling_bytes_per_s: float | None = None) -> FilesResult:
+    x = column(rows, "size_bytes")
+    y = column(rows, "seconds")
+    rate = column(rows, "bytes") / y
+    fit = regression.fit_rate(x, y, s.resamples, s.seed, s.confidence)
+    predicted = fit.line.predict(x)
+    r = outliers.log_residuals(y, predicted)
+    f = outliers.fences(r)
+    several_sizes = len(np.unique(x)) > 1
+    kinds: list[str | None] = [None] * len(rows)
+    reasons: list[list[str]] = [[] for _ in rows]
+    without = None
+    if op == "read":
+        resident = column(rows, "resident_before")
+        reasons = cache.suspects(r, y, predicted, rate, resident, ceiling_bytes_per_s)
+        kinds = cache.classify(reasons, resident)
+        flagged = np.array([kind == cache.PAGE_CACHE for kind in kinds])
+        if flagged.any() and (~flagged).sum() >= 3 and len(np.unique(x[~flagged])) > 1:
+            without = regression.fit_rate(x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
+    return FilesResult(
+        name=name, op=op, measurements=tuple(rows), fit=fit, log_residuals=r, fences=f,
+        outlier_class=tuple(outliers.classify(r, f)), cache_kind=tuple(kinds),
+        cache_reasons=tuple(tuple(rs) for rs in reasons),
+        references={"ols": regression.ols(x, y, s.confidence) if several_sizes else None,
+                    "biweight": regression.biweight(x, y, fit.line) if several_sizes else None,
+                    "siegel": _siegel(x, y)},
+        size_bands=_size_bands(x, rate, fit.rate_bytes_per_s.estimate, s),
+        nonlinearity=_nonlinearity(x, y, s),
+        drift=_drift(rows, r, fit) if math.isfinite(fit.line.slope_s_per_byte) else {"detected": False},
+        without_suspects=without)
+
+
+def _size_bands(x: np.ndarray, rate: np.ndarray, fitted_rate: float, s: Settings) -> list[dict[str, Any]]:
+    bands = []
+    for size in np.unique(x):
+        vals = rate[x == size]
+        est = patterns.median_estimate(vals, s.resamples, s.seed, s.confidence, "rate")
+        burst = bool(math.isfinite(fitted_rate) and est.low > BURST_FACTOR * fitted_rate)
+        bands.append({"size_bytes": int(size), "median_rate_bytes_per_s": est.as_dict(), "burst": burst})
+    return bands
+
+
+def _nonlinearity(x: np.ndarray, y: np.ndarray, s: Settings) -> dict[str, Any]:
+    sizes = np.unique(x)
+    if len(sizes) < 4:
+        return {"detected": False, "reason": "fewer than four sizes"}
+    cut = sizes[len(sizes) // 2]
+    lower = regression.fit_rate(x[x < cut], y[x < cut], NONLINEAR_RESAMPLES, s.seed, s.confidence)
+    upper = regression.fit_rate(x[x >= cut], y[x >= cut], NONLINEAR_RESAMPLES, s.seed, s.confidence)
+    a, b = lower.rate_bytes_per_s, upper.rate_bytes_per_s
+    apart = a.high < b.low or b.high < a.low
+    return {"detected": bool(apart), "split_bytes": int(cut), "lower_rate_bytes_per_s": a.as_dict(),
+            "upper_rate_bytes_per_s": b.as_dict()}
+
+
+def _segment_rate(rows: list[Measurement], fallback: float) -> float:
+    """The Theil-Sen rate of one stretch of the run (its own line); where it has one size only, the
+    fitted rate scaled by the stretch's median residual."""
+    x = column(rows, "size_bytes")
+    y = column(rows, "seconds")
+    if len(np.unique(x)) >= 2:
+        slope = regression.theil_sen(x, y).slope_s_per_byte
+        if slope > 0:
+            return 1.0 / slope
+    return fallback
+
+
+def _drift(rows: list[Measurement], r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
+    order = np.argsort([row.seq for row in rows])
+    r_run = r[order]
+    ok = np.isfinite(r_run)
+    result = drift.trend(r_run)
+    idx_ok = np.flatnonzero(ok)
+    cps = drift.change_points(r_run[ok])
+    bounds = [0] + cps + [len(idx_ok)]
+    rate = fit.rate_bytes_per_s.estimate
+    segments = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        # a change point's place is uncertain by about one measurement: each stretch's rate leaves out the
+        # measurement next to a change on either side (while four remain), so that a point of the other
+        # stretch cannot tilt its line
+        trim_lo = 1 if lo > 0 and hi - lo >= 6 else 0
+        trim_hi = 1 if hi < len(idx_ok) and hi - lo - trim_lo >= 5 else 0
+        seg_rows = [rows[order[k]] for k in idx_ok[lo + trim_lo:hi - trim_hi]]
+        segments.append(_segment_rate(seg_rows, rate / math.exp(float(np.median(r_run[ok][lo:hi])))))
+    changes = []
+    for i, cp in enumerate(cps):
+        first = rows[order[idx_ok[cp]]]
+        changes.append({"index": int(cp), "seq": first.seq, "started_s": first.started_s,
+                        "rate_before_bytes_per_s": segments[i], "rate_after_bytes_per_s": segments[i + 1],
+                        "step_fraction": segments[i + 1] / segments[i] - 1,
+                        "method": "theil-sen on each stretch between change points"})
+    result["change_points"] = changes
+    return result
+
+
+def _siegel(x: np.ndarray, y: np.ndarray) -> dict[str, Any] | None:
+    if len(np.unique(x)) < 2 or len(x) > 5000:
+        return None
+    res = stats.siegelslopes(y, x)
+    return {"slope_s_per_byte": float(res.slope), "intercept_s": float(res.intercept),
+            "rate_bytes_per_s": 1 / res.slope if res.slope > 0 else None, "method": "siegel repeated medians (scipy)"}

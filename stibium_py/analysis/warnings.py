@@ -1,0 +1,118 @@
+"""What the reader must know about a run, each with what to do: outliers, page-cache suspects, fast
+outliers, drift, nonlinearity, missing intervals, direct I/O the platform sent through the cache,
+requests split into several calls, GNUstep's Foundation. Pure: results and measurements in."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Union
+
+from ..measurement import Measurement
+from .files import FilesResult
+from .patterns import PatternResult
+
+Result = Union[FilesResult, PatternResult]
+FS_CACHES_REASON = "this file system caches uncached I/O anyway"
+
+
+@dataclass(frozen=True)
+class Notice:
+    level: str          # warning | info
+    test: str           # "name (op)" or "all"
+    message: str
+    what_to_do: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def warnings(results: list[Result], rows: list[Measurement], facts: dict[str, Any]) -> list[Notice]:
+    out: list[Notice] = []
+
+    def add(level: str, test: str, message: str, todo: str) -> None:
+        out.append(Notice(level, test, message, todo))
+
+    for e in results:
+        if isinstance(e, FilesResult):
+            _files_warnings(e, add)
+    fs_cached = [r for r in rows if r.direct_honoured is False and not r.cached_reason]
+    if fs_cached or any(r.cached_reason == FS_CACHES_REASON for r in rows):
+        add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
+            "these are memory speeds, not the device's: choose a target on a disk-backed file system")
+    for label, count, total, reason in _not_honoured(rows):
+        add("warning", label, f"{count} of {total} direct measurements went through the page cache: {reason}",
+            "these are not uncached numbers; on macOS write requests of at least 16 KiB at offsets aligned to the "
+            "kernel page (16 KiB on Apple Silicon) bypass the cache")
+    for label, count, largest in _split_calls(rows):
+        add("info", label, f"{count} measurements moved each request in more than one call (the largest "
+            f"{largest:,} bytes), smaller than the granularity the plan names",
+            "the platform's largest single transfer (or the engine) splits larger requests; the knee uses the real "
+            "call size")
+    engines = {r.engine for r in rows}
+    if "foundation" in engines and facts.get("platform") == "linux":
+        add("info", "all", "the foundation engine ran on GNUstep Base, whose implementation is not Apple's",
+            "compare foundation numbers only with other GNUstep runs; use direct or buffered across platforms")
+    return out
+
+
+def _files_warnings(e: FilesResult, add: Any) -> None:
+    label = f"{e.name} ({e.op})"
+    if e.outliers:
+        add("info", label, f"{len(e.outliers)} of {e.n} points are outliers (flagged, kept in the fit)",
+            "look at them in the residual plot; many severe ones mean background activity: repeat the run on a "
+            "quiet machine")
+    if e.cache_suspects:
+        add("warning", label, f"{len(e.cache_suspects)} reads look served from the page cache",
+            "use between: evict (or drop-caches) and the direct engine; the rate without them is given beside")
+    if e.fast_outliers:
+        add("info", label, f"{len(e.fast_outliers)} reads were fast outliers: not the page cache (measured "
+            "absent from it just before), a device cache or burst",
+            "they are what the device did and stay in the fit; see the rate per size (size bands)")
+    if e.drift.get("detected"):
+        add("warning", label, f"the rate drifted by {e.drift['drift_fraction']:+.0%} over the run "
+            f"({len(e.drift.get('change_points', []))} change points)",
+            "throttling or background work (backups, indexing): see rate against elapsed time; repeat or cool down")
+    if e.nonlinearity.get("detected"):
+        add("warning", label, "small and large files give different rates: one line does not describe this device",
+            "read the rate per size (size bands) rather than the single fitted rate")
+    rate = e.rate.as_dict()
+    if rate.get("estimate") is not None and rate.get("low") is None and "no interval" in (rate.get("method") or ""):
+        add("warning", label, "no interval for the rate: " + rate["method"].split("no interval: ")[-1],
+            "set repeats: 3 or more in the plan")
+    if e.slope_s_per_byte is not None and not e.slope_s_per_byte > 0:
+        add("warning", label, "time does not grow with size here, so no transfer rate can be fitted",
+            "use larger sizes (at least a few MB): these files are dominated by latency")
+    lat = e.latency.as_dict()
+    if lat.get("estimate") is not None and lat["estimate"] < 0:
+        add("info", label, f"the fitted latency is negative ({lat['estimate'] * 1e3:.3f} ms)",
+            "reported as it is; the latency from the smallest sizes is given beside")
+
+
+def _by_test(rows: list[Measurement]) -> dict[str, list[Measurement]]:
+    groups: dict[str, list[Measurement]] = {}
+    for r in rows:
+        groups.setdefault(f"{r.test} ({r.op})", []).append(r)
+    return groups
+
+
+def _not_honoured(rows: list[Measurement]) -> list[tuple[str, int, int, str]]:
+    """Per test and op: direct measurements the platform sent through the page cache, by its rules for the
+    requests' sizes and offsets (the helper names the reason)."""
+    out = []
+    for label, rs in _by_test([r for r in rows if r.engine == "direct"]).items():
+        cached = [r for r in rs if r.direct_honoured is False and r.cached_reason
+                  and r.cached_reason != FS_CACHES_REASON]
+        if cached:
+            out.append((label, len(cached), len(rs), str(cached[0].cached_reason)))
+    return out
+
+
+def _split_calls(rows: list[Measurement]) -> list[tuple[str, int, int]]:
+    """Per test and op: measurements whose requests took more calls than one each (plus the buffered tail)."""
+    out = []
+    for label, rs in _by_test(rows).items():
+        split = [r for r in rs if r.syscalls is not None and r.requests
+                 and r.syscalls > r.requests + (1 if r.tail_bytes_buffered else 0)]
+        if split:
+            out.append((label, len(split), max(r.largest_syscall_bytes or 0 for r in split)))
+    return out

@@ -1,0 +1,42 @@
+"""The one way from a run directory to its numbers: read run.json and measurements.csv into typed
+records, then summarise. The report, compare and series all start here, so every view sees the same
+measurements with the same definition of a valid one (Measurement.ok)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .analysis.settings import SUMMARY, Settings
+from .analysis.summary import Summary, summarize
+from .measurement import Measurement, valid
+from .record import RunRecord
+from .store import RunDirError, read_measurements, read_run_json
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    path: Path
+    record: RunRecord
+    measurements: list[Measurement]     # every whole row, failed ones included
+    damaged_rows: int
+
+    @property
+    def valid(self) -> list[Measurement]:
+        return valid(self.measurements)
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    record = read_run_json(run_dir)
+    rows, damaged = read_measurements(run_dir)
+    return LoadedRun(run_dir, record, rows, damaged)
+
+
+def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecord, list[Measurement], Summary]:
+    """The run's record, its measurements and their summary; a run without measurements is refused."""
+    run = load_run(run_dir)
+    if not run.measurements:
+        raise RunDirError(f"{run_dir}: no measurements yet; nothing to report")
+    summary = summarize(run.measurements, settings, run.record.helper, run.damaged_rows,
+                        run.record.plan.ceiling_bytes_per_s)
+    return run.record, run.measurements, summary

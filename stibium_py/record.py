@@ -1,0 +1,132 @@
+"""run.json as a typed record: what was run, where, on what, and how it ended (docs/run-directory.md).
+
+`RunRecord` owns its JSON: `to_json` writes the current format, `from_json` reads every format stibium
+has written and migrates it, so a run directory from an earlier version still reports, compares and
+resumes. The platform facts (machine, target, helper) stay open dictionaries: what a platform can tell
+differs, and a missing fact reads as absent rather than failing the run.
+
+Versions:
+- stibium-run/1: the expanded operations were stored one by one (`expanded.ops`, ~330 bytes each: a
+  run of a million measurements wrote a run.json of hundreds of MB).
+- stibium-run/2: `expanded.ops_count` and `expanded.ops_sha256` (the digest of the operations) in their
+  place; resume checks the digest. A /1 file is migrated on reading: its digest is computed from its list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+RUN_FORMAT = "stibium-run/2"
+READABLE_RUN_FORMATS = ("stibium-run/1", RUN_FORMAT)
+
+
+class RecordError(Exception):
+    """A run.json that is not one of stibium's formats; the message is one line."""
+
+
+def ops_digest(ops: list[dict[str, Any]]) -> str:
+    """The SHA-256 of the expanded operations in their canonical JSON (keys sorted, no spaces)."""
+    text = json.dumps(ops, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    name: str | None = None
+    description: str | None = None
+    source: str | None = None            # the plan file's path when the run started
+    text: str | None = None              # the plan file's text, so a resume does not depend on the file
+    as_given: dict[str, Any] | None = None   # the validated plan, defaults not filled in
+
+    @property
+    def ceiling_bytes_per_s(self) -> float | None:
+        return (self.as_given or {}).get("ceiling_bytes_per_s")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    format: str = RUN_FORMAT
+    stibium_version: str | None = None
+    helper_version: str | None = None
+    helper: dict[str, Any] = field(default_factory=dict)      # the helper's `info` answer
+    plan: PlanRecord = field(default_factory=PlanRecord)
+    seed: int | None = None
+    expanded: dict[str, Any] = field(default_factory=dict)    # tests, ops_count, ops_sha256, bytes
+    target: str | None = None
+    target_device: int | None = None
+    work_dir: str | None = None
+    keep_files: bool = False
+    machine: dict[str, Any] = field(default_factory=dict)
+    target_facts: dict[str, Any] = field(default_factory=dict)
+    clock: dict[str, Any] = field(default_factory=dict)
+    started_utc: str | None = None
+    started_epoch_s: float | None = None
+    ended_utc: str | None = None
+    ended_epoch_s: float | None = None
+    status: str = "running"     # running | complete | interrupted | failed | waiting-for-reboot
+    pid: int | None = None
+    cleanup: str | None = None
+    rebooted: bool = False
+    resumed_utc: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)       # keys of a newer format, kept as they are
+
+    # -- reading and writing
+    def to_json(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("plan", "extra")}
+        out["plan"] = dataclasses.asdict(self.plan)
+        out["resumed_utc"] = list(self.resumed_utc)
+        out["format"] = RUN_FORMAT
+        return {**self.extra, **out}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> "RunRecord":
+        if not isinstance(data, dict) or data.get("format") not in READABLE_RUN_FORMATS:
+            raise RecordError(f"{where}: not a stibium run.json ({' or '.join(READABLE_RUN_FORMATS)}); was it "
+                              f"written by stibium?")
+        data = _migrate(dict(data))
+        names = {f.name for f in dataclasses.fields(cls)}
+        known = {k: v for k, v in data.items() if k in names and k != "extra"}
+        plan = known.pop("plan", None) or {}
+        if not isinstance(plan, dict):
+            raise RecordError(f"{where}: its plan section is damaged; restore it from a copy of the run")
+        plan_names = {f.name for f in dataclasses.fields(PlanRecord)}
+        for key in ("helper", "expanded", "machine", "target_facts", "clock"):
+            if known.get(key) is not None and not isinstance(known[key], dict):
+                raise RecordError(f"{where}: its {key} section is damaged; restore it from a copy of the run")
+        known = {k: v for k, v in known.items() if v is not None or k in _NULLABLE}
+        known["resumed_utc"] = tuple(known.get("resumed_utc") or ())
+        return cls(**known, plan=PlanRecord(**{k: v for k, v in plan.items() if k in plan_names}),
+                   extra={k: v for k, v in data.items() if k not in names})
+
+    # -- facts the views and compare read
+    @property
+    def hostname(self) -> str | None:
+        return self.machine.get("hostname")
+
+    @property
+    def boot_id(self) -> str | None:
+        return self.machine.get("boot_id")
+
+    def with_status(self, status: str, ended_utc: str | None) -> "RunRecord":
+        return dataclasses.replace(self, status=status, ended_utc=ended_utc)
+
+
+_NULLABLE = {"seed", "ended_utc", "ended_epoch_s", "pid", "cleanup", "target_device", "started_epoch_s",
+             "helper_version", "stibium_version", "target", "work_dir", "started_utc"}
+
+
+def _migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """A stibium-run/1 record as stibium-run/2: its list of operations becomes their count and digest."""
+    if data.get("format") == "stibium-run/1":
+        expanded = dict(data.get("expanded") or {})
+        ops = expanded.pop("ops", None)
+        if isinstance(ops, list):
+            expanded["ops_count"] = len(ops)
+            expanded["ops_sha256"] = ops_digest(ops)
+        data["expanded"] = expanded
+        data["format"] = RUN_FORMAT
+    return data

@@ -1,0 +1,125 @@
+"""The typed records at the seams: a measurement built from its operation and the helper's answer, the
+CSV columns derived from it, run.json's versions, and a run directory written before the records existed
+(tests/fixtures/run-0741864, from main at 0741864) still reporting and comparing with the same numbers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stibium_py.cli import main
+from stibium_py.helper import measure_args
+from stibium_py.measurement import (COLUMNS, DROPPED_KEYS, Measurement, MeasurementError, failed, from_answer)
+from stibium_py.plan import Op
+from stibium_py.record import RUN_FORMAT, RecordError, RunRecord, ops_digest
+from stibium_py.store import MeasurementLog, read_measurements
+
+FIXTURE = Path(__file__).parent / "fixtures" / "run-0741864"
+OP = Op(seq=3, test="t", kind="pattern", op="write", access="random", size_bytes=1 << 20, granularity_bytes=4096,
+        stride_bytes=0, trial=1, file="t/data.bin", bytes=65536, engine="direct", fill="random", sync="fsync",
+        seed=11, data_seed=12, existing=False)
+
+
+def _answer(**changes):
+    answer = {"op": "write", "access": "random", "granularity_bytes": 4096, "stride_bytes": 0, "bytes": 65536,
+              "seconds": 0.01, "engine": "direct", "engine_requested": "direct", "seed": 11, "fill": "random",
+              "sync": "fsync", "span_bytes": 1 << 20, "path": "/abs/t/data.bin", "requests": 16}
+    answer.update(changes)
+    return answer
+
+
+def test_a_measurement_takes_the_operation_and_the_helpers_numbers():
+    m = from_answer(OP, True, _answer(), started_s=1.5)
+    assert (m.seq, m.test, m.file, m.bytes, m.seconds, m.started_s, m.requests) == \
+        (3, "t", "t/data.bin", 65536, 0.01, 1.5, 16)
+    assert m.ok and m.rate_bytes_per_s == pytest.approx(6553600)
+
+
+@pytest.mark.parametrize("key, value, planned", [("op", "read", "'write'"), ("granularity_bytes", 8192, "4096"),
+                                                 ("bytes", 4096, "65536"), ("engine_requested", "buffered",
+                                                                            "'direct'"),
+                                                 ("span_bytes", 2 << 20, "1048576"), ("sync", "none", "'fsync'")])
+def test_an_answer_that_disagrees_with_its_operation_is_refused(key, value, planned):
+    with pytest.raises(MeasurementError) as e:
+        from_answer(OP, True, _answer(**{key: value}), started_s=0.0)
+    assert str(e.value) == (f"operation 3: the helper measured {key}={value!r} where the plan asked for {planned}; "
+                            f"reinstall stibium so that the helper and the package match")
+
+
+def test_an_unknown_key_is_refused_and_a_failure_keeps_its_error():
+    with pytest.raises(MeasurementError, match=r"the helper answered keys this stibium does not know \(lat_p42_s\)"):
+        from_answer(OP, True, _answer(lat_p42_s=1.0), started_s=0.0)
+    m = from_answer(OP, False, {"error": "disk full", "errno": 28, "strerror": "No space left on device",
+                                "bytes": 0, "removed_partial_file": True}, started_s=2.0)
+    assert (m.error, m.errno, m.strerror, m.seconds, m.removed_partial_file, m.ok) == \
+        ("disk full", 28, "No space left on device", None, True, False)
+    assert failed(OP, "hung", 3.0).error == "hung"
+
+
+def test_every_key_the_real_helper_answers_is_a_column_or_dropped_on_purpose(helper, disk_dir):
+    import subprocess
+    path = disk_dir / "t" / "data.bin"
+    path.parent.mkdir()
+    op = Op(**{**OP.__dict__, "engine": "buffered"})
+    out = subprocess.run([str(helper), *measure_args(op, path)], capture_output=True, text=True)
+    answer = json.loads(out.stdout)
+    assert set(answer) <= set(COLUMNS) | set(DROPPED_KEYS)
+    m = from_answer(op, out.returncode == 0, answer, started_s=0.0)
+    size = path.stat().st_size      # random blocks of the span: the file ends at the last block written
+    assert m.ok and m.bytes == 65536 and size <= 1 << 20 and size % 4096 == 0
+
+
+def test_rows_round_trip_and_an_older_column_set_reads_none(tmp_path):
+    m = from_answer(OP, True, _answer(direct_honoured=True, lat_p50_s=1e-4), started_s=0.25)
+    log = MeasurementLog(tmp_path)
+    log.append(m)
+    log.close()
+    rows, damaged = read_measurements(tmp_path)
+    assert rows == [m] and damaged == 0
+    first = COLUMNS[: COLUMNS.index("end_ns") + 1]     # the first format's columns
+    text = (tmp_path / "measurements.csv").read_text().splitlines()
+    cut = [",".join(line.split(",")[: len(first)]) for line in text]
+    (tmp_path / "measurements.csv").write_text("\n".join(cut) + "\n")
+    (old,), _ = read_measurements(tmp_path)
+    assert old.seconds == m.seconds and old.syscalls is None and old.engine_requested is None
+
+
+def test_run_json_of_format_1_is_migrated_and_format_2_round_trips():
+    data = json.loads((FIXTURE / "run.json").read_text())
+    assert data["format"] == "stibium-run/1" and len(data["expanded"]["ops"]) == 30
+    record = RunRecord.from_json(data, "run.json")
+    assert record.expanded["ops_count"] == 30
+    assert record.expanded["ops_sha256"] == ops_digest(data["expanded"]["ops"])
+    assert "ops" not in record.expanded and record.plan.name == "fixture" and record.status == "complete"
+    again = RunRecord.from_json(json.loads(json.dumps(record.to_json())), "run.json")
+    assert again == record and again.to_json()["format"] == RUN_FORMAT
+    with pytest.raises(RecordError, match="not a stibium run.json"):
+        RunRecord.from_json({"format": "stibium-run/9"}, "run.json")
+
+
+def test_a_run_directory_from_before_the_records_reports_the_same_numbers(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    result = CliRunner().invoke(main, ["report", str(run), "--json"])
+    assert result.exit_code == 0, result.output
+    new = json.loads(result.output)
+    old = json.loads((FIXTURE / "summary.json").read_text())
+    old["settings"]["noise_band"] = new["settings"]["noise_band"]    # recorded since
+    assert new == old
+    assert (run / "report.html").stat().st_size > 0
+
+
+def test_a_run_directory_from_before_the_records_compares(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(FIXTURE, a)
+    shutil.copytree(FIXTURE, b)
+    result = CliRunner().invoke(main, ["compare", str(a), str(b), "--json", "--out", str(tmp_path / "c.html")])
+    assert result.exit_code == 0, result.output
+    cmp = json.loads(result.output)
+    assert cmp["same_machine"] and cmp["differences"] == []
+    assert all(r["ratio"]["estimate"] == pytest.approx(1.0) for r in cmp["rows"])
+    assert len(cmp["rows"]) == 2 + 4      # files write and read; pat read and write at 4 KiB and 64 KiB
