@@ -105,6 +105,54 @@ class Measurement(NamedTuple):
 
 
 COLUMNS: tuple[str, ...] = Measurement._fields
+
+# What each column holds (docs/measurements.md is generated from this).
+DESCRIPTIONS = {
+    "seq": "the operation's place in the run, from 0 (its key: a resumed run skips the seqs it has)",
+    "test": "the test's name in the plan",
+    "op": "read or write",
+    "kind": "files (whole files of many sizes) or pattern (requests inside one file)",
+    "access": "sequential, strided or random",
+    "size_bytes": "the file's size (files tests) or the span the requests fall in (pattern tests)",
+    "granularity_bytes": "bytes per request, as the plan asked",
+    "stride_bytes": "bytes skipped after each request (strided access), else 0",
+    "trial": "the repeat (files) or trial (pattern), from 0",
+    "file": "the test file, relative to the run's test folder",
+    "bytes": "bytes moved by the measurement (0 for a failed one)",
+    "seconds": "the timed interval: open to close, the requests and, for writes, the sync; empty when it failed",
+    "started_s": "when the runner sent the operation, seconds since the run began",
+    "resident_before": "fraction of the file in the page cache just before a read (mincore); empty where unknown",
+    "engine": "the engine that ran: direct, buffered or foundation (app runs as one of them)",
+    "lat_p50_s": "median per-request latency (the helper's bounded histogram)",
+    "lat_p99_s": "99th percentile per-request latency",
+    "lat_max_s": "the slowest request",
+    "error": "why the measurement failed; empty when it did not",
+    "requests": "requests issued",
+    "io_seconds": "time in the requests alone",
+    "sync_seconds": "time in the sync (fsync or F_FULLFSYNC) after a write",
+    "open_seconds": "time to open the file",
+    "close_seconds": "time to close it",
+    "lat_p90_s": "90th percentile per-request latency",
+    "lat_p999_s": "99.9th percentile per-request latency",
+    "lat_mean_s": "mean per-request latency",
+    "direct_honoured": "true where every request of a direct measurement bypassed the page cache, false where "
+                       "some went through it, empty for the other engines",
+    "tail_bytes_buffered": "bytes of an unaligned tail written or read through the cache (Linux direct I/O)",
+    "start_ns": "the helper's raw monotonic clock at the start (CLOCK_MONOTONIC_RAW, or Mach absolute time "
+                "scaled to ns)",
+    "end_ns": "the same clock at the end",
+    "syscalls": "read or write calls made (more than requests where the platform splits a request)",
+    "largest_syscall_bytes": "the largest single call",
+    "cached_bytes": "bytes that went through the page cache",
+    "cached_reason": "why they did (the platform's rule), empty where none did",
+    "sync_used": "the sync that ran: fsync, full (F_FULLFSYNC) or none; fsync where full is not supported",
+    "lat_min_s": "the fastest request",
+    "span_bytes": "the span the helper used (pattern tests)",
+    "engine_requested": "the engine the plan asked for",
+    "errno": "the platform's error number of a failed measurement (numbers differ between platforms)",
+    "strerror": "the platform's text for that error number",
+    "removed_partial_file": "true where a failed write removed the file it had begun",
+}
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file")
 
 # Keys of the helper's answer that are not columns, each with why. `from_answer` checks the echoed

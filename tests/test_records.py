@@ -123,3 +123,16 @@ def test_a_run_directory_from_before_the_records_compares(tmp_path):
     assert cmp["same_machine"] and cmp["differences"] == []
     assert all(r["ratio"]["estimate"] == pytest.approx(1.0) for r in cmp["rows"])
     assert len(cmp["rows"]) == 2 + 4      # files write and read; pat read and write at 4 KiB and 64 KiB
+
+
+def test_the_generated_reference_pages_are_up_to_date():
+    from stibium_py.reference import PAGES
+    docs = Path(__file__).parent.parent / "docs"
+    for name, make in PAGES.items():
+        assert (docs / name).read_text(encoding="utf-8") == make(), \
+            f"docs/{name} is out of date: run `python -m stibium_py.reference docs`"
+
+
+def test_every_column_is_described():
+    from stibium_py.measurement import DESCRIPTIONS
+    assert list(DESCRIPTIONS) == list(COLUMNS)
