@@ -17,7 +17,7 @@ from .analysis.comparison import compare_points, runs_needed
 from .analysis.rates import by_point, describe
 from .analysis.settings import COMPARE, Settings
 from .definitions import differences, test_definitions
-from .measurement import Measurement
+from .table import Table
 from .pipeline import load_run as load_run_dir
 from .record import RunRecord
 from .store import RunDirError, is_series, series_run_dirs
@@ -36,7 +36,7 @@ class CompareError(Exception):
 class Run:
     path: Path
     record: RunRecord
-    rows: list[Measurement]       # the valid measurements
+    rows: Table                   # the valid measurements
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ class Side:
         return self.runs[0].record
 
     @property
-    def rows(self) -> list[Measurement]:
-        return [r for run in self.runs for r in run.rows]
+    def rows(self) -> Table:
+        return self.runs[0].rows if len(self.runs) == 1 else Table.concat([run.rows for run in self.runs])
 
     @property
     def label(self) -> str:
@@ -67,7 +67,7 @@ def _load_one(path: Path, complete_only: bool = False) -> Run | None:
     if complete_only and loaded.record.status != "complete":
         return None
     good = loaded.valid
-    return Run(path, loaded.record, good) if good else None
+    return Run(path, loaded.record, good) if len(good) else None
 
 
 def load_run(path: Path) -> Side:

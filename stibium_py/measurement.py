@@ -72,7 +72,8 @@ class Measurement(NamedTuple):
 
     @property
     def ok(self) -> bool:
-        """A measurement that counts: no error and a positive time (the one definition of valid)."""
+        """A measurement that counts: no error and a positive time (the one definition of valid; Table.ok
+        applies it to many at once)."""
         return not self.error and self.seconds is not None and self.seconds > 0
 
     @property
@@ -200,11 +201,6 @@ def failed(op: Op, error: str, started_s: float | None) -> Measurement:
     """The row of an operation that got no answer (a hung helper)."""
     return Measurement(**{f: getattr(op, f) for f in OP_FIELDS}, bytes=0, started_s=started_s, engine=op.engine,
                        error=error)
-
-
-def valid(rows: "list[Measurement]") -> "list[Measurement]":
-    """The measurements that count (see Measurement.ok)."""
-    return [r for r in rows if r.ok]
 
 
 def _same_fill(answered: Any, planned: Any) -> bool:

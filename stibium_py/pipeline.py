@@ -9,21 +9,21 @@ from pathlib import Path
 
 from .analysis.settings import SUMMARY, Settings
 from .analysis.summary import Summary, summarize
-from .measurement import Measurement, valid
 from .record import RunRecord
 from .store import RunDirError, read_measurements, read_run_json
+from .table import Table
 
 
 @dataclass(frozen=True)
 class LoadedRun:
     path: Path
     record: RunRecord
-    measurements: list[Measurement]     # every whole row, failed ones included
+    measurements: Table                 # every whole row, failed ones included
     damaged_rows: int
 
     @property
-    def valid(self) -> list[Measurement]:
-        return valid(self.measurements)
+    def valid(self) -> Table:
+        return self.measurements.valid()
 
 
 def load_run(run_dir: Path) -> LoadedRun:
@@ -32,10 +32,10 @@ def load_run(run_dir: Path) -> LoadedRun:
     return LoadedRun(run_dir, record, rows, damaged)
 
 
-def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecord, list[Measurement], Summary]:
+def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecord, Table, Summary]:
     """The run's record, its measurements and their summary; a run without measurements is refused."""
     run = load_run(run_dir)
-    if not run.measurements:
+    if not len(run.measurements):
         raise RunDirError(f"{run_dir}: no measurements yet; nothing to report")
     summary = summarize(run.measurements, settings, run.record.helper, run.damaged_rows,
                         run.record.plan.ceiling_bytes_per_s)

@@ -10,6 +10,7 @@ from stibium_py.analysis import drift, patterns, regression
 from stibium_py.analysis.files import files_result
 from stibium_py.analysis.settings import Settings
 from stibium_py.measurement import Measurement
+from stibium_py.table import Table
 
 RATE = 500e6        # bytes/s
 LATENCY = 0.0002    # s
@@ -32,7 +33,7 @@ def _rows(rng, repeats=10, noise=0.03, op="read", rate=RATE, latency=LATENCY, st
 
 
 def _typed(rows):
-    return [Measurement(**r) for r in rows]
+    return Table.from_rows(Measurement(**r) for r in rows)
 
 
 def files_entry(name, op, rows, s):

@@ -79,12 +79,12 @@ def test_rows_round_trip_and_an_older_column_set_reads_none(tmp_path):
     log.append(m)
     log.close()
     rows, damaged = read_measurements(tmp_path)
-    assert rows == [m] and damaged == 0
+    assert rows.rows() == [m] and damaged == 0
     first = COLUMNS[: COLUMNS.index("end_ns") + 1]     # the first format's columns
     text = (tmp_path / "measurements.csv").read_text().splitlines()
     cut = [",".join(line.split(",")[: len(first)]) for line in text]
     (tmp_path / "measurements.csv").write_text("\n".join(cut) + "\n")
-    (old,), _ = read_measurements(tmp_path)
+    (old,), _ = read_measurements(tmp_path)   # a table iterates as its measurements
     assert old.seconds == m.seconds and old.syscalls is None and old.engine_requested is None
 
 
@@ -136,3 +136,14 @@ def test_the_generated_reference_pages_are_up_to_date():
 def test_every_column_is_described():
     from stibium_py.measurement import DESCRIPTIONS
     assert list(DESCRIPTIONS) == list(COLUMNS)
+
+
+def test_a_table_holds_the_same_measurements_and_the_same_rule_of_validity():
+    from stibium_py.table import Table
+    ms = [from_answer(OP, True, _answer(seconds=s), started_s=0.0) for s in (0.01, 0.0, -1.0)]
+    ms += [failed(OP, "hung", 1.0), ms[0]._replace(error=None, direct_honoured=False)]
+    table = Table.from_rows(ms)
+    assert table.rows() == ms and len(table) == 5
+    assert table.ok.tolist() == [m.ok for m in ms] == [True, False, False, False, True]
+    assert table.valid().rows() == [ms[0], ms[4]]
+    assert table.take([4]).row(0).direct_honoured is False

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ..measurement import Measurement
+from ..table import Table
 from . import runs as runs_analysis
 from .estimate import Estimate
 from .rates import PointDraws, PointKey, draws_per_run
 from .settings import Settings
 
-RunPoints = dict[PointKey, list[Measurement]]
+RunPoints = dict[PointKey, Table]
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,8 @@ def compare_points(a: list[tuple[str, RunPoints]], b: list[tuple[str, RunPoints]
                   f"B={m}, widened x{factor:.2f} for the few runs" if factor != 1.0 else
                   f"ratio of {'theil-sen rate' if key[2] == 'files' else 'median throughput'}s, independent "
                   f"bootstraps B={m}, percentile interval")
-        n_a = sum(len(p.get(key, [])) for _, p in a)
-        n_b = sum(len(p.get(key, [])) for _, p in b)
+        n_a = sum(len(p[key]) for _, p in a if key in p)
+        n_b = sum(len(p[key]) for _, p in b if key in p)
         est = Estimate(point, lo, hi, method, n_a + n_b)
         word, hint = verdict(est, s.noise_band)
         draws_by_key[key] = ratios

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ..measurement import Measurement
+from ..table import Table
 from . import cache, drift, outliers, patterns, regression
 from .estimate import Estimate
 from .settings import Settings
@@ -22,17 +22,16 @@ BURST_FACTOR = 1.5
 NONLINEAR_RESAMPLES = 500
 
 
-def column(rows: "list[Measurement] | tuple[Measurement, ...]", name: str) -> np.ndarray:
-    """One field of many measurements as floats (None is NaN)."""
-    i = Measurement._fields.index(name)
-    return np.array([np.nan if r[i] is None else r[i] for r in rows], float)
+def column(rows: Table, name: str) -> np.ndarray:
+    """One column of many measurements as floats (missing is NaN)."""
+    return rows.col(name).astype(float)
 
 
 @dataclass(frozen=True)
 class FilesResult:
     name: str
     op: str
-    measurements: tuple[Measurement, ...]     # the valid measurements of this test and op, in file order
+    measurements: Table                       # the valid measurements of this test and op, in file order
     fit: regression.Fit
     log_residuals: np.ndarray                 # ln(t / fitted t), per measurement
     fences: dict[str, float]
@@ -85,11 +84,11 @@ class FilesResult:
         """Why measurement k is fast (a fast outlier also says why it is not the page cache)."""
         rs = list(self.cache_reasons[k])
         if self.cache_kind[k] == cache.FAST_OUTLIER:
-            rs.append(cache.fast_outlier_note(self.measurements[k].resident_before or 0.0))
+            rs.append(cache.fast_outlier_note(self.measurements.row(k).resident_before or 0.0))
         return rs
 
     def _point(self, k: int, extra: dict[str, Any]) -> dict[str, Any]:
-        m = self.measurements[k]
+        m = self.measurements.row(k)
         return {"seq": m.seq, "file": m.file, "size_bytes": m.size_bytes, "seconds": m.seconds,
                 "rate_bytes_per_s": m.rate_bytes_per_s, "started_s": m.started_s, **extra}
 
@@ -114,7 +113,7 @@ class FilesResult:
         return out
 
 
-def files_result(name: str, op: str, rows: list[Measurement], s: Settings,
+def files_result(name: str, op: str, rows: Table, s: Settings,
                  ceiling_bytes_per_s: float | None = None) -> FilesResult:
     x = column(rows, "size_bytes")
     y = column(rows, "seconds")
@@ -135,7 +134,7 @@ def files_result(name: str, op: str, rows: list[Measurement], s: Settings,
         if flagged.any() and (~flagged).sum() >= 3 and len(np.unique(x[~flagged])) > 1:
             without = regression.fit_rate(x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
     return FilesResult(
-        name=name, op=op, measurements=tuple(rows), fit=fit, log_residuals=r, fences=f,
+        name=name, op=op, measurements=rows, fit=fit, log_residuals=r, fences=f,
         outlier_class=tuple(outliers.classify(r, f)), cache_kind=tuple(kinds),
         cache_reasons=tuple(tuple(rs) for rs in reasons),
         references={"ols": regression.ols(x, y, s.confidence) if several_sizes else None,
@@ -170,7 +169,7 @@ def _nonlinearity(x: np.ndarray, y: np.ndarray, s: Settings) -> dict[str, Any]:
             "upper_rate_bytes_per_s": b.as_dict()}
 
 
-def _segment_rate(rows: list[Measurement], fallback: float) -> float:
+def _segment_rate(rows: Table, fallback: float) -> float:
     """The Theil-Sen rate of one stretch of the run (its own line); where it has one size only, the
     fitted rate scaled by the stretch's median residual."""
     x = column(rows, "size_bytes")
@@ -182,8 +181,8 @@ def _segment_rate(rows: list[Measurement], fallback: float) -> float:
     return fallback
 
 
-def _drift(rows: list[Measurement], r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
-    order = np.argsort([row.seq for row in rows])
+def _drift(rows: Table, r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
+    order = np.argsort(rows.seq, kind="stable")
     r_run = r[order]
     ok = np.isfinite(r_run)
     result = drift.trend(r_run)
@@ -198,11 +197,11 @@ def _drift(rows: list[Measurement], r: np.ndarray, fit: regression.Fit) -> dict[
         # stretch cannot tilt its line
         trim_lo = 1 if lo > 0 and hi - lo >= 6 else 0
         trim_hi = 1 if hi < len(idx_ok) and hi - lo - trim_lo >= 5 else 0
-        seg_rows = [rows[order[k]] for k in idx_ok[lo + trim_lo:hi - trim_hi]]
+        seg_rows = rows.take(order[idx_ok[lo + trim_lo:hi - trim_hi]])
         segments.append(_segment_rate(seg_rows, rate / math.exp(float(np.median(r_run[ok][lo:hi])))))
     changes = []
     for i, cp in enumerate(cps):
-        first = rows[order[idx_ok[cp]]]
+        first = rows.row(int(order[idx_ok[cp]]))
         changes.append({"index": int(cp), "seq": first.seq, "started_s": first.started_s,
                         "rate_before_bytes_per_s": segments[i], "rate_after_bytes_per_s": segments[i + 1],
                         "step_fraction": segments[i + 1] / segments[i] - 1,

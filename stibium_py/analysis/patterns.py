@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..measurement import Measurement
+from ..table import Table
 from .estimate import Estimate
 
 KNEE_FRACTION = 0.9
@@ -110,27 +110,30 @@ class PatternPoint:
 LATENCY_KEYS = ("lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s")
 
 
-def points(rows: list[Measurement], resamples: int, seed: int, confidence: float) -> list[PatternPoint]:
-    groups: dict[tuple, list[Measurement]] = {}
-    for row in rows:
-        groups.setdefault((row.access, row.granularity_bytes, row.stride_bytes), []).append(row)
+def points(rows: Table, resamples: int, seed: int, confidence: float) -> list[PatternPoint]:
+    groups = rows.groups("access", "granularity_bytes", "stride_bytes")
     out = []
-    for (access, gran, stride), rs in sorted(groups.items()):
-        seconds = np.array([r.seconds for r in rs], float)
-        tput = np.array([r.bytes for r in rs], float) / seconds
-        iops = np.array([(r.requests or 1) for r in rs], float) / seconds
+    for (access, gran, stride), idx in sorted(groups.items()):
+        rs = rows.take(idx)
+        seconds = rs.seconds
+        tput = rs.bytes / seconds
+        requests = rs.requests
+        iops = np.where(requests > 0, requests, 1.0) / seconds
 
         def med(key: str) -> float | None:
-            vals = [getattr(r, key) for r in rs if getattr(r, key) is not None]
-            return float(np.median(vals)) if vals else None
+            vals = rs.col(key)
+            vals = vals[np.isfinite(vals)]
+            return float(np.median(vals)) if len(vals) else None
 
-        calls = [r.largest_syscall_bytes for r in rs if r.largest_syscall_bytes]
-        out.append(PatternPoint(access=access, granularity_bytes=gran, stride_bytes=stride,
+        calls = rs.largest_syscall_bytes
+        calls = calls[calls > 0]
+        resident = np.nan_to_num(rs.resident_before, nan=0.0)
+        out.append(PatternPoint(access=access, granularity_bytes=int(gran), stride_bytes=int(stride),
                                 # rows of an older format lack the call size
-                                call_bytes=int(min(calls)) if calls else gran,
+                                call_bytes=int(calls.min()) if len(calls) else int(gran),
                                 throughput=median_estimate(tput, resamples, seed, confidence, "throughput"),
                                 iops=float(np.median(iops)), latency_s={k: med(k) for k in LATENCY_KEYS},
-                                trials=len(rs), resident_before_max=max((r.resident_before or 0) for r in rs)))
+                                trials=len(rs), resident_before_max=float(resident.max())))
     return out
 
 
@@ -138,7 +141,7 @@ def points(rows: list[Measurement], resamples: int, seed: int, confidence: float
 class PatternResult:
     name: str
     op: str
-    measurements: tuple[Measurement, ...]
+    measurements: Table
     points: list[PatternPoint]
     knees_bytes: dict[str, int | None]     # per access
     kind: str = "pattern"
@@ -163,7 +166,7 @@ class PatternResult:
                 "knee_bytes": self.knee_bytes, "knees_bytes": self.knees_bytes}
 
 
-def pattern_result(name: str, op: str, rows: list[Measurement], resamples: int, seed: int,
+def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
                    confidence: float) -> PatternResult:
     pts = points(rows, resamples, seed, confidence)
     knees: dict[str, int | None] = {}
@@ -175,4 +178,4 @@ def pattern_result(name: str, op: str, rows: list[Measurement], resamples: int, 
             # the knee is a property of the calls the device saw: their real size, not the plan's
             by_g.setdefault(p.call_bytes or p.granularity_bytes, []).append(p.throughput.estimate)
         knees[access] = knee(list(by_g), [float(np.median(v)) for v in by_g.values()])
-    return PatternResult(name, op, tuple(rows), pts, knees)
+    return PatternResult(name, op, rows, pts, knees)

@@ -13,24 +13,21 @@ from typing import Any
 
 import numpy as np
 
-from ..measurement import Measurement
+from ..table import Table
 from . import patterns, regression
 from .settings import Settings
 
 PointKey = tuple[str, str, str, int, int]
 
 
-def point_key(row: Measurement) -> PointKey:
-    if row.kind == "files":
-        return (row.test, row.op, "files", 0, 0)
-    return (row.test, row.op, row.access, row.granularity_bytes, row.stride_bytes)
-
-
-def by_point(rows: list[Measurement]) -> dict[PointKey, list[Measurement]]:
-    out: dict[PointKey, list[Measurement]] = {}
-    for r in rows:
-        out.setdefault(point_key(r), []).append(r)
-    return out
+def by_point(rows: Table) -> dict[PointKey, Table]:
+    """The measurements of each test point, in the order the points first appear."""
+    keys: dict[PointKey, list[np.ndarray]] = {}
+    for (test, op, kind, access, gran, stride), idx in rows.groups("test", "op", "kind", "access",
+                                                                   "granularity_bytes", "stride_bytes").items():
+        key = (test, op, "files", 0, 0) if kind == "files" else (test, op, access, int(gran), int(stride))
+        keys.setdefault(key, []).append(idx)
+    return {key: rows.take(np.sort(np.concatenate(parts))) for key, parts in keys.items()}
 
 
 def describe(key: PointKey) -> str:
@@ -40,19 +37,19 @@ def describe(key: PointKey) -> str:
     return f"{test} {op} {access} {gran} B" + (f" stride {stride} B" if stride else "")
 
 
-def rate_draws(rows: list[Measurement], resamples: int, seed: int) -> tuple[float, float | None, np.ndarray, str]:
+def rate_draws(rows: Table, resamples: int, seed: int) -> tuple[float, float | None, np.ndarray, str]:
     """A rate, its latency (files tests) and its bootstrap draws: the Theil-Sen rate and
     intercept of a files test, the median throughput over trials of a pattern point."""
-    if rows[0].kind == "files":
-        x = np.array([r.size_bytes for r in rows], float)
-        y = np.array([r.seconds for r in rows], float)
+    if rows.kind[0] == "files":
+        x = rows.size_bytes.astype(float)
+        y = rows.seconds
         line = regression.theil_sen(x, y)
         slopes = regression.bootstrap_slopes(x, y, resamples, seed)
         with np.errstate(divide="ignore"):
             draws = np.where(slopes > 0, 1.0 / slopes, np.nan)
         rate = 1.0 / line.slope_s_per_byte if line.slope_s_per_byte > 0 else math.nan
         return rate, line.intercept_s, draws, f"theil-sen rate, stratified bootstrap B={len(draws)}"
-    tput = np.array([r.bytes / r.seconds for r in rows], float)
+    tput = rows.bytes / rows.seconds
     draws = patterns.bootstrap_medians(tput, resamples, seed)
     return float(np.median(tput)), None, draws, f"median throughput over trials, bootstrap B={resamples}"
 
@@ -67,12 +64,12 @@ class PointDraws:
     n: int
 
 
-def draws_per_run(runs: list[dict[PointKey, list[Measurement]]], keys: list[PointKey], s: Settings,
+def draws_per_run(runs: list[dict[PointKey, Table]], keys: list[PointKey], s: Settings,
                   executor: Executor | None = None) -> dict[tuple[int, PointKey], PointDraws]:
     """Every run's draws of every key it has, each from its own seed (s.seed + its place in the order:
     keys, then runs). The bootstraps are independent: the caller's executor runs them in parallel, and
     without one they run here, one after another, with the same results."""
-    jobs = [(i, key) for key in keys for i, points in enumerate(runs) if points.get(key)]
+    jobs = [(i, key) for key in keys for i, points in enumerate(runs) if key in points and len(points[key])]
     args = [(runs[i][key], s.resamples, s.seed + n) for n, (i, key) in enumerate(jobs)]
     if executor is None:
         results = [rate_draws(*a) for a in args]

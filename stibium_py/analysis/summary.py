@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..measurement import Measurement, valid
+from ..table import Table
 from .files import FilesResult, files_result
 from .patterns import PatternResult, pattern_result
 from .settings import SUMMARY, Settings
@@ -34,17 +34,15 @@ class Summary:
                 "warnings": [w.to_json() for w in self.warnings]}
 
 
-def summarize(rows: list[Measurement], s: Settings = SUMMARY, facts: dict[str, Any] | None = None,
+def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None = None,
               damaged_rows: int = 0, ceiling_bytes_per_s: float | None = None) -> Summary:
-    good = valid(rows)
-    groups: dict[tuple[str, str, str], list[Measurement]] = {}
-    for r in good:
-        groups.setdefault((r.test, r.op, r.kind), []).append(r)
-    order: dict[tuple[str, str], int] = {}
-    for r in rows:
-        order.setdefault((r.test, r.op), r.seq)
+    good = rows.valid()
+    groups = good.groups("test", "op", "kind")
+    # tests in the order the run began them (failed measurements count)
+    order = {key: int(rows.seq[idx[0]]) for key, idx in rows.groups("test", "op").items()}
     results: list[Result] = []
-    for (name, op, kind), rs in sorted(groups.items(), key=lambda kv: order[kv[0][:2]]):
+    for (name, op, kind), idx in sorted(groups.items(), key=lambda kv: order[kv[0][:2]]):
+        rs = good.take(idx)
         results.append(files_result(name, op, rs, s, ceiling_bytes_per_s) if kind == "files"
                        else pattern_result(name, op, rs, s.resamples, s.seed, s.confidence))
     found = warnings(results, good, facts or {})

@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Union
 
-from ..measurement import Measurement
+import numpy as np
+
+from ..table import Table
 from .files import FilesResult
 from .patterns import PatternResult
 
@@ -26,7 +28,7 @@ class Notice:
         return asdict(self)
 
 
-def warnings(results: list[Result], rows: list[Measurement], facts: dict[str, Any]) -> list[Notice]:
+def warnings(results: list[Result], rows: Table, facts: dict[str, Any]) -> list[Notice]:
     out: list[Notice] = []
 
     def add(level: str, test: str, message: str, todo: str) -> None:
@@ -35,8 +37,9 @@ def warnings(results: list[Result], rows: list[Measurement], facts: dict[str, An
     for e in results:
         if isinstance(e, FilesResult):
             _files_warnings(e, add)
-    fs_cached = [r for r in rows if r.direct_honoured is False and not r.cached_reason]
-    if fs_cached or any(r.cached_reason == FS_CACHES_REASON for r in rows):
+    not_honoured = rows.direct_honoured == 0.0
+    reasons = rows.cached_reason
+    if any(not reasons[k] for k in np.flatnonzero(not_honoured)) or any(r == FS_CACHES_REASON for r in reasons):
         add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
             "these are memory speeds, not the device's: choose a target on a disk-backed file system")
     for label, count, total, reason in _not_honoured(rows):
@@ -48,7 +51,7 @@ def warnings(results: list[Result], rows: list[Measurement], facts: dict[str, An
             f"{largest:,} bytes), smaller than the granularity the plan names",
             "the platform's largest single transfer (or the engine) splits larger requests; the knee uses the real "
             "call size")
-    engines = {r.engine for r in rows}
+    engines = set(rows.engine.tolist())
     if "foundation" in engines and facts.get("platform") == "linux":
         add("info", "all", "the foundation engine ran on GNUstep Base, whose implementation is not Apple's",
             "compare foundation numbers only with other GNUstep runs; use direct or buffered across platforms")
@@ -88,31 +91,31 @@ def _files_warnings(e: FilesResult, add: Any) -> None:
             "reported as it is; the latency from the smallest sizes is given beside")
 
 
-def _by_test(rows: list[Measurement]) -> dict[str, list[Measurement]]:
-    groups: dict[str, list[Measurement]] = {}
-    for r in rows:
-        groups.setdefault(f"{r.test} ({r.op})", []).append(r)
-    return groups
+def _by_test(rows: Table) -> dict[str, Table]:
+    return {f"{test} ({op})": rows.take(idx) for (test, op), idx in rows.groups("test", "op").items()}
 
 
-def _not_honoured(rows: list[Measurement]) -> list[tuple[str, int, int, str]]:
+def _not_honoured(rows: Table) -> list[tuple[str, int, int, str]]:
     """Per test and op: direct measurements the platform sent through the page cache, by its rules for the
     requests' sizes and offsets (the helper names the reason)."""
     out = []
-    for label, rs in _by_test([r for r in rows if r.engine == "direct"]).items():
-        cached = [r for r in rs if r.direct_honoured is False and r.cached_reason
-                  and r.cached_reason != FS_CACHES_REASON]
+    for label, rs in _by_test(rows.take(rows.engine == "direct")).items():
+        reasons = rs.cached_reason
+        cached = [k for k in np.flatnonzero(rs.direct_honoured == 0.0)
+                  if reasons[k] and reasons[k] != FS_CACHES_REASON]
         if cached:
-            out.append((label, len(cached), len(rs), str(cached[0].cached_reason)))
+            out.append((label, len(cached), len(rs), str(reasons[cached[0]])))
     return out
 
 
-def _split_calls(rows: list[Measurement]) -> list[tuple[str, int, int]]:
+def _split_calls(rows: Table) -> list[tuple[str, int, int]]:
     """Per test and op: measurements whose requests took more calls than one each (plus the buffered tail)."""
     out = []
     for label, rs in _by_test(rows).items():
-        split = [r for r in rs if r.syscalls is not None and r.requests
-                 and r.syscalls > r.requests + (1 if r.tail_bytes_buffered else 0)]
-        if split:
-            out.append((label, len(split), max(r.largest_syscall_bytes or 0 for r in split)))
+        tail = np.where(np.nan_to_num(rs.tail_bytes_buffered) > 0, 1, 0)
+        with np.errstate(invalid="ignore"):
+            split = (rs.requests > 0) & (rs.syscalls > rs.requests + tail)
+        if split.any():
+            largest = np.nan_to_num(rs.largest_syscall_bytes[split])
+            out.append((label, int(split.sum()), int(largest.max())))
     return out

@@ -20,9 +20,10 @@ def _overlay_files(a: Side, b: Side, fit: dict[str, Any]) -> go.Figure:
     fig = go.Figure()
     test, op = fit["test"], fit["op"]
     for side, run in (("a", a), ("b", b)):
-        rows = [r for r in run.rows if r.test == test and r.op == op and r.kind == "files"]
-        x = np.array([r.size_bytes for r in rows], float)
-        y = np.array([r.seconds for r in rows], float)
+        rows = run.rows
+        mine = (rows.test == test) & (rows.op == op) & (rows.kind == "files")
+        x = rows.size_bytes[mine].astype(float)
+        y = rows.seconds[mine]
         fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(run.label)}",
                                    marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
         rate, latency = fit[f"rate_{side}_bytes_per_s"], fit[f"latency_{side}_s"]

@@ -39,7 +39,7 @@ def _values(e: FilesResult, idx: list[int], name: str) -> np.ndarray:
     """A field of some of the result's measurements: single precision in large runs (plenty for the eye,
     half the HTML)."""
     dtype = np.float32 if e.n > WEBGL_ABOVE_POINTS else float
-    return column([e.measurements[k] for k in idx], name).astype(dtype)
+    return e.measurements.col(name)[idx].astype(dtype)
 
 
 def _rates(e: FilesResult, idx: list[int]) -> np.ndarray:
@@ -52,7 +52,7 @@ def _hovering(e: FilesResult, idx: list[int], notes: dict[int, str]) -> dict[str
         return {}
     text = []
     for k in idx:
-        m = e.measurements[k]
+        m = e.measurements.row(k)
         text.append(f"{esc(m.file)}<br>{m.size_bytes:,} B in {m.seconds * 1e3:.3f} ms<br>"
                     f"{m.rate_bytes_per_s / 1e6:.1f} MB/s<br>seq {m.seq}, at {m.started_s:.1f} s"
                     + (f"<br>{esc(notes[k])}" if k in notes else ""))
