@@ -33,14 +33,19 @@ _OPTIONAL_INT = frozenset(c for c in COLUMNS if _HINTS[c] is Optional[int])
 
 
 class Table:
-    __slots__ = ("_cols", "_n")
+    """Columns of measurements; `take` gives a view (the same columns and an index into them), so that the
+    groups, stretches and subsets the analysis cuts out of a million measurements cost an index each,
+    not a copy of every column."""
 
-    def __init__(self, columns: dict[str, np.ndarray]):
+    __slots__ = ("_cols", "_index", "_n")
+
+    def __init__(self, columns: dict[str, np.ndarray], index: np.ndarray | None = None):
         n = {len(v) for v in columns.values()}
         if len(n) > 1 or set(columns) != set(COLUMNS):
             raise ValueError("a table needs every column of a measurement, all of one length")
         self._cols = columns
-        self._n = n.pop() if n else 0
+        self._index = index
+        self._n = len(index) if index is not None else (n.pop() if n else 0)
 
     # -- building
     @classmethod
@@ -57,21 +62,26 @@ class Table:
     def concat(cls, tables: list["Table"]) -> "Table":
         if not tables:
             return cls.empty()
-        return cls({c: np.concatenate([t._cols[c] for t in tables]) for c in COLUMNS})
+        return cls({c: np.concatenate([t.col(c) for t in tables]) for c in COLUMNS})
 
     # -- reading
     def __len__(self) -> int:
         return self._n
 
     def col(self, name: str) -> np.ndarray:
-        return self._cols[name]
+        values = self._cols[name]
+        return values if self._index is None else values[self._index]
 
     def take(self, index: Any) -> "Table":
-        """The measurements at an index array, a boolean mask or a slice."""
-        return Table({c: v[index] for c, v in self._cols.items()})
+        """The measurements at an index array, a boolean mask or a slice (a view)."""
+        positions = np.arange(self._n)[index] if not isinstance(index, np.ndarray) or index.dtype == bool \
+            else np.asarray(index, dtype=np.int64)
+        base = positions if self._index is None else self._index[positions]
+        return Table(self._cols, base)
 
     def row(self, k: int) -> Measurement:
-        return Measurement._make(_value(c, self._cols[c][k]) for c in COLUMNS)
+        at = int(k) if self._index is None else int(self._index[k])
+        return Measurement._make(_value(c, self._cols[c][at]) for c in COLUMNS)
 
     def rows(self) -> list[Measurement]:
         return [self.row(k) for k in range(self._n)]
@@ -82,24 +92,34 @@ class Table:
     @property
     def ok(self) -> np.ndarray:
         """Per measurement: it counts (no error and a positive time; see Measurement.ok)."""
-        err = self._cols["error"]
-        no_error = np.array([not e for e in err], bool) if self._n else np.zeros(0, bool)
+        err = self.col("error")
+        no_error = np.equal(err, None) | np.equal(err, "")
         with np.errstate(invalid="ignore"):
-            return no_error & (self._cols["seconds"] > 0)
+            return no_error & (self.col("seconds") > 0)
 
     def valid(self) -> "Table":
-        return self.take(self.ok)
+        return self.take(np.flatnonzero(self.ok))
 
     def groups(self, *names: str) -> dict[tuple, np.ndarray]:
-        """The indexes of the measurements per distinct value of the named columns, in the order each value
-        first appears."""
+        """The indexes of the measurements per distinct value of the named columns (never missing ones),
+        the groups in the order their first measurement appears."""
         if not self._n:
             return {}
-        keys = list(zip(*(self._cols[n].tolist() for n in names)))
-        out: dict[tuple, list[int]] = {}
-        for k, key in enumerate(keys):
-            out.setdefault(key, []).append(k)
-        return {key: np.array(idx, dtype=np.int64) for key, idx in out.items()}
+        codes, values = [], []
+        for name in names:
+            distinct, code = _factorize(self.col(name))
+            codes.append(code)
+            values.append(distinct)
+        combined = np.ravel_multi_index(codes, [len(v) for v in values])
+        keys, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        order = np.argsort(inverse.ravel(), kind="stable")
+        bounds = np.cumsum(np.bincount(inverse.ravel(), minlength=len(keys)))[:-1]
+        members = np.split(order, bounds)
+        out = {}
+        for g in np.argsort(first):
+            parts = np.unravel_index(keys[g], [len(v) for v in values])
+            out[tuple(_plain(v[p]) for v, p in zip(values, parts))] = members[g]
+        return out
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Table) and self.rows() == other.rows()
@@ -108,8 +128,25 @@ class Table:
         return f"Table({self._n} measurements)"
 
 
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values and each value's code into them (text by a dict: sorting a million str is slow)."""
+    if values.dtype != object:
+        distinct, code = np.unique(values, return_inverse=True)
+        return distinct, code.ravel()
+    seen: dict[Any, int] = {}
+    code = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int64, count=len(values))
+    distinct = np.empty(len(seen), dtype=object)
+    distinct[:] = list(seen)
+    return distinct, code
+
+
+def _plain(v: Any) -> Any:
+    """A numpy scalar as the Python value (a dict key that prints and compares as such)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
 for _name in COLUMNS:
-    setattr(Table, _name, property(lambda self, n=_name: self._cols[n]))
+    setattr(Table, _name, property(lambda self, n=_name: self.col(n)))
 
 
 def _array(name: str, values: Iterable[Any]) -> np.ndarray:

@@ -17,39 +17,40 @@ RESIDENT_THRESHOLD = 0.01
 
 
 def suspects(r: np.ndarray, y_s: np.ndarray, predicted_s: np.ndarray, rate_bytes_per_s: np.ndarray,
-             resident_before: np.ndarray, ceiling_bytes_per_s: float | None) -> list[list[str]]:
-    """Reasons per point (an empty list: not a suspect)."""
+             resident_before: np.ndarray, ceiling_bytes_per_s: float | None) -> dict[int, list[str]]:
+    """The fast points (their indexes) with their reasons; a point that is not fast is not listed."""
     finite = r[np.isfinite(r)]
     med = float(np.median(finite)) if finite.size else np.nan
     mad = float(np.median(np.abs(finite - med))) if finite.size else np.nan
     threshold = med - MAD_K * MAD_SCALE * max(mad, 1e-9)
-    out: list[list[str]] = []
-    for k in range(len(y_s)):
+    with np.errstate(invalid="ignore"):
+        resident = resident_before > RESIDENT_THRESHOLD
+        physical = (rate_bytes_per_s > ceiling_bytes_per_s) if ceiling_bytes_per_s else np.zeros(len(y_s), bool)
+        statistical = np.isfinite(r) & (r < threshold) & (y_s < predicted_s / 2)
+    out: dict[int, list[str]] = {}
+    for k in np.flatnonzero(resident | physical | statistical):
         reasons = []
-        if resident_before[k] == resident_before[k] and resident_before[k] > RESIDENT_THRESHOLD:
+        if resident[k]:
             reasons.append(f"resident: {resident_before[k]:.0%} of the file was in the page cache before the read")
-        if ceiling_bytes_per_s and rate_bytes_per_s[k] > ceiling_bytes_per_s:
+        if physical[k]:
             reasons.append(f"physical: {rate_bytes_per_s[k] / 1e6:.0f} MB/s is above the ceiling of "
                            f"{ceiling_bytes_per_s / 1e6:.0f} MB/s")
-        if np.isfinite(r[k]) and r[k] < threshold and y_s[k] < predicted_s[k] / 2:
+        if statistical[k]:
             reasons.append(f"statistical: {np.exp(-r[k]):.1f}x faster than the fit, far below the other points")
-        out.append(reasons)
+        out[int(k)] = reasons
     return out
 
 
 PAGE_CACHE, FAST_OUTLIER = "page-cache suspect", "fast outlier"
 
 
-def classify(reasons: list[list[str]], resident_before: np.ndarray) -> list[str | None]:
-    """Per point: PAGE_CACHE, FAST_OUTLIER or None (not fast)."""
-    out: list[str | None] = []
-    for k, rs in enumerate(reasons):
-        if not rs:
-            out.append(None)
-        elif resident_before[k] == resident_before[k] and resident_before[k] <= RESIDENT_THRESHOLD:
-            out.append(FAST_OUTLIER)
-        else:
-            out.append(PAGE_CACHE)
+def classify(reasons: dict[int, list[str]], resident_before: np.ndarray) -> np.ndarray:
+    """Per point: PAGE_CACHE, FAST_OUTLIER or '' (not fast). A fast point is a fast outlier where the file
+    was measured (nearly) absent from the page cache just before, else a page-cache suspect."""
+    out = np.full(len(resident_before), "", dtype=object)
+    for k in reasons:
+        absent = resident_before[k] == resident_before[k] and resident_before[k] <= RESIDENT_THRESHOLD
+        out[k] = FAST_OUTLIER if absent else PAGE_CACHE
     return out
 
 

@@ -35,9 +35,9 @@ class FilesResult:
     fit: regression.Fit
     log_residuals: np.ndarray                 # ln(t / fitted t), per measurement
     fences: dict[str, float]
-    outlier_class: tuple[str, ...]            # "" or low/high mild/severe, per measurement
-    cache_kind: tuple[str | None, ...]        # cache.PAGE_CACHE, cache.FAST_OUTLIER or None, per measurement
-    cache_reasons: tuple[tuple[str, ...], ...]
+    outlier_class: np.ndarray                 # "" or low/high mild/severe, per measurement
+    cache_kind: np.ndarray                    # cache.PAGE_CACHE, cache.FAST_OUTLIER or "", per measurement
+    cache_reasons: dict[int, list[str]]       # why, for each fast measurement
     references: dict[str, Any]
     size_bands: list[dict[str, Any]]
     nonlinearity: dict[str, Any]
@@ -65,8 +65,8 @@ class FilesResult:
     def flagged(self, kind: str) -> list[int]:
         """Indexes of the measurements of one class: 'outlier', or a cache kind."""
         if kind == "outlier":
-            return [k for k, c in enumerate(self.outlier_class) if c]
-        return [k for k, c in enumerate(self.cache_kind) if c == kind]
+            return np.flatnonzero(self.outlier_class != "").tolist()
+        return np.flatnonzero(self.cache_kind == kind).tolist()
 
     @property
     def outliers(self) -> list[int]:
@@ -82,7 +82,7 @@ class FilesResult:
 
     def reasons(self, k: int) -> list[str]:
         """Why measurement k is fast (a fast outlier also says why it is not the page cache)."""
-        rs = list(self.cache_reasons[k])
+        rs = list(self.cache_reasons.get(k, []))
         if self.cache_kind[k] == cache.FAST_OUTLIER:
             rs.append(cache.fast_outlier_note(self.measurements.row(k).resident_before or 0.0))
         return rs
@@ -123,20 +123,19 @@ def files_result(name: str, op: str, rows: Table, s: Settings,
     r = outliers.log_residuals(y, predicted)
     f = outliers.fences(r)
     several_sizes = len(np.unique(x)) > 1
-    kinds: list[str | None] = [None] * len(rows)
-    reasons: list[list[str]] = [[] for _ in rows]
+    kinds = np.full(len(rows), "", dtype=object)
+    reasons: dict[int, list[str]] = {}
     without = None
     if op == "read":
         resident = column(rows, "resident_before")
         reasons = cache.suspects(r, y, predicted, rate, resident, ceiling_bytes_per_s)
         kinds = cache.classify(reasons, resident)
-        flagged = np.array([kind == cache.PAGE_CACHE for kind in kinds])
+        flagged = kinds == cache.PAGE_CACHE
         if flagged.any() and (~flagged).sum() >= 3 and len(np.unique(x[~flagged])) > 1:
             without = regression.fit_rate(x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
     return FilesResult(
         name=name, op=op, measurements=rows, fit=fit, log_residuals=r, fences=f,
-        outlier_class=tuple(outliers.classify(r, f)), cache_kind=tuple(kinds),
-        cache_reasons=tuple(tuple(rs) for rs in reasons),
+        outlier_class=outliers.classify(r, f), cache_kind=kinds, cache_reasons=reasons,
         references={"ols": regression.ols(x, y, s.confidence) if several_sizes else None,
                     "biweight": regression.biweight(x, y, fit.line) if several_sizes else None,
                     "siegel": _siegel(x, y)},

@@ -29,20 +29,9 @@ def fences(r: np.ndarray) -> dict[str, float]:
             "high_mild": float(q3 + MILD_FENCE * iqr), "high_severe": float(q3 + SEVERE_FENCE * iqr)}
 
 
-def classify(r: np.ndarray, f: dict[str, float]) -> list[str]:
-    """'' for an ordinary point, else low/high and mild/severe."""
-    out = []
-    for v in r:
-        if not np.isfinite(v):
-            out.append("")
-        elif v < f["low_severe"]:
-            out.append("low severe")
-        elif v < f["low_mild"]:
-            out.append("low mild")
-        elif v > f["high_severe"]:
-            out.append("high severe")
-        elif v > f["high_mild"]:
-            out.append("high mild")
-        else:
-            out.append("")
-    return out
+def classify(r: np.ndarray, f: dict[str, float]) -> np.ndarray:
+    """Per point '' for an ordinary one, else low/high and mild/severe (NaN residuals are ordinary)."""
+    r = np.asarray(r, float)
+    with np.errstate(invalid="ignore"):
+        return np.select([r < f["low_severe"], r < f["low_mild"], r > f["high_severe"], r > f["high_mild"]],
+                         ["low severe", "low mild", "high severe", "high mild"], "")

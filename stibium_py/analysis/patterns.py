@@ -38,14 +38,18 @@ def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float
     if n == 1:
         return float(x[0]), float(x[0]), 0.0
 
-    def cover(d: int) -> float:          # P(d <= B <= n - d): [X(d), X(n-d+1)], 1-based
-        return float(binom.cdf(n - d, n, 0.5) - binom.cdf(d - 1, n, 0.5))
+    # cover(d) = P(d <= B <= n - d), B ~ Binomial(n, 1/2): the confidence of [X(d), X(n-d+1)], 1-based;
+    # computed for every d at once (it falls as d grows)
+    ds = np.arange(1, n // 2 + 2)
+    covers = binom.cdf(n - ds, n, 0.5) - binom.cdf(ds - 1, n, 0.5)
+
+    def cover(d: int) -> float:
+        return float(covers[d - 1])
 
     if cover(1) < confidence:
         return float(x[0]), float(x[-1]), cover(1)
-    d = 1
-    while d + 1 <= n // 2 and cover(d + 1) >= confidence:
-        d += 1
+    below = covers[: n // 2] < confidence       # the first d whose interval falls short, and the d before it
+    d = int(np.argmax(below)) if below.any() else n // 2
     g_d, g_next = cover(d), cover(d + 1) if d + 1 <= (n + 1) // 2 else 0.0
     if g_d == confidence or g_d == g_next:
         return float(x[d - 1]), float(x[n - d]), g_d

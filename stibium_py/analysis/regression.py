@@ -18,6 +18,7 @@ Tukey-biweight RLM started from Theil-Sen are references only.
 from __future__ import annotations
 
 import math
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,7 +62,10 @@ def theil_sen(x: np.ndarray, y: np.ndarray) -> Line:
 
 def fast_theil_sen_slope(x: np.ndarray, y: np.ndarray, iterations: int = 200) -> float:
     """Exact Theil-Sen slope in O(n log n) per step: the median pairwise slope b is
-    where Kendall's tau of (x, y - b x) changes sign (Sen 1968)."""
+    where Kendall's tau of (x, y - b x) changes sign (Sen 1968). The root is bracketed by quantiles of
+    sampled pairwise slopes (checked, widened where they miss it) and found by the Illinois variant of
+    false position: about 10 steps instead of bisection's 40 from the data's range, to the same
+    tolerance."""
     order = np.argsort(x, kind="stable")
     x = x[order]
     y = y[order]
@@ -69,17 +73,52 @@ def fast_theil_sen_slope(x: np.ndarray, y: np.ndarray, iterations: int = 200) ->
     def tau(b: float) -> float:
         return float(stats.kendalltau(x, y - b * x).statistic)
 
-    spread = np.ptp(y) / max(np.min(np.diff(np.unique(x))), 1e-300)
-    lo, hi = -spread, spread
+    lo, hi, f_lo, f_hi = _bracket(x, y, tau)
+    side = 0
     for _ in range(iterations):
         mid = (lo + hi) / 2
-        if tau(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
         if hi - lo <= 1e-12 * max(abs(mid), 1e-300):
             break
+        c = lo + (hi - lo) * f_lo / (f_lo - f_hi) if f_lo > f_hi else mid
+        if not lo < c < hi:
+            c = mid
+        fc = tau(c)
+        if fc > 0:
+            lo, f_lo = c, fc
+            if side == 1:
+                f_hi /= 2          # the same end kept twice: halve its weight (Illinois)
+            side = 1
+        else:
+            hi, f_hi = c, fc
+            if side == -1:
+                f_lo /= 2
+            side = -1
     return (lo + hi) / 2
+
+
+SAMPLED_BRACKET_PAIRS = 200_000
+
+
+def _bracket(x: np.ndarray, y: np.ndarray, tau: Any) -> tuple[float, float, float, float]:
+    """lo < hi with tau(lo) > 0 >= tau(hi), and those values."""
+    rng = np.random.default_rng(0)
+    i = rng.integers(0, len(x), SAMPLED_BRACKET_PAIRS)
+    j = rng.integers(0, len(x), SAMPLED_BRACKET_PAIRS)
+    keep = x[i] != x[j]
+    slopes = np.sort((y[j[keep]] - y[i[keep]]) / (x[j[keep]] - x[i[keep]]))
+    spread = np.ptp(y) / max(np.min(np.diff(np.unique(x))), 1e-300)
+    if len(slopes) >= 100:
+        # the sample median's 5-sigma quantiles, widened until they hold the root
+        half = 5 * 0.5 / math.sqrt(len(slopes))
+        for _ in range(6):
+            lo = float(np.quantile(slopes, max(0.0, 0.5 - half)))
+            hi = float(np.quantile(slopes, min(1.0, 0.5 + half)))
+            if lo < hi:
+                f_lo, f_hi = tau(lo), tau(hi)
+                if f_lo > 0 >= f_hi:
+                    return lo, hi, f_lo, f_hi
+            half *= 4
+    return -spread, spread, tau(-spread), tau(spread)
 
 
 def _strata(x: np.ndarray) -> list[np.ndarray]:
@@ -266,21 +305,34 @@ def _widened(point: float, interval: tuple[float, float], factor: float) -> tupl
 
 
 def ols(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict:
-    """Least squares, as a reference: one outlier drags it, which is why it is not the headline."""
-    import statsmodels.api as sm
+    """Least squares, as a reference: one outlier drags it, which is why it is not the headline. The
+    closed form with t(n-2) intervals (what statsmodels' OLS gives, without its second of import)."""
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    n = len(x)
+    mx, my = x.mean(), y.mean()
+    sxx = float(np.sum((x - mx) ** 2))
+    b = float(np.sum((x - mx) * (y - my)) / sxx)
+    a = float(my - b * mx)
+    s2 = float(np.sum((y - a - b * x) ** 2) / (n - 2)) if n > 2 else math.nan
+    t = float(stats.t.ppf(0.5 + confidence / 2, n - 2)) if n > 2 else math.nan
+    se_b = math.sqrt(s2 / sxx)
+    se_a = math.sqrt(s2 * (1 / n + mx * mx / sxx))
+    method = "ols (closed form, t intervals)"
+    return {"slope_s_per_byte": b, "intercept_s": a,
+            "rate_bytes_per_s": Estimate(b, b - t * se_b, b + t * se_b, method, n).inverted(method).as_dict(),
+            "latency_s": Estimate(a, a - t * se_a, a + t * se_a, method, n).as_dict()}
 
-    X = sm.add_constant(np.asarray(x, float))
-    res = sm.OLS(np.asarray(y, float), X).fit()
-    (a_lo, a_hi), (b_lo, b_hi) = np.asarray(res.conf_int(1 - confidence))
-    a, b = res.params
-    method = "ols (statsmodels)"
-    return {"slope_s_per_byte": float(b), "intercept_s": float(a),
-            "rate_bytes_per_s": Estimate(float(b), float(b_lo), float(b_hi), method, len(x)).inverted(method).as_dict(),
-            "latency_s": Estimate(float(a), float(a_lo), float(a_hi), method, len(x)).as_dict()}
+
+BIWEIGHT_MAX_POINTS = 20_000
 
 
-def biweight(x: np.ndarray, y: np.ndarray, start: Line) -> dict:
-    """Tukey-biweight robust regression (statsmodels RLM), started from Theil-Sen."""
+def biweight(x: np.ndarray, y: np.ndarray, start: Line) -> dict | None:
+    """Tukey-biweight robust regression (statsmodels RLM), started from Theil-Sen; a reference line, left
+    out above BIWEIGHT_MAX_POINTS points, where its iterations would cost seconds (like Siegel's above
+    5000)."""
+    if len(x) > BIWEIGHT_MAX_POINTS:
+        return None
     import statsmodels.api as sm
 
     X = sm.add_constant(np.asarray(x, float))

@@ -90,6 +90,7 @@ def _counts(e: Result) -> list[str]:
 
 
 WIDE_TERMINAL_COLUMNS = 120
+TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
 
 
 def terminal_table(summary: Summary, width: int = WIDE_TERMINAL_COLUMNS) -> Table:
@@ -157,16 +158,27 @@ def render(run: RunRecord, summary: Summary) -> str:
             pattern_tests.setdefault(e.name, []).append(e)
             continue
         sections.append(f"<h2>{esc(e.name)}: {esc(e.op)}s of whole files</h2>")
+        if figures.dense(e):
+            flagged = len(e.outliers) + len(e.cache_suspects) + len(e.fast_outliers)
+            sections.append(f"<div class=\"info\">The {e.n:,} measurements of this test are drawn as densities: "
+                            f"each cell's colour is how many measurements fell in it, every one counted. Above "
+                            f"{figures.DENSITY_ABOVE_POINTS:,} measurements a point for each would make a page too "
+                            f"large for a browser to open. The {flagged:,} flagged measurements (outliers, cache "
+                            f"suspects, fast outliers) are drawn one by one on top, with their numbers on hover; "
+                            f"every measurement is in measurements.csv.</div>")
         figs = [figures.time_vs_size(e), figures.residuals(e), figures.rate_vs_size(e), figures.rate_vs_elapsed(e)]
         sections.append("<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(figs)) + "</div>")
         n += len(figs)
         for title, flagged in (("Page-cache suspects", e.cache_suspects),
                                ("Fast outliers: not the page cache", e.fast_outliers)):
             if flagged:
+                shown = flagged[:TABLE_ROWS]
+                more = (f"<p class=\"muted\">... and {len(flagged) - len(shown):,} more: every one is drawn in the "
+                        f"figures above and listed in summary.json.</p>" if len(flagged) > len(shown) else "")
                 sections.append(f"<h3>{title}</h3>" + table(
                     ["seq", "file", "size", "seconds", "rate", "reasons"],
                     [[m.seq, m.file, format_bytes(m.size_bytes), f"{m.seconds:.6f}", format_rate(m.rate_bytes_per_s),
-                      "; ".join(e.reasons(k))] for k in flagged for m in (e.measurements[k],)]))
+                      "; ".join(e.reasons(k))] for k in shown for m in (e.measurements.row(k),)]) + more)
     for name, entries in pattern_tests.items():
         sections.append(f"<h2>{esc(name)}: access patterns</h2>")
         figs = [figures.throughput_vs_granularity(entries), figures.latency_percentiles(entries)]

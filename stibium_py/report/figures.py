@@ -14,6 +14,7 @@ from ..analysis.patterns import LATENCY_KEYS, PatternResult
 from .page import esc
 
 WEBGL_ABOVE_POINTS = 10000
+DENSITY_ABOVE_POINTS = 10000
 
 
 def _scatter(n: int) -> type:
@@ -35,58 +36,113 @@ def layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False, log_
     return fig
 
 
-def _values(e: FilesResult, idx: list[int], name: str) -> np.ndarray:
+def dense(e: FilesResult) -> bool:
+    """Above DENSITY_ABOVE_POINTS measurements a test's clouds are drawn as densities: a point per
+    measurement would make a page of tens of MB that a browser struggles to open."""
+    return e.n > DENSITY_ABOVE_POINTS
+
+
+def _values(e: FilesResult, idx: Any, name: str) -> np.ndarray:
     """A field of some of the result's measurements: single precision in large runs (plenty for the eye,
     half the HTML)."""
     dtype = np.float32 if e.n > WEBGL_ABOVE_POINTS else float
     return e.measurements.col(name)[idx].astype(dtype)
 
 
-def _rates(e: FilesResult, idx: list[int]) -> np.ndarray:
+def _rates(e: FilesResult, idx: Any) -> np.ndarray:
     return _values(e, idx, "bytes") / _values(e, idx, "seconds")
 
 
-def _hovering(e: FilesResult, idx: list[int], notes: dict[int, str]) -> dict[str, Any]:
-    """Hover text per point; large runs show the coordinates only (the HTML stays small)."""
-    if e.n > WEBGL_ABOVE_POINTS:
-        return {}
+def _hovering(e: FilesResult, idx: np.ndarray, notes: dict[int, str]) -> dict[str, Any]:
+    """Hover per point: its file, size, time, rate, place in the run and why it was flagged. Dense tests
+    carry the numbers only (as compact typed arrays), so that thousands of flagged points stay small."""
+    m = e.measurements
+    if dense(e):
+        data = np.column_stack([m.seq[idx], m.size_bytes[idx], m.seconds[idx] * 1e3,
+                                m.bytes[idx] / m.seconds[idx] / 1e6, m.started_s[idx]]).astype(np.float32)
+        return {"customdata": data, "hovertemplate": "seq %{customdata[0]:.0f}: %{customdata[1]:,.0f} B in "
+                "%{customdata[2]:.3f} ms, %{customdata[3]:.1f} MB/s, at %{customdata[4]:.1f} s<extra>%{fullData.name}"
+                "</extra>"}
     text = []
     for k in idx:
-        m = e.measurements.row(k)
-        text.append(f"{esc(m.file)}<br>{m.size_bytes:,} B in {m.seconds * 1e3:.3f} ms<br>"
-                    f"{m.rate_bytes_per_s / 1e6:.1f} MB/s<br>seq {m.seq}, at {m.started_s:.1f} s"
+        r = m.row(int(k))
+        text.append(f"{esc(r.file)}<br>{r.size_bytes:,} B in {r.seconds * 1e3:.3f} ms<br>"
+                    f"{r.rate_bytes_per_s / 1e6:.1f} MB/s<br>seq {r.seq}, at {r.started_s:.1f} s"
                     + (f"<br>{esc(notes[k])}" if k in notes else ""))
     return {"text": text, "hoverinfo": "text"}
 
 
-def _groups(e: FilesResult) -> tuple[list[tuple[str, list[int], dict]], dict[int, str]]:
+def _groups(e: FilesResult) -> tuple[list[tuple[str, np.ndarray, dict]], dict[int, str]]:
     """The measurements by what they were flagged as (indexes), each group with its marker, and a note per
     flagged measurement."""
-    cached, fast = set(e.cache_suspects), set(e.fast_outliers)
-    out = set(e.outliers)
-    notes = {**{k: f"outlier ({e.outlier_class[k]})" for k in out},
-             **{k: f"cache suspect: {'; '.join(e.reasons(k))}" for k in cached},
-             **{k: f"fast outlier: {'; '.join(e.reasons(k))}" for k in fast}}
-    everything = range(e.n)
-    return [("measurement", [k for k in everything if k not in out and k not in cached and k not in fast],
-             {"size": 6, "color": "#1f77b4", "opacity": 0.7}),
-            ("outlier", [k for k in everything if k in out and k not in cached and k not in fast],
-             {"size": 9, "color": "#ff7f0e", "symbol": "diamond"}),
-            ("cache suspect", sorted(cached), {"size": 10, "color": "#d62728", "symbol": "x"}),
-            ("fast outlier (not the page cache)", sorted(fast),
+    cached, fast, out = (np.zeros(e.n, bool) for _ in range(3))
+    cached[e.cache_suspects] = True
+    fast[e.fast_outliers] = True
+    out[e.outliers] = True
+    notes = {} if dense(e) else {
+        **{k: f"outlier ({e.outlier_class[k]})" for k in np.flatnonzero(out)},
+        **{k: f"cache suspect: {'; '.join(e.reasons(k))}" for k in np.flatnonzero(cached)},
+        **{k: f"fast outlier: {'; '.join(e.reasons(k))}" for k in np.flatnonzero(fast)}}
+    return [("measurement", np.flatnonzero(~out & ~cached & ~fast), {"size": 6, "color": "#1f77b4", "opacity": 0.7}),
+            ("outlier", np.flatnonzero(out & ~cached & ~fast), {"size": 9, "color": "#ff7f0e", "symbol": "diamond"}),
+            ("cache suspect", np.flatnonzero(cached), {"size": 10, "color": "#d62728", "symbol": "x"}),
+            ("fast outlier (not the page cache)", np.flatnonzero(fast),
              {"size": 10, "color": "#9467bd", "symbol": "triangle-up"})], notes
 
 
-def _points(e: FilesResult, x: Callable[[list[int]], np.ndarray], y: Callable[[list[int]], np.ndarray]) -> go.Figure:
-    """A figure with every measurement: ordinary points, outliers and cache suspects in their own traces."""
+def _points(e: FilesResult, x: Callable[[Any], np.ndarray], y: Callable[[Any], np.ndarray],
+            log_x: bool = False, log_y: bool = False) -> go.Figure:
+    """A figure with every measurement: ordinary points, outliers and cache suspects in their own traces.
+    A dense test draws all its measurements as a density (each counted once) and the flagged ones on top,
+    one by one."""
     fig = go.Figure()
     groups, notes = _groups(e)
+    if dense(e):
+        fig.add_trace(density(x(slice(None)), y(slice(None)), log_x, log_y))
+        groups = groups[1:]
     Scatter = _scatter(e.n)
     for label, idx, marker in groups:
-        if idx:
+        if len(idx):
             fig.add_trace(Scatter(x=x(idx), y=y(idx), mode="markers", name=label, marker=marker,
                                   **_hovering(e, idx, notes)))
     return fig
+
+
+DENSITY_BINS = (160, 120)
+DISCRETE_VALUES = 64
+
+
+def _edges(values: np.ndarray, log: bool, bins: int) -> np.ndarray:
+    """Bin edges: one bin per value where there are few distinct ones (the sizes of a files test), else
+    evenly spaced (on a log axis, evenly in the logarithm)."""
+    v = np.log10(values) if log else values
+    distinct = np.unique(v)
+    if len(distinct) <= DISCRETE_VALUES:
+        gap = np.diff(distinct).min() if len(distinct) > 1 else 1.0
+        edges = np.r_[distinct[0] - gap / 2, (distinct[1:] + distinct[:-1]) / 2, distinct[-1] + gap / 2]
+    else:
+        lo, hi = float(v.min()), float(v.max())
+        edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
+    return 10 ** edges if log else edges
+
+
+def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool) -> go.Heatmap:
+    """Every measurement counted into a grid of cells; colour is the count on a log scale, the hover says
+    how many. Values a log axis cannot show (zero, negative) or that are not numbers are not placed, and the
+    trace's name says how many were."""
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y) & ((x > 0) if log_x else True) & ((y > 0) if log_y else True)
+    xe = _edges(x[ok], log_x, DENSITY_BINS[0])
+    ye = _edges(y[ok], log_y, DENSITY_BINS[1])
+    counts = np.histogram2d(x[ok], y[ok], bins=[xe, ye])[0].T
+    with np.errstate(divide="ignore"):
+        shade = np.where(counts > 0, np.log10(counts), np.nan)
+    return go.Heatmap(x=xe, y=ye, z=shade.astype(np.float32), customdata=counts.astype(np.int32),
+                      colorscale="Blues", zmin=0, showscale=True,
+                      colorbar={"title": "log10 count", "len": 0.6},
+                      hovertemplate="%{customdata:,} measurements<extra></extra>",
+                      name=f"density of {int(counts.sum()):,} measurements")
 
 
 def time_vs_size(e: FilesResult) -> go.Figure:
@@ -113,7 +169,7 @@ def time_vs_size(e: FilesResult) -> go.Figure:
 def residuals(e: FilesResult) -> go.Figure:
     if e.slope_s_per_byte is None or e.latency.as_dict()["estimate"] is None:
         return layout(go.Figure(), f"{e.name} {e.op}: no fit, so no residuals", "size (bytes)", "")
-    fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: e.log_residuals[i])
+    fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: e.log_residuals[i], log_x=True)
     f = e.fences
     for key, dash in (("low_severe", "dot"), ("low_mild", "dash"), ("high_mild", "dash"), ("high_severe", "dot")):
         if f.get(key) is not None and np.isfinite(f[key]):
@@ -123,10 +179,7 @@ def residuals(e: FilesResult) -> go.Figure:
 
 
 def rate_vs_size(e: FilesResult) -> go.Figure:
-    # In large runs this figure shows the medians per size only: its points are the same
-    # measurements as those of time against size, and the page stays small.
-    large = e.n > WEBGL_ABOVE_POINTS
-    fig = go.Figure() if large else _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: _rates(e, i))
+    fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: _rates(e, i), log_x=True)
     bands = e.size_bands
     if bands:
         fig.add_trace(go.Scatter(
@@ -138,12 +191,12 @@ def rate_vs_size(e: FilesResult) -> go.Figure:
     rate = e.rate.as_dict()["estimate"]
     if rate:
         fig.add_hline(y=rate, line_color="#2ca02c", annotation_text="fitted rate")
-    title = f"{e.name} {e.op}: rate against size" + (" (medians per size)" if large else "")
+    title = f"{e.name} {e.op}: rate against size"
     return layout(fig, title, "size (bytes)", "bytes/s", log_x=True)
 
 
 def rate_vs_elapsed(e: FilesResult) -> go.Figure:
-    fig = _points(e, lambda i: _values(e, i, "started_s"), lambda i: _rates(e, i))
+    fig = _points(e, lambda i: _values(e, i, "started_s"), lambda i: _rates(e, i), log_y=True)
     for cp in e.drift.get("change_points", []):
         fig.add_vline(x=cp["started_s"], line_dash="dash", line_color="#d62728",
                       annotation_text=f"change {cp['step_fraction']:+.0%}")
