@@ -213,6 +213,7 @@ def _read_columns(data: bytes, header: list[str]) -> tuple[Table, int] | None:
         return None
     n = t.num_rows
     columns: dict[str, np.ndarray] = {}
+    codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for c in COLUMNS:
         col = t.column(c) if c in types else None
         if col is None or (col.null_count == n and c not in INT_COLUMNS):
@@ -227,18 +228,20 @@ def _read_columns(data: bytes, header: list[str]) -> tuple[Table, int] | None:
         elif c == "file":              # one name per measurement: nothing to share
             columns[c] = col.to_numpy(zero_copy_only=False).astype(object, copy=False)
         else:
-            columns[c] = _text(col, "" if c in TEXT_COLUMNS else None)
-    return Table(columns), skipped
+            names, code = _text(col, "" if c in TEXT_COLUMNS else None)
+            columns[c] = names[code]
+            codes[c] = names, code
+    return Table(columns, codes=codes), skipped
 
 
-def _text(col: Any, missing: str | None) -> np.ndarray:
-    """A text column as an object array whose cells share one str per distinct value (a million rows of
-    a few names cost 8 MB, not 50)."""
+def _text(col: Any, missing: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """A text column as its distinct values and each row's code: the cells share one str per distinct
+    value (a million rows of a few names cost 8 MB, not 50), and grouping by the codes is free."""
     encoded = col.combine_chunks().dictionary_encode()
     names = np.empty(len(encoded.dictionary) + 1, dtype=object)
     names[:-1] = encoded.dictionary.to_pylist()
     names[-1] = missing
-    return names[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy()]
+    return names, encoded.indices.fill_null(len(encoded.dictionary)).to_numpy().astype(np.int64)
 
 
 def _missing(column: str, n: int) -> np.ndarray:

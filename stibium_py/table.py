@@ -37,14 +37,18 @@ class Table:
     groups, stretches and subsets the analysis cuts out of a million measurements cost an index each,
     not a copy of every column."""
 
-    __slots__ = ("_cols", "_index", "_n")
+    __slots__ = ("_cols", "_index", "_n", "_codes")
 
-    def __init__(self, columns: dict[str, np.ndarray], index: np.ndarray | None = None):
+    def __init__(self, columns: dict[str, np.ndarray], index: np.ndarray | None = None,
+                 codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):
+        """`codes`: for text columns read with a dictionary, (distinct values, each row's code), which
+        makes grouping a million rows by them cost nothing."""
         n = {len(v) for v in columns.values()}
         if len(n) > 1 or set(columns) != set(COLUMNS):
             raise ValueError("a table needs every column of a measurement, all of one length")
         self._cols = columns
         self._index = index
+        self._codes = codes or {}
         self._n = len(index) if index is not None else (n.pop() if n else 0)
 
     # -- building
@@ -77,7 +81,7 @@ class Table:
         positions = np.arange(self._n)[index] if not isinstance(index, np.ndarray) or index.dtype == bool \
             else np.asarray(index, dtype=np.int64)
         base = positions if self._index is None else self._index[positions]
-        return Table(self._cols, base)
+        return Table(self._cols, base, self._codes)
 
     def row(self, k: int) -> Measurement:
         at = int(k) if self._index is None else int(self._index[k])
@@ -107,7 +111,11 @@ class Table:
             return {}
         codes, values = [], []
         for name in names:
-            distinct, code = _factorize(self.col(name))
+            if name in self._codes:
+                distinct, code = self._codes[name]
+                code = code if self._index is None else code[self._index]
+            else:
+                distinct, code = _factorize(self.col(name))
             codes.append(code)
             values.append(distinct)
         combined = np.ravel_multi_index(codes, [len(v) for v in values])
@@ -118,7 +126,9 @@ class Table:
         out = {}
         for g in np.argsort(first):
             parts = np.unravel_index(keys[g], [len(v) for v in values])
-            out[tuple(_plain(v[p]) for v, p in zip(values, parts))] = members[g]
+            key = tuple(_plain(v[p]) for v, p in zip(values, parts))
+            # two codes can stand for one value (a dictionary's missing and empty text): one group
+            out[key] = np.sort(np.concatenate([out[key], members[g]])) if key in out else members[g]
         return out
 
     def __eq__(self, other: object) -> bool:

@@ -1,7 +1,10 @@
 """Drift over the run (throttling, background work, an SLC cache running out).
 
 Trend: Mann-Kendall on the log-residuals in run order (scipy.stats.kendalltau of
-index and r), flagged when p < 0.01 and the drift over the run is at least 3 %.
+index and r), flagged when p < 0.01 and the drift over the run is at least 3 %; the
+drift is the Theil-Sen slope of r against the run order. Above 2000 points both read
+the medians of consecutive blocks, as the change points do (a million points would
+cost seconds; two thousand block medians show the same trend).
 Where: change points by ruptures.Binseg(model="l1", min_size=10, jump=1) on the
 MAD-standardised residuals clipped at +-5, penalty 4 ln n (docs/methods.md). Binseg
 costs O(n^2) with the l1 cost, so above 2000 points it runs on the medians of
@@ -25,14 +28,27 @@ CLIP = 5.0
 MAX_SEGMENTED_POINTS = 2000
 
 
+def blocks(r: np.ndarray) -> tuple[np.ndarray, int]:
+    """The series the drift tests read, and how many measurements each of its points stands for: r
+    itself up to MAX_SEGMENTED_POINTS, else the medians of consecutive blocks (at most that many)."""
+    n = len(r)
+    block = max(1, -(-n // MAX_SEGMENTED_POINTS))
+    if block == 1:
+        return r, 1
+    usable = n // block * block
+    return np.median(r[:usable].reshape(-1, block), axis=1), block
+
+
 def trend(r: np.ndarray) -> dict[str, Any]:
+    """Mann-Kendall on the series of blocks(r); the drift from its Theil-Sen slope, over the whole run."""
     r = r[np.isfinite(r)]
     n = len(r)
     if n < 8:
         return {"detected": False, "p_value": None, "drift_fraction": 0.0, "n": n, "method": "mann-kendall"}
-    idx = np.arange(n)
-    res = stats.kendalltau(idx, r)
-    slope = theil_sen(idx.astype(float), r).slope_s_per_byte  # the slope of r against the run order
+    series, block = blocks(r)
+    idx = np.arange(len(series)) * block + (block - 1) / 2          # each block at its middle measurement
+    res = stats.kendalltau(idx, series)
+    slope = theil_sen(idx.astype(float), series).slope_s_per_byte  # the slope of r against the run order
     # time grows by exp(slope * n) over the run, so the rate changes by its inverse
     drift = math.exp(-slope * (n - 1)) - 1
     p = float(res.pvalue)
@@ -47,12 +63,7 @@ def change_points(r: np.ndarray) -> list[int]:
     n = len(r)
     if n < 2 * MIN_SIZE:
         return []
-    block = -(-n // MAX_SEGMENTED_POINTS)
-    if block > 1:
-        usable = n // block * block
-        series = np.median(r[:usable].reshape(-1, block), axis=1)
-    else:
-        series = r
+    series, block = blocks(r)
     med = np.median(series)
     mad = np.median(np.abs(series - med)) * 1.4826
     z = np.clip((series - med) / max(mad, 1e-9), -CLIP, CLIP).reshape(-1, 1)

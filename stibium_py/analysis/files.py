@@ -160,8 +160,8 @@ def _nonlinearity(x: np.ndarray, y: np.ndarray, s: Settings) -> dict[str, Any]:
     if len(sizes) < 4:
         return {"detected": False, "reason": "fewer than four sizes"}
     cut = sizes[len(sizes) // 2]
-    lower = regression.fit_rate(x[x < cut], y[x < cut], NONLINEAR_RESAMPLES, s.seed, s.confidence)
-    upper = regression.fit_rate(x[x >= cut], y[x >= cut], NONLINEAR_RESAMPLES, s.seed, s.confidence)
+    lower = regression.fit_rate(x[x < cut], y[x < cut], NONLINEAR_RESAMPLES, s.seed, s.confidence, False)
+    upper = regression.fit_rate(x[x >= cut], y[x >= cut], NONLINEAR_RESAMPLES, s.seed, s.confidence, False)
     a, b = lower.rate_bytes_per_s, upper.rate_bytes_per_s
     apart = a.high < b.low or b.high < a.low
     return {"detected": bool(apart), "split_bytes": int(cut), "lower_rate_bytes_per_s": a.as_dict(),
@@ -187,6 +187,9 @@ def _drift(rows: Table, r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
     result = drift.trend(r_run)
     idx_ok = np.flatnonzero(ok)
     cps = drift.change_points(r_run[ok])
+    if not cps:
+        result["change_points"] = []
+        return result
     bounds = [0] + cps + [len(idx_ok)]
     rate = fit.rate_bytes_per_s.estimate
     segments = []

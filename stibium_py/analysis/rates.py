@@ -37,19 +37,26 @@ def describe(key: PointKey) -> str:
     return f"{test} {op} {access} {gran} B" + (f" stride {stride} B" if stride else "")
 
 
-def rate_draws(rows: Table, resamples: int, seed: int) -> tuple[float, float | None, np.ndarray, str]:
+def draw_inputs(rows: Table) -> tuple[bool, np.ndarray, np.ndarray]:
+    """What a point's draws are computed from: (files test, size, seconds) or (pattern, bytes moved,
+    seconds). Arrays, not the table: a worker process gets these few megabytes, not every column."""
+    files = rows.kind[0] == "files"
+    return files, (rows.size_bytes if files else rows.bytes).astype(float), rows.seconds
+
+
+def rate_draws(files: bool, x: np.ndarray, y: np.ndarray, resamples: int,
+               seed: int) -> tuple[float, float | None, np.ndarray, str]:
     """A rate, its latency (files tests) and its bootstrap draws: the Theil-Sen rate and
-    intercept of a files test, the median throughput over trials of a pattern point."""
-    if rows.kind[0] == "files":
-        x = rows.size_bytes.astype(float)
-        y = rows.seconds
+    intercept of a files test (x sizes, y seconds), the median throughput over trials of a pattern
+    point (x bytes moved, y seconds)."""
+    if files:
         line = regression.theil_sen(x, y)
         slopes = regression.bootstrap_slopes(x, y, resamples, seed)
         with np.errstate(divide="ignore"):
             draws = np.where(slopes > 0, 1.0 / slopes, np.nan)
         rate = 1.0 / line.slope_s_per_byte if line.slope_s_per_byte > 0 else math.nan
         return rate, line.intercept_s, draws, f"theil-sen rate, stratified bootstrap B={len(draws)}"
-    tput = rows.bytes / rows.seconds
+    tput = x / y
     draws = patterns.bootstrap_medians(tput, resamples, seed)
     return float(np.median(tput)), None, draws, f"median throughput over trials, bootstrap B={resamples}"
 
@@ -70,9 +77,9 @@ def draws_per_run(runs: list[dict[PointKey, Table]], keys: list[PointKey], s: Se
     keys, then runs). The bootstraps are independent: the caller's executor runs them in parallel, and
     without one they run here, one after another, with the same results."""
     jobs = [(i, key) for key in keys for i, points in enumerate(runs) if key in points and len(points[key])]
-    args = [(runs[i][key], s.resamples, s.seed + n) for n, (i, key) in enumerate(jobs)]
+    args = [(*draw_inputs(runs[i][key]), s.resamples, s.seed + n) for n, (i, key) in enumerate(jobs)]
     if executor is None:
         results = [rate_draws(*a) for a in args]
     else:
         results = list(executor.map(rate_draws, *zip(*args))) if args else []
-    return {job: PointDraws(rate, lat, draws, len(a[0])) for job, a, (rate, lat, draws, _) in zip(jobs, args, results)}
+    return {job: PointDraws(rate, lat, draws, len(a[1])) for job, a, (rate, lat, draws, _) in zip(jobs, args, results)}

@@ -271,8 +271,10 @@ class Fit:
     slopes: np.ndarray
 
 
-def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, confidence: float = 0.95) -> Fit:
-    """Theil-Sen rate and latency with stratified bootstrap intervals."""
+def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, confidence: float = 0.95,
+             latency_interval: bool = True) -> Fit:
+    """Theil-Sen rate and latency with stratified bootstrap intervals (the latency's left out where the
+    caller needs the rate's only: it costs a median over all points per resample)."""
     x = np.asarray(x_bytes, float)
     y = np.asarray(y_s, float)
     n = len(x)
@@ -280,8 +282,10 @@ def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, co
     if not math.isfinite(line.slope_s_per_byte):
         nan = Estimate(math.nan, math.nan, math.nan, "theil-sen (needs two sizes)", n)
         return Fit(line, nan, nan, np.array([]))
-    slopes, boot_intercepts = bootstrap_lines(x, y, resamples, seed)
-    if boot_intercepts is None:      # very many points: the intercept under each resample's slope, over all points
+    slopes, boot_intercepts = bootstrap_lines(x, y, resamples, seed, intercepts=latency_interval)
+    if not latency_interval:
+        boot_intercepts = np.array([math.nan])
+    elif boot_intercepts is None:    # very many points: the intercept under each resample's slope, over all points
         boot_intercepts = np.array([np.median(y - s * x) for s in slopes[: min(resamples, 200)]])
     repeats = min(int(c) for c in np.unique(x, return_counts=True)[1])
     if repeats < MIN_REPEATS_FOR_INTERVAL:

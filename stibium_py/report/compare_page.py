@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from ..compare import Side
 from ..units import format_rate, format_size
-from .figures import layout
+from .figures import DENSITY_ABOVE_POINTS, density, layout
 from .page import esc, figure, page, table
 
 COLORS = {"a": "#1f77b4", "b": "#d62728"}
@@ -24,8 +24,12 @@ def _overlay_files(a: Side, b: Side, fit: dict[str, Any]) -> go.Figure:
         mine = (rows.test == test) & (rows.op == op) & (rows.kind == "files")
         x = rows.size_bytes[mine].astype(float)
         y = rows.seconds[mine]
-        fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(run.label)}",
-                                   marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
+        if len(x) > DENSITY_ABOVE_POINTS:      # as in the report: every measurement counted into cells
+            fig.add_trace(density(x, y, False, False, "Blues" if side == "a" else "Reds",
+                                  f"{side.upper()}: {run.label}"))
+        else:
+            fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(run.label)}",
+                                       marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
         rate, latency = fit[f"rate_{side}_bytes_per_s"], fit[f"latency_{side}_s"]
         if rate and np.isfinite(rate) and latency is not None:
             grid = np.linspace(0, x.max(), 50)

@@ -91,15 +91,16 @@ def _groups(e: FilesResult) -> tuple[list[tuple[str, np.ndarray, dict]], dict[in
 
 
 def _points(e: FilesResult, x: Callable[[Any], np.ndarray], y: Callable[[Any], np.ndarray],
-            log_x: bool = False, log_y: bool = False) -> go.Figure:
+            log_x: bool = False, log_y: bool = False, flagged: bool = False) -> go.Figure:
     """A figure with every measurement: ordinary points, outliers and cache suspects in their own traces.
-    A dense test draws all its measurements as a density (each counted once) and the flagged ones on top,
-    one by one."""
+    A dense test draws all its measurements as a density (each counted once), and where `flagged` (the
+    residual figure, whose fences define the outliers) the flagged ones on top, one by one: thousands of
+    markers in every figure would take a browser without a graphics card seconds each."""
     fig = go.Figure()
     groups, notes = _groups(e)
     if dense(e):
         fig.add_trace(density(x(slice(None)), y(slice(None)), log_x, log_y))
-        groups = groups[1:]
+        groups = groups[1:] if flagged else []
     Scatter = _scatter(e.n)
     for label, idx, marker in groups:
         if len(idx):
@@ -126,7 +127,8 @@ def _edges(values: np.ndarray, log: bool, bins: int) -> np.ndarray:
     return 10 ** edges if log else edges
 
 
-def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool) -> go.Heatmap:
+def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool, colorscale: str = "Blues",
+            label: str = "") -> go.Heatmap:
     """Every measurement counted into a grid of cells; colour is the count on a log scale, the hover says
     how many. Values a log axis cannot show (zero, negative) or that are not numbers are not placed, and the
     trace's name says how many were."""
@@ -139,10 +141,11 @@ def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool) -> go.Heatma
     with np.errstate(divide="ignore"):
         shade = np.where(counts > 0, np.log10(counts), np.nan)
     return go.Heatmap(x=xe, y=ye, z=shade.astype(np.float32), customdata=counts.astype(np.int32),
-                      colorscale="Blues", zmin=0, showscale=True,
+                      colorscale=colorscale, zmin=0, showscale=not label, opacity=0.7 if label else 1.0,
                       colorbar={"title": "log10 count", "len": 0.6},
-                      hovertemplate="%{customdata:,} measurements<extra></extra>",
-                      name=f"density of {int(counts.sum()):,} measurements")
+                      hovertemplate=f"{esc(label)} %{{customdata:,}} measurements<extra></extra>",
+                      name=f"{esc(label)} density of {int(counts.sum()):,} measurements".strip(),
+                      showlegend=bool(label))
 
 
 def time_vs_size(e: FilesResult) -> go.Figure:
@@ -169,7 +172,7 @@ def time_vs_size(e: FilesResult) -> go.Figure:
 def residuals(e: FilesResult) -> go.Figure:
     if e.slope_s_per_byte is None or e.latency.as_dict()["estimate"] is None:
         return layout(go.Figure(), f"{e.name} {e.op}: no fit, so no residuals", "size (bytes)", "")
-    fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: e.log_residuals[i], log_x=True)
+    fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: e.log_residuals[i], log_x=True, flagged=True)
     f = e.fences
     for key, dash in (("low_severe", "dot"), ("low_mild", "dash"), ("high_mild", "dash"), ("high_severe", "dot")):
         if f.get(key) is not None and np.isfinite(f[key]):

@@ -1,8 +1,11 @@
-"""One self-contained HTML page: plotly.js embedded once, every figure as a div,
+"""One self-contained HTML page: plotly.js embedded once (compressed), every figure as a div,
 every user-provided string escaped. Works offline."""
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
 import html
 from typing import Any
 
@@ -35,8 +38,36 @@ def figure(fig: go.Figure, div_id: str) -> str:
                        config={"displaylogo": False, "responsive": True})
 
 
+# plotly.js (4.8 MB) is embedded gzip-compressed (2 MB as base64) and unpacked by the browser's own
+# DecompressionStream (Chromium 80, Safari 16.4, Firefox 113 and later): every page is ~3 MB smaller and
+# still works offline. Figures asked for before it is unpacked wait in a queue.
+_QUEUE = ("window.stibiumFigures=[];window.Plotly={newPlot:function(){window.stibiumFigures.push(arguments);"
+          "return Promise.resolve();}};")
+_UNPACK = """(async function(){
+  var note=document.getElementById('stibium-js-note');
+  try{
+    var b64=document.getElementById('stibium-plotly-gz').textContent;
+    var raw=atob(b64),bytes=new Uint8Array(raw.length);
+    for(var i=0;i<raw.length;i++){bytes[i]=raw.charCodeAt(i);}
+    var text=await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+    var s=document.createElement('script');s.text=text;document.head.appendChild(s);
+    var P=window.Plotly;window.stibiumFigures.forEach(function(a){P.newPlot.apply(P,a);});
+    note.remove();
+  }catch(e){note.textContent='The figures need a browser from 2023 or later (Chromium 80, Safari 16.4, '+
+    'Firefox 113): '+e;}
+})();"""
+
+
+@functools.lru_cache(maxsize=1)
+def _plotly_gz_b64() -> str:
+    return base64.b64encode(gzip.compress(get_plotlyjs().encode("utf-8"), 9, mtime=0)).decode("ascii")
+
+
 def page(title: str, sections: list[str]) -> str:
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style>"
-            f"<script type=\"text/javascript\">{get_plotlyjs()}</script></head><body>"
-            + "\n".join(sections) + "</body></html>")
+            f"<script>{_QUEUE}</script></head><body>"
+            f"<p id=\"stibium-js-note\" class=\"muted\">Drawing the figures...</p>"
+            + "\n".join(sections)
+            + f"<script id=\"stibium-plotly-gz\" type=\"application/octet-stream\">{_plotly_gz_b64()}</script>"
+            f"<script>{_UNPACK}</script></body></html>")

@@ -31,7 +31,7 @@ from stibium_py.report import build, figures
 from stibium_py.store import read_measurements, write_json_atomic
 
 
-def make_run(d: Path, n: int, pattern: bool, seed: int = 0) -> None:
+def make_run(d: Path, n: int, pattern: bool, seed: int = 0, rate_bytes_per_s: float = 5e8) -> None:
     """A synthetic run directory of n measurements, written column by column."""
     import pyarrow as pa
     from pyarrow import csv as pa_csv
@@ -42,7 +42,7 @@ def make_run(d: Path, n: int, pattern: bool, seed: int = 0) -> None:
     sizes = np.geomspace(1e4, 2e9, 14).round()
     size = rng.choice(sizes, n_files).astype(np.int64)
     op = np.where(np.arange(n_files) < n_files // 2, "write", "read")
-    seconds = (2e-4 + size / 5e8) * np.exp(rng.normal(0, 0.05, n_files))
+    seconds = (2e-4 + size / rate_bytes_per_s) * np.exp(rng.normal(0, 0.05, n_files))
     reads = np.flatnonzero(op == "read")
     cached = rng.choice(reads, len(reads) // 100, replace=False)
     seconds[cached] /= 20                                   # page-cache hits

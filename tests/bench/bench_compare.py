@@ -1,40 +1,53 @@
-"""stibium compare of two synthetic runs of about 10k measurements each with
-10000 resamples: seconds (target: at most 10 s)."""
+"""stibium compare of two synthetic runs of N measurements each (default 10k; --n 1000000 for the
+million), 10000 resamples: the time of each stage (load, bootstraps and ratios, page), then
+`stibium compare` end to end with its peak memory. Targets: 10k in 10 s, 1M in 30 s."""
 
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from common import scratch  # noqa: E402
-from stibium_py.compare import compare_runs, load_run  # noqa: E402
-from stibium_py.report.compare_page import render  # noqa: E402
-from synthetic import make_run  # noqa: E402
+from bench_analysis import make_run
+from common import scratch
+from stibium_py.compare import compare_runs, load_run
+from stibium_py.report.compare_page import render
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeats", type=int, default=700, help="per size and op: 7 sizes x 2 ops x repeats")
+    ap.add_argument("--n", type=int, default=10_000)
     a = ap.parse_args()
     d = scratch(None)
     try:
-        ra = make_run(d / "a", rate_bytes_per_s=2e8, repeats=a.repeats, seed=1)
-        rb = make_run(d / "b", rate_bytes_per_s=3e8, repeats=a.repeats, seed=2)
+        (d / "a").mkdir()
+        (d / "b").mkdir()
+        make_run(d / "a", a.n, False, seed=1, rate_bytes_per_s=2e8)
+        make_run(d / "b", a.n, False, seed=2, rate_bytes_per_s=3e8)
         t0 = time.perf_counter()
-        run_a, run_b = load_run(ra), load_run(rb)
+        run_a, run_b = load_run(d / "a"), load_run(d / "b")
+        t1 = time.perf_counter()
         result = compare_runs(run_a, run_b)
+        t2 = time.perf_counter()
         html = render(result, run_a, run_b)
-        seconds = time.perf_counter() - t0
-        print(f"{len(run_a.rows)} + {len(run_b.rows)} measurements, 10000 resamples: compare + page {seconds:.2f} s, "
-              f"page {len(html) / 1e6:.1f} MB")
+        t3 = time.perf_counter()
+        print(f"{len(run_a.rows)} + {len(run_b.rows)} measurements, 10000 resamples:")
+        print(f"  load {t1 - t0:.2f} s, bootstraps and ratios {t2 - t1:.2f} s, page {t3 - t2:.2f} s "
+              f"({len(html) / 1e6:.1f} MB)")
         for row in result["rows"][:2]:
             q = row["ratio"]
             print(f"  {row['test']} {row['op']}: {q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}] ({q['method']})")
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "stibium_py", "compare", str(d / "a"), str(d / "b"),
+                               "--out", str(d / "c.html")], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(proc.stderr)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+        print(f"stibium compare end to end: {time.perf_counter() - t0:.2f} s, peak memory {peak / 1e9:.2f} GB")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -1,0 +1,70 @@
+"""Large runs: the columnar reader reads what the row reader reads, and a test above the density
+threshold is drawn as densities that count every measurement, with every flagged one drawn one by one.
+(How fast and how small is measured by tests/bench/bench_analysis.py, bench_compare.py and
+bench_report_browser.py, not here.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from stibium_py.analysis.files import files_result
+from stibium_py.analysis.settings import Settings
+from stibium_py.measurement import Measurement
+from stibium_py.report import figures
+from stibium_py.store import _read_rows, read_measurements
+from stibium_py.table import Table
+from synthetic import make_run
+
+
+def _reads(n: int, seed: int = 3) -> Table:
+    """n whole-file reads of 7 sizes at 500 MB/s; every 100th served from the page cache (resident), every
+    150th slowed down five times."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.choice(np.geomspace(1e6, 64e6, 7).round(), n).astype(int)
+    seconds = (2e-4 + sizes / 5e8) * np.exp(rng.normal(0, 0.03, n))
+    resident = np.zeros(n)
+    resident[::100] = 1.0
+    seconds[::100] /= 20
+    seconds[75::150] *= 5
+    return Table.from_rows(
+        Measurement(seq=k, test="f", op="read", kind="files", access="sequential", size_bytes=int(s),
+                    granularity_bytes=int(s), stride_bytes=0, trial=k, file=f"f{k}", bytes=int(s), seconds=float(t),
+                    started_s=k * 0.01, resident_before=float(r), engine="direct", requests=1)
+        for k, (s, t, r) in enumerate(zip(sizes, seconds, resident)))
+
+
+def test_the_columnar_reader_reads_what_the_row_reader_reads(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    lines = (run / "measurements.csv").read_text().splitlines(keepends=True)
+    lines[7] = lines[7].replace(",direct,", ',"direct, quoted",')       # a quoted value with a comma
+    (run / "measurements.csv").write_text("".join(lines))
+    table, damaged = read_measurements(run)
+    data = (run / "measurements.csv").read_bytes()
+    rows, row_damaged = _read_rows(data, data.split(b"\n", 1)[0].decode().split(","))
+    assert table.rows() == rows and damaged == row_damaged == 0
+    assert table.row(6).engine == "direct, quoted"
+    assert table.row(0).engine_requested is None and np.isnan(table.syscalls).all()
+
+
+def test_a_dense_test_counts_every_measurement_and_draws_every_flagged_one():
+    n = figures.DENSITY_ABOVE_POINTS + 2000
+    e = files_result("f", "read", _reads(n), Settings(resamples=200))
+    flagged = set(e.outliers) | set(e.cache_suspects) | set(e.fast_outliers)
+    assert figures.dense(e) and len(e.cache_suspects) >= n // 100 - 5 and len(flagged) > n // 100
+    seqs = e.measurements.seq
+    for make in (figures.time_vs_size, figures.residuals, figures.rate_vs_size, figures.rate_vs_elapsed):
+        fig = make(e)
+        heat = [t for t in fig.data if isinstance(t, go.Heatmap)]
+        assert len(heat) == 1 and int(np.asarray(heat[0].customdata).sum()) == n, make.__name__
+    drawn = [t for t in figures.residuals(e).data if isinstance(t, (go.Scatter, go.Scattergl)) and t.customdata is not None]
+    shown = {int(row[0]) for t in drawn for row in np.asarray(t.customdata)}
+    assert shown == {int(seqs[k]) for k in flagged}                        # every flagged one, with its hover
+
+
+def test_below_the_threshold_every_measurement_is_a_point():
+    e = files_result("f", "read", _reads(600), Settings(resamples=200))
+    fig = figures.time_vs_size(e)
+    assert not any(isinstance(t, go.Heatmap) for t in fig.data)
+    points = [t for t in fig.data if t.mode == "markers"]
+    assert sum(len(t.x) for t in points) == 600 and all(t.text is not None for t in points)
