@@ -68,3 +68,12 @@ def test_below_the_threshold_every_measurement_is_a_point():
     assert not any(isinstance(t, go.Heatmap) for t in fig.data)
     points = [t for t in fig.data if t.mode == "markers"]
     assert sum(len(t.x) for t in points) == 600 and all(t.text is not None for t in points)
+
+
+def test_the_files_tests_in_parallel_give_the_same_summary(tmp_path, monkeypatch):
+    from stibium_py import pipeline
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8, repeats=6, trials=4)
+    _, _, alone = pipeline.summarize_run(run)
+    monkeypatch.setattr(pipeline, "PARALLEL_ABOVE_BYTES", 0)      # the worker processes of a large run
+    _, _, parallel = pipeline.summarize_run(run)
+    assert parallel.to_json() == alone.to_json()

@@ -113,35 +113,51 @@ class FilesResult:
         return out
 
 
+INPUT_COLUMNS = ("size_bytes", "seconds", "bytes", "resident_before", "seq", "started_s")
+
+
+def files_inputs(rows: Table) -> dict[str, np.ndarray]:
+    """The columns a files test's numbers are computed from, as floats: a few arrays, which is what a
+    worker process is sent."""
+    return {c: column(rows, c) for c in INPUT_COLUMNS}
+
+
 def files_result(name: str, op: str, rows: Table, s: Settings,
                  ceiling_bytes_per_s: float | None = None) -> FilesResult:
-    x = column(rows, "size_bytes")
-    y = column(rows, "seconds")
-    rate = column(rows, "bytes") / y
+    return FilesResult(name=name, op=op, measurements=rows,
+                       **files_numbers(op, files_inputs(rows), s, ceiling_bytes_per_s))
+
+
+def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
+                  ceiling_bytes_per_s: float | None = None) -> dict[str, Any]:
+    """Everything a FilesResult holds but its name and its measurements, from files_inputs."""
+    x = cols["size_bytes"]
+    y = cols["seconds"]
+    rate = cols["bytes"] / y
     fit = regression.fit_rate(x, y, s.resamples, s.seed, s.confidence)
     predicted = fit.line.predict(x)
     r = outliers.log_residuals(y, predicted)
     f = outliers.fences(r)
     several_sizes = len(np.unique(x)) > 1
-    kinds = np.full(len(rows), "", dtype=object)
+    kinds = np.full(len(x), "", dtype=object)
     reasons: dict[int, list[str]] = {}
     without = None
     if op == "read":
-        resident = column(rows, "resident_before")
+        resident = cols["resident_before"]
         reasons = cache.suspects(r, y, predicted, rate, resident, ceiling_bytes_per_s)
         kinds = cache.classify(reasons, resident)
         flagged = kinds == cache.PAGE_CACHE
         if flagged.any() and (~flagged).sum() >= 3 and len(np.unique(x[~flagged])) > 1:
             without = regression.fit_rate(x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
-    return FilesResult(
-        name=name, op=op, measurements=rows, fit=fit, log_residuals=r, fences=f,
+    return dict(
+        fit=fit, log_residuals=r, fences=f,
         outlier_class=outliers.classify(r, f), cache_kind=kinds, cache_reasons=reasons,
         references={"ols": regression.ols(x, y, s.confidence) if several_sizes else None,
                     "biweight": regression.biweight(x, y, fit.line) if several_sizes else None,
                     "siegel": _siegel(x, y)},
         size_bands=_size_bands(x, rate, fit.rate_bytes_per_s.estimate, s),
         nonlinearity=_nonlinearity(x, y, s),
-        drift=_drift(rows, r, fit) if math.isfinite(fit.line.slope_s_per_byte) else {"detected": False},
+        drift=_drift(cols, r, fit) if math.isfinite(fit.line.slope_s_per_byte) else {"detected": False},
         without_suspects=without)
 
 
@@ -168,11 +184,9 @@ def _nonlinearity(x: np.ndarray, y: np.ndarray, s: Settings) -> dict[str, Any]:
             "upper_rate_bytes_per_s": b.as_dict()}
 
 
-def _segment_rate(rows: Table, fallback: float) -> float:
+def _segment_rate(x: np.ndarray, y: np.ndarray, fallback: float) -> float:
     """The Theil-Sen rate of one stretch of the run (its own line); where it has one size only, the
     fitted rate scaled by the stretch's median residual."""
-    x = column(rows, "size_bytes")
-    y = column(rows, "seconds")
     if len(np.unique(x)) >= 2:
         slope = regression.theil_sen(x, y).slope_s_per_byte
         if slope > 0:
@@ -180,8 +194,8 @@ def _segment_rate(rows: Table, fallback: float) -> float:
     return fallback
 
 
-def _drift(rows: Table, r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
-    order = np.argsort(rows.seq, kind="stable")
+def _drift(cols: dict[str, np.ndarray], r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
+    order = np.argsort(cols["seq"], kind="stable")
     r_run = r[order]
     ok = np.isfinite(r_run)
     result = drift.trend(r_run)
@@ -199,12 +213,13 @@ def _drift(rows: Table, r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
         # stretch cannot tilt its line
         trim_lo = 1 if lo > 0 and hi - lo >= 6 else 0
         trim_hi = 1 if hi < len(idx_ok) and hi - lo - trim_lo >= 5 else 0
-        seg_rows = rows.take(order[idx_ok[lo + trim_lo:hi - trim_hi]])
-        segments.append(_segment_rate(seg_rows, rate / math.exp(float(np.median(r_run[ok][lo:hi])))))
+        seg = order[idx_ok[lo + trim_lo:hi - trim_hi]]
+        segments.append(_segment_rate(cols["size_bytes"][seg], cols["seconds"][seg],
+                                      rate / math.exp(float(np.median(r_run[ok][lo:hi])))))
     changes = []
     for i, cp in enumerate(cps):
-        first = rows.row(int(order[idx_ok[cp]]))
-        changes.append({"index": int(cp), "seq": first.seq, "started_s": first.started_s,
+        first = int(order[idx_ok[cp]])
+        changes.append({"index": int(cp), "seq": int(cols["seq"][first]), "started_s": float(cols["started_s"][first]),
                         "rate_before_bytes_per_s": segments[i], "rate_after_bytes_per_s": segments[i + 1],
                         "step_fraction": segments[i + 1] / segments[i] - 1,
                         "method": "theil-sen on each stretch between change points"})

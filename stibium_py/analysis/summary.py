@@ -4,11 +4,13 @@ JSON form is summary.json (docs/run-directory.md)."""
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 from ..table import Table
-from .files import FilesResult, files_result
+
+from .files import FilesResult, files_inputs, files_numbers
 from .patterns import PatternResult, pattern_result
 from .settings import SUMMARY, Settings
 from .warnings import Result, Notice, warnings
@@ -35,16 +37,27 @@ class Summary:
 
 
 def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None = None,
-              damaged_rows: int = 0, ceiling_bytes_per_s: float | None = None) -> Summary:
+              damaged_rows: int = 0, ceiling_bytes_per_s: float | None = None,
+              executor: Executor | None = None) -> Summary:
+    """The executor, where the caller gives one, computes the files tests in parallel (the same numbers)."""
     good = rows.valid()
     groups = good.groups("test", "op", "kind")
     # tests in the order the run began them (failed measurements count)
     order = {key: int(rows.seq[idx[0]]) for key, idx in rows.groups("test", "op").items()}
     results: list[Result] = []
+    pending = []
     for (name, op, kind), idx in sorted(groups.items(), key=lambda kv: order[kv[0][:2]]):
         rs = good.take(idx)
-        results.append(files_result(name, op, rs, s, ceiling_bytes_per_s) if kind == "files"
-                       else pattern_result(name, op, rs, s.resamples, s.seed, s.confidence))
+        if kind != "files":
+            results.append(pattern_result(name, op, rs, s.resamples, s.seed, s.confidence))
+            continue
+        args = (op, files_inputs(rs), s, ceiling_bytes_per_s)
+        numbers = executor.submit(files_numbers, *args) if executor is not None else files_numbers(*args)
+        pending.append((len(results), name, op, rs, numbers))
+        results.append(None)  # type: ignore[arg-type]
+    for at, name, op, rs, numbers in pending:
+        found = numbers.result() if executor is not None else numbers
+        results[at] = FilesResult(name=name, op=op, measurements=rs, **found)
     found = warnings(results, good, facts or {})
     if damaged_rows:
         found.append(Notice("warning", "all", f"{damaged_rows} damaged rows of measurements.csv were skipped",

@@ -5,14 +5,12 @@ million), 10000 resamples: the time of each stage (load, bootstraps and ratios, 
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from bench_analysis import make_run
+from bench_analysis import make_run, run_measured
 from common import scratch
 from stibium_py.compare import compare_runs, load_run
 from stibium_py.report.compare_page import render
@@ -41,13 +39,9 @@ def main() -> None:
         for row in result["rows"][:2]:
             q = row["ratio"]
             print(f"  {row['test']} {row['op']}: {q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}] ({q['method']})")
-        t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "stibium_py", "compare", str(d / "a"), str(d / "b"),
-                               "--out", str(d / "c.html")], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SystemExit(proc.stderr)
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-        print(f"stibium compare end to end: {time.perf_counter() - t0:.2f} s, peak memory {peak / 1e9:.2f} GB")
+        seconds, peak = run_measured([sys.executable, "-m", "stibium_py", "compare", str(d / "a"), str(d / "b"),
+                                      "--out", str(d / "c.html")])
+        print(f"stibium compare end to end: {seconds:.2f} s, peak memory {peak / 1e9:.2f} GB")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
