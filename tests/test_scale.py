@@ -70,10 +70,10 @@ def test_below_the_threshold_every_measurement_is_a_point():
     assert sum(len(t.x) for t in points) == 600 and all(t.text is not None for t in points)
 
 
-def test_the_files_tests_in_parallel_give_the_same_summary(tmp_path, monkeypatch):
-    from stibium_py import pipeline
+def test_the_files_tests_in_parallel_give_the_same_summary(tmp_path):
+    from stibium_py.analysis.settings import SUMMARY
+    from stibium_py.analysis.summary import summarize
+    from stibium_py.pipeline import summarize_run
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8, repeats=6, trials=4)
-    _, _, alone = pipeline.summarize_run(run)
-    monkeypatch.setattr(pipeline, "PARALLEL_ABOVE_BYTES", 0)      # the worker processes of a large run
-    _, _, parallel = pipeline.summarize_run(run)
-    assert parallel.to_json() == alone.to_json()
+    _, table, parallel = summarize_run(run)                       # the files tests on threads
+    assert parallel.to_json() == summarize(table, SUMMARY).to_json()

@@ -108,7 +108,7 @@ def stages(d: Path) -> dict[str, float]:
                                                  figures.rate_vs_size(e), figures.rate_vs_elapsed(e)])
     from stibium_py.record import RunRecord
     stage("HTML", t, build.render, RunRecord(), summary)
-    stage("summary + report (build_report, files tests in parallel)", t, build.build_report, d)
+    stage("summary + report (build_report, files tests on threads)", t, build.build_report, d)
     return t
 
 
