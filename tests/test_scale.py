@@ -77,3 +77,19 @@ def test_the_files_tests_in_parallel_give_the_same_summary(tmp_path):
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8, repeats=6, trials=4)
     _, table, parallel = summarize_run(run)                       # the files tests on threads
     assert parallel.to_json() == summarize(table, SUMMARY).to_json()
+
+
+def test_beyond_the_cap_the_least_extreme_flagged_points_are_a_density_of_their_own(monkeypatch):
+    n = figures.DENSITY_ABOVE_POINTS + 2000
+    e = files_result("f", "read", _reads(n), Settings(resamples=200))
+    flagged = sorted(set(e.outliers) | set(e.cache_suspects) | set(e.fast_outliers))
+    monkeypatch.setattr(figures, "FLAGGED_POINTS_DRAWN", 50)
+    fig = figures.residuals(e)
+    points = [t for t in fig.data if isinstance(t, (go.Scatter, go.Scattergl)) and t.customdata is not None]
+    heat = [t for t in fig.data if isinstance(t, go.Heatmap)]
+    drawn = sum(len(t.x) for t in points)
+    assert drawn == 50 and len(heat) == 2
+    assert int(np.asarray(heat[1].customdata).sum()) == len(flagged) - 50      # the rest, every one counted
+    worst = sorted(flagged, key=lambda k: -abs(e.log_residuals[k]))[:50]
+    shown = {int(row[0]) for t in points for row in np.asarray(t.customdata)}
+    assert shown == {int(e.measurements.seq[k]) for k in worst}

@@ -165,7 +165,10 @@ def render(run: RunRecord, summary: Summary) -> str:
                             f"{figures.DENSITY_ABOVE_POINTS:,} measurements a point for each would make a page too "
                             f"large for a browser to open. The {flagged:,} flagged measurements (outliers, cache "
                             f"suspects, fast outliers) are drawn one by one in the residual figure, with their "
-                            f"numbers on hover; every measurement is in measurements.csv.</div>")
+                            f"numbers on hover"
+                            + (f" (the {figures.FLAGGED_POINTS_DRAWN:,} farthest from the fit; the others as a "
+                               f"density in red)" if flagged > figures.FLAGGED_POINTS_DRAWN else "")
+                            + "; every measurement is in measurements.csv.</div>")
         figs = [figures.time_vs_size(e), figures.residuals(e), figures.rate_vs_size(e), figures.rate_vs_elapsed(e)]
         sections.append("<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(figs)) + "</div>")
         n += len(figs)
