@@ -93,7 +93,10 @@ def stages(d: Path) -> dict[str, float]:
             continue
         rows = good.take(idx)
         x, y = rows.size_bytes.astype(float), rows.seconds
-        fit = stage("fits + bootstrap", t, regression.fit_rate, x, y, SUMMARY.resamples, SUMMARY.seed, SUMMARY.confidence)
+        stage("fits (Theil-Sen)", t, regression.theil_sen, x, y)
+        stage("bootstrap", t, regression.bootstrap_lines, x, y, SUMMARY.resamples, SUMMARY.seed)
+        fit = stage("fit_rate (fit + bootstrap + intervals, once more)", t, regression.fit_rate, x, y,
+                    SUMMARY.resamples, SUMMARY.seed, SUMMARY.confidence)
         r = stage("outliers", t, outliers.log_residuals, y, fit.line.predict(x))
         stage("outliers", t, lambda: outliers.classify(r, outliers.fences(r)))
         stage("size bands + nonlinearity", t, files_analysis._size_bands, x, rows.bytes / y,
