@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from click.testing import CliRunner
 
 from stibium_py.cli import main
@@ -41,3 +43,44 @@ def test_report_is_self_contained_and_escaped(disk_dir):
     assert html.count("plotly.js v") <= 2 and "Plotly.newPlot" in html
     # files test: 4 figures per op (2 ops); pattern test: throughput, latency, stride heatmap
     assert html.count("Plotly.newPlot") == 4 * 2 + 3
+
+
+def _pattern_rows(granularities, accesses=("sequential",), trials=3):
+    from stibium_py.measurement import Measurement
+    from stibium_py.table import Table
+    rows = []
+    for access in accesses:
+        for g in granularities:
+            for t in range(trials):
+                rows.append(Measurement(seq=len(rows), test="p", op="read", kind="pattern", access=access,
+                                        size_bytes=1 << 30, granularity_bytes=g, stride_bytes=0, trial=t, file="p",
+                                        bytes=64 << 20, seconds=0.1 + 0.01 * t + g / 1e9, started_s=float(len(rows)),
+                                        engine="direct", requests=(64 << 20) // g, lat_p50_s=g / 1e9,
+                                        lat_p90_s=2 * g / 1e9, lat_p99_s=3 * g / 1e9, lat_p999_s=4 * g / 1e9,
+                                        lat_max_s=5 * g / 1e9))
+    return Table.from_rows(rows)
+
+
+def test_many_granularities_give_a_latency_heatmap_per_access():
+    import plotly.graph_objects as go
+
+    from stibium_py.analysis.patterns import pattern_result
+    from stibium_py.report import figures
+    e = pattern_result("p", "read", _pattern_rows([4096 << k for k in range(4)], ("sequential", "random", "strided")),
+                       200, 1, 0.95)
+    fig = figures.latency_percentiles([e])
+    heat = [t for t in fig.data if isinstance(t, go.Heatmap)]
+    assert len(heat) == 3 and all(np.asarray(t.z).shape == (4, 5) for t in heat)
+    assert list(heat[0].x) == ["p50", "p90", "p99", "p99.9", "max"]
+    assert heat[0].text[0][0] == "0.0041 ms" and heat[0].text[3][4] == f"{5 * 32768 / 1e6:.3g} ms"
+
+
+def test_one_granularity_shows_its_trials_not_a_granularity_axis():
+    from stibium_py.analysis.patterns import pattern_result
+    from stibium_py.report import figures
+    e = pattern_result("p", "read", _pattern_rows([1 << 20], trials=5), 200, 1, 0.95)
+    fig = figures.throughput_vs_granularity([e])
+    (trace,) = fig.data
+    assert list(trace.x) == [1, 2, 3, 4, 5]
+    assert np.allclose(trace.y, [(64 << 20) / (0.1 + 0.01 * t + (1 << 20) / 1e9) for t in range(5)])
+    assert fig.layout.xaxis.title.text == "trial" and fig.layout.xaxis.type != "log"

@@ -184,12 +184,19 @@ def render(run: RunRecord, summary: Summary) -> str:
                       "; ".join(e.reasons(k))] for k in shown for m in (e.measurements.row(k),)]) + more)
     for name, entries in pattern_tests.items():
         sections.append(f"<h2>{esc(name)}: access patterns</h2>")
-        figs = [figures.throughput_vs_granularity(entries), figures.latency_percentiles(entries)]
+        figs = [figures.throughput_vs_granularity(entries)]
         heat = figures.stride_heatmap(entries)
         if heat is not None:
             figs.append(heat)
+        latency = figures.latency_percentiles(entries)
+        wide = figures.many_latency_lines(entries)      # small multiples of heatmaps: the page's whole width
+        if not wide:
+            figs.insert(1, latency)
         sections.append("<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(figs)) + "</div>")
         n += len(figs)
+        if wide:
+            sections.append(figure(latency, f"fig{n}"))
+            n += 1
     sections.append("<h2>Methods</h2><p class=\"muted\">Every measurement is in measurements.csv beside this page; "
                     "the numbers above are in summary.json. Rates: Theil-Sen with stratified bootstrap intervals, "
                     "widened for small strata; no interval below 3 repeats per size. Outliers flagged by Tukey fences "

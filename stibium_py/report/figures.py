@@ -231,7 +231,39 @@ def rate_vs_elapsed(e: FilesResult) -> go.Figure:
                   "seconds since the run began", "bytes/s", log_y=True)
 
 
+def single_granularity(entries: list[PatternResult]) -> bool:
+    """Every op, access and stride of the test measured at one granularity only: a granularity axis would
+    span decades around a single point."""
+    return all(len({p.granularity_bytes for p in e.points if (p.access, p.stride_bytes) == (q.access, q.stride_bytes)})
+               == 1 for e in entries for q in e.points)
+
+
+def throughput_per_trial(entries: list[PatternResult]) -> go.Figure:
+    """A test of one granularity: what varies is the trials, so each trial's throughput in run order,
+    with the median and its interval as a band."""
+    fig = go.Figure()
+    for e in entries:
+        m = e.measurements
+        for p in e.points:
+            mine = np.flatnonzero((m.access == p.access) & (m.stride_bytes == p.stride_bytes))
+            order = mine[np.argsort(m.seq[mine], kind="stable")]
+            t = p.throughput.as_dict()
+            name = f"{e.op} {p.access} {p.granularity_bytes:,} B" + (f" stride {p.stride_bytes:,} B" if p.stride_bytes else "")
+            fig.add_trace(go.Scatter(x=np.arange(1, len(order) + 1), y=m.bytes[order] / m.seconds[order],
+                                     mode="lines+markers", name=esc(name),
+                                     hovertemplate="trial %{x}: %{y:.4s}B/s<extra></extra>"))
+            if t["low"] is not None and t["high"] is not None:
+                fig.add_hrect(y0=t["low"], y1=t["high"], line_width=0, fillcolor="rgba(44,160,44,0.12)")
+            fig.add_hline(y=t["estimate"], line_dash="dot", line_color="#2ca02c",
+                          annotation_text=f"median {e.op} {p.access}")
+    name = entries[0].name if entries else ""
+    return layout(fig, f"{name}: throughput of each trial (median and its interval shaded)", "trial",
+                  "bytes/s")
+
+
 def throughput_vs_granularity(entries: list[PatternResult]) -> go.Figure:
+    if single_granularity(entries):
+        return throughput_per_trial(entries)
     fig = go.Figure()
     for e in entries:
         by_access: dict[tuple[str, int], list] = {}
@@ -255,7 +287,46 @@ def throughput_vs_granularity(entries: list[PatternResult]) -> go.Figure:
                    log_x=True, log_y=True)
 
 
+LATENCY_LINES_MAX = 8
+PERCENTILE_LABELS = ["p50", "p90", "p99", "p99.9", "max"]
+
+
+def latency_heatmap(entries: list[PatternResult]) -> go.Figure:
+    """Many granularities: one heatmap per op, access and stride (granularity against percentile), the
+    colour the latency on a log scale, each cell labelled."""
+    from plotly.subplots import make_subplots
+
+    panels = sorted({(e.op, p.access, p.stride_bytes) for e in entries for p in e.points})
+    cols = min(len(panels), 3)
+    rows = -(-len(panels) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[
+        esc(f"{op} {access}" + (f" stride {stride:,} B" if stride else "")) for op, access, stride in panels],
+        horizontal_spacing=0.12, vertical_spacing=0.18)
+    for i, (op, access, stride) in enumerate(panels):
+        pts = sorted((p for e in entries if e.op == op for p in e.points
+                      if (p.access, p.stride_bytes) == (access, stride)), key=lambda p: p.granularity_bytes)
+        z = np.array([[p.latency_s.get(k) or np.nan for k in LATENCY_KEYS] for p in pts], float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shade = np.log10(z)
+        text = [[f"{v * 1e3:.3g} ms" if v == v else "" for v in row] for row in z]
+        fig.add_trace(go.Heatmap(z=shade, x=PERCENTILE_LABELS, y=[f"{p.granularity_bytes:,} B" for p in pts],
+                                 text=text, texttemplate="%{text}", colorscale="Viridis",
+                                 coloraxis="coloraxis", hovertemplate="%{y} %{x}: %{text}<extra></extra>"),
+                      row=i // cols + 1, col=i % cols + 1)
+    fig.update_layout(coloraxis={"colorscale": "Viridis", "colorbar": {"title": "log10 s"}})
+    name = entries[0].name if entries else ""
+    fig = layout(fig, f"{name}: per-request latency by granularity and percentile (median over trials)", "", "")
+    fig.update_layout(height=max(420, 300 * rows))
+    return fig
+
+
+def many_latency_lines(entries: list[PatternResult]) -> bool:
+    return sum(len(e.points) for e in entries) > LATENCY_LINES_MAX
+
+
 def latency_percentiles(entries: list[PatternResult]) -> go.Figure:
+    if many_latency_lines(entries):
+        return latency_heatmap(entries)
     fig = go.Figure()
     for e in entries:
         for p in e.points:
