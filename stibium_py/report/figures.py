@@ -1,6 +1,8 @@
-"""Plotly figures of one run. Every point is drawn; outliers and cache suspects
-have their own markers and hover text. WebGL traces above 10k points. Strings
-from plans and paths are HTML-escaped before they reach a figure."""
+"""Plotly figures of one run. Up to 10,000 measurements of a test every point is drawn, outliers and
+cache suspects with their own markers and hover text; above, the clouds are densities that count every
+measurement, and the flagged ones are drawn one by one in the residual figure. Pattern tests: throughput
+against granularity (or each trial's, at one granularity), latency percentiles (heatmaps when there are
+many), the stride heatmap. Strings from plans and paths are HTML-escaped before they reach a figure."""
 
 from __future__ import annotations
 
