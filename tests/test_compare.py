@@ -131,3 +131,16 @@ def test_many_machines_in_one_table(tmp_path):
     assert data["reference"]["run"] == "thrice"
     twice = next(r for r in data["rows"] if r["run"] == "twice" and r["access"] == "files" and r["op"] == "read")
     assert abs(twice["ratio"]["estimate"] / (2 / 3) - 1) < 0.03
+
+
+def test_the_ratio_averaged_across_granularities_heads_the_page(tmp_path):
+    from stibium_py.report.compare_page import render
+    a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 2.97, seed=2)
+    side_a, side_b = load_run(a), load_run(b)
+    result = compare_runs(side_a, side_b, settings=Settings(resamples=500, seed=2024))
+    page = render(result, side_a, side_b)
+    pat = next(s for s in result["summaries"] if s["test"] == "pat")["ratio"]
+    head = page.index("B / A averaged across all granularities")
+    assert head < page.index("<h2>Machines</h2>")
+    assert f"<b>pat reads: {pat['estimate']:.2f}x</b> [{pat['low']:.2f}, {pat['high']:.2f}], faster" in page

@@ -73,6 +73,21 @@ def _forest(cmp: dict[str, Any]) -> go.Figure:
     return fig
 
 
+def _headline(cmp: dict[str, Any]) -> str:
+    """The ratio per test and op averaged across all its granularities (geometric mean), as the lab report
+    puts it ("2.97x for reads, 7.07x for writes"), above everything else."""
+    if not cmp["summaries"]:
+        return ""
+    items = []
+    for s in cmp["summaries"]:
+        q = s["ratio"]
+        interval = f" [{q['low']:.2f}, {q['high']:.2f}]" if q["low"] is not None and q["high"] is not None else ""
+        items.append(f"<li><b>{esc(s['test'])} {esc(s['op'])}s: {q['estimate']:.2f}x</b>{interval}, {esc(s['verdict'])}"
+                     "</li>")
+    return ("<div class=\"info\"><b>B / A averaged across all granularities</b> (geometric mean of the ratios, "
+            f"95 % interval):<ul>{''.join(items)}</ul></div>")
+
+
 def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     fa, fb = cmp["a"], cmp["b"]
     keys = [k for k in fa if k != "measurements"] + ["measurements"]
@@ -96,7 +111,7 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     diffs = "".join(f"<li>{esc(d)}</li>" for d in cmp.get("differences", []))
     diffs = f"<div class=\"info\">The runs' tests differ in:<ul>{diffs}</ul></div>" if diffs else ""
     sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(a.label)}; B: {esc(b.label)}</p>",
-                same, scope, diffs, "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ,
+                _headline(cmp), same, scope, diffs, "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ,
                 figure(_forest(cmp), "forest")]
     n = 0
     for test, op in dict.fromkeys((r["test"], r["op"]) for r in cmp["rows"]):
