@@ -107,6 +107,15 @@ class Measurement(NamedTuple):
 
 COLUMNS: tuple[str, ...] = Measurement._fields
 
+# Each column's kind, from the record's field types: what the CSV reader parses and how a Table stores it.
+_HINTS = get_type_hints(Measurement)
+INT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is int)                       # always there
+NUMBER_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] in (Optional[int], Optional[float], float))
+OPTIONAL_INT_COLUMNS = frozenset(c for c in COLUMNS if _HINTS[c] is Optional[int])
+BOOL_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[bool])
+TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is str)                      # "" where empty
+OPTIONAL_TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[str])   # None where empty
+
 # What each column holds (docs/measurements.md is generated from this).
 DESCRIPTIONS = {
     "seq": "the operation's place in the run, from 0 (its key: a resumed run skips the seqs it has)",
@@ -224,16 +233,16 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _parser(kind: Any) -> Any:
-    if kind in (int, Optional[int]):
+def _parser(name: str) -> Any:
+    if name in INT_COLUMNS or name in OPTIONAL_INT_COLUMNS:
         return lambda t: int(t) if t != "" else None
-    if kind in (float, Optional[float]):
+    if name in NUMBER_COLUMNS:
         return lambda t: float(t) if t != "" else None
-    if kind is Optional[bool]:
+    if name in BOOL_COLUMNS:
         return lambda t: {"true": True, "false": False}.get(t)
-    if kind is str:
+    if name in TEXT_COLUMNS:
         return lambda t: t
     return lambda t: t if t != "" else None
 
 
-_PARSERS = tuple((name, _parser(kind)) for name, kind in get_type_hints(Measurement).items())
+_PARSERS = tuple((name, _parser(name)) for name in COLUMNS)

@@ -97,7 +97,7 @@ class RunRecord:
         for key in ("helper", "expanded", "machine", "target_facts", "clock"):
             if known.get(key) is not None and not isinstance(known[key], dict):
                 raise RecordError(f"{where}: its {key} section is damaged; restore it from a copy of the run")
-        known = {k: v for k, v in known.items() if v is not None or k in _NULLABLE}
+        known = {k: v for k, v in known.items() if v is not None}     # a null reads as the field's default
         known["resumed_utc"] = tuple(known.get("resumed_utc") or ())
         return cls(**known, plan=PlanRecord(**{k: v for k, v in plan.items() if k in plan_names}),
                    extra={k: v for k, v in data.items() if k not in names})
@@ -111,12 +111,6 @@ class RunRecord:
     def boot_id(self) -> str | None:
         return self.machine.get("boot_id")
 
-    def with_status(self, status: str, ended_utc: str | None) -> "RunRecord":
-        return dataclasses.replace(self, status=status, ended_utc=ended_utc)
-
-
-_NULLABLE = {"seed", "ended_utc", "ended_epoch_s", "pid", "cleanup", "target_device", "started_epoch_s",
-             "helper_version", "stibium_version", "target", "work_dir", "started_utc"}
 
 
 def _migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .measurement import COLUMNS, Measurement
-from .table import BOOL_COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Table
+from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
+from .table import Table, empty_column
 from .record import RecordError, RunRecord
 
 SERIES_FORMAT = "stibium-series/1"
@@ -163,9 +163,10 @@ def _header_of(path: Path) -> list[str]:
 def read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped.
 
-    A columnar reader (pyarrow's CSV reader, multi-threaded: 1.5 s for a million rows on two cores,
-    against 4.9 s for pandas' and 2.3 s for polars', measured in tests/bench/bench_read.py). A file with
-    a damaged row it cannot skip by itself (a value that does not parse) is read again row by row."""
+    A columnar reader (pyarrow's CSV reader, multi-threaded): a million rows in 1.9 s on two cores
+    against 3.4 s for pandas' C reader in the same run (tests/bench/bench_read.py); polars took 2.3 s in a
+    separate measurement. A file with a damaged row it cannot skip by itself (a value that does not
+    parse) is read again row by row."""
     path = run_dir / MEASUREMENTS_CSV
     try:
         data = path.read_bytes()
@@ -217,7 +218,7 @@ def _read_columns(data: bytes, header: list[str]) -> tuple[Table, int] | None:
     for c in COLUMNS:
         col = t.column(c) if c in types else None
         if col is None or (col.null_count == n and c not in INT_COLUMNS):
-            columns[c] = _missing(c, n)     # a column the file does not have, or has empty
+            columns[c] = empty_column(c, n)     # a column the file does not have, or has empty
             continue
         if c in INT_COLUMNS:
             if col.null_count:
@@ -238,17 +239,16 @@ def _text(col: Any, missing: str | None) -> tuple[np.ndarray, np.ndarray]:
     """A text column as its distinct values and each row's code: the cells share one str per distinct
     value (a million rows of a few names cost 8 MB, not 50), and grouping by the codes is free."""
     encoded = col.combine_chunks().dictionary_encode()
-    names = np.empty(len(encoded.dictionary) + 1, dtype=object)
-    names[:-1] = encoded.dictionary.to_pylist()
-    names[-1] = missing
-    return names, encoded.indices.fill_null(len(encoded.dictionary)).to_numpy().astype(np.int64)
-
-
-def _missing(column: str, n: int) -> np.ndarray:
-    """A column with no value in any row."""
-    if column in NUMBER_COLUMNS or column in BOOL_COLUMNS:
-        return np.full(n, np.nan)
-    return np.full(n, "" if column in TEXT_COLUMNS else None, dtype=object)
+    values = encoded.dictionary.to_pylist()
+    if missing in values:            # one code per value, so that grouping by codes groups by values
+        names = np.array(values, dtype=object)
+        empty = values.index(missing)
+    else:
+        names = np.empty(len(values) + 1, dtype=object)
+        names[:-1] = values
+        names[-1] = missing
+        empty = len(values)
+    return names, encoded.indices.fill_null(empty).to_numpy().astype(np.int64)
 
 
 def _read_rows(data: bytes, header: list[str]) -> tuple[list[Measurement], int]:
@@ -267,4 +267,4 @@ def _read_rows(data: bytes, header: list[str]) -> tuple[list[Measurement], int]:
 
 def completed_seqs(table: Table) -> set[int]:
     """Operations that produced a measurement (a failed one is tried again on resume)."""
-    return {int(seq) for seq, err in zip(table.seq, table.error) if not err}
+    return set(table.seq[table.no_error].tolist())

@@ -16,20 +16,12 @@ is never changed in place: `take` and `valid` give new ones.
 from __future__ import annotations
 
 import math
-import typing
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from .measurement import COLUMNS, Measurement
-
-_HINTS = typing.get_type_hints(Measurement)
-INT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is int)
-NUMBER_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] in (Optional[int], Optional[float], float))
-BOOL_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[bool])
-TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is str)
-OPTIONAL_TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[str])
-_OPTIONAL_INT = frozenset(c for c in COLUMNS if _HINTS[c] is Optional[int])
+from .measurement import (BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, OPTIONAL_INT_COLUMNS, TEXT_COLUMNS,
+                          Measurement)
 
 
 class Table:
@@ -94,12 +86,16 @@ class Table:
         return (self.row(k) for k in range(self._n))
 
     @property
+    def no_error(self) -> np.ndarray:
+        """Per measurement: the helper answered it without an error."""
+        err = self.col("error")
+        return np.equal(err, None) | np.equal(err, "")
+
+    @property
     def ok(self) -> np.ndarray:
         """Per measurement: it counts (no error and a positive time; see Measurement.ok)."""
-        err = self.col("error")
-        no_error = np.equal(err, None) | np.equal(err, "")
         with np.errstate(invalid="ignore"):
-            return no_error & (self.col("seconds") > 0)
+            return self.no_error & (self.col("seconds") > 0)
 
     def valid(self) -> "Table":
         return self.take(np.flatnonzero(self.ok))
@@ -126,9 +122,7 @@ class Table:
         out = {}
         for g in np.argsort(first):
             parts = np.unravel_index(keys[g], [len(v) for v in values])
-            key = tuple(_plain(v[p]) for v, p in zip(values, parts))
-            # two codes can stand for one value (a dictionary's missing and empty text): one group
-            out[key] = np.sort(np.concatenate([out[key], members[g]])) if key in out else members[g]
+            out[tuple(_plain(v[p]) for v, p in zip(values, parts))] = members[g]
         return out
 
     def __eq__(self, other: object) -> bool:
@@ -159,6 +153,13 @@ for _name in COLUMNS:
     setattr(Table, _name, property(lambda self, n=_name: self.col(n)))
 
 
+def empty_column(name: str, n: int) -> np.ndarray:
+    """A column with no value in any of n rows (what _array makes of n Nones, without a Python loop)."""
+    if name in NUMBER_COLUMNS or name in BOOL_COLUMNS:
+        return np.full(n, np.nan)
+    return np.full(n, "" if name in TEXT_COLUMNS else None, dtype=object)
+
+
 def _array(name: str, values: Iterable[Any]) -> np.ndarray:
     """A column from Python values (None where missing)."""
     values = list(values)
@@ -178,7 +179,7 @@ def _value(name: str, v: Any) -> Any:
     if name in NUMBER_COLUMNS:
         if v != v:
             return None
-        return int(v) if name in _OPTIONAL_INT else float(v)
+        return int(v) if name in OPTIONAL_INT_COLUMNS else float(v)
     if name in BOOL_COLUMNS:
         return None if v != v else bool(v)
     return v

@@ -50,7 +50,8 @@ def test_the_columnar_reader_reads_what_the_row_reader_reads(tmp_path):
 def test_a_dense_test_counts_every_measurement_and_draws_every_flagged_one():
     n = figures.DENSITY_ABOVE_POINTS + 2000
     e = files_result("f", "read", _reads(n), Settings(resamples=200))
-    flagged = set(e.outliers) | set(e.cache_suspects) | set(e.fast_outliers)
+    flagged = set(e.flagged_any)
+    assert flagged == set(e.outliers) | set(e.cache_suspects) | set(e.fast_outliers)
     assert figures.dense(e) and len(e.cache_suspects) >= n // 100 - 5 and len(flagged) > n // 100
     seqs = e.measurements.seq
     for make in (figures.time_vs_size, figures.residuals, figures.rate_vs_size, figures.rate_vs_elapsed):

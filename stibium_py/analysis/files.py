@@ -80,6 +80,11 @@ class FilesResult:
     def fast_outliers(self) -> list[int]:
         return self.flagged(cache.FAST_OUTLIER)
 
+    @property
+    def flagged_any(self) -> list[int]:
+        """Indexes of the measurements flagged in any way (an outlier can also be a cache suspect)."""
+        return np.flatnonzero((self.outlier_class != "") | (self.cache_kind != "")).tolist()
+
     def reasons(self, k: int) -> list[str]:
         """Why measurement k is fast (a fast outlier also says why it is not the page cache)."""
         rs = list(self.cache_reasons.get(k, []))

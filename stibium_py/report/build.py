@@ -159,7 +159,7 @@ def render(run: RunRecord, summary: Summary) -> str:
             continue
         sections.append(f"<h2>{esc(e.name)}: {esc(e.op)}s of whole files</h2>")
         if figures.dense(e):
-            flagged = len(e.outliers) + len(e.cache_suspects) + len(e.fast_outliers)
+            flagged = len(e.flagged_any)
             sections.append(f"<div class=\"info\">The {e.n:,} measurements of this test are drawn as densities: "
                             f"each cell's colour is how many measurements fell in it, every one counted. Above "
                             f"{figures.DENSITY_ABOVE_POINTS:,} measurements a point for each would make a page too "

@@ -104,11 +104,11 @@ def _points(e: FilesResult, x: Callable[[Any], np.ndarray], y: Callable[[Any], n
         fig.add_trace(density(x(slice(None)), y(slice(None)), log_x, log_y))
         groups = groups[1:] if flagged else []
     Scatter = _scatter(e.n)
-    for label, idx, marker in _capped(e, groups):
+    drawn, rest = _cap(e, groups)
+    for label, idx, marker in drawn:
         if len(idx):
             fig.add_trace(Scatter(x=x(idx), y=y(idx), mode="markers", name=label, marker=marker,
                                   **_hovering(e, idx, notes)))
-    rest = _beyond_cap(e, groups)
     if len(rest):
         fig.add_trace(density(x(rest), y(rest), log_x, log_y, "Reds", f"{len(rest):,} more flagged:"))
     return fig
@@ -117,22 +117,17 @@ def _points(e: FilesResult, x: Callable[[Any], np.ndarray], y: Callable[[Any], n
 FLAGGED_POINTS_DRAWN = 50_000     # per test: about 2 MB of page; beyond, the least extreme become a density
 
 
-def _by_extremeness(e: FilesResult, groups: list[tuple[str, np.ndarray, dict]]) -> np.ndarray:
-    """The flagged measurements of the groups, the farthest from the fit first."""
-    idx = np.concatenate([g[1] for g in groups]) if groups else np.zeros(0, np.int64)
-    return idx[np.argsort(-np.abs(np.nan_to_num(e.log_residuals[idx])), kind="stable")]
-
-
-def _capped(e: FilesResult, groups: list[tuple[str, np.ndarray, dict]]) -> list[tuple[str, np.ndarray, dict]]:
-    """The groups with at most FLAGGED_POINTS_DRAWN flagged measurements of a dense test in all."""
-    if not dense(e):
-        return groups
-    keep = set(_by_extremeness(e, groups)[:FLAGGED_POINTS_DRAWN].tolist())
-    return [(label, np.array([k for k in idx if k in keep], dtype=np.int64), marker) for label, idx, marker in groups]
-
-
-def _beyond_cap(e: FilesResult, groups: list[tuple[str, np.ndarray, dict]]) -> np.ndarray:
-    return np.sort(_by_extremeness(e, groups)[FLAGGED_POINTS_DRAWN:]) if dense(e) else np.zeros(0, np.int64)
+def _cap(e: FilesResult, groups: list[tuple[str, np.ndarray, dict]]) -> tuple[list[tuple[str, np.ndarray, dict]],
+                                                                          np.ndarray]:
+    """A dense test's flagged groups cut to the FLAGGED_POINTS_DRAWN measurements farthest from the fit, and
+    the indexes of the others (to be drawn as a density)."""
+    if not dense(e) or not groups:
+        return groups, np.zeros(0, np.int64)
+    idx = np.concatenate([g[1] for g in groups])
+    order = idx[np.argsort(-np.abs(np.nan_to_num(e.log_residuals[idx])), kind="stable")]
+    keep = order[:FLAGGED_POINTS_DRAWN]
+    return ([(label, g[np.isin(g, keep)], marker) for label, g, marker in groups],
+            np.sort(order[FLAGGED_POINTS_DRAWN:]))
 
 
 DENSITY_BINS = (160, 120)

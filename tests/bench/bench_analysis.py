@@ -152,7 +152,8 @@ def main() -> None:
         seconds, peak = run_measured([sys.executable, "-m", "stibium_py", "report", str(d)])
         html = (d / "report.html").stat().st_size
         summary = json.loads((d / "summary.json").read_text())
-        flagged = sum(len(e["outliers"]) + len(e["cache_suspects"]) + len(e["fast_outliers"]) for e in summary["tests"])
+        flagged = sum(len({p["seq"] for key in ("outliers", "cache_suspects", "fast_outliers") for p in e[key]})
+                      for e in summary["tests"])
         print(f"stibium report end to end: {seconds:.2f} s, peak memory {peak / 1e9:.2f} GB, report {html / 1e6:.2f} MB, "
               f"{flagged} flagged points")
     finally:
