@@ -6,6 +6,7 @@ bench_report_browser.py, not here.)"""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import plotly.graph_objects as go
 
 from stibium_py.analysis.files import files_result
@@ -94,3 +95,15 @@ def test_beyond_the_cap_the_least_extreme_flagged_points_are_a_density_of_their_
     worst = sorted(flagged, key=lambda k: -abs(e.log_residuals[k]))[:50]
     shown = {int(row[0]) for t in points for row in np.asarray(t.customdata)}
     assert shown == {int(e.measurements.seq[k]) for k in worst}
+
+
+def test_the_latency_interval_from_four_medians_is_the_one_from_every_resample():
+    from stibium_py.analysis.estimate import percentile_interval
+    from stibium_py.analysis.regression import intercept_interval_over_slopes
+    rng = np.random.default_rng(3)
+    x = np.repeat(np.geomspace(1e4, 2e9, 14), 300)
+    y = 1e-4 + x / 5e8 * (1 + 0.05 * rng.standard_normal(len(x))) + rng.exponential(1e-4, len(x))
+    for resamples in (200, 2000, 7):
+        slopes = 1 / 5e8 * (1 + 0.01 * rng.standard_normal(resamples))
+        every = percentile_interval([np.median(y - s * x) for s in slopes], 0.95)
+        assert intercept_interval_over_slopes(x, y, slopes, 0.95) == pytest.approx(every, rel=1e-12, abs=0)

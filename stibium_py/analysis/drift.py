@@ -2,13 +2,13 @@
 
 Trend: Mann-Kendall on the log-residuals in run order (scipy.stats.kendalltau of
 index and r), flagged when p < 0.01 and the drift over the run is at least 3 %; the
-drift is the Theil-Sen slope of r against the run order. Above 2000 points both read
+drift is the Theil-Sen slope of r against the run order. Above 1000 points both read
 the medians of consecutive blocks, as the change points do (a million points would
-cost seconds; two thousand block medians show the same trend).
+cost seconds; a thousand block medians show the same trend).
 Where: change points by ruptures.Binseg(model="l1", min_size=10, jump=1) on the
 MAD-standardised residuals clipped at +-5, penalty 4 ln n (docs/methods.md). Binseg
-costs O(n^2) with the l1 cost, so above 2000 points it runs on the medians of
-consecutive blocks (at most 2000 of them), and each change is placed at the start
+costs O(n^2) with the l1 cost, so above 1000 points it runs on the medians of
+consecutive blocks (at most 1000 of them), and each change is placed at the start
 of its block."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ P_THRESHOLD = 0.01
 MIN_DRIFT = 0.03
 MIN_SIZE = 10
 CLIP = 5.0
-MAX_SEGMENTED_POINTS = 2000
+MAX_SEGMENTED_POINTS = 1000
 
 
 def blocks(r: np.ndarray) -> tuple[np.ndarray, int]:

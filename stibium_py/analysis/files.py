@@ -7,8 +7,9 @@ view recomputes anything."""
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from scipy import stats
@@ -89,13 +90,15 @@ class FilesResult:
         """Why measurement k is fast (a fast outlier also says why it is not the page cache)."""
         rs = list(self.cache_reasons.get(k, []))
         if self.cache_kind[k] == cache.FAST_OUTLIER:
-            rs.append(cache.fast_outlier_note(self.measurements.row(k).resident_before or 0.0))
+            rs.append(cache.fast_outlier_note(self.measurements.value(k, "resident_before") or 0.0))
         return rs
 
     def _point(self, k: int, extra: dict[str, Any]) -> dict[str, Any]:
-        m = self.measurements.row(k)
-        return {"seq": m.seq, "file": m.file, "size_bytes": m.size_bytes, "seconds": m.seconds,
-                "rate_bytes_per_s": m.rate_bytes_per_s, "started_s": m.started_s, **extra}
+        v = self.measurements.value
+        point = {name: v(k, name) for name in ("seq", "file", "size_bytes", "seconds", "started_s")}
+        point["rate_bytes_per_s"] = v(k, "bytes") / point["seconds"]      # valid: seconds > 0
+        return {key: point[key] for key in ("seq", "file", "size_bytes", "seconds", "rate_bytes_per_s",
+                                            "started_s")} | extra
 
     def to_json(self) -> dict[str, Any]:
         x = column(self.measurements, "size_bytes")
@@ -135,25 +138,32 @@ def files_result(name: str, op: str, rows: Table, s: Settings,
 
 def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
                   ceiling_bytes_per_s: float | None = None) -> dict[str, Any]:
-    """Everything a FilesResult holds but its name and its measurements, from files_inputs."""
+    """Everything a FilesResult holds but its name and its measurements, from files_inputs. The bootstrap
+    fits run two at a time (numpy leaves the interpreter lock in their heavy parts): the same numbers as
+    one after the other, sooner on a machine with two cores or more."""
     x = cols["size_bytes"]
     y = cols["seconds"]
     rate = cols["bytes"] / y
-    fit = regression.fit_rate(x, y, s.resamples, s.seed, s.confidence)
+    fit, nonlinearity = _together(lambda: regression.fit_rate(x, y, s.resamples, s.seed, s.confidence),
+                                  lambda: _nonlinearity(x, y, s))
     predicted = fit.line.predict(x)
     r = outliers.log_residuals(y, predicted)
     f = outliers.fences(r)
     several_sizes = len(np.unique(x)) > 1
     kinds = np.full(len(x), "", dtype=object)
     reasons: dict[int, list[str]] = {}
-    without = None
+    without_suspects = lambda: None  # noqa: E731
     if op == "read":
         resident = cols["resident_before"]
         reasons = cache.suspects(r, y, predicted, rate, resident, ceiling_bytes_per_s)
         kinds = cache.classify(reasons, resident)
         flagged = kinds == cache.PAGE_CACHE
         if flagged.any() and (~flagged).sum() >= 3 and len(np.unique(x[~flagged])) > 1:
-            without = regression.fit_rate(x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
+            without_suspects = lambda: regression.fit_rate(  # noqa: E731
+                x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
+    found_drift = (lambda: _drift(cols, r, fit)) if math.isfinite(fit.line.slope_s_per_byte) \
+        else (lambda: {"detected": False})
+    without, drift_result = _together(without_suspects, found_drift)
     return dict(
         fit=fit, log_residuals=r, fences=f,
         outlier_class=outliers.classify(r, f), cache_kind=kinds, cache_reasons=reasons,
@@ -161,9 +171,14 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
                     "biweight": regression.biweight(x, y, fit.line) if several_sizes else None,
                     "siegel": _siegel(x, y)},
         size_bands=_size_bands(x, rate, fit.rate_bytes_per_s.estimate, s),
-        nonlinearity=_nonlinearity(x, y, s),
-        drift=_drift(cols, r, fit) if math.isfinite(fit.line.slope_s_per_byte) else {"detected": False},
-        without_suspects=without)
+        nonlinearity=nonlinearity, drift=drift_result, without_suspects=without)
+
+
+def _together(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+    """first() and second() at the same time, on a thread of their own for the second."""
+    with ThreadPoolExecutor(1) as side:
+        later = side.submit(second)
+        return first(), later.result()
 
 
 def _size_bands(x: np.ndarray, rate: np.ndarray, fitted_rate: float, s: Settings) -> list[dict[str, Any]]:

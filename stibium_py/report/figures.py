@@ -25,8 +25,9 @@ def _scatter(n: int) -> type:
 
 def layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False, log_y: bool = False) -> go.Figure:
     """The house style of every figure."""
-    # the toolbar stands upright at the right edge (shown on hover), where it covers no title
-    fig.update_layout(title=esc(title), xaxis_title=x, yaxis_title=y, template="plotly_white", height=420,
+    # the toolbar stands upright at the right edge (shown on hover), where it covers no title; the
+    # template (plotly_white) is given by the page (page.figure)
+    fig.update_layout(title=esc(title), xaxis_title=x, yaxis_title=y, height=420,
                       margin={"l": 60, "r": 40, "t": 50, "b": 50}, legend={"orientation": "h", "y": -0.2},
                       modebar={"orientation": "v"})
     fig.update_xaxes(exponentformat="SI")   # 2.4G, not 2.4B (billions read as bytes)
@@ -66,10 +67,11 @@ def _hovering(e: FilesResult, idx: np.ndarray, notes: dict[int, str]) -> dict[st
                 "%{customdata[2]:.3f} ms, %{customdata[3]:.1f} MB/s, at %{customdata[4]:.1f} s<extra>%{fullData.name}"
                 "</extra>"}
     text = []
-    for k in idx:
-        r = m.row(int(k))
-        text.append(f"{esc(r.file)}<br>{r.size_bytes:,} B in {r.seconds * 1e3:.3f} ms<br>"
-                    f"{r.rate_bytes_per_s / 1e6:.1f} MB/s<br>seq {r.seq}, at {r.started_s:.1f} s"
+    for k, file, size, seconds, bytes_, seq, started in zip(
+            idx, m.file[idx], m.size_bytes[idx], m.seconds[idx], m.bytes[idx], m.seq[idx], m.started_s[idx]):
+        rate = bytes_ / seconds
+        text.append(f"{esc(file)}<br>{int(size):,} B in {seconds * 1e3:.3f} ms<br>"
+                    f"{rate / 1e6:.1f} MB/s<br>seq {int(seq)}, at {started:.1f} s"
                     + (f"<br>{esc(notes[k])}" if k in notes else ""))
     return {"text": text, "hoverinfo": "text"}
 

@@ -7,9 +7,12 @@ import base64
 import functools
 import gzip
 import html
+import json
 from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.utils import PlotlyJSONEncoder
 from plotly.offline import get_plotlyjs
 
 CSS = """
@@ -34,6 +37,10 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
 
 
 def figure(fig: go.Figure, div_id: str) -> str:
+    """A figure's div and script. Its house template (plotly_white) is not written into every figure:
+    the page carries it once and hands it to each figure as it is drawn (see _queue), which saves
+    about 7 kB and, measured, ~28 ms of Python per figure."""
+    fig.update_layout(template=None)
     return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
                        config={"displaylogo": False, "responsive": True})
 
@@ -41,8 +48,16 @@ def figure(fig: go.Figure, div_id: str) -> str:
 # plotly.js (4.8 MB) is embedded gzip-compressed (2 MB as base64) and unpacked by the browser's own
 # DecompressionStream (Chromium 80, Safari 16.4, Firefox 113 and later): every page is ~3 MB smaller and
 # still works offline. Figures asked for before it is unpacked wait in a queue.
-_QUEUE = ("window.stibiumFigures=[];window.Plotly={newPlot:function(){window.stibiumFigures.push(arguments);"
-          "return Promise.resolve();}};")
+_QUEUE_JS = ("window.stibiumFigures=[];window.Plotly={newPlot:function(){var l=arguments[2]||{};"
+             "if(!l.template||!Object.keys(l.template).length){l.template=window.stibiumTemplate;}arguments[2]=l;"
+             "window.stibiumFigures.push(arguments);return Promise.resolve();}};")
+
+
+@functools.lru_cache(maxsize=1)
+def _queue() -> str:
+    template = json.dumps(pio.templates["plotly_white"].to_plotly_json(), cls=PlotlyJSONEncoder,
+                          separators=(",", ":")).replace("</", "<\\/")
+    return f"window.stibiumTemplate={template};{_QUEUE_JS}"
 _UNPACK = """(async function(){
   var note=document.getElementById('stibium-js-note');
   try{
@@ -51,8 +66,10 @@ _UNPACK = """(async function(){
     for(var i=0;i<raw.length;i++){bytes[i]=raw.charCodeAt(i);}
     var text=await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
     var s=document.createElement('script');s.text=text;document.head.appendChild(s);
-    var P=window.Plotly;window.stibiumFigures.forEach(function(a){P.newPlot.apply(P,a);});
-    note.remove();
+    var P=window.Plotly;
+    await Promise.all(window.stibiumFigures.map(function(a){return P.newPlot.apply(P,a);}));
+    note.remove();document.body.setAttribute('data-figures-drawn',String(window.stibiumFigures.length));
+    console.log('stibium: '+window.stibiumFigures.length+' figures drawn');
   }catch(e){note.textContent='The figures need a browser from 2023 or later (Chromium 80, Safari 16.4, '+
     'Firefox 113): '+e;}
 })();"""
@@ -66,7 +83,7 @@ def _plotly_gz_b64() -> str:
 def page(title: str, sections: list[str]) -> str:
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{esc(title)}</title>"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>{CSS}</style>"
-            f"<script>{_QUEUE}</script></head><body>"
+            f"<script>{_queue()}</script></head><body>"
             f"<p id=\"stibium-js-note\" class=\"muted\">Drawing the figures...</p>"
             + "\n".join(sections)
             + f"<script id=\"stibium-plotly-gz\" type=\"application/octet-stream\">{_plotly_gz_b64()}</script>"
