@@ -243,6 +243,13 @@ static void sb_put_latency(NSMutableDictionary *out, const sb_hist *h)
         [out setObject:sb_dbl(sb_s(sb_hist_quantile(h, qs[i].q))) forKey:sb_str(qs[i].key)];
     [out setObject:sb_dbl(sb_s(h->max_ns)) forKey:@"lat_max_s"];
     [out setObject:sb_dbl(h->sum_ns / (double)h->n / 1e9) forKey:@"lat_mean_s"];
+    size_t need = sb_hist_format(h, NULL, 0) + 1;
+    char *text = malloc(need);
+    if (text) {
+        sb_hist_format(h, text, need);
+        [out setObject:sb_str(text) forKey:@"lat_hist_ns"];
+        free(text);
+    }
 }
 
 static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)

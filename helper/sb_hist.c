@@ -1,6 +1,7 @@
 /* sb_hist.c: log-linear latency histogram (see sb_hist.h). */
 #include "sb_hist.h"
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static unsigned sb_hist_index(uint64_t v)
@@ -64,4 +65,42 @@ uint64_t sb_hist_quantile(const sb_hist *h, double q)
         }
     }
     return h->max_ns;
+}
+
+size_t sb_hist_format(const sb_hist *h, char *buf, size_t cap)
+{
+    size_t len = 0;
+    uint64_t bin_lo = 0, bin_hi = 0, bin_count = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (unsigned i = 0; i <= SB_HIST_BUCKETS; i++) {
+        uint64_t lo = 0, width = 0, count = 0;
+        if (i < SB_HIST_BUCKETS) {
+            count = h->counts[i];
+            if (!count)
+                continue;
+            sb_hist_bounds(i, &lo, &width);
+            if (lo >= 128) {                              /* 16 bins per octave: 4 buckets each */
+                width <<= 2;
+                lo &= ~(width - 1);
+            }
+        }
+        if (bin_count && (i == SB_HIST_BUCKETS || lo != bin_lo)) {
+            int w = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, "%s%llu-%llu:%llu",
+                             len ? " " : "", (unsigned long long)bin_lo, (unsigned long long)bin_hi,
+                             (unsigned long long)bin_count);
+            len += w > 0 ? (size_t)w : 0;
+            bin_count = 0;
+        }
+        if (i < SB_HIST_BUCKETS) {
+            if (!bin_count) {
+                bin_lo = lo;
+                bin_hi = lo + width;
+            }
+            bin_count += count;
+        }
+    }
+    if (cap && len >= cap)
+        buf[cap - 1] = '\0';
+    return len;
 }

@@ -69,6 +69,7 @@ class Measurement(NamedTuple):
     errno: Optional[int] = None            # of a failed measurement, with the platform's text for it
     strerror: Optional[str] = None
     removed_partial_file: Optional[bool] = None
+    lat_hist_ns: Optional[str] = None      # the per-request latency histogram (see DESCRIPTIONS)
 
     @property
     def ok(self) -> bool:
@@ -162,6 +163,8 @@ DESCRIPTIONS = {
     "errno": "the platform's error number of a failed measurement (numbers differ between platforms)",
     "strerror": "the platform's text for that error number",
     "removed_partial_file": "true where a failed write removed the file it had begun",
+    "lat_hist_ns": "every request's latency as a histogram: 'lo-hi:count' per non-empty bin [lo, hi) in ns, "
+                   "separated by spaces, 16 bins per octave (1/16 relative); empty for a single request",
 }
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file")
 

@@ -133,18 +133,39 @@ def test_direct_write_leaves_nothing_cached_and_direct_read_sees_residency_zero(
     assert res["resident"] <= 1 / res["pages"]  # at most the buffered tail's page
 
 
-def test_latency_percentiles_are_ordered_for_many_requests(helper, disk_dir):
-    path = disk_dir / "l.bin"
+def _random_4k_reads(helper, path: Path) -> dict:
+    """The answer of 256 random 4 KiB reads of a laid-out 1 MiB file."""
     _layout(helper, path, "1MiB")
     rc, out, _ = run_helper(helper, "read", "--path", str(path), "--bytes", "1MiB", "--granularity", "4KiB",
                             "--access", "random")
     assert rc == 0
+    return out
+
+
+def test_latency_percentiles_are_ordered_for_many_requests(helper, disk_dir):
+    path = disk_dir / "l.bin"
+    out = _random_4k_reads(helper, path)
     keys = ["lat_min_s", "lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s"]
     values = [out[k] for k in keys]
     assert values == sorted(values) and values[0] > 0
     assert out["lat_mean_s"] * out["requests"] <= out["io_seconds"] * 1.001
     rc, one, _ = run_helper(helper, "read", "--path", str(path), "--bytes", "1MiB")
     assert rc == 0 and "lat_p50_s" not in one  # a single request has no percentiles
+    assert "lat_hist_ns" not in one
+
+
+def test_the_latency_histogram_holds_every_request_and_agrees_with_the_percentiles(helper, disk_dir):
+    from stibium_py.analysis.histogram import LatencyHistogram
+    out = _random_4k_reads(helper, disk_dir / "h.bin")
+    h = LatencyHistogram.parse(out["lat_hist_ns"])
+    assert h.n == out["requests"] == 256
+    assert (h.lo_ns < h.hi_ns).all() and (h.hi_ns[:-1] <= h.lo_ns[1:]).all()    # disjoint, ascending
+    # 16 bins per octave above 128 ns: a bin is at most 1/16 of its lower bound wide
+    assert ((h.hi_ns - h.lo_ns) * 16 <= h.lo_ns).all()
+    assert h.lo_ns[0] <= out["lat_min_s"] * 1e9 < h.hi_ns[0] and h.lo_ns[-1] <= out["lat_max_s"] * 1e9 < h.hi_ns[-1]
+    for q, key in ((0.5, "lat_p50_s"), (0.99, "lat_p99_s")):
+        upper = h.quantile_s(q)      # the helper's percentile lies in the same 1/16-octave bin or a finer one
+        assert upper / (1 + 1 / 16) <= out[key] * 1.0000001 and out[key] <= upper
 
 
 @pytest.mark.parametrize("engine", ["buffered", "foundation", "app"])

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..table import Table
 from .estimate import Estimate
+from .histogram import HistogramError, LatencyHistogram
 
 KNEE_FRACTION = 0.9
 
@@ -100,6 +101,7 @@ class PatternPoint:
     latency_s: dict[str, float | None]   # the helper's per-request percentiles (lat_p50_s ...), medians over trials
     trials: int
     resident_before_max: float
+    latency_hist: LatencyHistogram | None = None   # every request of every trial, where the helper gave one
 
     @property
     def lat_p50_s(self) -> float | None:
@@ -108,7 +110,8 @@ class PatternPoint:
     def to_json(self) -> dict[str, Any]:
         return {"access": self.access, "granularity_bytes": self.granularity_bytes, "stride_bytes": self.stride_bytes,
                 "call_bytes": self.call_bytes, "throughput_bytes_per_s": self.throughput.as_dict(), "iops": self.iops,
-                **self.latency_s, "trials": self.trials, "resident_before_max": self.resident_before_max}
+                **self.latency_s, "trials": self.trials, "resident_before_max": self.resident_before_max,
+                "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None}
 
 
 LATENCY_KEYS = ("lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s")
@@ -137,8 +140,17 @@ def points(rows: Table, resamples: int, seed: int, confidence: float) -> list[Pa
                                 call_bytes=int(calls.min()) if len(calls) else int(gran),
                                 throughput=median_estimate(tput, resamples, seed, confidence, "throughput"),
                                 iops=float(np.median(iops)), latency_s={k: med(k) for k in LATENCY_KEYS},
-                                trials=len(rs), resident_before_max=float(resident.max())))
+                                trials=len(rs), resident_before_max=float(resident.max()),
+                                latency_hist=_merged_histogram(rs.col("lat_hist_ns"))))
     return out
+
+
+def _merged_histogram(texts: np.ndarray) -> LatencyHistogram | None:
+    """The trials' histograms in one; a damaged one leaves the point without (its numbers stand)."""
+    try:
+        return LatencyHistogram.merged(texts)
+    except HistogramError:
+        return None
 
 
 @dataclass(frozen=True)
