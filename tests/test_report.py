@@ -41,8 +41,8 @@ def test_report_is_self_contained_and_escaped(disk_dir):
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; friends" in html
     assert not re.search(r"<script[^>]+src=", html)           # nothing loaded from elsewhere
     assert html.count("plotly.js v") <= 2 and "Plotly.newPlot" in html
-    # files test: 4 figures per op (2 ops); pattern test: throughput, latency, stride heatmap
-    assert html.count("Plotly.newPlot") == 4 * 2 + 3
+    # files test: 4 figures per op (2 ops); pattern test: throughput, latency, stride heatmap, latency CDF
+    assert html.count("Plotly.newPlot") == 4 * 2 + 4
 
 
 def _pattern_rows(granularities, accesses=("sequential",), trials=3):

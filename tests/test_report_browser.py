@@ -58,7 +58,7 @@ def test_every_figure_renders_without_javascript_errors(disk_dir):
     report = next((disk_dir / "r").iterdir()) / "report.html"
     dom, log = open_in_chromium(report, ["--dump-dom"])
     figures = re.findall(r'<div id="fig\d+"[^>]*class="([^"]*)"', dom)
-    assert len(figures) == 4 * 2 + 2 * 1          # files: 4 figures x 2 ops; pattern: throughput, latency
+    assert len(figures) == 4 * 2 + 3          # files: 4 figures x 2 ops; pattern: throughput, latency, latency CDF
     assert all("js-plotly-plot" in classes for classes in figures), figures
     assert dom.count('class="main-svg"') >= len(figures)
     console = [line for line in log.splitlines() if ":CONSOLE" in line]

@@ -197,6 +197,10 @@ def render(run: RunRecord, summary: Summary) -> str:
         if wide:
             sections.append(figure(latency, f"fig{n}"))
             n += 1
+        cdf = figures.latency_cdf(entries)           # small multiples too: the page's whole width
+        if cdf is not None:
+            sections.append(figure(cdf, f"fig{n}"))
+            n += 1
     sections.append("<h2>Methods</h2><p class=\"muted\">Every measurement is in measurements.csv beside this page; "
                     "the numbers above are in summary.json. Rates: Theil-Sen with stratified bootstrap intervals, "
                     "widened for small strata; no interval below 3 repeats per size. Outliers flagged by Tukey fences "

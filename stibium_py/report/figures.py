@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+import plotly.colors as px_colors
 import plotly.graph_objects as go
 
 from ..analysis.files import FilesResult, column
@@ -338,6 +339,61 @@ def latency_percentiles(entries: list[PatternResult]) -> go.Figure:
     name = entries[0].name if entries else ""
     return layout(fig, f"{name}: per-request latency percentiles (median over trials)", "percentile",
                    "seconds", log_y=True)
+
+
+CDF_PANELS_MAX = 6
+
+
+def _cdf_panels(entries: list[PatternResult]) -> list[tuple[str, str, int]]:
+    """The (op, access, stride) panels of the CDF figure: all of them up to CDF_PANELS_MAX, else per op
+    and access the smallest and the largest stride (the stride heatmap shows the ones between)."""
+    panels = sorted({(e.op, p.access, p.stride_bytes) for e in entries for p in e.points
+                     if p.latency_hist is not None})
+    if len(panels) <= CDF_PANELS_MAX:
+        return panels
+    kept = []
+    for op, access in sorted({(op, access) for op, access, _ in panels}):
+        strides = [st for o, a, st in panels if (o, a) == (op, access)]
+        kept += [(op, access, st) for st in sorted({strides[0], strides[-1]})]
+    return kept
+
+
+def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
+    """Every request's latency as a cumulative distribution, one curve per granularity (all trials'
+    requests together), a panel per op, access and stride; None where the helper gave no histograms."""
+    from plotly.subplots import make_subplots
+
+    panels = _cdf_panels(entries)
+    if not panels:
+        return None
+    grans = sorted({p.granularity_bytes for e in entries for p in e.points})
+    colours = px_colors.sample_colorscale("Viridis", [i / max(len(grans) - 1, 1) * 0.9 for i in range(len(grans))])
+    cols = min(len(panels), 3)
+    rows = -(-len(panels) // cols)
+    fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16,
+                        subplot_titles=[esc(f"{op} {access}" + (f" stride {stride:,} B" if stride else ""))
+                                        for op, access, stride in panels])
+    for i, (op, access, stride) in enumerate(panels):
+        pts = sorted((p for e in entries if e.op == op for p in e.points
+                      if (p.access, p.stride_bytes) == (access, stride) and p.latency_hist is not None),
+                     key=lambda p: p.granularity_bytes)
+        for p in pts:
+            x, y = p.latency_hist.cdf()
+            label = f"{p.granularity_bytes:,} B"
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colours[grans.index(p.granularity_bytes)]},
+                                     name=esc(label),
+                                     legendgroup=label, showlegend=i == 0,
+                                     hovertemplate=f"{esc(label)}: %{{y:.1%}} of {p.latency_hist.n:,} requests "
+                                                   "within %{x:.3s}s<extra></extra>"),
+                          row=i // cols + 1, col=i % cols + 1)
+    fig.update_xaxes(type="log", exponentformat="SI", title_text="latency (s)")
+    fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
+    name = entries[0].name if entries else ""
+    fig = layout(fig, f"{name}: per-request latency, cumulative (every request of every trial)", "latency (s)",
+                 "requests at or below")
+    fig.update_xaxes(type="log")
+    fig.update_layout(height=max(420, 320 * rows))
+    return fig
 
 
 def stride_heatmap(entries: list[PatternResult]) -> go.Figure | None:
