@@ -80,12 +80,12 @@ def test_runs_copied_elsewhere_compare(tmp_path):
     assert json.loads(result.output)["rows"][0]["verdict"] == "faster"
 
 
-def _with_plan(run, name, files_engine="direct", repeats=10, trials=10):
+def _with_plan(run, name, files_engine="direct", repeats=10, trials=10, files_sync=None):
     """Give a synthetic run the plan it would have carried (run.json plan.as_given)."""
     meta = json.loads((run / "run.json").read_text())
     meta["plan"] = {"name": name, "description": "", "as_given": {
         "name": name, "defaults": {"engine": "direct", "fill": "random", "sync": "fsync", "units": "decimal"},
-        "tests": [{"name": "files", "kind": "files", "engine": files_engine, "fill": None, "sync": None,
+        "tests": [{"name": "files", "kind": "files", "engine": files_engine, "fill": None, "sync": files_sync,
                    "sizes": {"from": "1MB", "to": "64MB", "count": 7}, "repeats": repeats},
                   {"name": "pat", "kind": "pattern", "engine": None, "fill": None, "sync": None, "op": "read",
                    "access": "random", "granularities": ["4KiB", "64KiB", "1MiB", "16MiB"], "trials": trials}]}}
@@ -109,6 +109,15 @@ def test_a_different_engine_is_refused_with_what_differs(tmp_path):
                             "compare like with like, or pass --allow-different-plans")
     allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, settings=Settings(resamples=500, seed=2024))
     assert allowed["differences"] == ["test files: engine direct in A, buffered in B"]
+
+
+def test_a_different_sync_is_refused_with_what_differs(tmp_path):
+    a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8), "p")
+    b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8), "p", files_sync="none")
+    with pytest.raises(CompareError) as e:
+        compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024))
+    assert str(e.value) == ("the runs measured different things: test files: sync fsync in A, none in B; "
+                            "compare like with like, or pass --allow-different-plans")
 
 
 def test_many_machines_in_one_table(tmp_path):
