@@ -223,20 +223,46 @@ def _compare_many_table(result: dict) -> None:
         console.print(line)
 
 
+_SHORT_ACCESS = {"files": "", "sequential": "seq", "random": "rand", "strided": "str",
+                 "(geometric mean)": "geo-mean"}
+
+
 def _compare_table(result: dict) -> None:
+    """B / A per point: below 120 columns one line per row (the point in one column, cut with an
+    ellipsis); wider, a column each."""
+    from .report.build import WIDE_TERMINAL_COLUMNS
     a, b = result["a"], result["b"]
     title = "B / A: a repeatability check (both runs on one machine)" if result["same_machine"] else "B / A"
-    table = Table("test", "op", "access", "granularity", "runs", "B / A (95% interval)", "verdict", title=title)
-    for r in result["rows"] + [dict(s, access="(geometric mean)", granularity_bytes=0) for s in result["summaries"]]:
+    compact = console.width < WIDE_TERMINAL_COLUMNS
+    if compact:
+        from rich import box
+        table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), collapse_padding=True)
+        # widths that add up to 78 columns with the separators
+        for name, justify, size in (("point", "left", 29), ("runs", "right", 5), ("B / A (95% interval)", "left", 21),
+                                    ("verdict", "left", 20)):
+            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=size)
+    else:
+        table = Table("test", "op", "access", "granularity", "stride", "runs", "B / A (95% interval)", "verdict",
+                      title=title)
+    for r in result["rows"] + [dict(s, access="(geometric mean)", granularity_bytes=0, stride_bytes=0)
+                               for s in result["summaries"]]:
         q = r["ratio"]
         lo = f"{q['low']:.3f}" if q["low"] is not None else "?"
         hi = f"{q['high']:.3f}" if q["high"] is not None else "?"
         runs = f"{r['runs_a']}+{r['runs_b']}" if "runs_a" in r else f"{a['runs']}+{b['runs']}"
         word = r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
                                else "")
-        table.add_row(r["test"], r["op"], r["access"], format_size(r["granularity_bytes"]) if r["granularity_bytes"] else "",
-                      runs, f"{q['estimate']:.3f} [{lo}, {hi}]", word)
+        size = format_size(r["granularity_bytes"]) if r["granularity_bytes"] else ""
+        stride = format_size(r["stride_bytes"]) if r.get("stride_bytes") else ""
+        if compact:
+            point = " ".join(v for v in (r["test"], r["op"], _SHORT_ACCESS.get(r["access"], r["access"]), size,
+                                         f"+{stride}" if stride else "") if v)
+            table.add_row(point, runs, f"{q['estimate']:.3f} [{lo}, {hi}]", word)
+        else:
+            table.add_row(r["test"], r["op"], r["access"], size, stride, runs, f"{q['estimate']:.3f} [{lo}, {hi}]", word)
     console.print(table)
+    if compact and any(r["access"] != "files" for r in result["rows"]):
+        console.print("seq, rand, str: sequential, random, strided access; +S: S skipped after each request")
     console.print(result["advice"])
     for line in result.get("differences", []):
         console.print(f"differs: {line}")

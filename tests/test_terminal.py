@@ -45,3 +45,22 @@ def test_bash_completion_of_commands_and_plans():
     env.update(COMP_WORDS="stibium run qu", COMP_CWORD="2")
     out = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout.split()
     assert out == ["plain,quartet", "plain,quick", "file,qu"]
+
+
+def test_the_comparison_is_one_line_per_point_at_80_columns_in_a_readable_order(tmp_path, monkeypatch):
+    from stibium_py import cli
+    from stibium_py.compare import compare_runs, load_run
+    a = make_run(tmp_path / "a", rate_bytes_per_s=2e8, seed=1)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=3e8, seed=2)
+    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=300, seed=1))
+    console = Console(width=80, record=True, force_terminal=False)
+    monkeypatch.setattr(cli, "console", console)
+    cli._compare_table(result)
+    lines = [ln for ln in console.export_text().splitlines() if ln.strip()]
+    body = lines[lines.index(next(ln for ln in lines if set(ln.strip()) <= set("─ "))) + 1:]
+    points = body[:len(result["rows"]) + len(result["summaries"])]
+    assert all(len(ln) <= 80 for ln in lines)
+    assert all(" 1+1 " in ln and ("[" in ln) for ln in points)            # one line each
+    pattern_rows = [r for r in result["rows"] if r["access"] != "files"]
+    keys = [(r["op"], r["access"], r["granularity_bytes"], r["stride_bytes"]) for r in pattern_rows]
+    assert keys == sorted(keys)                                         # not the run's shuffled order

@@ -21,13 +21,18 @@ PointKey = tuple[str, str, str, int, int]
 
 
 def by_point(rows: Table) -> dict[PointKey, Table]:
-    """The measurements of each test point, in the order the points first appear."""
+    """The measurements of each test point: tests in the order the run reached them, and inside a test
+    by op, access, granularity and stride (not the run's shuffled order)."""
     keys: dict[PointKey, list[np.ndarray]] = {}
     for (test, op, kind, access, gran, stride), idx in rows.groups("test", "op", "kind", "access",
                                                                    "granularity_bytes", "stride_bytes").items():
         key = (test, op, "files", 0, 0) if kind == "files" else (test, op, access, int(gran), int(stride))
         keys.setdefault(key, []).append(idx)
-    return {key: rows.take(np.sort(np.concatenate(parts))) for key, parts in keys.items()}
+    first = {}                                  # each test where the run first reached it
+    for key, parts in keys.items():
+        first[key[0]] = min(first.get(key[0], len(rows)), *(int(p.min()) for p in parts))
+    return {key: rows.take(np.sort(np.concatenate(keys[key])))
+            for key in sorted(keys, key=lambda k: (first[k[0]], k[1:]))}
 
 
 def describe(key: PointKey) -> str:

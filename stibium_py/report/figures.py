@@ -227,7 +227,7 @@ def rate_vs_elapsed(e: FilesResult) -> go.Figure:
     for cp in e.drift.get("change_points", []):
         fig.add_vline(x=cp["started_s"], line_dash="dash", line_color="#d62728",
                       annotation_text=f"change {cp['step_fraction']:+.0%}")
-    return layout(fig, f"{e.name} {e.op}: rate against elapsed time (throttling, background work)",
+    return layout(fig, f"{e.name} {e.op}: rate against elapsed time",
                   "seconds since the run began", "bytes/s", log_y=True)
 
 
@@ -257,7 +257,7 @@ def throughput_per_trial(entries: list[PatternResult]) -> go.Figure:
             fig.add_hline(y=t["estimate"], line_dash="dot", line_color="#2ca02c",
                           annotation_text=f"median {e.op} {p.access}")
     name = entries[0].name if entries else ""
-    return layout(fig, f"{name}: throughput of each trial (median and its interval shaded)", "trial",
+    return layout(fig, f"{name}: each trial's throughput, median and interval", "trial",
                   "bytes/s")
 
 
