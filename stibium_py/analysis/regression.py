@@ -258,7 +258,9 @@ def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.r
     members = np.repeat(size, size).astype(np.int64)
     salt = np.uint64(rng.integers(1, 2**62))
     out = np.empty(resamples)
-    chunk = max(1, int(2.5e5 // SAMPLED_PAIRS))    # 50 resamples: small enough to stay in cache (measured)
+    # resamples per pass: 50 up to 100,000 points, 200 above (measured on this machine's 2 cores: 0.71 against
+    # 0.87 s for 2000 resamples of 50,400 points, 7.3 against 4.6 s for 10,000 of 504,000)
+    chunk = max(1, int((2.5e5 if n <= 100_000 else 1e6) // SAMPLED_PAIRS))
     half = SAMPLED_PAIRS // 2
     for b0 in range(0, resamples, chunk):       # in place where it can be: this loop is the summary's cost
         nb = min(chunk, resamples - b0)
