@@ -56,7 +56,7 @@ def rate_draws(files: bool, x: np.ndarray, y: np.ndarray, resamples: int,
     point (x bytes moved, y seconds)."""
     if files:
         line = regression.theil_sen(x, y)
-        slopes = regression.bootstrap_slopes(x, y, resamples, seed)
+        slopes, _ = regression.bootstrap_lines(x, y, resamples, seed, intercepts=False, line=line)
         with np.errstate(divide="ignore"):
             draws = np.where(slopes > 0, 1.0 / slopes, np.nan)
         rate = 1.0 / line.slope_s_per_byte if line.slope_s_per_byte > 0 else math.nan
