@@ -42,3 +42,20 @@ def test_a_pattern_point_carries_its_trials_histogram_and_a_damaged_one_leaves_i
     bad = points(Table.from_rows([row(0, "1000-1064:200 x"), row(1, "1000-1064:256")]), 200, 1, 0.95)
     assert bad[0].latency_hist is None and bad[0].throughput.estimate == pytest.approx(2**20 / 0.01)
     assert np.isfinite(bad[0].iops)
+
+
+def test_the_cdf_figure_has_a_curve_per_granularity_and_panel_each_named_once():
+    from stibium_py.analysis.patterns import pattern_result
+    from stibium_py.measurement import Measurement
+    from stibium_py.report import figures
+    from stibium_py.table import Table
+
+    rows = [Measurement(seq=k, test="p", op="read", kind="pattern", access=access, size_bytes=2**24,
+                        granularity_bytes=g, stride_bytes=0, trial=0, file="p/data.bin", bytes=2**20, seconds=0.01,
+                        requests=2**20 // g, lat_hist_ns=f"{g}-{g + 64}:{2**20 // g}")
+            for k, (access, g) in enumerate((a, g) for a in ("random", "sequential") for g in (4096, 65536))]
+    result = pattern_result("p", "read", Table.from_rows(rows), 200, 1, 0.95)
+    fig = figures.latency_cdf([result])
+    assert len(fig.data) == 4                                    # 2 granularities x 2 panels
+    assert sorted(t.name for t in fig.data if t.showlegend) == ["4,096 B", "65,536 B"]
+    assert all(t.y[-1] == 1.0 and t.y[0] == 0.0 for t in fig.data)

@@ -232,8 +232,9 @@ def _below(h: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def _member(b: np.ndarray, j: np.ndarray, first: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """Which point stands at positions j of resamples b (b holds b * n + salt): a member of j's stratum
-    chosen by a hash of (b, j), so that a position drawn twice holds the same point."""
+    """Which point stands at positions j of resamples b (b holds b * positions + salt): a member of j's
+    stratum (first, members: its first point and its number of points) chosen by a hash of (b, j), so
+    that a position drawn twice holds the same point."""
     h = j.astype(np.uint64)
     h += b
     e = _below(_mix64(h), members[j])

@@ -373,6 +373,7 @@ def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
     fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16,
                         subplot_titles=[esc(f"{op} {access}" + (f" stride {stride:,} B" if stride else ""))
                                         for op, access, stride in panels])
+    shown: set[str] = set()                     # each granularity once in the legend, whichever panel has it
     for i, (op, access, stride) in enumerate(panels):
         pts = sorted((p for e in entries if e.op == op for p in e.points
                       if (p.access, p.stride_bytes) == (access, stride) and p.latency_hist is not None),
@@ -382,10 +383,11 @@ def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
             label = f"{p.granularity_bytes:,} B"
             fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colours[grans.index(p.granularity_bytes)]},
                                      name=esc(label),
-                                     legendgroup=label, showlegend=i == 0,
+                                     legendgroup=label, showlegend=label not in shown,
                                      hovertemplate=f"{esc(label)}: %{{y:.1%}} of {p.latency_hist.n:,} requests "
                                                    "within %{x:.3s}s<extra></extra>"),
                           row=i // cols + 1, col=i % cols + 1)
+            shown.add(label)
     fig.update_xaxes(type="log", exponentformat="SI", title_text="latency (s)")
     fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
     name = entries[0].name if entries else ""
