@@ -124,7 +124,7 @@ def resume(run_dir: Path, open_report: bool) -> None:
 
 def _after_run(run_dir: Path, open_report: bool) -> None:
     from .store import is_series, read_run_json, read_series_json
-    status = read_series_json(run_dir)["status"] if is_series(run_dir) else read_run_json(run_dir).status
+    status = read_series_json(run_dir).status if is_series(run_dir) else read_run_json(run_dir).status
     if status == "complete":
         _report(run_dir, open_report, console)
     click.echo(f"run directory: {run_dir} ({status})")

@@ -22,6 +22,7 @@ from typing import Any
 
 RUN_FORMAT = "stibium-run/2"
 READABLE_RUN_FORMATS = ("stibium-run/1", RUN_FORMAT)
+SERIES_FORMAT = "stibium-series/1"
 
 
 class RecordError(Exception):
@@ -111,6 +112,37 @@ class RunRecord:
     def boot_id(self) -> str | None:
         return self.machine.get("boot_id")
 
+
+
+@dataclass(frozen=True)
+class SeriesRecord:
+    """series.json: a series of repeated runs (run-1, run-2, ... beside it), what started them and how far
+    it got; what a resume needs to start the runs that have not begun."""
+    plan: str
+    runs: int
+    source: str | None = None       # the plan file's path (a resume starts the remaining runs from it)
+    target: str | None = None
+    started_utc: str | None = None
+    status: str = "running"         # running, then the status of the run it stopped at, or complete
+    seed: int | None = None
+    keep_files: bool = False
+    allow_nonempty: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)       # keys of a newer format, kept as they are
+
+    def to_json(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        return {**self.extra, "format": SERIES_FORMAT, **out}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> "SeriesRecord":
+        if not isinstance(data, dict) or data.get("format") != SERIES_FORMAT:
+            raise RecordError(f"{where}: not a {SERIES_FORMAT} file; was it written by stibium?")
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        known = {k: v for k, v in data.items() if k in names and v is not None}
+        for key, kind in (("plan", str), ("runs", int)):
+            if not isinstance(known.get(key), kind) or isinstance(known.get(key), bool):
+                raise RecordError(f"{where}: its {key} is missing or damaged; restore it from a copy of the series")
+        return cls(**known, extra={k: v for k, v in data.items() if k not in names and k != "format"})
 
 
 def _migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -29,9 +29,9 @@ from .measurement import MeasurementError, failed, from_answer
 from .paths import device_of
 from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
 from .preflight import RunError, drop_caches, preflight
-from .record import PlanRecord, RunRecord, ops_digest
-from .store import (SERIES_FORMAT, SERIES_JSON, MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements,
-                    read_run_json, read_series_json, utc_now, write_json_atomic, write_run_json)
+from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
+from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
+                    read_series_json, utc_now, write_run_json, write_series_json)
 from .units import format_bytes, format_rate
 from .workdir import WorkDir
 
@@ -115,10 +115,9 @@ def start_series(plan_path: Path, options: RunOptions, runs: int | None, console
               options.out_dir)
     started = utc_now()
     series = new_run_dir(options.out_dir, plan.name, sysinfo.machine_facts()["hostname"], started)
-    write_json_atomic(series / SERIES_JSON, {
-        "format": SERIES_FORMAT, "plan": plan.name, "runs": runs, "source": str(plan_path),
-        "seed": options.seed, "target": str(target), "keep_files": options.keep_files,
-        "allow_nonempty": options.allow_nonempty, "started_utc": iso(started), "status": "running"})
+    write_series_json(series, SeriesRecord(
+        plan=plan.name, runs=runs, source=str(plan_path), target=str(target), started_utc=iso(started),
+        seed=options.seed, keep_files=options.keep_files, allow_nonempty=options.allow_nonempty))
     return _run_series(series, plan_path, options, console)
 
 
@@ -126,33 +125,34 @@ def _run_series(series: Path, plan_path: Path, options: RunOptions, console: Con
     """Start (or resume) every run of the series that is not complete, in order."""
     meta = read_series_json(series)
     status = "complete"
-    for i in range(1, meta["runs"] + 1):
+    for i in range(1, meta.runs + 1):
         run_dir = series / f"run-{i}"
         if (run_dir / "run.json").is_file():
             if read_run_json(run_dir).status == "complete":
                 continue
             resume_run(run_dir, options, console)
         else:
-            console.print(f"[bold]run {i} of {meta['runs']}[/]")
+            console.print(f"[bold]run {i} of {meta.runs}[/]")
             start_run(plan_path, replace(options, out_dir=series, run_name=f"run-{i}"), console)
         status = read_run_json(run_dir).status
         if status != "complete":
             break
-    meta["status"] = status
-    write_json_atomic(series / SERIES_JSON, meta)
+    write_series_json(series, replace(meta, status=status))
     return series
 
 
 def resume_series(series: Path, options: RunOptions, console: Console) -> Path:
     """Carry on with a series: finish its interrupted run, then start the runs that have not begun."""
     meta = read_series_json(series)
-    if meta.get("status") == "complete":
+    if meta.status == "complete":
         raise RunError(f"{series} is already complete; `stibium report {series}` shows it", 2)
-    source = Path(meta["source"])
+    if meta.source is None or meta.target is None:
+        raise RunError(f"{series}/series.json does not say which plan and target it ran; start a new series", 2)
+    source = Path(meta.source)
     if not source.is_file():
         raise RunError(f"{series}: its plan {source} is gone; restore it to start the remaining runs", 2)
-    options = replace(options, target=Path(meta["target"]), seed=meta.get("seed"),
-                      keep_files=bool(meta.get("keep_files")), allow_nonempty=bool(meta.get("allow_nonempty")))
+    options = replace(options, target=Path(meta.target), seed=meta.seed, keep_files=meta.keep_files,
+                      allow_nonempty=meta.allow_nonempty)
     return _run_series(series, source, options, console)
 
 

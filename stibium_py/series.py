@@ -55,11 +55,11 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
     for why in side.skipped:
         warnings.append({"level": "warning", "test": "all", "message": f"left out {why}",
                          "what_to_do": "restore the run from a copy, or read the series without it"})
-    if len(side.runs) < meta["runs"]:
+    if len(side.runs) < meta.runs:
         warnings.append({"level": "warning", "test": "all",
-                         "message": f"{len(side.runs)} of {meta['runs']} runs are complete",
+                         "message": f"{len(side.runs)} of {meta.runs} runs are complete",
                          "what_to_do": f"finish the series with `stibium resume {path}`"})
-    return {"format": "stibium-series-summary/1", "plan": meta["plan"], "runs_planned": meta["runs"],
+    return {"format": "stibium-series-summary/1", "plan": meta.plan, "runs_planned": meta.runs,
             "runs": [run.path.name for run in side.runs],
             "settings": settings.to_json(),
             "tests": tests, "warnings": warnings}

@@ -22,9 +22,8 @@ import numpy as np
 
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
-from .record import RecordError, RunRecord
+from .record import SERIES_FORMAT, RecordError, RunRecord, SeriesRecord
 
-SERIES_FORMAT = "stibium-series/1"
 RUN_JSON = "run.json"
 SERIES_JSON = "series.json"
 MEASUREMENTS_CSV = "measurements.csv"
@@ -48,19 +47,24 @@ def is_series(path: Path) -> bool:
     return (path / SERIES_JSON).is_file()
 
 
-def read_series_json(path: Path) -> dict[str, Any]:
+def read_series_json(path: Path) -> SeriesRecord:
     try:
         data = json.loads((path / SERIES_JSON).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RunDirError(f"{path / SERIES_JSON}: damaged or unreadable ({e}); restore it from a copy") from None
-    if not isinstance(data, dict) or data.get("format") != SERIES_FORMAT or not isinstance(data.get("runs"), int):
-        raise RunDirError(f"{path / SERIES_JSON}: not a {SERIES_FORMAT} file; was it written by stibium?")
-    return data
+    try:
+        return SeriesRecord.from_json(data, str(path / SERIES_JSON))
+    except RecordError as e:
+        raise RunDirError(str(e)) from None
+
+
+def write_series_json(path: Path, record: SeriesRecord) -> None:
+    write_json_atomic(path / SERIES_JSON, record.to_json())
 
 
 def series_run_dirs(path: Path) -> list[Path]:
     """The run directories of a series that exist, in order (run-1, run-2, ...)."""
-    runs = read_series_json(path)["runs"]
+    runs = read_series_json(path).runs
     return [path / f"run-{i}" for i in range(1, runs + 1) if (path / f"run-{i}" / RUN_JSON).is_file()]
 
 

@@ -167,3 +167,19 @@ def test_a_table_holds_the_same_measurements_and_the_same_rule_of_validity():
     assert table.ok.tolist() == [m.ok for m in ms] == [True, False, False, False, True]
     assert table.valid().rows() == [ms[0], ms[4]]
     assert table.take([4]).row(0).direct_honoured is False
+
+
+def test_series_json_is_a_typed_record_that_keeps_newer_keys():
+    from stibium_py.record import SeriesRecord
+    record = SeriesRecord(plan="quick", runs=5, source="plans/quick.yaml", target="/t", started_utc="2026-11-23T01:00:00Z",
+                          seed=3, keep_files=True)
+    data = record.to_json()
+    assert data["format"] == "stibium-series/1" and data["runs"] == 5 and data["status"] == "running"
+    assert SeriesRecord.from_json(data, "series.json") == record
+    newer = SeriesRecord.from_json({**data, "from_the_future": [1]}, "series.json")
+    assert newer.to_json()["from_the_future"] == [1]
+    with pytest.raises(RecordError) as e:
+        SeriesRecord.from_json({**data, "runs": "five"}, "s/series.json")
+    assert str(e.value) == "s/series.json: its runs is missing or damaged; restore it from a copy of the series"
+    with pytest.raises(RecordError, match="not a stibium-series/1 file"):
+        SeriesRecord.from_json({"format": "stibium-run/2"}, "series.json")
