@@ -44,6 +44,7 @@ class FilesResult:
     nonlinearity: dict[str, Any]
     drift: dict[str, Any]
     without_suspects: regression.Fit | None   # the fit without the page-cache suspects, where there are some
+    latency_smallest_size_s: float | None     # the median time of the smallest size: what one small file costs
     kind: str = "files"
 
     @property
@@ -101,13 +102,11 @@ class FilesResult:
                                             "started_s")} | extra
 
     def to_json(self) -> dict[str, Any]:
-        x = column(self.measurements, "size_bytes")
-        y = column(self.measurements, "seconds")
         out: dict[str, Any] = {
             "name": self.name, "op": self.op, "kind": "files", "n": self.n,
             "rate_bytes_per_s": self.rate.as_dict(), "latency_s": self.latency.as_dict(),
             "slope_s_per_byte": self.slope_s_per_byte, "references": self.references,
-            "latency_smallest_size_s": float(np.median(y[x == x.min()])) if len(x) else None,
+            "latency_smallest_size_s": self.latency_smallest_size_s,
             "fences": self.fences,
             "outliers": [self._point(k, {"class": self.outlier_class[k],
                                          "log_residual": float(self.log_residuals[k])}) for k in self.outliers],
@@ -171,7 +170,8 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
                     "biweight": regression.biweight(x, y, fit.line) if several_sizes else None,
                     "siegel": _siegel(x, y)},
         size_bands=_size_bands(x, rate, fit.rate_bytes_per_s.estimate, s),
-        nonlinearity=nonlinearity, drift=drift_result, without_suspects=without)
+        nonlinearity=nonlinearity, drift=drift_result, without_suspects=without,
+        latency_smallest_size_s=float(np.median(y[x == x.min()])) if len(x) else None)
 
 
 def _together(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
