@@ -100,24 +100,17 @@ def test_the_same_plan_under_another_name_compares(tmp_path):
     assert result["rows"] and result["differences"] == ["test pat: trials 10 in A, 7 in B"]
 
 
-def test_a_different_engine_is_refused_with_what_differs(tmp_path):
+@pytest.mark.parametrize("changed, differs", [({"files_engine": "buffered"}, "engine direct in A, buffered in B"),
+                                              ({"files_sync": "none"}, "sync fsync in A, none in B")])
+def test_a_different_engine_or_sync_is_refused_with_what_differs(tmp_path, changed, differs):
     a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8), "p")
-    b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8), "p", files_engine="buffered")
+    b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8), "p", **changed)
     with pytest.raises(CompareError) as e:
         compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024))
-    assert str(e.value) == ("the runs measured different things: test files: engine direct in A, buffered in B; "
+    assert str(e.value) == (f"the runs measured different things: test files: {differs}; "
                             "compare like with like, or pass --allow-different-plans")
     allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, settings=Settings(resamples=500, seed=2024))
-    assert allowed["differences"] == ["test files: engine direct in A, buffered in B"]
-
-
-def test_a_different_sync_is_refused_with_what_differs(tmp_path):
-    a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8), "p")
-    b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8), "p", files_sync="none")
-    with pytest.raises(CompareError) as e:
-        compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024))
-    assert str(e.value) == ("the runs measured different things: test files: sync fsync in A, none in B; "
-                            "compare like with like, or pass --allow-different-plans")
+    assert allowed["differences"] == [f"test files: {differs}"]
 
 
 def test_many_machines_in_one_table(tmp_path):

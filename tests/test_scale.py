@@ -100,7 +100,7 @@ def test_beyond_the_cap_the_least_extreme_flagged_points_are_a_density_of_their_
 
 def test_the_bootstrap_of_many_points_spreads_as_the_exact_one():
     """Above SUBSAMPLE_POINTS the resamples are smaller and rescaled (m-out-of-n): their spread must be the
-    bootstrap's own, not inflated by the pair sampling (which made it about 1.3 times as wide at this size,
+    bootstrap's own, not inflated by the pair sampling (which made it 1.27 times as wide at this size,
     and 3.2 times at 50,400 points)."""
     from stibium_py.analysis import regression
     rng = np.random.default_rng(11)

@@ -96,10 +96,9 @@ class FilesResult:
 
     def _point(self, k: int, extra: dict[str, Any]) -> dict[str, Any]:
         v = self.measurements.value
-        point = {name: v(k, name) for name in ("seq", "file", "size_bytes", "seconds", "started_s")}
-        point["rate_bytes_per_s"] = v(k, "bytes") / point["seconds"]      # valid: seconds > 0
-        return {key: point[key] for key in ("seq", "file", "size_bytes", "seconds", "rate_bytes_per_s",
-                                            "started_s")} | extra
+        seconds = v(k, "seconds")
+        return {"seq": v(k, "seq"), "file": v(k, "file"), "size_bytes": v(k, "size_bytes"), "seconds": seconds,
+                "rate_bytes_per_s": v(k, "bytes") / seconds, "started_s": v(k, "started_s"), **extra}
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

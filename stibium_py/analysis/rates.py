@@ -28,11 +28,10 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
                                                                    "granularity_bytes", "stride_bytes").items():
         key = (test, op, "files", 0, 0) if kind == "files" else (test, op, access, int(gran), int(stride))
         keys.setdefault(key, []).append(idx)
-    first = {}                                  # each test where the run first reached it
-    for key, parts in keys.items():
-        first[key[0]] = min(first.get(key[0], len(rows)), *(int(p.min()) for p in parts))
+    # groups come in the order of their first measurement, so the tests in the order the run reached them
+    reached = {test: i for i, test in enumerate(dict.fromkeys(key[0] for key in keys))}
     return {key: rows.take(np.sort(np.concatenate(keys[key])))
-            for key in sorted(keys, key=lambda k: (first[k[0]], k[1:]))}
+            for key in sorted(keys, key=lambda k: (reached[k[0]], k[1:]))}
 
 
 def describe(key: PointKey) -> str:

@@ -19,7 +19,7 @@ Tukey-biweight RLM started from Theil-Sen are references only.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,7 +99,7 @@ def fast_theil_sen_slope(x: np.ndarray, y: np.ndarray, iterations: int = 200) ->
 SAMPLED_BRACKET_PAIRS = 200_000
 
 
-def _bracket(x: np.ndarray, y: np.ndarray, tau: Any) -> tuple[float, float, float, float]:
+def _bracket(x: np.ndarray, y: np.ndarray, tau: Callable[[float], float]) -> tuple[float, float, float, float]:
     """lo < hi with tau(lo) > 0 >= tau(hi), and those values."""
     rng = np.random.default_rng(0)
     i = rng.integers(0, len(x), SAMPLED_BRACKET_PAIRS)
@@ -320,7 +320,7 @@ class Fit:
 def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, confidence: float = 0.95,
              latency_interval: bool = True) -> Fit:
     """Theil-Sen rate and latency with stratified bootstrap intervals (the latency's left out where the
-    caller needs the rate's only: it costs a median over all points per resample)."""
+    caller needs the rate's only: it costs a median per resample)."""
     x = np.asarray(x_bytes, float)
     y = np.asarray(y_s, float)
     n = len(x)
@@ -339,7 +339,8 @@ def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, co
                    Estimate(line.intercept_s, math.nan, math.nan, method, n), slopes)
     widen, widen_latency = small_sample_widening(x, confidence)
     lo, hi = _widened(line.slope_s_per_byte, percentile_interval(slopes, confidence), widen)
-    how = "" if n <= PAIRWISE_BOOTSTRAP_MAX_POINTS else f", {SAMPLED_PAIRS} sampled pairs per resample"
+    how = "" if n <= PAIRWISE_BOOTSTRAP_MAX_POINTS else f", {SAMPLED_PAIRS} sampled pairs per resample" + (
+        f" of {SUBSAMPLE_POINTS} points, spread scaled by sqrt({SUBSAMPLE_POINTS} / n)" if n > SUBSAMPLE_POINTS else "")
     method = (f"theil-sen joint, stratified bootstrap B={resamples} seed={seed}{how}, widened for small strata "
               f"(rate x{widen:.3f}, latency x{widen_latency:.3f})")
     slope = Estimate(line.slope_s_per_byte, lo, hi, method, n)

@@ -291,20 +291,41 @@ LATENCY_LINES_MAX = 8
 PERCENTILE_LABELS = ["p50", "p90", "p99", "p99.9", "max"]
 
 
+def _panel_title(op: str, access: str, stride: int) -> str:
+    return esc(f"{op} {access}" + (f" stride {stride:,} B" if stride else ""))
+
+
+def _panel_points(entries: list[PatternResult], op: str, access: str, stride: int) -> list:
+    """The points of one (op, access, stride) panel, by granularity."""
+    return sorted((p for e in entries if e.op == op for p in e.points if (p.access, p.stride_bytes) == (access, stride)),
+                  key=lambda p: p.granularity_bytes)
+
+
+def _small_multiples(panels: list[tuple[str, str, int]], **spacing: Any) -> tuple[go.Figure, int]:
+    """A grid of one panel per (op, access, stride), three to a row, each titled; and its column count."""
+    from plotly.subplots import make_subplots
+
+    cols = min(len(panels), 3)
+    rows = -(-len(panels) // cols)
+    return make_subplots(rows=rows, cols=cols, subplot_titles=[_panel_title(*p) for p in panels], **spacing), cols
+
+
+def _grid_layout(fig: go.Figure, entries: list[PatternResult], title: str, x: str, y: str, panels: int, cols: int,
+                 row_height: int, log_x: bool = False) -> go.Figure:
+    """The house style for a grid of panels, as tall as its rows need."""
+    name = entries[0].name if entries else ""
+    fig = layout(fig, f"{name}: {title}", x, y, log_x=log_x)
+    fig.update_layout(height=max(420, row_height * -(-panels // cols)))
+    return fig
+
+
 def latency_heatmap(entries: list[PatternResult]) -> go.Figure:
     """Many granularities: one heatmap per op, access and stride (granularity against percentile), the
     colour the latency on a log scale, each cell labelled."""
-    from plotly.subplots import make_subplots
-
     panels = sorted({(e.op, p.access, p.stride_bytes) for e in entries for p in e.points})
-    cols = min(len(panels), 3)
-    rows = -(-len(panels) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[
-        esc(f"{op} {access}" + (f" stride {stride:,} B" if stride else "")) for op, access, stride in panels],
-        horizontal_spacing=0.12, vertical_spacing=0.18)
-    for i, (op, access, stride) in enumerate(panels):
-        pts = sorted((p for e in entries if e.op == op for p in e.points
-                      if (p.access, p.stride_bytes) == (access, stride)), key=lambda p: p.granularity_bytes)
+    fig, cols = _small_multiples(panels, horizontal_spacing=0.12, vertical_spacing=0.18)
+    for i, panel in enumerate(panels):
+        pts = _panel_points(entries, *panel)
         z = np.array([[p.latency_s.get(k) or np.nan for k in LATENCY_KEYS] for p in pts], float)
         with np.errstate(divide="ignore", invalid="ignore"):
             shade = np.log10(z)
@@ -314,10 +335,8 @@ def latency_heatmap(entries: list[PatternResult]) -> go.Figure:
                                  coloraxis="coloraxis", hovertemplate="%{y} %{x}: %{text}<extra></extra>"),
                       row=i // cols + 1, col=i % cols + 1)
     fig.update_layout(coloraxis={"colorscale": "Viridis", "colorbar": {"title": "log10 s"}})
-    name = entries[0].name if entries else ""
-    fig = layout(fig, f"{name}: per-request latency by granularity and percentile (median over trials)", "", "")
-    fig.update_layout(height=max(420, 300 * rows))
-    return fig
+    return _grid_layout(fig, entries, "per-request latency by granularity and percentile (median over trials)", "", "",
+                        len(panels), cols, 300)
 
 
 def many_latency_lines(entries: list[PatternResult]) -> bool:
@@ -361,41 +380,27 @@ def _cdf_panels(entries: list[PatternResult]) -> list[tuple[str, str, int]]:
 def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
     """Every request's latency as a cumulative distribution, one curve per granularity (all trials'
     requests together), a panel per op, access and stride; None where the helper gave no histograms."""
-    from plotly.subplots import make_subplots
-
     panels = _cdf_panels(entries)
     if not panels:
         return None
     grans = sorted({p.granularity_bytes for e in entries for p in e.points})
     colours = px_colors.sample_colorscale("Viridis", [i / max(len(grans) - 1, 1) * 0.9 for i in range(len(grans))])
-    cols = min(len(panels), 3)
-    rows = -(-len(panels) // cols)
-    fig = make_subplots(rows=rows, cols=cols, shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16,
-                        subplot_titles=[esc(f"{op} {access}" + (f" stride {stride:,} B" if stride else ""))
-                                        for op, access, stride in panels])
+    fig, cols = _small_multiples(panels, shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16)
     shown: set[str] = set()                     # each granularity once in the legend, whichever panel has it
-    for i, (op, access, stride) in enumerate(panels):
-        pts = sorted((p for e in entries if e.op == op for p in e.points
-                      if (p.access, p.stride_bytes) == (access, stride) and p.latency_hist is not None),
-                     key=lambda p: p.granularity_bytes)
-        for p in pts:
+    for i, panel in enumerate(panels):
+        for p in (p for p in _panel_points(entries, *panel) if p.latency_hist is not None):
             x, y = p.latency_hist.cdf()
             label = f"{p.granularity_bytes:,} B"
             fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colours[grans.index(p.granularity_bytes)]},
-                                     name=esc(label),
-                                     legendgroup=label, showlegend=label not in shown,
+                                     name=esc(label), legendgroup=label, showlegend=label not in shown,
                                      hovertemplate=f"{esc(label)}: %{{y:.1%}} of {p.latency_hist.n:,} requests "
                                                    "within %{x:.3s}s<extra></extra>"),
                           row=i // cols + 1, col=i % cols + 1)
             shown.add(label)
-    fig.update_xaxes(type="log", exponentformat="SI", title_text="latency (s)")
+    fig.update_xaxes(title_text="latency (s)")
     fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
-    name = entries[0].name if entries else ""
-    fig = layout(fig, f"{name}: per-request latency, cumulative (every request of every trial)", "latency (s)",
-                 "requests at or below")
-    fig.update_xaxes(type="log")
-    fig.update_layout(height=max(420, 320 * rows))
-    return fig
+    return _grid_layout(fig, entries, "per-request latency, cumulative (every request of every trial)", "latency (s)",
+                        "requests at or below", len(panels), cols, 320, log_x=True)
 
 
 def stride_heatmap(entries: list[PatternResult]) -> go.Figure | None:

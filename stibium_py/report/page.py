@@ -58,6 +58,8 @@ def _queue() -> str:
     template = json.dumps(pio.templates["plotly_white"].to_plotly_json(), cls=PlotlyJSONEncoder,
                           separators=(",", ":")).replace("</", "<\\/")
     return f"window.stibiumTemplate={template};{_QUEUE_JS}"
+
+
 _UNPACK = """(async function(){
   var note=document.getElementById('stibium-js-note');
   try{
