@@ -230,17 +230,14 @@ _SHORT_ACCESS = {"files": "", "sequential": "seq", "random": "rand", "strided": 
 def _compare_table(result: dict) -> None:
     """B / A per point: below 120 columns one line per row (the point in one column, cut with an
     ellipsis); wider, a column each."""
-    from .report.build import WIDE_TERMINAL_COLUMNS
+    from .report.build import WIDE_TERMINAL_COLUMNS, compact_table
     a, b = result["a"], result["b"]
     title = "B / A: a repeatability check (both runs on one machine)" if result["same_machine"] else "B / A"
     compact = console.width < WIDE_TERMINAL_COLUMNS
     if compact:
-        from rich import box
-        table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), collapse_padding=True)
         # widths that add up to 78 columns with the separators
-        for name, justify, size in (("point", "left", 29), ("runs", "right", 5), ("B / A (95% interval)", "left", 21),
-                                    ("verdict", "left", 20)):
-            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=size)
+        table = compact_table(title, (("point", "left", 29), ("runs", "right", 5), ("B / A (95% interval)", "left", 21),
+                                      ("verdict", "left", 20)))
     else:
         table = Table("test", "op", "access", "granularity", "stride", "runs", "B / A (95% interval)", "verdict",
                       title=title)

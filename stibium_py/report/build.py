@@ -93,18 +93,24 @@ WIDE_TERMINAL_COLUMNS = 120
 TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
 
 
+def compact_table(title: str, columns: tuple[tuple[str, str, int], ...]) -> Table:
+    """A table for a narrow terminal: one line per row, each column (name, justify, width) of a fixed width
+    and cut with an ellipsis."""
+    from rich import box
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), collapse_padding=True)
+    for name, justify, size in columns:
+        t.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=size)
+    return t
+
+
 def terminal_table(summary: Summary, width: int = WIDE_TERMINAL_COLUMNS) -> Table:
     """The summary for the terminal: below WIDE_TERMINAL_COLUMNS one line per row (the interval as ± %,
     the exact one is in the report); wider, the intervals in full."""
     if width < WIDE_TERMINAL_COLUMNS:
-        from rich import box
-        t = Table(title="stibium summary (1 run; intervals 95 %, exact in the report)", box=box.SIMPLE_HEAD,
-                  pad_edge=False, padding=(0, 1, 0, 0), collapse_padding=True)
         # widths that add up to 78 columns with the separators; the test's name is cut with an ellipsis
-        for name, justify, size in (("test", "left", 20), ("rate", "left", 15), ("latency", "left", 11),
-                                    ("n", "right", 4), ("out", "right", 3), ("cache", "right", 6),
-                                    ("fast", "right", 4), ("drift", "right", 6)):
-            t.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=size)
+        t = compact_table("stibium summary (1 run; intervals 95 %, exact in the report)",
+                          (("test", "left", 20), ("rate", "left", 15), ("latency", "left", 11), ("n", "right", 4),
+                           ("out", "right", 3), ("cache", "right", 6), ("fast", "right", 4), ("drift", "right", 6)))
         for e in summary.tests:
             t.add_row(*headline(e, compact=True), *_counts(e), _drift(e))
         return t
