@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh machine: the helper's build tools (Debian/Ubuntu:
-# GCC's Objective-C and GNUstep Base; macOS: the Xcode command line tools), a Python
+# GCC's Objective-C, GNUstep Base and liburing (io_uring); macOS: the Xcode command line tools), a Python
 # 3.10 or later, then stibium itself with pip. `./install.sh --test` also installs
 # what the tests need: the test extras, and on Debian/Ubuntu clang (the Darwin syntax
 # check), strace (the system-call trace), fio, Chromium (the browser tests), nbdkit,
@@ -50,7 +50,7 @@ elif command -v apt-get >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
-  packages=(gcc gobjc gnustep-make libgnustep-base-dev python3-pip python3-venv)
+  packages=(gcc gobjc gnustep-make libgnustep-base-dev liburing-dev python3-pip python3-venv)
   [ "$mode" = "--test" ] && packages+=(clang strace fio chromium nbdkit libnbd-bin fuse3)
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null

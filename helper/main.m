@@ -92,18 +92,22 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 #define SB_USAGE_TEXT                                                                                      \
     "usage: stibium-helper info [--path DIR] | write|read --path F --bytes N [--granularity G] "           \
     "[--access sequential|strided|random] [--stride S] [--span N] [--seed K] [--data-seed K] "             \
-    "[--fill random|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
-    "[--latency on|off] | evict --path F | residency --path F | batch"
+    "[--fill random|offset|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
+    "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
+    "[--verify on|off] | evict --path F | residency --path F | batch"
 
 /* The flags that take a value, and where each goes. */
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
-                    SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY };
+                    SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY,
+                    SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY };
 
 static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--path", SB_FLAG_PATH}, {"--bytes", SB_FLAG_BYTES}, {"--granularity", SB_FLAG_GRANULARITY},
     {"--stride", SB_FLAG_STRIDE}, {"--span", SB_FLAG_SPAN}, {"--seed", SB_FLAG_SEED},
     {"--data-seed", SB_FLAG_DATA_SEED}, {"--access", SB_FLAG_ACCESS}, {"--fill", SB_FLAG_FILL},
     {"--engine", SB_FLAG_ENGINE}, {"--sync", SB_FLAG_SYNC}, {"--latency", SB_FLAG_LATENCY},
+    {"--queue-depth", SB_FLAG_QUEUE_DEPTH}, {"--threads", SB_FLAG_THREADS}, {"--io-method", SB_FLAG_IO_METHOD},
+    {"--verify", SB_FLAG_VERIFY},
 };
 
 /* Index of v in names (count of them), or -1. */
@@ -118,6 +122,16 @@ static int sb_choice(const char *v, const char *const *names, int count)
 static const char *const sb_access_names[] = {"sequential", "strided", "random"};
 static const char *const sb_sync_names[] = {"fsync", "full", "none"};
 static const char *const sb_onoff_names[] = {"off", "on"};
+static const char *const sb_io_asked_names[] = {"auto", "io_uring", "threads"};
+
+/* A whole number from 1 to max, or -1. */
+static long sb_parse_count(const char *v, long max)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    return errno || end == v || *end || n < 1 || n > max ? -1 : n;
+}
 
 /* One flag's value into the arguments; SB_OK or a usage error. */
 static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *v, sb_args *a, NSMutableDictionary *out)
@@ -161,9 +175,13 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
             j->fill_byte = -1;
             return SB_OK;
         }
+        if (strcmp(v, "offset") == 0) {
+            j->fill_byte = SB_FILL_OFFSET;
+            return SB_OK;
+        }
         long b = strtol(v, &end, 0);
         if (*end || end == v || b < 0 || b > 255)
-            return sb_usage(out, "--fill must be random or a byte such as 0x41, not '%s'", v);
+            return sb_usage(out, "--fill must be random, offset or a byte such as 0x41, not '%s'", v);
         j->fill_byte = (int)b;
         return SB_OK;
     }
@@ -182,6 +200,27 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
             return sb_usage(out, "--latency must be on or off, not '%s'", v);
         j->latency = choice;
         return SB_OK;
+    case SB_FLAG_QUEUE_DEPTH:
+    case SB_FLAG_THREADS: {
+        int depth = kind == SB_FLAG_QUEUE_DEPTH;
+        long count = sb_parse_count(v, depth ? SB_MAX_QUEUE_DEPTH : SB_MAX_THREADS);
+        if (count < 0)
+            return sb_usage(out, depth ? "--queue-depth must be a whole number from 1 to 256, not '%s'"
+                                       : "--threads must be a whole number from 1 to 64, not '%s'", v);
+        if (depth) j->queue_depth = (unsigned)count;
+        else j->threads = (unsigned)count;
+        return SB_OK;
+    }
+    case SB_FLAG_IO_METHOD:
+        if ((choice = sb_choice(v, sb_io_asked_names, 3)) < 0)
+            return sb_usage(out, "--io-method must be auto, io_uring or threads, not '%s'", v);
+        j->io_asked = (enum sb_io_asked)choice;
+        return SB_OK;
+    case SB_FLAG_VERIFY:
+        if ((choice = sb_choice(v, sb_onoff_names, 2)) < 0)
+            return sb_usage(out, "--verify must be on or off, not '%s'", v);
+        j->verify = choice;
+        return SB_OK;
     }
     return sb_usage(out, "unknown flag '%s'", flag);
 }
@@ -197,6 +236,7 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
     j->seed = 1;
     j->fill_byte = -1;
     j->latency = 1;
+    j->queue_depth = j->threads = 1;
     j->engine_name = "direct";
     a->fill_text = "random";
     for (int i = 1; i < argc; i++) {
@@ -218,6 +258,10 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
     }
     j->engine = sb_engine_named(j->engine_name);
     j->path = a->path;
+    int one_at_a_time = strcmp(j->engine_name, "foundation") == 0 || strcmp(j->engine_name, "app") == 0;
+    if (one_at_a_time && (j->queue_depth > 1 || j->threads > 1 || j->io_asked != SB_IO_ASK_AUTO))
+        return sb_usage(out, "the %s engine moves one request at a time, as simple app code does; use --engine direct "
+                        "or buffered for --queue-depth, --threads or --io-method", j->engine_name);
     if (!a->have_data_seed)
         j->data_seed = j->seed;
     if (!a->have_granularity)
@@ -298,6 +342,12 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
     [out setObject:sb_str(j->engine->uncached && j->direct_honoured == 0 ? sb_policy_reason(j->first_cached_how) : "")
             forKey:@"cached_reason"];
     [out setObject:sb_u64(j->tail_bytes_buffered) forKey:@"tail_bytes_buffered"];
+    [out setObject:sb_u64(j->queue_depth) forKey:@"queue_depth"];
+    [out setObject:sb_u64(j->threads) forKey:@"threads"];
+    [out setObject:sb_str(sb_policy_io_name(j->io.method)) forKey:@"io_method"];
+    [out setObject:sb_str(sb_policy_io_reason(j->io.why)) forKey:@"io_method_reason"];
+    if (j->verify)
+        [out setObject:sb_u64(j->verified) forKey:@"verified_requests"];
     if (!j->engine->counts_syscalls)
         [out setObject:sb_str(sb_foundation_implementation()) forKey:@"foundation_implementation"];
     if (j->latency && j->nrequests > 1)

@@ -59,6 +59,15 @@ unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, 
     return s->data;
 }
 
+unsigned char *sb_buffer_write_scratch(size_t bytes, sb_err *err)
+{
+    sb_slot *s = &sb_write_slot;
+    if (sb_slot_reserve(s, &sb_read_slot, bytes, err) < 0)
+        return NULL;
+    s->valid = 0;   /* the caller writes its own data: nothing later may take them for seeded data */
+    return s->data;
+}
+
 unsigned char *sb_buffer_read(size_t bytes, sb_err *err)
 {
     sb_slot *s = &sb_read_slot;

@@ -13,6 +13,8 @@
 
 /* fill_byte -1: data from the seed's stream; 0-255: that byte. */
 unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, sb_err *err);
+/* The write buffer for data the caller writes itself (--fill offset). */
+unsigned char *sb_buffer_write_scratch(size_t bytes, sb_err *err);
 unsigned char *sb_buffer_read(size_t bytes, sb_err *err);
 
 /* Where the next write request of len bytes starts in a buffer of buf_bytes whose cursor is at

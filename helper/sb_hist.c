@@ -43,6 +43,18 @@ void sb_hist_record(sb_hist *h, uint64_t ns)
         h->max_ns = ns;
 }
 
+void sb_hist_merge(sb_hist *into, const sb_hist *from)
+{
+    for (size_t i = 0; i < SB_HIST_BUCKETS; i++)
+        into->counts[i] += from->counts[i];
+    into->n += from->n;
+    into->sum_ns += from->sum_ns;
+    if (from->min_ns < into->min_ns)
+        into->min_ns = from->min_ns;
+    if (from->max_ns > into->max_ns)
+        into->max_ns = from->max_ns;
+}
+
 uint64_t sb_hist_quantile(const sb_hist *h, double q)
 {
     if (h->n == 0)

@@ -16,6 +16,8 @@ typedef struct {
 
 void sb_hist_reset(sb_hist *h);
 void sb_hist_record(sb_hist *h, uint64_t ns);
+/* Add the counts of `from` into `into` (the latencies of several workers as one). */
+void sb_hist_merge(sb_hist *into, const sb_hist *from);
 /* Latency at quantile q (0..1), in ns; the bucket's midpoint clamped to [min, max]. */
 uint64_t sb_hist_quantile(const sb_hist *h, double q);
 

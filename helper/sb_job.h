@@ -42,16 +42,24 @@ struct sb_job {
     uint64_t bytes, granularity, stride, span;
     enum sb_access access;
     uint64_t seed, data_seed;
-    int fill_byte;              /* -1: random data from data_seed */
+    int fill_byte;              /* -1: random data from data_seed; SB_FILL_OFFSET: each 8-byte word its own offset */
     enum sb_sync sync;
     int existing;               /* write into an existing file instead of creating one */
     int latency;                /* collect per-request latencies */
     const sb_engine *engine;
     const char *engine_name;    /* as asked: direct, buffered, foundation, app */
+    unsigned queue_depth;       /* requests in flight per thread (1-256) */
+    unsigned threads;           /* threads, each with its own part of the requests (1-64) */
+    enum sb_io_asked io_asked;  /* --io-method: auto, io_uring, threads */
+    int verify;                 /* check each request: its block once; reads: the block-numbered data */
 
     /* prepared before the timer */
     uint64_t *offsets;
     uint64_t nrequests;
+    size_t *slices;             /* writes: where request i's data start in buf (NULL: sb_buffer_slice as it goes) */
+    size_t slot_bytes;          /* reads with requests in flight: each one's part of buf */
+    unsigned char *seen;        /* verify: one bit per block */
+    sb_io_choice io;            /* how the requests move (sb_policy_io_method) */
     unsigned char *buf;
     size_t buf_bytes;
     size_t buf_cursor;          /* where the next write request's slice starts in buf */
@@ -80,7 +88,10 @@ struct sb_job {
     const char *sync_used;      /* fsync, F_FULLFSYNC, fsync (F_FULLFSYNC refused), synchronizeFile, none */
     double resident_before;     /* reads; -1 unknown */
     sb_hist hist;
+    uint64_t verified;          /* verify: requests checked */
 };
+
+#define SB_FILL_OFFSET (-2)
 
 /* Engines (sb_posix.c, sb_foundation.m). */
 extern const sb_engine sb_engine_direct;
@@ -98,6 +109,14 @@ uint64_t sb_request_len(const sb_job *job, uint64_t i);
 /* The largest request of the job. */
 uint64_t sb_largest_request(const sb_job *job);
 
+/* Whether the platform can set up an io_uring here (sb_uring.c; NOT_BUILT elsewhere). */
+enum sb_uring_state sb_uring_probe(void);
+/* Requests with several in flight (sb_parallel.c): moves every request of the job with its
+ * method (io_uring or threads), from the first submission (*start_ns) to the last completion
+ * (*end_ns); counters and latencies into job. */
+int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *err);
+/* verify: request i's block was not moved before, and a read brought its own offsets. */
+int sb_verify_request(sb_job *job, uint64_t i, const unsigned char *data, sb_err *err);
 /* Run the measurement (sb_run.c): validate, prepare, time, report in job. */
 int sb_run(sb_job *job, sb_err *err);
 #endif

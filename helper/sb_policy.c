@@ -101,3 +101,56 @@ int sb_policy_fullsync_fallback(int errnum)
     /* "not supported here" answers: fall back. An I/O error (EIO) or a full disk is a real failure. */
     return errnum == ENOTSUP || errnum == EOPNOTSUPP || errnum == ENOTTY || errnum == EINVAL || errnum == ENODEV;
 }
+
+sb_io_choice sb_policy_io_method(enum sb_os os, enum sb_uring_state uring, unsigned queue_depth, unsigned threads,
+                                 enum sb_io_asked asked, int split_tail)
+{
+    sb_io_choice c = {SB_IO_THREADS, SB_IO_WHY_NONE, SB_IO_RUNS};
+    if (asked == SB_IO_ASK_AUTO && queue_depth == 1 && threads == 1) {
+        c.method = SB_IO_SYNC;
+        return c;
+    }
+    enum sb_io_why no_ring = os == SB_OS_DARWIN ? SB_IO_WHY_DARWIN
+                             : uring == SB_URING_NOT_BUILT ? SB_IO_WHY_NOT_BUILT
+                             : uring == SB_URING_REFUSED ? SB_IO_WHY_KERNEL_REFUSED
+                             : split_tail ? SB_IO_WHY_SPLIT_TAIL : SB_IO_WHY_NONE;
+    if (asked == SB_IO_ASK_URING) {
+        c.method = SB_IO_URING;
+        c.why = no_ring;
+        if (no_ring != SB_IO_WHY_NONE)
+            c.refused = SB_IO_REFUSED_URING;
+        return c;
+    }
+    if (asked == SB_IO_ASK_AUTO && no_ring == SB_IO_WHY_NONE) {
+        c.method = SB_IO_URING;
+        return c;
+    }
+    if (asked == SB_IO_ASK_AUTO)
+        c.why = no_ring;
+    if ((uint64_t)queue_depth * threads > SB_MAX_WORKER_THREADS)
+        c.refused = SB_IO_REFUSED_WORKERS;
+    return c;
+}
+
+const char *sb_policy_io_reason(enum sb_io_why why)
+{
+    switch (why) {
+    case SB_IO_WHY_NONE:
+        return "";
+    case SB_IO_WHY_DARWIN:
+        return "macOS has no io_uring";
+    case SB_IO_WHY_NOT_BUILT:
+        return "the helper was built without liburing";
+    case SB_IO_WHY_KERNEL_REFUSED:
+        return "the kernel refused to set up an io_uring (too old, seccomp or kernel.io_uring_disabled)";
+    case SB_IO_WHY_SPLIT_TAIL:
+        return "the last request's unaligned part goes through a second, buffered descriptor, which the ring "
+               "does not serve";
+    }
+    return "";
+}
+
+const char *sb_policy_io_name(enum sb_io_method method)
+{
+    return method == SB_IO_SYNC ? "sync" : method == SB_IO_URING ? "io_uring" : "threads";
+}

@@ -67,4 +67,50 @@ uint64_t sb_policy_syscalls(uint64_t len, uint64_t max_bytes);
 /* A full sync (F_FULLFSYNC) that failed with errnum falls back to fsync, as SQLite's
  * full_fsync does (some file systems refuse the command): 1 to fall back, 0 to fail. */
 int sb_policy_fullsync_fallback(int errnum);
+
+/* Requests in flight: how a measurement with a queue depth and threads moves its requests. */
+#define SB_MAX_QUEUE_DEPTH 256
+#define SB_MAX_THREADS 64
+/* The threads method runs one thread per request in flight; macOS limits a task to
+ * task_threadmax threads (xnu config/MASTER CONFIG_THREAD_MAX: 2560 on Macs, 1024 on the smallest
+ * configuration; osfmk/kern/thread.c refuses one more), so the helper stays at 1024. */
+#define SB_MAX_WORKER_THREADS 1024
+
+enum sb_io_method { SB_IO_SYNC, SB_IO_URING, SB_IO_THREADS };
+enum sb_io_asked { SB_IO_ASK_AUTO, SB_IO_ASK_URING, SB_IO_ASK_THREADS };
+enum sb_uring_state { SB_URING_NOT_BUILT, SB_URING_AVAILABLE, SB_URING_REFUSED };
+
+/* Why the method is not io_uring (NONE: it is, or the method asked for was used). */
+enum sb_io_why {
+    SB_IO_WHY_NONE,             /* the method asked for, or io_uring chosen */
+    SB_IO_WHY_DARWIN,           /* macOS has no io_uring */
+    SB_IO_WHY_NOT_BUILT,        /* built without liburing */
+    SB_IO_WHY_KERNEL_REFUSED,   /* the kernel refused to set up a ring (old kernel, seccomp, sysctl) */
+    SB_IO_WHY_SPLIT_TAIL,       /* a direct request needs the second, buffered descriptor */
+};
+
+enum sb_io_refusal {
+    SB_IO_RUNS,                 /* the measurement can run */
+    SB_IO_REFUSED_URING,        /* io_uring asked for and not available (why says why) */
+    SB_IO_REFUSED_WORKERS,      /* the threads method would need more than SB_MAX_WORKER_THREADS threads */
+};
+
+typedef struct {
+    enum sb_io_method method;
+    enum sb_io_why why;
+    enum sb_io_refusal refused;
+} sb_io_choice;
+
+/* The method of a measurement with queue_depth requests in flight per thread and `threads`
+ * threads: one at a time on the calling thread when both are 1 (and nothing else was asked);
+ * io_uring on Linux where it is built and the kernel sets up a ring; one thread per request in
+ * flight otherwise (always on macOS). split_tail: a direct request must go through the second,
+ * buffered descriptor (Linux, an unaligned final part), which the ring does not handle. */
+sb_io_choice sb_policy_io_method(enum sb_os os, enum sb_uring_state uring, unsigned queue_depth, unsigned threads,
+                                 enum sb_io_asked asked, int split_tail);
+
+/* One line for a row: why the method is not io_uring ("" when there is nothing to say). */
+const char *sb_policy_io_reason(enum sb_io_why why);
+/* The method's name in a row: sync, io_uring, threads. */
+const char *sb_policy_io_name(enum sb_io_method method);
 #endif

@@ -159,25 +159,126 @@ static void sb_cleanup_failed(sb_job *job)
         job->removed_partial = 1;
 }
 
-/* The buffer of this measurement: as large as its largest request (writes: at least the data stream). */
+/* Requests in flight at once. */
+static uint64_t sb_inflight(const sb_job *job)
+{
+    return (uint64_t)job->queue_depth * job->threads;
+}
+
+/* --fill offset writes each request's own offsets, one slice per request: for checks, not for speed. */
+#define SB_FILL_OFFSET_MAX_BYTES ((uint64_t)256 << 20)
+
+/* Where each write request's data start: slices of the buffer in request order, as the sequential
+ * loop takes them, so that requests in flight at once never share a slice's data by accident. */
+static int sb_prepare_slices(sb_job *job, sb_err *err)
+{
+    job->slices = malloc((job->nrequests ? job->nrequests : 1) * sizeof *job->slices);
+    if (!job->slices)
+        return sb_fail(err, ENOMEM, "cannot allocate %llu request slices", (unsigned long long)job->nrequests);
+    size_t cursor = 0;
+    for (uint64_t i = 0; i < job->nrequests; i++)
+        job->slices[i] = sb_buffer_slice(job->buf_bytes, &cursor, sb_request_len(job, i), job->page_bytes);
+    return 0;
+}
+
+/* Each 8-byte word of each request's slice holds its own file offset. */
+static void sb_stamp_offsets(sb_job *job)
+{
+    for (uint64_t i = 0; i < job->nrequests; i++) {
+        uint64_t len = sb_request_len(job, i);
+        unsigned char *data = job->buf + job->slices[i];
+        for (uint64_t k = 0; k < len; k += 8) {
+            uint64_t word = job->offsets[i] + k;
+            memcpy(data + k, &word, len - k < 8 ? (size_t)(len - k) : sizeof word);
+        }
+    }
+}
+
+/* The buffer of this measurement. Reads: one slot as large as the largest request per request in
+ * flight. Writes: at least the data stream and the largest request; with --fill offset, a slice
+ * per request. */
 static int sb_prepare_buffer(sb_job *job, sb_err *err)
 {
-    uint64_t largest = sb_largest_request(job);
-    uint64_t want = largest;
-    if (job->op == SB_WRITE) {
+    uint64_t page = job->page_bytes;
+    uint64_t slot = (sb_largest_request(job) + page - 1) / page * page;
+    uint64_t want = slot;
+    if (job->op == SB_READ) {
+        want = slot * sb_inflight(job);
+    } else if (job->fill_byte == SB_FILL_OFFSET) {
+        want = slot * job->nrequests;
+        if (want > SB_FILL_OFFSET_MAX_BYTES)
+            return sb_fail(err, EINVAL, "--fill offset is for checks of at most 256 MiB; lower --bytes");
+    } else {
         uint64_t stream = job->bytes < SB_WRITE_STREAM_BYTES ? job->bytes : SB_WRITE_STREAM_BYTES;
         if (stream > want)
-            want = stream;
+            want = (stream + page - 1) / page * page;
     }
-    want = (want + job->page_bytes - 1) / job->page_bytes * job->page_bytes;
     if (want > (uint64_t)SIZE_MAX)
         return sb_fail(err, ENOMEM, "a %llu-byte buffer does not fit this process", (unsigned long long)want);
-    job->buf = job->op == SB_WRITE ? sb_buffer_write((size_t)want, job->fill_byte, job->data_seed, err)
-                                   : sb_buffer_read((size_t)want, err);
+    if (job->op == SB_READ)
+        job->buf = sb_buffer_read((size_t)want, err);
+    else if (job->fill_byte == SB_FILL_OFFSET)
+        job->buf = sb_buffer_write_scratch((size_t)want, err);
+    else
+        job->buf = sb_buffer_write((size_t)want, job->fill_byte, job->data_seed, err);
     if (!job->buf)
         return -1;
     job->buf_bytes = (size_t)want;
     job->buf_cursor = 0;
+    job->slot_bytes = (size_t)slot;
+    if (job->op == SB_WRITE && (sb_inflight(job) > 1 || job->io_asked != SB_IO_ASK_AUTO ||
+                                job->fill_byte == SB_FILL_OFFSET)) {
+        if (sb_prepare_slices(job, err) != 0)
+            return -1;
+        if (job->fill_byte == SB_FILL_OFFSET)
+            sb_stamp_offsets(job);
+    }
+    if (job->verify) {
+        uint64_t nblocks = job->span / job->granularity + 2;
+        job->seen = calloc(nblocks / 8 + 1, 1);
+        if (!job->seen)
+            return sb_fail(err, ENOMEM, "cannot allocate the verify map of %llu blocks", (unsigned long long)nblocks);
+    }
+    return 0;
+}
+
+/* How the requests move (sb_policy_io_method), once the file system is known. */
+static int sb_choose_io(sb_job *job, sb_err *err)
+{
+    int split_tail = job->engine->uncached && job->direct.body_end < job->bytes;
+    int wants_ring = sb_inflight(job) > 1 || job->io_asked == SB_IO_ASK_URING;
+    enum sb_uring_state ring = wants_ring ? sb_uring_probe() : SB_URING_NOT_BUILT;
+    job->io = sb_policy_io_method(job->uncached.os, ring, job->queue_depth, job->threads, job->io_asked, split_tail);
+    if (job->io.refused == SB_IO_REFUSED_URING)
+        return sb_fail(err, EINVAL, "--io-method io_uring: %s; use --io-method auto or threads",
+                       sb_policy_io_reason(job->io.why));
+    if (job->io.refused == SB_IO_REFUSED_WORKERS)
+        return sb_fail(err, EINVAL, "%llu requests in flight (queue depth %u x %u threads) need one thread each with "
+                       "the threads method, and the helper starts at most %u; lower --queue-depth or --threads",
+                       (unsigned long long)sb_inflight(job), job->queue_depth, job->threads, SB_MAX_WORKER_THREADS);
+    return 0;
+}
+
+/* One request at a time on this thread: the interval from before the first to after the last. */
+static int sb_sequential_io(sb_job *job, uint64_t *t0, uint64_t *t1, sb_err *err)
+{
+    uint64_t prev = *t0 = sb_now_ns();
+    for (uint64_t i = 0; i < job->nrequests; i++) {
+        uint64_t len = sb_request_len(job, i);
+        size_t at = job->op == SB_READ ? 0
+                    : job->slices ? job->slices[i]
+                                  : sb_buffer_slice(job->buf_bytes, &job->buf_cursor, len, job->page_bytes);
+        if (job->engine->io(job, job->offsets[i], len, job->buf + at, err) != 0)
+            return -1;
+        if (job->latency) {
+            uint64_t now = sb_now_ns();
+            sb_hist_record(&job->hist, now - prev);
+            prev = now;
+        }
+        if (job->verify && sb_verify_request(job, i, job->buf + at, err) != 0)
+            return -1;
+    }
+    *t1 = sb_now_ns();
     return 0;
 }
 
@@ -192,10 +293,14 @@ static void sb_reset_measured(sb_job *job)
     job->calls = job->largest_call_bytes = 0;
     job->sync_used = "none";
     job->page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+    job->verified = 0;
+    job->slices = NULL;
+    job->seen = NULL;
+    job->io = (sb_io_choice){SB_IO_SYNC, SB_IO_WHY_NONE, SB_IO_RUNS};
     sb_hist_reset(&job->hist);
 }
 
-int sb_run(sb_job *job, sb_err *err)
+static int sb_measure(sb_job *job, sb_err *err)
 {
     sb_reset_measured(job);
     if (job->bytes == 0 || job->granularity == 0)
@@ -208,7 +313,7 @@ int sb_run(sb_job *job, sb_err *err)
         return -1;
 
     uint64_t t_open = sb_now_ns();
-    if (sb_open_file(job, err) != 0 || sb_check_file(job, err) != 0)
+    if (sb_open_file(job, err) != 0 || sb_check_file(job, err) != 0 || sb_choose_io(job, err) != 0)
         goto failed;
     if (job->op == SB_READ) {
         uint64_t pages, resident;
@@ -220,22 +325,13 @@ int sb_run(sb_job *job, sb_err *err)
     job->open_ns = sb_now_ns() - t_open;
 
     /* The timed interval: nothing but the requests (and, for writes, the sync). */
-    uint64_t t0 = sb_now_ns(), prev = t0;
-    for (uint64_t i = 0; i < job->nrequests; i++) {
-        uint64_t len = sb_request_len(job, i);
-        size_t at = job->op == SB_WRITE ? sb_buffer_slice(job->buf_bytes, &job->buf_cursor, len, job->page_bytes) : 0;
-        if (job->engine->io(job, job->offsets[i], len, job->buf + at, err) != 0)
-            goto failed;
-        if (job->latency) {
-            uint64_t now = sb_now_ns();
-            sb_hist_record(&job->hist, now - prev);
-            prev = now;
-        }
-    }
-    uint64_t t1 = sb_now_ns();
-    if (job->op == SB_WRITE && job->sync != SB_SYNC_NONE && job->engine->sync(job, err) != 0)
+    uint64_t t0, t1;
+    if (job->io.method == SB_IO_SYNC ? sb_sequential_io(job, &t0, &t1, err) : sb_parallel_io(job, &t0, &t1, err))
         goto failed;
-    uint64_t t2 = sb_now_ns();
+    int syncs = job->op == SB_WRITE && job->sync != SB_SYNC_NONE;
+    if (syncs && job->engine->sync(job, err) != 0)
+        goto failed;
+    uint64_t t2 = syncs ? sb_now_ns() : t1;
     job->start_ns = t0;
     job->end_ns = t2;
     job->io_ns = t1 - t0;
@@ -253,4 +349,14 @@ int sb_run(sb_job *job, sb_err *err)
 failed:
     sb_cleanup_failed(job);
     return -1;
+}
+
+int sb_run(sb_job *job, sb_err *err)
+{
+    int rc = sb_measure(job, err);
+    free(job->slices);
+    free(job->seen);
+    job->slices = NULL;
+    job->seen = NULL;
+    return rc;
 }

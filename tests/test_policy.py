@@ -35,6 +35,12 @@ int main(int argc, char **argv) {
         unsigned long long max = sb_policy_max_syscall_bytes(argv[2][0] == 'd' ? SB_OS_DARWIN : SB_OS_LINUX,
                                                              strtoull(argv[3], 0, 10));
         printf("%llu %llu\n", max, (unsigned long long)sb_policy_syscalls(strtoull(argv[4], 0, 10), max));
+    } else if (what[0] == 'i') {       /* io OS URING QD THREADS ASKED SPLIT */
+        static const char *refusals[] = {"runs", "refused-uring", "refused-workers"};
+        sb_io_choice c = sb_policy_io_method(argv[2][0] == 'd' ? SB_OS_DARWIN : SB_OS_LINUX,
+            (enum sb_uring_state)atoi(argv[3]), (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]),
+            (enum sb_io_asked)atoi(argv[6]), atoi(argv[7]));
+        printf("%s|%s|%s\n", sb_policy_io_name(c.method), refusals[c.refused], sb_policy_io_reason(c.why));
     } else {                           /* fullsync ERRNO */
         printf("%d\n", sb_policy_fullsync_fallback(atoi(argv[2])));
     }
@@ -144,3 +150,44 @@ def test_full_sync_falls_back_only_where_it_is_not_supported(driver):
                                   check=True).stdout.strip() for e in (errno.ENOTSUP, errno.ENOTTY, errno.EINVAL,
                                                                        errno.EIO, errno.ENOSPC)}
     assert fallback == {errno.ENOTSUP: "1", errno.ENOTTY: "1", errno.EINVAL: "1", errno.EIO: "0", errno.ENOSPC: "0"}
+
+
+NOT_BUILT, AVAILABLE, REFUSED = 0, 1, 2
+AUTO, ASK_URING, ASK_THREADS = 0, 1, 2
+
+
+def io_method(driver: Path, os_name: str, uring: int, depth: int, threads: int, asked: int = AUTO,
+              split_tail: int = 0) -> tuple:
+    out = subprocess.run([str(driver), "io", os_name, str(uring), str(depth), str(threads), str(asked),
+                          str(split_tail)], capture_output=True, text=True, check=True).stdout.strip()
+    return tuple(out.split("|"))
+
+
+@pytest.mark.parametrize("os_name", ["darwin", "linux"])
+def test_one_request_in_flight_is_the_plain_loop(driver, os_name):
+    assert io_method(driver, os_name, AVAILABLE, 1, 1) == ("sync", "runs", "")
+
+
+def test_macos_uses_one_thread_per_request_in_flight_and_says_why(driver):
+    # whatever the (Linux-only) ring state, macOS has no io_uring
+    for uring in (NOT_BUILT, AVAILABLE):
+        assert io_method(driver, "darwin", uring, 32, 1) == ("threads", "runs", "macOS has no io_uring")
+        assert io_method(driver, "darwin", uring, 64, 16) == ("threads", "runs", "macOS has no io_uring")
+    # CrystalDiskMark's Q32T16 (512 threads) runs; beyond 1024 threads the helper refuses
+    assert io_method(driver, "darwin", NOT_BUILT, 32, 32)[:2] == ("threads", "runs")
+    assert io_method(driver, "darwin", NOT_BUILT, 256, 8)[:2] == ("threads", "refused-workers")
+    assert io_method(driver, "darwin", NOT_BUILT, 8, 1, ASK_URING) == ("io_uring", "refused-uring",
+                                                                       "macOS has no io_uring")
+
+
+def test_linux_uses_io_uring_and_falls_back_to_threads_with_the_reason(driver):
+    assert io_method(driver, "linux", AVAILABLE, 32, 1) == ("io_uring", "runs", "")
+    assert io_method(driver, "linux", AVAILABLE, 256, 64) == ("io_uring", "runs", "")
+    assert io_method(driver, "linux", NOT_BUILT, 8, 1) == ("threads", "runs", "the helper was built without liburing")
+    assert io_method(driver, "linux", REFUSED, 8, 1)[:2] == ("threads", "runs")
+    assert "kernel refused" in io_method(driver, "linux", REFUSED, 8, 1)[2]
+    assert "second, buffered descriptor" in io_method(driver, "linux", AVAILABLE, 8, 1, AUTO, 1)[2]
+    # asked for: used as asked (also at one request in flight), or refused with the reason
+    assert io_method(driver, "linux", AVAILABLE, 1, 1, ASK_THREADS) == ("threads", "runs", "")
+    assert io_method(driver, "linux", AVAILABLE, 1, 1, ASK_URING) == ("io_uring", "runs", "")
+    assert io_method(driver, "linux", REFUSED, 8, 1, ASK_URING)[:2] == ("io_uring", "refused-uring")

@@ -1,0 +1,25 @@
+/* sb_parallel.h: the workers of a measurement with several requests in flight, shared by
+ * the threads method (sb_parallel.c) and the io_uring method (sb_uring.c). */
+#ifndef SB_PARALLEL_H
+#define SB_PARALLEL_H
+#include "sb_job.h"
+
+typedef struct {
+    sb_job job;                 /* a copy of the measurement: its own counters and histogram */
+    uint64_t first, end;        /* this thread's part of the requests: [first, end), in order */
+    uint64_t *next;             /* threads method: the next request of the part, shared by its workers */
+    unsigned slot;              /* reads: this worker's first buffer slot (io_uring: queue_depth of them) */
+    int *stop;                  /* set by the first worker that fails */
+    uint64_t first_submit_ns, last_complete_ns;
+    int failed;
+    sb_err err;
+} sb_worker;
+
+/* The data of request i: a write's slice of the buffer, or a read's buffer slot. */
+unsigned char *sb_request_data(const sb_job *job, uint64_t i, unsigned slot);
+/* Request i completed `ns` after it was submitted, at `now`. Returns 0, or -1 (verify failed). */
+int sb_worker_done(sb_worker *w, uint64_t i, const unsigned char *data, uint64_t submit_ns, uint64_t now);
+
+/* io_uring (Linux, built with liburing): one ring of queue_depth entries moves the worker's part. */
+int sb_uring_worker(sb_worker *w);
+#endif
