@@ -27,7 +27,7 @@ from .runner import RunOptions, resume_run, resume_series, start_series
 from .store import RunDirError
 from .measurement import MeasurementError
 from .record import RecordError
-from .units import SizeError, format_bytes, format_seconds, format_size
+from .units import SizeError, format_bytes, format_seconds, format_size, in_flight_label
 
 console = Console(stderr=False)
 
@@ -239,10 +239,11 @@ def _compare_table(result: dict) -> None:
         table = compact_table(title, (("point", "left", 29), ("runs", "right", 5), ("B / A (95% interval)", "left", 21),
                                       ("verdict", "left", 20)))
     else:
-        table = Table("test", "op", "access", "granularity", "stride", "runs", "B / A (95% interval)", "verdict",
-                      title=title)
+        table = Table("test", "op", "access", "granularity", "stride", "in flight", "runs", "B / A (95% interval)",
+                      "verdict", title=title)
     for r in result["rows"] + [dict(s, access="(geometric mean)", granularity_bytes=0, stride_bytes=0)
                                for s in result["summaries"]]:
+        flight = in_flight_label(r.get("queue_depth", 1), r.get("threads", 1))
         q = r["ratio"]
         lo = f"{q['low']:.3f}" if q["low"] is not None else "?"
         hi = f"{q['high']:.3f}" if q["high"] is not None else "?"
@@ -253,13 +254,15 @@ def _compare_table(result: dict) -> None:
         stride = format_size(r["stride_bytes"]) if r.get("stride_bytes") else ""
         if compact:
             point = " ".join(v for v in (r["test"], r["op"], _SHORT_ACCESS.get(r["access"], r["access"]), size,
-                                         f"+{stride}" if stride else "") if v)
+                                         f"+{stride}" if stride else "", flight) if v)
             table.add_row(point, runs, f"{q['estimate']:.3f} [{lo}, {hi}]", word)
         else:
-            table.add_row(r["test"], r["op"], r["access"], size, stride, runs, f"{q['estimate']:.3f} [{lo}, {hi}]", word)
+            table.add_row(r["test"], r["op"], r["access"], size, stride, flight, runs,
+                          f"{q['estimate']:.3f} [{lo}, {hi}]", word)
     console.print(table)
     if compact and any(r["access"] != "files" for r in result["rows"]):
-        console.print("seq, rand, str: sequential, random, strided access; +S: S skipped after each request")
+        console.print("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "
+                      "Q8T1: 8 requests in flight on 1 thread")
     console.print(result["advice"])
     for line in result.get("differences", []):
         console.print(f"differs: {line}")

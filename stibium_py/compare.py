@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .analysis.comparison import compare_points, runs_needed
-from .analysis.rates import by_point, describe
+from .analysis.rates import by_point, describe, key_json, key_of
 from .analysis.settings import COMPARE, Settings
 from .definitions import differences, test_definitions
 from .table import Table
@@ -176,7 +176,7 @@ def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: b
     rows = []
     for pair, other in zip(pairs, others):
         for r in pair["rows"]:
-            rows.append({**{k: r[k] for k in ("test", "op", "access", "granularity_bytes", "stride_bytes")},
+            rows.append({**key_json(key_of(r)),
                          "run": other.path.name, "label": other.label, "rate_bytes_per_s": r["rate_b_bytes_per_s"],
                          "reference_rate_bytes_per_s": r["rate_a_bytes_per_s"], "ratio": r["ratio"],
                          "verdict": r["verdict"], "scope": r["scope"], "runs": r["runs_b"]})

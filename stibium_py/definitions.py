@@ -10,8 +10,8 @@ from typing import Any
 # a different value here makes the two rates different quantities
 MEANING = ("kind", "engine", "sync", "fill", "access")
 # listed when they differ, and allowed: the matching itself pairs sizes and granularities
-LISTED = ("op", "sizes", "repeats", "granularities", "strides", "bytes", "span", "trials", "between", "layout",
-          "units", "write_order", "read_order")
+LISTED = ("op", "sizes", "repeats", "granularities", "strides", "queue_depth", "threads", "bytes", "span", "trials",
+          "between", "layout", "units", "write_order", "read_order")
 
 
 def test_definitions(plan: dict[str, Any] | None) -> dict[str, dict[str, Any]] | None:

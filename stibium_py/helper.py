@@ -89,7 +89,9 @@ def measure_args(op: "Op", path: Path) -> list[str]:
     return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
                    stride=op.stride_bytes or None, span=op.size_bytes if op.kind == "pattern" else None,
                    seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
-                   sync=op.sync if op.op == "write" else None, existing=op.existing)
+                   sync=op.sync if op.op == "write" else None, existing=op.existing,
+                   queue_depth=op.queue_depth if op.queue_depth > 1 else None,
+                   threads=op.threads if op.threads > 1 else None)
 
 
 def layout_args(path: Path, size_bytes: int, engine: str, fill: str, data_seed: int) -> list[str]:

@@ -70,6 +70,10 @@ class Measurement(NamedTuple):
     strerror: Optional[str] = None
     removed_partial_file: Optional[bool] = None
     lat_hist_ns: Optional[str] = None      # the per-request latency histogram (see DESCRIPTIONS)
+    queue_depth: int = 1                   # requests in flight per thread (older files: 1)
+    threads: int = 1
+    io_method: Optional[str] = None        # sync | io_uring | threads
+    io_method_reason: Optional[str] = None
 
     @property
     def ok(self) -> bool:
@@ -93,7 +97,7 @@ class Measurement(NamedTuple):
         try:
             for key, parse in _PARSERS:
                 if key not in header:
-                    values.append(None)
+                    values.append(COLUMN_DEFAULTS.get(key))
                     continue
                 text = row.get(key)
                 if text is None:
@@ -107,6 +111,9 @@ class Measurement(NamedTuple):
 
 
 COLUMNS: tuple[str, ...] = Measurement._fields
+# What a file made before a column existed reads there, where that is not "missing": queue depth and
+# threads were 1 before they could be set.
+COLUMN_DEFAULTS: dict[str, Any] = {"queue_depth": 1, "threads": 1}
 
 # Each column's kind, from the record's field types: what the CSV reader parses and how a Table stores it.
 _HINTS = get_type_hints(Measurement)
@@ -165,8 +172,15 @@ DESCRIPTIONS = {
     "removed_partial_file": "true where a failed write removed the file it had begun",
     "lat_hist_ns": "every request's latency as a histogram: 'lo-hi:count' per non-empty bin [lo, hi) in ns, "
                    "separated by spaces, 16 bins per octave (1/16 relative); empty for a single request",
+    "queue_depth": "requests in flight per thread, as the plan asked (1 in files made before it existed)",
+    "threads": "threads, each moving its own part of the requests in order, as the plan asked",
+    "io_method": "how the requests moved: sync (one at a time on one thread), io_uring (Linux: one ring per "
+                 "thread), threads (one thread per request in flight)",
+    "io_method_reason": "why the method is not io_uring where it could have been (macOS, no liburing, the "
+                        "kernel refused, an unaligned direct tail), else empty",
 }
-OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file")
+OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
+             "queue_depth", "threads")
 
 # Keys of the helper's answer that are not columns, each with why. `from_answer` checks the echoed
 # request against the operation before dropping it.
@@ -176,10 +190,12 @@ DROPPED_KEYS = {
     "sync": "the request echoed (checked); what was used is the column sync_used",
     "seed": "the request echoed (checked); the plan in run.json has it",
     "usage": "set on a usage error only, which the runner reports as a failure of its own",
+    "verified_requests": "only with --verify, a check of the helper itself that runs never ask for",
 }
 # Echoed request keys: the answer's value must equal the operation's.
 _ECHOED = {"op": "op", "access": "access", "granularity_bytes": "granularity_bytes",
-           "stride_bytes": "stride_bytes", "engine_requested": "engine", "seed": "seed", "fill": "fill"}
+           "stride_bytes": "stride_bytes", "engine_requested": "engine", "seed": "seed", "fill": "fill",
+           "queue_depth": "queue_depth", "threads": "threads"}
 
 
 def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | None) -> Measurement:

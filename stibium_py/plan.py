@@ -29,6 +29,12 @@ MIN_GRANULARITY_BYTES = 4000            # 4 KB
 MAX_GRANULARITY_BYTES = 2 * 1024**3     # 2 GiB
 PLANS_DIR_NAME = "plans"
 MAX_SIZES = 10000
+MAX_QUEUE_DEPTH = 256
+MAX_THREADS = 64
+# Requests in flight at once (queue depth x threads): macOS runs one thread per request in flight, and a
+# task there may start 2560 threads (1024 on the smallest configuration); a plan stays at 1024 so that
+# it runs on every machine it is carried to.
+MAX_IN_FLIGHT = 1024
 MAX_OPS = 1_000_000
 # A plan is untrusted input (pasted in forums, attached to bug reports): its reading is bounded before any
 # parsing. The built-in plans are under 3 KB and the largest plan a person writes by hand a few dozen KB,
@@ -154,7 +160,12 @@ class PatternTest(_TestBase):
     strides: list[Size] = Field([0], description="bytes skipped after each request (strided access)")
     bytes: Size = Field(description="bytes moved per trial")
     span: Size | None = Field(None, description="size of the file the requests fall in (>= bytes; default = bytes)")
-    trials: int = Field(5, ge=1, le=10000, description="repeats of each (op, access, granularity, stride)")
+    queue_depth: Union[StrictInt, list[StrictInt]] = Field(
+        1, description="requests in flight per thread, 1 to 256, or a list such as [1, 8, 32]")
+    threads: Union[StrictInt, list[StrictInt]] = Field(
+        1, description="threads, each with its own part of the requests, 1 to 64, or a list such as [1, 4]")
+    trials: int = Field(5, ge=1, le=10000,
+                        description="repeats of each (op, access, granularity, stride, queue depth, threads)")
     layout: Literal["laid-out", "fresh"] = Field(
         "laid-out", description="writes go into a file laid out beforehand, or a fresh file per trial")
 
@@ -209,6 +220,17 @@ class Op:
     seed: int               # order of random access
     data_seed: int          # fill data
     existing: bool          # write into a laid-out file
+    queue_depth: int = 1    # requests in flight per thread
+    threads: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        """Its fields; queue depth and threads only where they are not 1, so that the digest of a plan
+        made before they existed stays what it was (a run of then still resumes)."""
+        out = asdict(self)
+        for key in ("queue_depth", "threads"):
+            if out[key] == 1:
+                del out[key]
+        return out
 
 
 @dataclass(frozen=True)
@@ -239,7 +261,7 @@ class Expanded:
         return sum(sizes) if keep_files else max(sizes, default=0)
 
     def ops_as_dicts(self) -> list[dict[str, Any]]:
-        return [asdict(o) for o in self.ops]
+        return [o.as_dict() for o in self.ops]
 
 
 def _derive_seed(*parts: int | str) -> int:
@@ -311,6 +333,24 @@ def _files_ops(test: FilesTest, where: Where, s: dict[str, Any], seq0: int) -> E
                         files_bytes=sum(sizes) * test.repeats)
 
 
+def _counts(spec: int | list[int], most: int, where: Where) -> list[int]:
+    """A count or a list of counts, each from 1 to `most`, in the order given, without repeats."""
+    values = [spec] if isinstance(spec, int) else list(spec)
+    if not values:
+        raise where.error("the list is empty; give at least one value, such as 1")
+    for i, v in enumerate(values):
+        if not 1 <= v <= most:
+            at = where if isinstance(spec, int) else where / i
+            raise at.error(f"must be a whole number from 1 to {most}, not {v}")
+    return list(dict.fromkeys(values))
+
+
+def _in_flight(queue_depth: int, threads: int) -> tuple[int, ...]:
+    """What a seed derives from besides the point: nothing at one request in flight, so that plans written
+    before queue depth existed draw the same offsets."""
+    return () if queue_depth == threads == 1 else (queue_depth, threads)
+
+
 def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int) -> ExpandedTest:
     units = s["units"]
     grans = _sizes(test.granularities, units, where / "granularities")
@@ -327,15 +367,25 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int) 
         raise where.error("op and access need at least one value")
     if any(st for st in strides) and "strided" not in accesses:
         raise (where / "strides").error("a stride needs strided access; add 'strided' to access or use strides: [0]")
+    depths = _counts(test.queue_depth, MAX_QUEUE_DEPTH, where / "queue_depth")
+    threads = _counts(test.threads, MAX_THREADS, where / "threads")
+    if s["engine"] in ("foundation", "app") and (max(depths) > 1 or max(threads) > 1):
+        raise where.error(f"the {s['engine']} engine moves one request at a time, as simple app code does; use "
+                          f"engine: direct or buffered for queue_depth or threads above 1")
+    if max(depths) * max(threads) > MAX_IN_FLIGHT:
+        raise where.error(f"queue_depth {max(depths)} x threads {max(threads)} is {max(depths) * max(threads)} "
+                          f"requests in flight; at most {MAX_IN_FLIGHT} (macOS needs a thread for each)")
     combos = []
     for op in ops_list:
         for access in accesses:
             for g in grans:
                 for st in strides if access == "strided" else [0]:
-                    combos.append((op, access, g, st))
+                    for qd in depths:
+                        for t in threads:
+                            combos.append((op, access, g, st, qd, t))
     _check_count(len(combos) * test.trials, where / "trials")
     needed = 0
-    for op, access, g, st in combos:
+    for op, access, g, st, _qd, _t in combos:
         if moved % g and access != "sequential":
             raise (where / "bytes").error(f"{moved} bytes is not a multiple of the granularity {g}, "
                                           f"as {access} access needs")
@@ -352,14 +402,14 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int) 
     ops = []
     for trial in range(test.trials):
         for ci in rng.permutation(len(combos)):
-            op, access, g, st = combos[ci]
+            op, access, g, st, qd, t = combos[ci]
             fresh = op == "write" and test.layout == "fresh"
             ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="pattern", op=op, access=access,
                           size_bytes=span, granularity_bytes=g, stride_bytes=st, trial=trial,
                           file=f"{test.name}/fresh-{seq0 + len(ops)}.bin" if fresh else layout,
                           bytes=moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op == "write" else "none",
-                          seed=_derive_seed(s["seed"], test.name, trial, op, access, g, st), data_seed=s["seed"],
-                          existing=not fresh))
+                          seed=_derive_seed(s["seed"], test.name, trial, op, access, g, st, *_in_flight(qd, t)),
+                          data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t))
     needs_layout = any(o.existing for o in ops)
     return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
                         layout_bytes=span if needs_layout else 0,

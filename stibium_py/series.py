@@ -10,18 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from .analysis import runs as runs_analysis
-from .analysis.rates import PointKey, by_point, draws_per_run
+from .analysis.rates import by_point, draws_per_run, key_json, label
 from .analysis.settings import SERIES, Settings
 from .compare import Side, load_run
 from .store import RunDirError, is_series, read_series_json
-from .units import format_size
-
-
-def label(key: PointKey) -> str:
-    test, op, access, gran, stride = key
-    if access == "files":
-        return f"{test} {op}"
-    return f"{test} {op} {access} {format_size(gran)}" + (f" +{format_size(stride)}" if stride else "")
 
 
 def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
@@ -38,9 +30,7 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
         rates = [runs_analysis.run_rate(side.runs[i].path.name, results[(i, key)].rate, results[(i, key)].draws,
                                         results[(i, key)].n, settings.confidence)
                  for i in range(len(points)) if (i, key) in results]
-        test, op, access, gran, stride = key
-        tests.append({"test": test, "op": op, "access": access, "granularity_bytes": gran, "stride_bytes": stride,
-                      "label": label(key),
+        tests.append({**key_json(key), "label": label(key),
                       **runs_analysis.across_runs(rates, settings.resamples, settings.seed + 104729 * (j + 1),
                                                   settings.confidence)})
     differ = [t["label"] for t in tests if t["runs_differ"]]

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from .measurement import (BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, OPTIONAL_INT_COLUMNS, TEXT_COLUMNS,
+from .measurement import (BOOL_COLUMNS, COLUMN_DEFAULTS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, OPTIONAL_INT_COLUMNS, TEXT_COLUMNS,
                           Measurement)
 
 
@@ -159,7 +159,10 @@ for _name in COLUMNS:
 
 
 def empty_column(name: str, n: int) -> np.ndarray:
-    """A column with no value in any of n rows (what _array makes of n Nones, without a Python loop)."""
+    """A column with no value in any of n rows (what _array makes of n Nones, without a Python loop), or
+    the value a file made before the column existed reads there."""
+    if name in COLUMN_DEFAULTS:
+        return np.full(n, COLUMN_DEFAULTS[name], dtype=np.int64)
     if name in NUMBER_COLUMNS or name in BOOL_COLUMNS:
         return np.full(n, np.nan)
     return np.full(n, "" if name in TEXT_COLUMNS else None, dtype=object)

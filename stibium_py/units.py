@@ -86,3 +86,8 @@ def format_seconds(seconds: float) -> str:
     if a < 7200:
         return f"{seconds / 60:.3g} min"
     return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+
+
+def in_flight_label(queue_depth: int, threads: int) -> str:
+    """Requests in flight as CrystalDiskMark names them (Q8T1); empty at one request in flight."""
+    return "" if queue_depth == threads == 1 else f"Q{queue_depth}T{threads}"

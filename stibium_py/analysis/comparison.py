@@ -19,7 +19,7 @@ from scipy import stats
 from ..table import Table
 from . import runs as runs_analysis
 from .estimate import Estimate
-from .rates import PointDraws, PointKey, draws_per_run
+from .rates import PointDraws, PointKey, draws_per_run, key_json
 from .settings import Settings
 
 RunPoints = dict[PointKey, Table]
@@ -42,8 +42,7 @@ class PointRatio:
     scope: str
 
     def to_json(self) -> dict[str, Any]:
-        test, op, access, gran, stride = self.key
-        return {"test": test, "op": op, "access": access, "granularity_bytes": gran, "stride_bytes": stride,
+        return {**key_json(self.key),
                 "rate_a_bytes_per_s": self.rate_a_bytes_per_s, "rate_b_bytes_per_s": self.rate_b_bytes_per_s,
                 "latency_a_s": self.latency_a_s, "latency_b_s": self.latency_b_s, "n_a": self.n_a, "n_b": self.n_b,
                 "runs_a": self.runs_a, "runs_b": self.runs_b, "ratio": self.ratio.as_dict(), "verdict": self.verdict,

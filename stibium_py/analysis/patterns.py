@@ -1,12 +1,13 @@
-"""Pattern tests: throughput per (op, access, granularity, stride) with a
-bootstrap interval of the median over trials, IOPS, latency percentiles (the
-helper's), and the knee: the smallest granularity whose throughput reaches 90 %
-of the plateau (the median of the top three granularities) (docs/methods.md)."""
+"""Pattern tests: throughput per (op, access, granularity, stride, queue depth, threads) with an
+interval of the median over trials, IOPS, latency percentiles (the helper's), the granularity knee
+(the smallest granularity whose throughput reaches 90 % of the plateau, the median of the top three
+granularities) and the queue-depth knee (the depth beyond which throughput stops growing within its
+interval) (docs/methods.md)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -88,9 +89,24 @@ def knee(granularities: list[int], throughputs: list[float]) -> int | None:
     return None
 
 
+def queue_depth_knee(depths: list[int], throughputs: list[Estimate]) -> int | None:
+    """The queue depth beyond which throughput stops growing within its interval: the smallest depth d
+    such that no deeper queue's interval lies wholly above d's. None with fewer than two depths."""
+    if len(depths) < 2:
+        return None
+    order = np.argsort(depths)
+    d = [int(depths[i]) for i in order]
+    t = [throughputs[i] for i in order]
+    for k in range(len(d)):
+        if all(t[j].low <= t[k].high for j in range(k + 1, len(d))):
+            return d[k]
+    return d[-1]
+
+
 @dataclass(frozen=True)
 class PatternPoint:
-    """One (access, granularity, stride) of a pattern test: the median over its trials."""
+    """One (access, granularity, stride, queue depth, threads) of a pattern test: the median over its
+    trials."""
 
     access: str
     granularity_bytes: int
@@ -102,13 +118,21 @@ class PatternPoint:
     trials: int
     resident_before_max: float
     latency_hist: LatencyHistogram | None = None   # every request of every trial, where the helper gave one
+    queue_depth: int = 1
+    threads: int = 1
+    io_method: str = ""         # how its requests moved (the first trial's; "" in older files)
 
     @property
     def lat_p50_s(self) -> float | None:
         return self.latency_s.get("lat_p50_s")
 
+    @property
+    def in_flight(self) -> int:
+        return self.queue_depth * self.threads
+
     def to_json(self) -> dict[str, Any]:
         return {"access": self.access, "granularity_bytes": self.granularity_bytes, "stride_bytes": self.stride_bytes,
+                "queue_depth": self.queue_depth, "threads": self.threads, "io_method": self.io_method,
                 "call_bytes": self.call_bytes, "throughput_bytes_per_s": self.throughput.as_dict(), "iops": self.iops,
                 **self.latency_s, "trials": self.trials, "resident_before_max": self.resident_before_max,
                 "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None}
@@ -118,9 +142,9 @@ LATENCY_KEYS = ("lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s"
 
 
 def points(rows: Table, resamples: int, seed: int, confidence: float) -> list[PatternPoint]:
-    groups = rows.groups("access", "granularity_bytes", "stride_bytes")
+    groups = rows.groups("access", "granularity_bytes", "stride_bytes", "queue_depth", "threads")
     out = []
-    for (access, gran, stride), idx in sorted(groups.items()):
+    for (access, gran, stride, depth, threads), idx in sorted(groups.items()):
         rs = rows.take(idx)
         seconds = rs.seconds
         tput = rs.bytes / seconds
@@ -141,7 +165,8 @@ def points(rows: Table, resamples: int, seed: int, confidence: float) -> list[Pa
                                 throughput=median_estimate(tput, resamples, seed, confidence, "throughput"),
                                 iops=float(np.median(iops)), latency_s={k: med(k) for k in LATENCY_KEYS},
                                 trials=len(rs), resident_before_max=float(resident.max()),
-                                latency_hist=_merged_histogram(rs.col("lat_hist_ns"))))
+                                latency_hist=_merged_histogram(rs.col("lat_hist_ns")), queue_depth=int(depth),
+                                threads=int(threads), io_method=rs.io_method[0] or ""))
     return out
 
 
@@ -160,6 +185,8 @@ class PatternResult:
     measurements: Table
     points: list[PatternPoint]
     knees_bytes: dict[str, int | None]     # per access
+    # per (access, granularity, stride, threads) with two or more queue depths: the queue-depth knee
+    depth_knees: dict[tuple[str, int, int, int], int | None] = field(default_factory=dict)
     kind: str = "pattern"
 
     @property
@@ -179,7 +206,9 @@ class PatternResult:
         return {"name": self.name, "op": self.op, "kind": "pattern", "n": self.n, "rate_bytes_per_s": None,
                 "latency_s": None, "outliers": [], "cache_suspects": [], "fast_outliers": [],
                 "drift": {"detected": False}, "points": [p.to_json() for p in self.points],
-                "knee_bytes": self.knee_bytes, "knees_bytes": self.knees_bytes}
+                "knee_bytes": self.knee_bytes, "knees_bytes": self.knees_bytes,
+                "queue_depth_knees": [{"access": a, "granularity_bytes": g, "stride_bytes": st, "threads": t,
+                                       "queue_depth": d} for (a, g, st, t), d in self.depth_knees.items()]}
 
 
 def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
@@ -187,11 +216,19 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
     pts = points(rows, resamples, seed, confidence)
     knees: dict[str, int | None] = {}
     for access in sorted({p.access for p in pts}):
-        # strided access: the knee over all strides together (the heatmap shows them apart)
-        sel = [p for p in pts if p.access == access and (p.stride_bytes == 0 or access == "strided")]
+        # strided access: the knee over all strides together (the heatmap shows them apart); the
+        # granularity knee at the fewest requests in flight the test has
+        fewest = min(p.in_flight for p in pts if p.access == access)
+        sel = [p for p in pts if p.access == access and (p.stride_bytes == 0 or access == "strided")
+               and p.in_flight == fewest]
         by_g: dict[int, list[float]] = {}
         for p in sel:
             # the knee is a property of the calls the device saw: their real size, not the plan's
             by_g.setdefault(p.call_bytes or p.granularity_bytes, []).append(p.throughput.estimate)
         knees[access] = knee(list(by_g), [float(np.median(v)) for v in by_g.values()])
-    return PatternResult(name, op, rows, pts, knees)
+    by_depth: dict[tuple[str, int, int, int], list[PatternPoint]] = {}
+    for p in pts:
+        by_depth.setdefault((p.access, p.granularity_bytes, p.stride_bytes, p.threads), []).append(p)
+    depth_knees = {key: queue_depth_knee([p.queue_depth for p in ps], [p.throughput for p in ps])
+                   for key, ps in by_depth.items() if len(ps) > 1}
+    return PatternResult(name, op, rows, pts, knees, depth_knees)

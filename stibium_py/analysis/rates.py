@@ -1,8 +1,8 @@
 """A rate per test point and its bootstrap draws, shared by compare and repeated runs.
 
 A test point is what two runs can match: a files test and op (its rate from the Theil-Sen line of
-time against size), or a pattern test's op, access, granularity and stride (the median throughput
-over trials). The draws are the within-run bootstrap of that rate."""
+time against size), or a pattern test's op, access, granularity, stride, queue depth and threads (the
+median throughput over trials). The draws are the within-run bootstrap of that rate."""
 
 from __future__ import annotations
 
@@ -14,19 +14,23 @@ from typing import Any
 import numpy as np
 
 from ..table import Table
+from ..units import format_size, in_flight_label
 from . import patterns, regression
 from .settings import Settings
 
-PointKey = tuple[str, str, str, int, int]
+# (test, op, access, granularity, stride, queue depth, threads); a files test: (test, op, "files", 0, 0, 1, 1)
+PointKey = tuple[str, str, str, int, int, int, int]
+KEY_FIELDS = ("test", "op", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads")
 
 
 def by_point(rows: Table) -> dict[PointKey, Table]:
     """The measurements of each test point: tests in the order the run reached them, and inside a test
-    by op, access, granularity and stride (not the run's shuffled order)."""
+    by op, access, granularity, stride, queue depth and threads (not the run's shuffled order)."""
     keys: dict[PointKey, list[np.ndarray]] = {}
-    for (test, op, kind, access, gran, stride), idx in rows.groups("test", "op", "kind", "access",
-                                                                   "granularity_bytes", "stride_bytes").items():
-        key = (test, op, "files", 0, 0) if kind == "files" else (test, op, access, int(gran), int(stride))
+    for (test, op, kind, access, gran, stride, depth, threads), idx in rows.groups(
+            "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads").items():
+        key = (test, op, "files", 0, 0, 1, 1) if kind == "files" else \
+            (test, op, access, int(gran), int(stride), int(depth), int(threads))
         keys.setdefault(key, []).append(idx)
     # groups come in the order of their first measurement, so the tests in the order the run reached them
     reached = {test: i for i, test in enumerate(dict.fromkeys(key[0] for key in keys))}
@@ -34,11 +38,33 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
             for key in sorted(keys, key=lambda k: (reached[k[0]], k[1:]))}
 
 
-def describe(key: PointKey) -> str:
-    test, op, access, gran, stride = key
+def key_json(key: PointKey) -> dict[str, Any]:
+    """A point's key as the fields of its JSON row."""
+    return dict(zip(KEY_FIELDS, key))
+
+
+def key_of(row: dict[str, Any]) -> PointKey:
+    """The key of a JSON row (one written before queue depth existed reads as 1 and 1)."""
+    return (row["test"], row["op"], row["access"], row["granularity_bytes"], row["stride_bytes"],
+            row.get("queue_depth", 1), row.get("threads", 1))
+
+
+def label(key: PointKey) -> str:
+    """A point for people: "rnd-4k read random 4 KiB Q32T1", "patterns write strided 4 KiB +64 KiB"."""
+    test, op, access, gran, stride, depth, threads = key
     if access == "files":
         return f"{test} {op}"
-    return f"{test} {op} {access} {gran} B" + (f" stride {stride} B" if stride else "")
+    parts = [test, op, access, format_size(gran), f"+{format_size(stride)}" if stride else "",
+             in_flight_label(depth, threads)]
+    return " ".join(p for p in parts if p)
+
+
+def describe(key: PointKey) -> str:
+    test, op, access, gran, stride, depth, threads = key
+    if access == "files":
+        return f"{test} {op}"
+    flight = in_flight_label(depth, threads)
+    return f"{test} {op} {access} {gran} B" + (f" stride {stride} B" if stride else "") + (f" {flight}" if flight else "")
 
 
 def draw_inputs(rows: Table) -> tuple[bool, np.ndarray, np.ndarray]:

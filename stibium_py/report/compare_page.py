@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..analysis.rates import key_of, label
 from ..compare import Side
-from ..units import format_rate, format_size
+from ..units import format_rate, format_size, in_flight_label
 from .figures import DENSITY_ABOVE_POINTS, density, layout
 from .page import esc, figure, page, table
 
@@ -41,21 +42,21 @@ def _overlay_files(a: Side, b: Side, fit: dict[str, Any]) -> go.Figure:
 def _overlay_pattern(cmp: dict[str, Any], test: str, op: str) -> go.Figure:
     fig = go.Figure()
     rows = [r for r in cmp["rows"] if r["test"] == test and r["op"] == op]
-    for access in sorted({r["access"] for r in rows}):
-        sel = sorted((r for r in rows if r["access"] == access), key=lambda r: (r["stride_bytes"], r["granularity_bytes"]))
+    # one line per access and requests in flight (strides of one access on one line, as before)
+    for access, depth, threads in sorted({(r["access"], *key_of(r)[5:]) for r in rows}):
+        sel = sorted((r for r in rows if (r["access"], *key_of(r)[5:]) == (access, depth, threads)),
+                     key=lambda r: (r["stride_bytes"], r["granularity_bytes"]))
+        flight = in_flight_label(depth, threads)
         for side in ("a", "b"):
             fig.add_trace(go.Scatter(x=[r["granularity_bytes"] for r in sel], y=[r[f"rate_{side}_bytes_per_s"] for r in sel],
-                                     mode="lines+markers", name=f"{side.upper()} {esc(access)}",
+                                     mode="lines+markers", name=f"{side.upper()} {esc(access)}" + (f" {flight}" if flight else ""),
                                      line={"color": COLORS[side], "dash": "solid" if access == "sequential" else "dot"}))
     return layout(fig, f"{test} {op}: throughput against granularity, both runs", "granularity (bytes)", "bytes/s",
                    log_x=True, log_y=True)
 
 
 def _forest(cmp: dict[str, Any]) -> go.Figure:
-    items = [(f"{r['test']} {r['op']} " + ("" if r["access"] == "files" else
-              f"{r['access']} {format_size(r['granularity_bytes'])}" +
-              (f" +{format_size(r['stride_bytes'])}" if r["stride_bytes"] else "")), r["ratio"], r["verdict"])
-             for r in cmp["rows"]]
+    items = [(label(key_of(r)), r["ratio"], r["verdict"]) for r in cmp["rows"]]
     items += [(f"{s['test']} {s['op']} (geometric mean)", s["ratio"], s["verdict"]) for s in cmp["summaries"]]
     labels = [esc(i[0]) for i in items]
     est = [i[1]["estimate"] for i in items]
@@ -92,9 +93,10 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     fa, fb = cmp["a"], cmp["b"]
     keys = [k for k in fa if k != "measurements"] + ["measurements"]
     facts = table(["", "A", "B"], [[k, fa.get(k), fb.get(k)] for k in keys])
-    rows = table(["test", "op", "access", "granularity", "stride", "rate A", "rate B", "B / A (95% interval)", "verdict"],
+    rows = table(["test", "op", "access", "granularity", "stride", "in flight", "rate A", "rate B",
+                  "B / A (95% interval)", "verdict"],
                  [[r["test"], r["op"], r["access"], format_size(r["granularity_bytes"]) if r["granularity_bytes"] else "",
-                   format_size(r["stride_bytes"]) if r["stride_bytes"] else "",
+                   format_size(r["stride_bytes"]) if r["stride_bytes"] else "", in_flight_label(*key_of(r)[5:]),
                    format_rate(r["rate_a_bytes_per_s"]), format_rate(r["rate_b_bytes_per_s"]),
                    f"{r['ratio']['estimate']:.3f} [{r['ratio']['low']:.3f}, {r['ratio']['high']:.3f}]",
                    r["verdict"] + (f" ({r['hint']})" if r["hint"] else "")] for r in cmp["rows"]])
@@ -125,13 +127,11 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
 def render_many(cmp: dict[str, Any], sides: list[Side], reference: int) -> str:
     """Many machines in one table: per test point each run's rate and its ratio to the reference."""
     ref = sides[reference]
-    keys = list(dict.fromkeys((r["test"], r["op"], r["access"], r["granularity_bytes"], r["stride_bytes"])
-                              for r in cmp["rows"]))
+    keys = list(dict.fromkeys(key_of(r) for r in cmp["rows"]))
     body = []
     for key in keys:
-        rs = [r for r in cmp["rows"] if (r["test"], r["op"], r["access"], r["granularity_bytes"],
-                                           r["stride_bytes"]) == key]
-        what = f"{key[0]} {key[1]}" + ("" if key[2] == "files" else f" {key[2]} {format_size(key[3])}")
+        rs = [r for r in cmp["rows"] if key_of(r) == key]
+        what = label(key)
         body.append([what, ref.label + " (reference)", format_rate(rs[0]["reference_rate_bytes_per_s"]), "1", ""])
         for r in rs:
             q = r["ratio"]
