@@ -18,6 +18,11 @@ class Estimate:
     def as_dict(self) -> dict[str, Any]:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
 
+    def scaled(self, factor: float, method: str) -> "Estimate":
+        """factor * x with its interval (a throughput in B/s becomes IOPS at a fixed number of requests per
+        byte)."""
+        return Estimate(self.estimate * factor, self.low * factor, self.high * factor, method, self.n)
+
     def inverted(self, method: str) -> "Estimate":
         """1/x with the interval's ends swapped (a slope in s/B becomes a rate in B/s)."""
         def inv(v: float) -> float:

@@ -130,6 +130,14 @@ class PatternPoint:
     def in_flight(self) -> int:
         return self.queue_depth * self.threads
 
+    @property
+    def iops_estimate(self) -> Estimate:
+        """IOPS with its interval: every trial moves the same requests and bytes, so IOPS is throughput
+        times requests per byte, and the median and its interval scale with it."""
+        t = self.throughput
+        factor = self.iops / t.estimate if t.estimate else math.nan
+        return t.scaled(factor, t.method.replace("throughput", "IOPS"))
+
     def to_json(self) -> dict[str, Any]:
         return {"access": self.access, "granularity_bytes": self.granularity_bytes, "stride_bytes": self.stride_bytes,
                 "queue_depth": self.queue_depth, "threads": self.threads, "io_method": self.io_method,

@@ -18,8 +18,8 @@ from ..analysis.warnings import Result
 from ..pipeline import summarize_run
 from ..record import RunRecord
 from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
-from ..units import format_bytes, format_rate, format_seconds, format_size
-from . import figures
+from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label
+from . import figures, in_flight
 from .page import esc, figure, page, table
 
 
@@ -33,6 +33,8 @@ def build_report(run_dir: Path, console: Console | None = None, open_browser: bo
     tmp.replace(out)
     if console is not None:
         console.print(terminal_table(summary, console.width))
+        if in_flight.shows_mark_table(summary):
+            console.print(in_flight.mark_table_terminal(summary, console.width))
         console.print(f"report: {out}")
     if open_browser:
         webbrowser.open(out.resolve().as_uri())
@@ -77,10 +79,12 @@ def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
         return f"{e.name} {e.op}", rate, latency
     best = e.best
     p50 = f"p50 {format_seconds(best.lat_p50_s)}" if best.lat_p50_s is not None else "-"
+    flight = in_flight_label(best.queue_depth, best.threads)
     if compact:
-        return f"{e.name} {e.op} @{format_size(best.granularity_bytes)}", _plus_minus(best.throughput), p50
+        return (f"{e.name} {e.op} @{format_size(best.granularity_bytes)}" + (f" {flight}" if flight else ""),
+                _plus_minus(best.throughput), p50)
     return (f"{e.name} {e.op}", f"{_est(best.throughput, format_rate)} at {format_size(best.granularity_bytes)} "
-            f"{best.access}", p50)
+            f"{best.access}" + (f" {flight}" if flight else ""), p50)
 
 
 def _counts(e: Result) -> list[str]:
@@ -157,6 +161,8 @@ def _summary_section(summary: Summary) -> str:
 
 def render(run: RunRecord, summary: Summary) -> str:
     sections = [_header(run), _summary_section(summary)]
+    if in_flight.shows_mark_table(summary):
+        sections.append(in_flight.mark_table_html(summary))
     n = 0
     pattern_tests: dict[str, list] = {}
     for e in summary.tests:
@@ -191,9 +197,9 @@ def render(run: RunRecord, summary: Summary) -> str:
     for name, entries in pattern_tests.items():
         sections.append(f"<h2>{esc(name)}: access patterns</h2>")
         figs = [figures.throughput_vs_granularity(entries)]
-        heat = figures.stride_heatmap(entries)
-        if heat is not None:
-            figs.append(heat)
+        for extra in (figures.stride_heatmap(entries), in_flight.latency_vs_queue_depth(entries)):
+            if extra is not None:
+                figs.append(extra)
         latency = figures.latency_percentiles(entries)
         wide = figures.many_latency_lines(entries)      # small multiples of heatmaps: the page's whole width
         if not wide:
@@ -202,6 +208,10 @@ def render(run: RunRecord, summary: Summary) -> str:
         n += len(figs)
         if wide:
             sections.append(figure(latency, f"fig{n}"))
+            n += 1
+        depth = in_flight.throughput_vs_queue_depth(entries)   # two panels: the page's whole width
+        if depth is not None:
+            sections.append(figure(depth, f"fig{n}"))
             n += 1
         cdf = figures.latency_cdf(entries)           # small multiples too: the page's whole width
         if cdf is not None:

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from ..analysis.files import FilesResult, column
 from ..analysis.patterns import LATENCY_KEYS, PatternResult
+from ..units import in_flight_label
 from .page import esc
 
 WEBGL_ABOVE_POINTS = 10000
@@ -231,11 +232,22 @@ def rate_vs_elapsed(e: FilesResult) -> go.Figure:
                   "seconds since the run began", "bytes/s", log_y=True)
 
 
+def _line(p: Any) -> tuple[str, int, int, int]:
+    """What one line of a figure over granularities holds: an access, stride and requests in flight."""
+    return p.access, p.stride_bytes, p.queue_depth, p.threads
+
+
+def _line_name(op: str, access: str, stride: int, depth: int, threads: int, granularity: int = 0) -> str:
+    parts = (op, access, f"{granularity:,} B" if granularity else "", f"stride {stride:,} B" if stride else "",
+             in_flight_label(depth, threads))
+    return " ".join(part for part in parts if part)
+
+
 def single_granularity(entries: list[PatternResult]) -> bool:
-    """Every op, access and stride of the test measured at one granularity only: a granularity axis would
-    span decades around a single point."""
-    return all(len({p.granularity_bytes for p in e.points if (p.access, p.stride_bytes) == (q.access, q.stride_bytes)})
-               == 1 for e in entries for q in e.points)
+    """Every op, access, stride and requests in flight of the test measured at one granularity only: a
+    granularity axis would span decades around a single point."""
+    return all(len({p.granularity_bytes for p in e.points if _line(p) == _line(q)}) == 1
+               for e in entries for q in e.points)
 
 
 def throughput_per_trial(entries: list[PatternResult]) -> go.Figure:
@@ -245,17 +257,18 @@ def throughput_per_trial(entries: list[PatternResult]) -> go.Figure:
     for e in entries:
         m = e.measurements
         for p in e.points:
-            mine = np.flatnonzero((m.access == p.access) & (m.stride_bytes == p.stride_bytes))
+            mine = np.flatnonzero((m.access == p.access) & (m.stride_bytes == p.stride_bytes) &
+                                  (m.queue_depth == p.queue_depth) & (m.threads == p.threads))
             order = mine[np.argsort(m.seq[mine], kind="stable")]
             t = p.throughput.as_dict()
-            name = f"{e.op} {p.access} {p.granularity_bytes:,} B" + (f" stride {p.stride_bytes:,} B" if p.stride_bytes else "")
+            name = _line_name(e.op, *_line(p), granularity=p.granularity_bytes)
             fig.add_trace(go.Scatter(x=np.arange(1, len(order) + 1), y=m.bytes[order] / m.seconds[order],
                                      mode="lines+markers", name=esc(name),
                                      hovertemplate="trial %{x}: %{y:.4s}B/s<extra></extra>"))
             if t["low"] is not None and t["high"] is not None:
                 fig.add_hrect(y0=t["low"], y1=t["high"], line_width=0, fillcolor="rgba(44,160,44,0.12)")
             fig.add_hline(y=t["estimate"], line_dash="dot", line_color="#2ca02c",
-                          annotation_text=f"median {e.op} {p.access}")
+                          annotation_text=f"median {_line_name(e.op, *_line(p))}")
     name = entries[0].name if entries else ""
     return layout(fig, f"{name}: each trial's throughput, median and interval", "trial",
                   "bytes/s")
@@ -266,13 +279,13 @@ def throughput_vs_granularity(entries: list[PatternResult]) -> go.Figure:
         return throughput_per_trial(entries)
     fig = go.Figure()
     for e in entries:
-        by_access: dict[tuple[str, int], list] = {}
+        by_line: dict[tuple[str, int, int, int], list] = {}
         for p in e.points:
-            by_access.setdefault((p.access, p.stride_bytes), []).append(p)
-        for (access, stride), pts in sorted(by_access.items()):
+            by_line.setdefault(_line(p), []).append(p)
+        for line, pts in sorted(by_line.items()):
             pts = sorted(pts, key=lambda p: p.granularity_bytes)
             t = [p.throughput.as_dict() for p in pts]
-            name = f"{e.op} {access}" + (f" stride {stride:,} B" if stride else "")
+            name = _line_name(e.op, *line)
             fig.add_trace(go.Scatter(
                 x=[p.granularity_bytes for p in pts], y=[v["estimate"] for v in t], mode="lines+markers",
                 name=esc(name), error_y={"type": "data", "symmetric": False,
@@ -330,7 +343,9 @@ def latency_heatmap(entries: list[PatternResult]) -> go.Figure:
         with np.errstate(divide="ignore", invalid="ignore"):
             shade = np.log10(z)
         text = [[f"{v * 1e3:.3g} ms" if v == v else "" for v in row] for row in z]
-        fig.add_trace(go.Heatmap(z=shade, x=PERCENTILE_LABELS, y=[f"{p.granularity_bytes:,} B" for p in pts],
+        fig.add_trace(go.Heatmap(z=shade, x=PERCENTILE_LABELS,
+                                 y=[f"{p.granularity_bytes:,} B {in_flight_label(p.queue_depth, p.threads)}".strip()
+                                    for p in pts],
                                  text=text, texttemplate="%{text}", colorscale="Viridis",
                                  coloraxis="coloraxis", hovertemplate="%{y} %{x}: %{text}<extra></extra>"),
                       row=i // cols + 1, col=i % cols + 1)
@@ -349,8 +364,7 @@ def latency_percentiles(entries: list[PatternResult]) -> go.Figure:
     fig = go.Figure()
     for e in entries:
         for p in e.points:
-            label = f"{e.op} {p.access} {p.granularity_bytes:,} B" + \
-                (f" stride {p.stride_bytes:,}" if p.stride_bytes else "")
+            label = _line_name(e.op, *_line(p), granularity=p.granularity_bytes)
             ys = [p.latency_s.get(k) for k in LATENCY_KEYS]
             if any(v is not None for v in ys):
                 fig.add_trace(go.Scatter(x=["p50", "p90", "p99", "p99.9", "max"], y=ys, mode="lines+markers",
@@ -383,15 +397,17 @@ def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
     panels = _cdf_panels(entries)
     if not panels:
         return None
-    grans = sorted({p.granularity_bytes for e in entries for p in e.points})
+    # one curve per granularity and requests in flight, coloured in that order
+    grans = sorted({(p.granularity_bytes, p.in_flight, p.queue_depth, p.threads) for e in entries for p in e.points})
     colours = px_colors.sample_colorscale("Viridis", [i / max(len(grans) - 1, 1) * 0.9 for i in range(len(grans))])
     fig, cols = _small_multiples(panels, shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16)
     shown: set[str] = set()                     # each granularity once in the legend, whichever panel has it
     for i, panel in enumerate(panels):
         for p in (p for p in _panel_points(entries, *panel) if p.latency_hist is not None):
             x, y = p.latency_hist.cdf()
-            label = f"{p.granularity_bytes:,} B"
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colours[grans.index(p.granularity_bytes)]},
+            label = f"{p.granularity_bytes:,} B {in_flight_label(p.queue_depth, p.threads)}".strip()
+            which = grans.index((p.granularity_bytes, p.in_flight, p.queue_depth, p.threads))
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colours[which]},
                                      name=esc(label), legendgroup=label, showlegend=label not in shown,
                                      hovertemplate=f"{esc(label)}: %{{y:.1%}} of {p.latency_hist.n:,} requests "
                                                    "within %{x:.3s}s<extra></extra>"),
@@ -408,11 +424,12 @@ def stride_heatmap(entries: list[PatternResult]) -> go.Figure | None:
     strides = sorted({p.stride_bytes for _, p in pts})
     if len(strides) < 2:
         return None
-    rows_ = sorted({(op, p.granularity_bytes) for op, p in pts})
+    rows_ = sorted({(op, p.granularity_bytes, p.queue_depth, p.threads) for op, p in pts})
     z = [[next((p.throughput.estimate for o, p in pts
-                if o == op and p.granularity_bytes == g and p.stride_bytes == s), None) for s in strides]
-         for op, g in rows_]
-    fig = go.Figure(go.Heatmap(z=z, x=[f"{s:,}" for s in strides], y=[f"{op} {g:,} B" for op, g in rows_],
+                if (o, p.granularity_bytes, p.queue_depth, p.threads) == row and p.stride_bytes == s), None)
+          for s in strides] for row in rows_]
+    fig = go.Figure(go.Heatmap(z=z, x=[f"{s:,}" for s in strides],
+                               y=[f"{op} {g:,} B {in_flight_label(d, t)}".strip() for op, g, d, t in rows_],
                                colorscale="Viridis", colorbar={"title": "B/s"}))
     name = entries[0].name if entries else ""
     return layout(fig, f"{name}: throughput by stride and granularity", "stride (bytes)", "granularity")

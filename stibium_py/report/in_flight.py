@@ -1,0 +1,182 @@
+"""Views of requests in flight: throughput and IOPS against queue depth with the queue-depth knee,
+latency percentiles against queue depth, and the disk-mark table: CrystalDiskMark's layout, a row per
+access, request size and requests in flight (SEQ1M Q8T1), reads and writes side by side, each cell with
+its interval."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.colors as px_colors
+import plotly.graph_objects as go
+
+from ..analysis.estimate import Estimate
+from ..analysis.patterns import PatternPoint, PatternResult
+from ..analysis.summary import Summary
+from ..units import format_rate
+from .figures import layout
+from .page import esc, table
+
+ACCESS_ORDER = {"sequential": 0, "strided": 1, "random": 2}
+ACCESS_SHORT = {"sequential": "SEQ", "strided": "STR", "random": "RND"}
+
+Line = tuple[str, str, int, int, int]          # op, access, granularity, stride, threads
+
+
+def _size(n: int) -> str:
+    """1M, 128K, 4K as the disk-mark tools write binary sizes; bytes otherwise."""
+    for unit, suffix in ((2**30, "G"), (2**20, "M"), (2**10, "K")):
+        if n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return f"{n}B"
+
+
+def mark_label(p: PatternPoint) -> str:
+    """SEQ1M Q8T1, RND4K Q1T1; a stride as +64K."""
+    stride = f"+{_size(p.stride_bytes)}" if p.stride_bytes else ""
+    return f"{ACCESS_SHORT.get(p.access, p.access)}{_size(p.granularity_bytes)}{stride} " \
+           f"Q{p.queue_depth}T{p.threads}"
+
+
+def depth_lines(entries: list[PatternResult]) -> dict[Line, list[PatternPoint]]:
+    """Per op, access, granularity, stride and threads with two or more queue depths: its points by depth."""
+    lines: dict[Line, list[PatternPoint]] = {}
+    for e in entries:
+        for p in e.points:
+            lines.setdefault((e.op, p.access, p.granularity_bytes, p.stride_bytes, p.threads), []).append(p)
+    return {k: sorted(v, key=lambda p: p.queue_depth) for k, v in sorted(lines.items()) if len(v) > 1}
+
+
+def _line_name(line: Line) -> str:
+    op, access, gran, stride, threads = line
+    return f"{op} {access} {_size(gran)}" + (f" +{_size(stride)}" if stride else "") + f" T{threads}"
+
+
+def _knee(entries: list[PatternResult], line: Line) -> int | None:
+    op, access, gran, stride, threads = line
+    e = next((e for e in entries if e.op == op), None)
+    return e.depth_knees.get((access, gran, stride, threads)) if e is not None else None
+
+
+def _errors(values: list[Estimate]) -> dict[str, Any]:
+    return {"type": "data", "symmetric": False, "array": [v.high - v.estimate for v in values],
+            "arrayminus": [v.estimate - v.low for v in values]}
+
+
+def throughput_vs_queue_depth(entries: list[PatternResult]) -> go.Figure | None:
+    """Throughput (left) and IOPS (right) against queue depth, a line per op, access, granularity and
+    threads, the median over trials with its interval; the knee ringed. None without two depths."""
+    from plotly.subplots import make_subplots
+
+    lines = depth_lines(entries)
+    if not lines:
+        return None
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["throughput", "IOPS"], horizontal_spacing=0.1)
+    depths = sorted({p.queue_depth for pts in lines.values() for p in pts})
+    for i, (line, pts) in enumerate(lines.items()):
+        name = _line_name(line)
+        colour = px_colors.qualitative.Plotly[i % len(px_colors.qualitative.Plotly)]
+        x = [p.queue_depth for p in pts]
+        for col, values, unit in ((1, [p.throughput for p in pts], "B/s"), (2, [p.iops_estimate for p in pts], "IOPS")):
+            fig.add_trace(go.Scatter(x=x, y=[v.estimate for v in values], mode="lines+markers", name=esc(name),
+                                     legendgroup=name, showlegend=col == 1, error_y=_errors(values),
+                                     marker={"color": colour}, line={"color": colour},
+                                     text=[f"p50 {1e3 * (p.lat_p50_s or 0):.3f} ms, {p.trials} trials, {p.io_method}"
+                                           for p in pts],
+                                     hovertemplate=f"QD %{{x}}: %{{y:.4s}} {unit}<br>%{{text}}<extra></extra>"),
+                          row=1, col=col)
+        knee = _knee(entries, line)
+        at = next((p for p in pts if p.queue_depth == knee), None)
+        if at is not None and knee != pts[-1].queue_depth:
+            fig.add_trace(go.Scatter(x=[knee], y=[at.throughput.estimate], mode="markers", legendgroup=name,
+                                     marker={"symbol": "circle-open", "size": 16, "color": colour,
+                                             "line": {"width": 2}},
+                                     showlegend=False, hovertemplate=f"{esc(name)}: throughput stops growing "
+                                                                     f"beyond QD {knee}<extra></extra>"),
+                          row=1, col=1)
+    fig.update_xaxes(type="log", tickvals=depths, ticktext=[str(d) for d in depths], title_text="queue depth")
+    fig.update_yaxes(type="log")
+    name = entries[0].name if entries else ""
+    fig = layout(fig, f"{name}: throughput and IOPS against queue depth (ringed: the knee)", "", "")
+    fig.add_annotation(text="median over trials with its 95 % interval; the knee: the depth beyond which throughput "
+                            "stops growing within its interval", xref="paper", yref="paper", x=0, y=-0.22,
+                       showarrow=False, font={"size": 11, "color": "#666"}, xanchor="left")
+    return fig
+
+
+def latency_vs_queue_depth(entries: list[PatternResult]) -> go.Figure | None:
+    """Per-request latency percentiles (p50 solid, p99 dashed, p99.9 dotted) against queue depth."""
+    lines = depth_lines(entries)
+    if not lines:
+        return None
+    fig = go.Figure()
+    depths = sorted({p.queue_depth for pts in lines.values() for p in pts})
+    for line, pts in lines.items():
+        name = _line_name(line)
+        for key, dash in (("lat_p50_s", "solid"), ("lat_p99_s", "dash"), ("lat_p999_s", "dot")):
+            fig.add_trace(go.Scatter(x=[p.queue_depth for p in pts], y=[p.latency_s.get(key) for p in pts],
+                                     mode="lines+markers", name=esc(f"{name} {key[4:-2]}"), legendgroup=name,
+                                     line={"dash": dash}, hovertemplate="QD %{x}: %{y:.3s}s<extra></extra>"))
+    fig.update_xaxes(type="log", tickvals=depths, ticktext=[str(d) for d in depths])
+    name = entries[0].name if entries else ""
+    return layout(fig, f"{name}: per-request latency against queue depth (median over trials)", "queue depth",
+                  "seconds", log_y=True)
+
+
+def mark_rows(summary: Summary) -> list[tuple[str, PatternPoint | None, PatternPoint | None]]:
+    """The disk-mark table's rows: (label, read point, write point), sequential before strided before random,
+    large requests and more in flight first (CrystalDiskMark's order); the test's name before the label
+    where two tests have the same one."""
+    cells: dict[tuple, dict[str, PatternPoint]] = {}
+    for e in summary.tests:
+        if isinstance(e, PatternResult):
+            for p in e.points:
+                cells.setdefault((e.name, p.access, p.granularity_bytes, p.stride_bytes, p.queue_depth, p.threads),
+                                 {})[e.op] = p
+    order = sorted(cells, key=lambda k: (ACCESS_ORDER.get(k[1], 9), -k[2], k[3], -k[4] * k[5], -k[4]))
+    labels = [mark_label(next(iter(cells[k].values()))) for k in order]
+    clash = {lab for lab in labels if labels.count(lab) > 1}
+    return [(f"{k[0]}: {lab}" if lab in clash else lab, cells[k].get("read"), cells[k].get("write"))
+            for k, lab in zip(order, labels)]
+
+
+def shows_mark_table(summary: Summary) -> bool:
+    """A run with requests in flight gets the disk-mark table."""
+    return any(p.in_flight > 1 for e in summary.tests if isinstance(e, PatternResult) for p in e.points)
+
+
+def _cell(p: PatternPoint | None, compact: bool) -> str:
+    if p is None:
+        return "-"
+    t = p.throughput
+    if compact:
+        spread = max(t.high / t.estimate - 1, 1 - t.low / t.estimate) if t.estimate else float("nan")
+        return f"{format_rate(t.estimate)} ±{spread:.0%}"
+    text = f"{format_rate(t.estimate)} [{format_rate(t.low)}, {format_rate(t.high)}]"
+    if p.access != "sequential":
+        text += f", {p.iops_estimate.estimate:,.0f} IOPS"
+    return text
+
+
+def mark_table_html(summary: Summary) -> str:
+    rows = [[label, _cell(r, False), _cell(w, False)] for label, r, w in mark_rows(summary)]
+    return ("<h2>Disk-mark table</h2><p class=\"muted\">Laid out as CrystalDiskMark's: SEQ1M Q8T1 is sequential "
+            "1 MiB requests, 8 in flight on 1 thread. Each cell is the median over trials with its 95 % interval "
+            "(IOPS for non-sequential access). The helper moves fresh incompressible data, syncs each write and "
+            "keeps every trial.</p>" + table(["", "read", "write"], rows))
+
+
+def mark_table_terminal(summary: Summary, width: int) -> Any:
+    """The same for the terminal: intervals as ± % below 120 columns."""
+    from rich.table import Table
+
+    from .build import WIDE_TERMINAL_COLUMNS, compact_table
+
+    compact = width < WIDE_TERMINAL_COLUMNS
+    title = "disk-mark table (median over trials; 95 % interval)"
+    t = compact_table(title, (("", "left", 22), ("read", "left", 26), ("write", "left", 26))) if compact else \
+        Table("", "read", "write", title=title)
+    for label, r, w in mark_rows(summary):
+        t.add_row(label, _cell(r, compact), _cell(w, compact))
+    return t
+
