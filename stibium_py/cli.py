@@ -300,22 +300,37 @@ def plan_show(plan: str, seed: int | None, show_all: bool) -> None:
 
 ASSUMED_RATE_BYTES_PER_S = 200e6
 ASSUMED_OP_OVERHEAD_S = 0.002
+ASSUMED_REQUEST_S = 100e-6          # one request at a time
+ASSUMED_PARALLEL_REQUESTS = 32      # requests in flight the assumed device overlaps
+
+
+def _estimated_s(o: Any) -> float:
+    """One operation on an assumed device: its bytes at the assumed rate, or its requests at the assumed
+    latency overlapped up to the assumed parallelism, whichever takes longer, plus the overhead."""
+    requests = -(-o.bytes // o.granularity_bytes)
+    overlap = min(o.queue_depth * o.threads, ASSUMED_PARALLEL_REQUESTS)
+    return max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap) + ASSUMED_OP_OVERHEAD_S
 
 
 def _show_plan(path: Path, seed: int | None, brief: bool) -> None:
     parsed, _, expanded = load_and_expand(path, seed)
     console.print(f"[bold]{parsed.name}[/]: {parsed.description}")
-    table = Table("seq", "test", "op", "access", "file size / span", "granularity", "stride", "trial", "file")
+    flights = any(o.queue_depth * o.threads > 1 for o in expanded.ops)
+    columns = ["seq", "test", "op", "access", "file size / span", "granularity", "stride"] + \
+        (["in flight"] if flights else []) + ["trial", "file"]
+    table = Table(*columns)
     for test in expanded.tests:
         ops = test.ops[:6] if brief else test.ops
         for o in ops:
             table.add_row(str(o.seq), o.test, o.op, o.access, format_bytes(o.size_bytes),
-                          format_bytes(o.granularity_bytes), format_bytes(o.stride_bytes), str(o.trial), o.file)
+                          format_bytes(o.granularity_bytes), format_bytes(o.stride_bytes),
+                          *([in_flight_label(o.queue_depth, o.threads) or "Q1T1"] if flights else []), str(o.trial),
+                          o.file)
         if len(ops) < len(test.ops):
-            table.add_row("...", test.name, f"{len(test.ops) - len(ops)} more", "", "", "", "", "", "")
+            table.add_row("...", test.name, f"{len(test.ops) - len(ops)} more", *[""] * (len(columns) - 3))
     console.print(table)
-    moved = sum(o.bytes for o in expanded.ops) + sum(t.layout_bytes for t in expanded.tests)
-    estimate_s = moved / ASSUMED_RATE_BYTES_PER_S + len(expanded.ops) * ASSUMED_OP_OVERHEAD_S
+    layouts = sum(t.layout_bytes for t in expanded.tests)
+    estimate_s = layouts / ASSUMED_RATE_BYTES_PER_S + sum(_estimated_s(o) for o in expanded.ops)
     for test in expanded.tests:
         written = sum(o.bytes for o in test.ops if o.op == "write") + test.layout_bytes
         read = sum(o.bytes for o in test.ops if o.op == "read")
@@ -326,7 +341,9 @@ def _show_plan(path: Path, seed: int | None, brief: bool) -> None:
     console.print(f"space needed: {expanded.space_needed_bytes()} ({format_bytes(expanded.space_needed_bytes())}) "
                   f"at the peak, test files are removed after each test")
     console.print(f"estimated duration: {format_seconds(estimate_s)} "
-                  f"(at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s and {ASSUMED_OP_OVERHEAD_S * 1e3:.0f} ms a measurement)")
+                  f"(at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s, {ASSUMED_REQUEST_S * 1e6:.0f} us a request one "
+                  f"at a time and up to {ASSUMED_PARALLEL_REQUESTS} at once, {ASSUMED_OP_OVERHEAD_S * 1e3:.0f} ms a "
+                  f"measurement)")
 
 
 @main.command()

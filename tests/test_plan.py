@@ -89,7 +89,7 @@ tests:
 def test_builtin_plans_are_valid():
     plans = builtin_plans()
     assert {"quick", "articles-140", "articles-first", "articles-400", "access-patterns", "transfer-sweep",
-            "quartet"} <= set(plans)
+            "quartet", "mac-disk-mark"} <= set(plans)
     for name, path in plans.items():
         plan, text = load_plan(path)
         assert plan.name == name
