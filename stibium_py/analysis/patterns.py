@@ -142,6 +142,7 @@ class PatternPoint:
         return {"access": self.access, "granularity_bytes": self.granularity_bytes, "stride_bytes": self.stride_bytes,
                 "queue_depth": self.queue_depth, "threads": self.threads, "io_method": self.io_method,
                 "call_bytes": self.call_bytes, "throughput_bytes_per_s": self.throughput.as_dict(), "iops": self.iops,
+                "iops_estimate": self.iops_estimate.as_dict(),
                 **self.latency_s, "trials": self.trials, "resident_before_max": self.resident_before_max,
                 "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None}
 

@@ -24,6 +24,16 @@ def device_b(tmp_path):
 
 
 @pytest.fixture
+def device_c(tmp_path):
+    """Recipe C: 2^25 ns (33.55 ms) a request, up to 64 at once."""
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    with devices.recipe_c(tmp_path / "dev", delay_s=2**25 / 1e9) as device:
+        yield device
+
+
+@pytest.fixture
 def device_a(tmp_path):
     """Recipe A: reads at 50 MiB/s, writes at 30 MiB/s."""
     why = devices.missing_for_recipe_a()

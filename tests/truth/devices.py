@@ -5,6 +5,10 @@ by nbdfuse, with a loop device (direct I/O) and ext4 on top. `rate` is in bits/s
 with binary suffixes (400M = 50 MiB/s = 52.43 MB/s); reads and writes share one
 bucket; `rate-file` changes the rate while it runs.
 
+Recipe C: every request takes a set delay, up to a set number of them at once (parallel_disk.c, a
+FUSE file system in C), with a loop device and ext4 on top: at N requests in flight it answers
+min(N, parallel) / delay requests a second.
+
 Recipe A: a loop device over an image file, throttled by the root blkio cgroup
 (v1) rule for that device only, with separate read and write rates.
 
@@ -33,6 +37,7 @@ class Device:
     delay_s: float = 0.0
     rate_file: Path | None = None       # Recipe B: write a new rate (bits/s) here to change it
     burst_bytes: float = 0.0            # Recipe B: bytes that pass free after idling (burstiness x rate)
+    parallel: int = 1                   # Recipe C: requests the device runs at once
 
     def set_rate_bits_per_s(self, bits_per_s: int) -> None:
         assert self.rate_file is not None
@@ -66,10 +71,28 @@ def _run(*args: str) -> str:
 
 def _wait_for(path: Path, timeout_s: float = 20) -> None:
     deadline = time.time() + timeout_s
-    while not path.exists():
+    while True:
+        try:
+            if path.exists():
+                return
+        except OSError:         # a FUSE mount that is still coming up
+            pass
         if time.time() > deadline:
             raise TimeoutError(f"{path} did not appear")
         time.sleep(0.05)
+
+
+def _unmount_on_exit(proc: subprocess.Popen, fuse_dir: Path, stack: contextlib.ExitStack) -> None:
+    """At the end: unmount the FUSE folder, and wait for (or kill) the process that served it."""
+    def stop() -> None:
+        subprocess.run(["fusermount3", "-u", str(fuse_dir)], check=False, capture_output=True)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    stack.callback(stop)
 
 
 def _ext4_on(device: str, mount: Path, stack: contextlib.ExitStack) -> None:
@@ -102,16 +125,7 @@ def recipe_b(work: Path, rate: str = "400M", delay: str = "1ms", size: str = "1G
              "--filter=rate", "--filter=delay", "memory", size, f"rate={rate_bits}", f"rate-file={rate_file}",
              f"burstiness={burstiness}", f"rdelay={delay}", f"wdelay={delay}", "]"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-        def stop_fuse() -> None:
-            subprocess.run(["fusermount3", "-u", str(fuse_dir)], check=False, capture_output=True)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-        stack.callback(stop_fuse)
+        _unmount_on_exit(proc, fuse_dir, stack)
         _wait_for(work / "nbdfuse.pid")
         _wait_for(fuse_dir / "disk")
         loop = _loop(fuse_dir / "disk", stack)
@@ -119,6 +133,49 @@ def recipe_b(work: Path, rate: str = "400M", delay: str = "1ms", size: str = "1G
         device = Device(work / "mnt", rate_bits / 8, rate_bits / 8, delay_s, rate_file, float(burstiness) * rate_bits / 8)
         drain_burst(device)
         yield device
+
+
+PARALLEL_DISK_SRC = Path(__file__).resolve().parent / "parallel_disk.c"
+
+
+def missing_for_recipe_c() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (FUSE mount, losetup)"
+    for tool in ("cc", "pkg-config", "fusermount3", "losetup", "mkfs.ext4"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (Debian: gcc pkg-config libfuse3-dev fuse3)"
+    if subprocess.run(["pkg-config", "--exists", "fuse3"]).returncode != 0:
+        return "libfuse 3's headers are not installed (Debian: libfuse3-dev)"
+    if not Path("/dev/fuse").exists():
+        return "no /dev/fuse"
+    return None
+
+
+def build_parallel_disk(folder: Path) -> Path:
+    """Compile parallel_disk.c (a second, C FUSE file system: Python's would add about half a millisecond
+    a request and lose its timers' precision)."""
+    exe = folder / "parallel_disk"
+    flags = _run("pkg-config", "--cflags", "--libs", "fuse3").split()
+    _run("cc", "-O2", "-Wall", str(PARALLEL_DISK_SRC), *flags, "-o", str(exe))
+    return exe
+
+
+@contextlib.contextmanager
+def recipe_c(work: Path, delay_s: float = 0.02, parallel: int = 64, size_bytes: int = 256 << 20) -> Iterator[Device]:
+    """Requests in parallel: parallel_disk (every request takes delay_s, up to `parallel` at once) as a FUSE
+    file, loop (direct I/O, which submits asynchronously) and ext4 on top."""
+    work.mkdir(parents=True, exist_ok=True)
+    exe = build_parallel_disk(work)
+    fuse_dir = work / "fuse"
+    fuse_dir.mkdir()
+    with contextlib.ExitStack() as stack:
+        proc = subprocess.Popen([str(exe), str(fuse_dir), str(size_bytes), str(round(delay_s * 1e9)), str(parallel)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _unmount_on_exit(proc, fuse_dir, stack)
+        _wait_for(fuse_dir / "disk")
+        loop = _loop(fuse_dir / "disk", stack)
+        _ext4_on(loop, work / "mnt", stack)
+        yield Device(work / "mnt", float("inf"), float("inf"), delay_s, parallel=parallel)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,161 @@
+/* parallel_disk.c: a disk whose every request takes a set delay and whose requests run in parallel, up
+ * to a set number at once. A FUSE file system (libfuse 3) with one file, "disk", held in memory: each
+ * read or write takes one of `parallel` slots, sleeps `delay` (clock_nanosleep to an absolute deadline
+ * from its arrival), then moves its bytes. With N requests in flight it answers min(N, parallel) / delay
+ * requests a second, plus FUSE's own cost (tens of microseconds).
+ *
+ * libfuse 3 asks the kernel for asynchronous direct I/O, so io_uring and a loop device with direct I/O on
+ * top submit without waiting for the request before; init() raises the kernel's limit of requests queued
+ * to the file system (max_background, 12 by default), and the loop runs up to 4 x parallel threads (its
+ * default is 10).
+ *
+ *     parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL
+ *
+ * Runs in the foreground until unmounted (fusermount3 -u MOUNTPOINT). Built by tests/truth/devices.py:
+ *     cc -O2 parallel_disk.c $(pkg-config --cflags --libs fuse3) -o parallel_disk */
+#define FUSE_USE_VERSION 312
+#include <fuse.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static unsigned char *disk;
+static size_t disk_bytes;
+static long delay_ns;
+static sem_t slots;
+
+/* Wait for a slot, then until `delay` after the request arrived at the slot. */
+static void wait_delay(void)
+{
+    while (sem_wait(&slots) != 0 && errno == EINTR)
+        ;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += delay_ns % 1000000000L;
+    until.tv_sec += delay_ns / 1000000000L + until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
+    sem_post(&slots);
+}
+
+static void *pd_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+    conn->max_background = 1024;
+    conn->congestion_threshold = 768;
+    cfg->direct_io = 0;
+    cfg->attr_timeout = cfg->entry_timeout = 3600;
+    return NULL;
+}
+
+static int pd_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+    (void)fi;
+    memset(st, 0, sizeof *st);
+    if (strcmp(path, "/") == 0) {
+        st->st_mode = S_IFDIR | 0755;
+        st->st_nlink = 2;
+        return 0;
+    }
+    if (strcmp(path, "/disk") != 0)
+        return -ENOENT;
+    st->st_mode = S_IFREG | 0600;
+    st->st_nlink = 1;
+    st->st_size = (off_t)disk_bytes;
+    st->st_blksize = 4096;
+    st->st_blocks = (blkcnt_t)(disk_bytes / 512);
+    return 0;
+}
+
+static int pd_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
+                      enum fuse_readdir_flags flags)
+{
+    (void)off, (void)fi, (void)flags;
+    if (strcmp(path, "/") != 0)
+        return -ENOENT;
+    fill(buf, ".", NULL, 0, 0);
+    fill(buf, "..", NULL, 0, 0);
+    fill(buf, "disk", NULL, 0, 0);
+    return 0;
+}
+
+static int pd_open(const char *path, struct fuse_file_info *fi)
+{
+    (void)fi;
+    return strcmp(path, "/disk") == 0 ? 0 : -ENOENT;
+}
+
+static int pd_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)path, (void)fi;
+    if ((size_t)off >= disk_bytes)
+        return 0;
+    if (size > disk_bytes - (size_t)off)
+        size = disk_bytes - (size_t)off;
+    wait_delay();
+    memcpy(buf, disk + off, size);
+    return (int)size;
+}
+
+static int pd_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+    (void)path, (void)fi;
+    if ((size_t)off + size > disk_bytes)
+        return -ENOSPC;
+    wait_delay();
+    memcpy(disk + off, buf, size);
+    return (int)size;
+}
+
+static int pd_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+    (void)path, (void)size, (void)fi;
+    return 0;
+}
+
+static int pd_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+    (void)path, (void)datasync, (void)fi;
+    return 0;
+}
+
+static const struct fuse_operations ops = {
+    .init = pd_init, .getattr = pd_getattr, .readdir = pd_readdir, .open = pd_open, .read = pd_read,
+    .write = pd_write, .truncate = pd_truncate, .fsync = pd_fsync,
+};
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL\n");
+        return 2;
+    }
+    disk_bytes = strtoull(argv[2], NULL, 10);
+    delay_ns = strtol(argv[3], NULL, 10);
+    int parallel = atoi(argv[4]);
+    disk = calloc(1, disk_bytes);
+    if (!disk || parallel < 1 || sem_init(&slots, 0, (unsigned)parallel) != 0) {
+        fprintf(stderr, "parallel_disk: bad arguments or no memory\n");
+        return 1;
+    }
+    char *fargv[] = {argv[0], "-o", "fsname=stibium-parallel-disk", NULL};
+    struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
+    struct fuse *fuse = fuse_new(&args, &ops, sizeof ops, NULL);
+    if (!fuse || fuse_mount(fuse, argv[1]) != 0) {
+        fprintf(stderr, "parallel_disk: cannot mount %s\n", argv[1]);
+        return 1;
+    }
+    struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_max_threads(cfg, (unsigned)parallel * 4 + 16);
+    fuse_loop_cfg_set_idle_threads(cfg, (unsigned)parallel * 4 + 16);
+    int rc = fuse_loop_mt(fuse, cfg);
+    fuse_loop_cfg_destroy(cfg);
+    fuse_unmount(fuse);
+    fuse_destroy(fuse);
+    return rc < 0 ? 1 : 0;
+}
