@@ -71,7 +71,7 @@ def compare(d: Path, rounds: int, small: bool) -> None:
     try:
         rnd, seq = d / "rnd.bin", d / "seq.bin"
         helper("write", "--path", str(rnd), "--bytes", str(256 * MiB), "--granularity", str(8 * MiB))
-        seq_bytes = 256 * MiB if small else GiB
+        seq_bytes = 512 * MiB if small else GiB
         helper("write", "--path", str(seq), "--bytes", str(seq_bytes), "--granularity", str(8 * MiB))
 
         def rnd_bytes(q: int) -> int:
