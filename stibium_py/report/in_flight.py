@@ -119,7 +119,7 @@ def latency_vs_queue_depth(entries: list[PatternResult]) -> go.Figure | None:
                                      line={"dash": dash}, hovertemplate="QD %{x}: %{y:.3s}s<extra></extra>"))
     fig.update_xaxes(type="log", tickvals=depths, ticktext=[str(d) for d in depths])
     name = entries[0].name if entries else ""
-    return layout(fig, f"{name}: per-request latency against queue depth (median over trials)", "queue depth",
+    return layout(fig, f"{name}: per-request latency against queue depth", "queue depth",
                   "seconds", log_y=True)
 
 
