@@ -1,5 +1,6 @@
 /* sb_parallel.h: the workers of a measurement with several requests in flight, shared by
- * the threads method (sb_parallel.c) and the io_uring method (sb_uring.c). */
+ * the threads method (sb_parallel.c) and the io_uring method (sb_uring.c); what they do for one
+ * request is in sb_request.c. */
 #ifndef SB_PARALLEL_H
 #define SB_PARALLEL_H
 #include "sb_job.h"

@@ -22,13 +22,6 @@
  * compresses gains nothing), and at least as large as the largest request. */
 #define SB_WRITE_STREAM_BYTES ((uint64_t)64 << 20)
 
-void sb_count_call(sb_job *job, uint64_t bytes)
-{
-    job->calls++;
-    if (bytes > job->largest_call_bytes)
-        job->largest_call_bytes = bytes;
-}
-
 static int sb_open_file(sb_job *job, sb_err *err)
 {
     struct stat st;

@@ -230,7 +230,7 @@ _SHORT_ACCESS = {"files": "", "sequential": "seq", "random": "rand", "strided": 
 def _compare_table(result: dict) -> None:
     """B / A per point: below 120 columns one line per row (the point in one column, cut with an
     ellipsis); wider, a column each."""
-    from .report.build import WIDE_TERMINAL_COLUMNS, compact_table
+    from .report.terminal import WIDE_TERMINAL_COLUMNS, compact_table
     a, b = result["a"], result["b"]
     title = "B / A: a repeatability check (both runs on one machine)" if result["same_machine"] else "B / A"
     compact = console.width < WIDE_TERMINAL_COLUMNS

@@ -20,6 +20,7 @@ from ..record import RunRecord
 from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label
 from . import figures, in_flight
+from .terminal import WIDE_TERMINAL_COLUMNS, compact_table
 from .page import esc, figure, page, table
 
 
@@ -93,18 +94,7 @@ def _counts(e: Result) -> list[str]:
     return [str(e.n), "0", "0", "0"]
 
 
-WIDE_TERMINAL_COLUMNS = 120
 TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
-
-
-def compact_table(title: str, columns: tuple[tuple[str, str, int], ...]) -> Table:
-    """A table for a narrow terminal: one line per row, each column (name, justify, width) of a fixed width
-    and cut with an ellipsis."""
-    from rich import box
-    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), collapse_padding=True)
-    for name, justify, size in columns:
-        t.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=size)
-    return t
 
 
 def terminal_table(summary: Summary, width: int = WIDE_TERMINAL_COLUMNS) -> Table:

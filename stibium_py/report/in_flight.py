@@ -16,6 +16,7 @@ from ..analysis.summary import Summary
 from ..units import format_rate
 from .figures import layout
 from .page import esc, table
+from .terminal import WIDE_TERMINAL_COLUMNS, compact_table
 
 ACCESS_ORDER = {"sequential": 0, "strided": 1, "random": 2}
 ACCESS_SHORT = {"sequential": "SEQ", "strided": "STR", "random": "RND"}
@@ -170,7 +171,6 @@ def mark_table_terminal(summary: Summary, width: int) -> Any:
     """The same for the terminal: intervals as ± % below 120 columns."""
     from rich.table import Table
 
-    from .build import WIDE_TERMINAL_COLUMNS, compact_table
 
     compact = width < WIDE_TERMINAL_COLUMNS
     title = "disk-mark table (median over trials; 95 % interval)"
