@@ -39,19 +39,29 @@ def largest_request_bytes(expanded: Expanded) -> int:
     return max((min(o.granularity_bytes, o.bytes) for o in expanded.ops), default=0)
 
 
+def largest_read_slots_bytes(expanded: Expanded) -> int:
+    """Reads with requests in flight hold a request's worth of buffer for each of them."""
+    return max((min(o.granularity_bytes, o.bytes) * o.queue_depth * o.threads for o in expanded.ops
+                if o.op == "read"), default=0)
+
+
 def memory_needed_bytes(largest_request: int) -> int:
     return largest_request + HELPER_OVERHEAD_BYTES
 
 
-def check_memory(largest_request: int, available_bytes: int | None) -> None:
-    """Refuse a plan whose largest request does not fit comfortably in the available memory."""
+def check_memory(largest_request: int, available_bytes: int | None, read_slots: int = 0) -> None:
+    """Refuse a plan whose largest request (or reads in flight) does not fit comfortably in the available
+    memory."""
     if available_bytes is None:
         return
-    need = memory_needed_bytes(largest_request)
-    if need > MEMORY_SHARE * available_bytes:
-        raise RunError(f"the plan's largest request is {format_bytes(largest_request)}: the helper needs about "
-                       f"{format_bytes(need)} of memory for it, but only {format_bytes(available_bytes)} is "
-                       f"available; use smaller sizes or granularities, or free memory", 2)
+    need = memory_needed_bytes(max(largest_request, read_slots))
+    if need <= MEMORY_SHARE * available_bytes:
+        return
+    what = (f"the plan's largest request is {format_bytes(largest_request)}" if largest_request >= read_slots else
+            f"the plan's reads in flight hold {format_bytes(read_slots)} (a request's worth for each)")
+    raise RunError(f"{what}: the helper needs about {format_bytes(need)} of memory for it, but only "
+                   f"{format_bytes(available_bytes)} is available; use smaller sizes or granularities"
+                   f"{', or fewer requests in flight' if read_slots > largest_request else ''}, or free memory", 2)
 
 
 def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
@@ -126,4 +136,4 @@ def preflight(expanded: Expanded, target: Path, needed_bytes: int, allow_nonempt
         folder_to_write(out_dir, "output folder", "choose another with --out")
     check_target(target, needed_bytes, allow_nonempty)
     check_between(expanded)
-    check_memory(largest_request_bytes(expanded), sysinfo.available_memory_bytes())
+    check_memory(largest_request_bytes(expanded), sysinfo.available_memory_bytes(), largest_read_slots_bytes(expanded))

@@ -102,6 +102,14 @@ def test_memory_check_names_what_a_large_request_needs():
     check_memory(2 * GiB, available_bytes=None)            # unknown: not refused
 
 
+def test_memory_check_counts_a_buffer_for_each_read_in_flight():
+    with pytest.raises(RunError) as e:
+        check_memory(64 * MiB, available_bytes=16 * 10**9, read_slots=64 * MiB * 256)
+    assert str(e.value) == ("the plan's reads in flight hold 17.2 GB (a request's worth for each): the helper needs "
+                            "about 17.3 GB of memory for it, but only 16 GB is available; use smaller sizes or "
+                            "granularities, or fewer requests in flight, or free memory")
+
+
 def test_largest_request_of_a_plan(tmp_path):
     plan = tmp_path / "p.yaml"
     plan.write_text("name: p\ntests:\n  - name: t\n    kind: pattern\n    op: read\n    access: random\n"
