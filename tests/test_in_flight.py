@@ -100,14 +100,12 @@ def _run(*args: str) -> tuple[int, str]:
 
 
 @pytest.fixture(scope="module")
-def small_run(tmp_path_factory) -> Path:
+def small_run() -> Path:
     """A run of random 4 KiB reads and writes at queue depths 1 and 4 on 1 and 2 threads, and sequential
     64 KiB ones at depths 1 and 8 (real requests on a real file system)."""
-    from conftest import MEMORY_FILE_SYSTEMS, _fs_type
+    import tempfile
 
-    base = tmp_path_factory.mktemp("inflight")
-    if _fs_type(base.resolve()) in MEMORY_FILE_SYSTEMS:
-        base = Path(__import__("tempfile").mkdtemp(prefix="stibium-test-", dir="/var/tmp"))
+    base = Path(tempfile.mkdtemp(prefix="stibium-test-", dir="/var/tmp"))   # a disk, never tmpfs
     plan = _write(base, "    queue_depth: [1, 4]\n    threads: [1, 2]\n"
                         "  - name: seq\n    kind: pattern\n    op: [read, write]\n    access: sequential\n"
                         "    granularities: [64KiB]\n    bytes: 1MiB\n    queue_depth: [1, 8]\n    trials: 3\n")

@@ -118,6 +118,11 @@ def test_a_run_directory_from_before_the_records_reports_the_same_numbers(tmp_pa
     for t in new["tests"]:        # the latency histogram is kept since; the fixture's rows have none
         for point in t.get("points", []):
             assert point.pop("lat_hist_ns") is None
+            # requests in flight since: the fixture's rows read one at a time, and IOPS has its interval
+            assert (point.pop("queue_depth"), point.pop("threads"), point.pop("io_method")) == (1, 1, "")
+            assert point.pop("iops_estimate")["estimate"] == pytest.approx(point["iops"], rel=1e-9)
+        if t["kind"] == "pattern":
+            assert t.pop("queue_depth_knees") == []
     assert _close(new, old)
     assert (run / "report.html").stat().st_size > 0
 
