@@ -14,6 +14,14 @@ enum sb_sync { SB_SYNC_FSYNC, SB_SYNC_FULL, SB_SYNC_NONE };
 
 typedef struct sb_job sb_job;
 
+/* One chunk of a streamed measurement (--chunk): its requests' bytes, where the measurement stood at its
+ * end, its start and end on the raw clock, and the time the previous chunk's row took to write out
+ * (the only time between two chunks that belongs to neither). */
+typedef struct {
+    uint64_t index, bytes, bytes_done, start_ns, end_ns, gap_ns, requests;
+    const sb_hist *hist;        /* its requests' latencies */
+} sb_chunk;
+
 /* An I/O engine: one table per engine, as fio's ioengines. io() moves one request of len
  * bytes at offset from or into data (a contiguous buffer slice of at least len bytes), in as
  * few calls as the platform allows, continuing short transfers; every function returns 0 or
@@ -52,6 +60,9 @@ struct sb_job {
     unsigned threads;           /* threads, each with its own part of the requests (1-64) */
     enum sb_io_asked io_asked;  /* --io-method: auto, io_uring, threads */
     int verify;                 /* check each request: its block once; reads: the block-numbered data */
+    uint64_t chunk_bytes;       /* stream a row for every chunk_bytes moved (0: none); one request at a time */
+    void (*on_chunk)(const sb_job *job, const sb_chunk *chunk);
+    sb_hist *chunk_hist;        /* the current chunk's latencies (allocated when chunk_bytes is set) */
 
     /* prepared before the timer */
     uint64_t *offsets;
@@ -89,6 +100,7 @@ struct sb_job {
     double resident_before;     /* reads; -1 unknown */
     sb_hist hist;
     uint64_t verified;          /* verify: requests checked */
+    uint64_t chunks, chunk_gaps_ns;  /* chunk rows written, and the time their writing took */
 };
 
 #define SB_FILL_OFFSET (-2)

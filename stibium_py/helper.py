@@ -15,7 +15,7 @@ import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from .plan import Op
@@ -131,8 +131,10 @@ class Helper:
         except OSError as e:
             raise HelperError(f"cannot start {self.path}: {e.strerror}") from None
 
-    def call(self, args: list[str], timeout_s: float | None = None) -> HelperResult:
-        """Send one command, wait for its answer (at most timeout_s)."""
+    def call(self, args: list[str], timeout_s: float | None = None,
+             on_row: Callable[[dict[str, Any]], None] | None = None) -> HelperResult:
+        """Send one command, wait for its answer (at most timeout_s for each line). A measurement with
+        --chunk writes a row per chunk before its answer: each goes to on_row as it arrives."""
         if self._proc is None or self._proc.poll() is not None:
             self.start()
         proc = self._proc
@@ -142,7 +144,13 @@ class Helper:
             proc.stdin.flush()
         except BrokenPipeError:
             raise HelperError(f"the helper exited unexpectedly (status {proc.poll()})") from None
-        line = self._readline(proc, timeout_s)
+        while True:
+            line = self._readline(proc, timeout_s)
+            row = _chunk_row(line)
+            if row is None:
+                break
+            if on_row is not None:
+                on_row(row)
         if not line:
             status = proc.wait()
             stderr = proc.stderr.read().strip() if proc.stderr else ""
@@ -193,6 +201,17 @@ class Helper:
             if stream:
                 stream.close()
         self._proc = None
+
+
+def _chunk_row(line: str) -> dict[str, Any] | None:
+    """A chunk row of a streamed measurement (it has "chunk" and no "status"), or None for anything else."""
+    if not line.startswith('{"chunk":'):
+        return None
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return data if "status" not in data else None
 
 
 def run_once(args: list[str], helper: Path | None = None, timeout_s: float = 60) -> HelperResult:

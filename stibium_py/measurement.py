@@ -191,6 +191,8 @@ DROPPED_KEYS = {
     "seed": "the request echoed (checked); the plan in run.json has it",
     "usage": "set on a usage error only, which the runner reports as a failure of its own",
     "verified_requests": "only with --verify, a check of the helper itself that runs never ask for",
+    "chunks": "only with --chunk (streamed rows, for sustained writes), which runs do not use yet",
+    "chunk_gaps_seconds": "only with --chunk, as chunks",
 }
 # Echoed request keys: the answer's value must equal the operation's.
 _ECHOED = {"op": "op", "access": "access", "granularity_bytes": "granularity_bytes",
