@@ -1,0 +1,198 @@
+"""Sustained writes: where the fast stretch ends and the rates on either side (docs/methods.md).
+
+The input is a streamed measurement's chunk rows (the helper's --chunk): each chunk's bytes, the bytes
+written up to its end, its start and end on the raw clock, and where known the drive's temperature.
+
+- Stretches: change points in the chunks' log rate against bytes written, found by the drift machinery
+  (ruptures Binseg, L1 cost, penalty 4 ln n, at least MIN_SIZE chunks a stretch, on MAD-standardised
+  values); neighbouring stretches whose rates differ by less than MIN_STEP are joined, so that noise never
+  makes a cliff.
+- Each stretch's rate: the Theil-Sen slope of bytes written against time over its chunks, with a
+  moving-block bootstrap interval (chunks resampled in blocks, the cumulative series rebuilt and refitted).
+- The cliff's place X (bytes written when the first change came) with a bootstrap interval: the first two
+  stretches' log rates are resampled in blocks around their own medians and the step placed again.
+- The headline: "fast for the first X at A, then B", each with its interval; a throttling warning where the
+  rate falls while the drive warms by THROTTLE_WARMING_C or more.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..units import format_bytes, format_rate
+from .drift import change_points
+from .estimate import Estimate, percentile_interval
+
+MIN_SIZE = 10                 # chunks a stretch needs (the drift machinery's minimum segment)
+MIN_STEP = 0.10               # neighbouring stretches closer than this in rate are one stretch
+BLOCK = 5                     # chunks per bootstrap block: the rate of a drive wanders over a few chunks
+RESAMPLES = 400
+THROTTLE_WARMING_C = 3.0
+
+
+@dataclass(frozen=True)
+class Stretch:
+    first: int                        # chunk indices [first, end)
+    end: int
+    start_bytes: int                  # bytes written before its first chunk
+    end_bytes: int
+    rate_bytes_per_s: Estimate
+    temperature_c: float | None = None   # median over its chunks, where known
+
+    def to_json(self) -> dict[str, Any]:
+        return {"first_chunk": self.first, "end_chunk": self.end, "start_bytes": self.start_bytes,
+                "end_bytes": self.end_bytes, "rate_bytes_per_s": self.rate_bytes_per_s.as_dict(),
+                "temperature_c": self.temperature_c}
+
+
+@dataclass(frozen=True)
+class SustainedResult:
+    chunks: int
+    bytes_written: int
+    stretches: list[Stretch]
+    cliff_bytes: Estimate | None       # where the first stretch ends (None: one steady stretch)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def headline(self) -> str:
+        first = self.stretches[0]
+        if self.cliff_bytes is None:
+            return f"steady at {_est(first.rate_bytes_per_s, format_rate)} over {format_bytes(self.bytes_written)}"
+        after = self.stretches[1]
+        return (f"fast for the first {_est(self.cliff_bytes, format_bytes)} at "
+                f"{_est(first.rate_bytes_per_s, format_rate)}, then {_est(after.rate_bytes_per_s, format_rate)}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"chunks": self.chunks, "bytes_written": self.bytes_written,
+                "stretches": [s.to_json() for s in self.stretches],
+                "cliff_bytes": self.cliff_bytes.as_dict() if self.cliff_bytes else None,
+                "headline": self.headline, "warnings": self.warnings}
+
+
+def _est(e: Estimate, fmt: Any) -> str:
+    return f"{fmt(e.estimate)} [{fmt(e.low)}, {fmt(e.high)}]"
+
+
+def _slope(t: np.ndarray, b: np.ndarray) -> float:
+    """Theil-Sen slope of b against t (all pairs; a stretch has at most a few thousand chunks, and above
+    MAX_PAIRS_POINTS every k-th point is used)."""
+    n = len(t)
+    if n < 2:
+        return math.nan
+    step = max(1, n // MAX_PAIRS_POINTS)
+    t, b = t[::step], b[::step]
+    i, j = np.triu_indices(len(t), 1)
+    dt = t[j] - t[i]
+    ok = dt > 0
+    return float(np.median((b[j] - b[i])[ok] / dt[ok]))
+
+
+MAX_PAIRS_POINTS = 400
+
+
+def _blocks(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of a moving-block bootstrap resample of n items (blocks of BLOCK in a row, cut to n)."""
+    starts = rng.integers(0, max(1, n - BLOCK + 1), size=-(-n // BLOCK))
+    return (starts[:, None] + np.arange(BLOCK)[None, :]).ravel()[:n] % n
+
+
+def stretch_rate(seconds: np.ndarray, nbytes: np.ndarray, confidence: float, seed: int) -> Estimate:
+    """The Theil-Sen rate of a stretch's chunks (their durations and bytes, in order) with a moving-block
+    bootstrap interval."""
+    t = np.cumsum(seconds)
+    b = np.cumsum(nbytes).astype(float)
+    rate = _slope(np.concatenate([[0.0], t]), np.concatenate([[0.0], b]))
+    rng = np.random.default_rng(seed)
+    draws = np.empty(RESAMPLES)
+    for k in range(RESAMPLES):
+        idx = _blocks(len(seconds), rng)
+        draws[k] = _slope(np.concatenate([[0.0], np.cumsum(seconds[idx])]),
+                          np.concatenate([[0.0], np.cumsum(nbytes[idx]).astype(float)]))
+    lo, hi = percentile_interval(draws, confidence)
+    return Estimate(rate, lo, hi, f"theil-sen of bytes against time, moving-block bootstrap ({BLOCK} chunks, "
+                    f"B={RESAMPLES})", len(seconds))
+
+
+def _segments(log_rate: np.ndarray) -> list[int]:
+    """Stretch starts (always 0 first): change points, neighbours closer than MIN_STEP joined."""
+    starts = [0] + [c for c in change_points(log_rate) if MIN_SIZE <= c <= len(log_rate) - MIN_SIZE]
+    joined = [0]
+    for c in starts[1:]:
+        before = np.median(log_rate[joined[-1]:c])
+        nxt = starts[starts.index(c) + 1] if starts.index(c) + 1 < len(starts) else len(log_rate)
+        after = np.median(log_rate[c:nxt])
+        if abs(math.exp(after - before) - 1) >= MIN_STEP:
+            joined.append(c)
+    return joined
+
+
+def sustained_result(chunk_bytes: np.ndarray, bytes_done: np.ndarray, seconds: np.ndarray,
+                     temperature_c: np.ndarray | None = None, confidence: float = 0.95,
+                     seed: int = 12345) -> SustainedResult:
+    """Stretches, their rates and the cliff of a sustained write's chunks (in the order written)."""
+    chunk_bytes = np.asarray(chunk_bytes, float)
+    bytes_done = np.asarray(bytes_done, float)
+    seconds = np.asarray(seconds, float)
+    n = len(seconds)
+    log_rate = np.log(chunk_bytes / seconds)
+    starts = _segments(log_rate)
+    ends = starts[1:] + [n]
+    temps = None if temperature_c is None or not np.isfinite(np.asarray(temperature_c, float)).any() \
+        else np.asarray(temperature_c, float)
+    stretches = []
+    for k, (a, b) in enumerate(zip(starts, ends)):
+        t = None
+        if temps is not None and np.isfinite(temps[a:b]).any():
+            t = float(np.nanmedian(temps[a:b]))
+        stretches.append(Stretch(a, b, int(bytes_done[a] - chunk_bytes[a]), int(bytes_done[b - 1]),
+                                 stretch_rate(seconds[a:b], chunk_bytes[a:b], confidence, seed + k), t))
+    cliff = None
+    if len(stretches) > 1:
+        cliff = _cliff_interval(log_rate, starts, bytes_done, chunk_bytes, confidence, seed)
+    warnings = []
+    for before, after in zip(stretches, stretches[1:]):
+        if (before.temperature_c is not None and after.temperature_c is not None
+                and after.rate_bytes_per_s.estimate < before.rate_bytes_per_s.estimate
+                and after.temperature_c - before.temperature_c >= THROTTLE_WARMING_C):
+            warnings.append(f"throttling: the rate fell from {format_rate(before.rate_bytes_per_s.estimate)} to "
+                            f"{format_rate(after.rate_bytes_per_s.estimate)} after {format_bytes(after.start_bytes)} "
+                            f"while the drive warmed from {before.temperature_c:.0f} to {after.temperature_c:.0f} °C")
+    return SustainedResult(n, int(bytes_done[-1]) if n else 0, stretches, cliff, warnings)
+
+
+def _best_split(x: np.ndarray) -> int:
+    """Where one step in x fits best (least squares): the index that starts the second part, at least
+    MIN_SIZE from either end."""
+    n = len(x)
+    c = np.arange(MIN_SIZE, n - MIN_SIZE + 1)
+    total = np.cumsum(x)
+    left = total[c - 1]
+    right = total[-1] - left
+    # the sum of squares explained by a step at c (larger is better)
+    return int(c[np.argmax(left ** 2 / c + right ** 2 / (n - c))])
+
+
+def _cliff_interval(log_rate: np.ndarray, starts: list[int], bytes_done: np.ndarray, chunk_bytes: np.ndarray,
+                    confidence: float, seed: int) -> Estimate:
+    """The bytes written before the first change, with a bootstrap interval: the chunks of the first two
+    stretches are resampled in blocks around their own medians, put back in their places, and the step
+    between them placed again (least squares, one step)."""
+    n = len(log_rate)
+    a, first = starts[0], starts[1]
+    b = starts[2] if len(starts) > 2 else n
+    rng = np.random.default_rng(seed + 7919)
+    m1, m2 = np.median(log_rate[a:first]), np.median(log_rate[first:b])
+    draws = np.empty(RESAMPLES)
+    for k in range(RESAMPLES):
+        series = np.concatenate([m1 + (log_rate[a:first] - m1)[_blocks(first - a, rng)],
+                                 m2 + (log_rate[first:b] - m2)[_blocks(b - first, rng)]])
+        at = a + _best_split(series)
+        draws[k] = bytes_done[at] - chunk_bytes[at]
+    lo, hi = percentile_interval(draws, confidence)
+    return Estimate(float(bytes_done[first] - chunk_bytes[first]), lo, hi,
+                    f"first change point; the two stretches resampled in blocks of {BLOCK} chunks and the step "
+                    f"placed again (B={RESAMPLES})", n)
