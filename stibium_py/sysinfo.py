@@ -102,17 +102,65 @@ def _mount_of(path: Path) -> dict[str, Any]:
     return best
 
 
-def _device_model(device: str | None) -> str | None:
-    """The model of the block device behind a /dev path, from sysfs (Linux)."""
+def _sys_disk(device: str | None, sys_root: Path = Path("/sys")) -> Path | None:
+    """The sysfs folder of the whole disk behind a /dev path (a partition's parent), or None (Linux)."""
     if not device or not device.startswith("/dev/"):
         return None
     name = os.path.basename(os.path.realpath(device))
-    sys_block = Path("/sys/class/block") / name
+    sys_block = sys_root / "class" / "block" / name
     if not sys_block.exists():
         return None
     disk = sys_block.resolve()
     if (disk / "partition").exists():
         disk = disk.parent
+    return disk
+
+
+def hwmon_temperature_c(device: str | None, sys_root: Path = Path("/sys")) -> float | None:
+    """The temperature of the disk behind a /dev path from its hwmon sensor (Linux): an NVMe controller's
+    (`device/hwmon*/temp1_input`) or a SATA drive's through drivetemp (`device/hwmon/hwmon*/temp1_input`),
+    in millidegrees there; None where the disk has none (virtual disks, USB bridges, no drivetemp)."""
+    disk = _sys_disk(device, sys_root)
+    if disk is None:
+        return None
+    for pattern in ("device/hwmon*/temp1_input", "device/hwmon/hwmon*/temp1_input"):
+        for sensor in sorted(disk.glob(pattern)):
+            text = _read(str(sensor))
+            if text and text.lstrip("-").isdigit():
+                return int(text) / 1000
+    return None
+
+
+def parse_smartctl_temperature(text: str) -> float | None:
+    """The current temperature in `smartctl -j` output (`temperature.current`, in degrees Celsius)."""
+    import json
+    try:
+        value = json.loads(text).get("temperature", {}).get("current")
+    except (ValueError, AttributeError):
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def device_temperature_c(device: str | None) -> tuple[float | None, str]:
+    """The disk's temperature and where it came from: hwmon (Linux), else `smartctl -j -A` where smartctl is
+    installed (macOS, or Linux disks without a sensor driver); (None, "") where the machine cannot tell."""
+    value = hwmon_temperature_c(device)
+    if value is not None:
+        return value, "hwmon"
+    if device and shutil.which("smartctl"):
+        text = _run(["smartctl", "-j", "-A", device])
+        value = parse_smartctl_temperature(text) if text else None
+        if value is not None:
+            return value, "smartctl"
+    return None, ""
+
+
+def _device_model(device: str | None) -> str | None:
+    """The model of the block device behind a /dev path, from sysfs (Linux)."""
+    disk = _sys_disk(device)
+    if disk is None:
+        return None
+    name = os.path.basename(os.path.realpath(device or ""))
     for rel in ("device/model", "device/name"):
         model = _read(str(disk / rel))
         if model:

@@ -59,3 +59,47 @@ def test_available_memory_from_vm_stat_and_meminfo():
     assert parse_vm_stat_available("nonsense") is None
     assert parse_meminfo_available("MemTotal: 24000000 kB\nMemAvailable:   1500000 kB\n") == 1_536_000_000
     assert parse_meminfo_available("MemTotal: 1 kB\n") is None
+
+
+def _fake_sysfs(root):
+    """A sysfs with an NVMe disk (a partition, the controller's hwmon sensor), a SATA disk under drivetemp
+    and a virtio disk without a sensor, linked as the kernel links them."""
+    nvme_ctrl = root / "devices/pci0/nvme/nvme0"
+    (nvme_ctrl / "hwmon3").mkdir(parents=True)
+    (nvme_ctrl / "hwmon3/temp1_input").write_text("38850\n")
+    nvme_disk = nvme_ctrl / "nvme0n1"
+    (nvme_disk / "nvme0n1p2").mkdir(parents=True)
+    (nvme_disk / "nvme0n1p2/partition").write_text("2\n")
+    (nvme_disk / "device").symlink_to(nvme_ctrl)
+    sata_dev = root / "devices/pci0/ata1/host0/target0:0:0/0:0:0:0"
+    (sata_dev / "hwmon/hwmon1").mkdir(parents=True)
+    (sata_dev / "hwmon/hwmon1/temp1_input").write_text("41000\n")
+    sata_disk = sata_dev / "block/sda"
+    sata_disk.mkdir(parents=True)
+    (sata_disk / "device").symlink_to(sata_dev)
+    virtio = root / "devices/pci0/virtio1/block/vda"
+    (virtio / "device").mkdir(parents=True)
+    block = root / "class/block"
+    block.mkdir(parents=True)
+    for name, target in (("nvme0n1", nvme_disk), ("nvme0n1p2", nvme_disk / "nvme0n1p2"), ("sda", sata_disk),
+                         ("vda", virtio)):
+        (block / name).symlink_to(target)
+
+
+def test_a_disk_temperature_from_its_hwmon_sensor(tmp_path):
+    from stibium_py.sysinfo import hwmon_temperature_c
+    _fake_sysfs(tmp_path)
+    assert hwmon_temperature_c("/dev/nvme0n1p2", tmp_path) == 38.85      # a partition: its disk's controller
+    assert hwmon_temperature_c("/dev/nvme0n1", tmp_path) == 38.85
+    assert hwmon_temperature_c("/dev/sda", tmp_path) == 41.0             # SATA through drivetemp
+    assert hwmon_temperature_c("/dev/vda", tmp_path) is None             # a virtual disk has no sensor
+    assert hwmon_temperature_c("/dev/nope", tmp_path) is None
+    assert hwmon_temperature_c("tmpfs", tmp_path) is None
+
+
+def test_a_disk_temperature_from_smartctl_json():
+    from stibium_py.sysinfo import parse_smartctl_temperature
+    assert parse_smartctl_temperature('{"temperature": {"current": 37, "drive_trip": 84}}') == 37.0
+    assert parse_smartctl_temperature('{"smartctl": {"exit_status": 2}}') is None     # no temperature reported
+    assert parse_smartctl_temperature('{"temperature": {"current": true}}') is None
+    assert parse_smartctl_temperature("not json") is None
