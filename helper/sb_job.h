@@ -67,13 +67,12 @@ struct sb_job {
     /* prepared before the timer */
     uint64_t *offsets;
     uint64_t nrequests;
-    size_t *slices;             /* writes: where request i's data start in buf (NULL: sb_buffer_slice as it goes) */
+    size_t *slices;             /* writes: where request i's data start in buf */
     size_t slot_bytes;          /* reads with requests in flight: each one's part of buf */
     unsigned char *seen;        /* verify: one bit per block */
     sb_io_choice io;            /* how the requests move (sb_policy_io_method) */
     unsigned char *buf;
     size_t buf_bytes;
-    size_t buf_cursor;          /* where the next write request's slice starts in buf */
     size_t page_bytes;
     sb_uncached_params uncached;/* what decides whether requests bypass the cache */
     uint64_t max_call_bytes;    /* the largest transfer one call makes */

@@ -6,6 +6,7 @@
  * is removed, and the output says so.
  * System calls: lstat, open, fstat, unlink, posix_memalign (via the allocator). */
 #include "sb_job.h"
+#include "sb_parallel.h"
 #include "sb_buffer.h"
 #include "sb_clock.h"
 #include "sb_platform.h"
@@ -161,8 +162,8 @@ static uint64_t sb_inflight(const sb_job *job)
 /* --fill offset writes each request's own offsets, one slice per request: for checks, not for speed. */
 #define SB_FILL_OFFSET_MAX_BYTES ((uint64_t)256 << 20)
 
-/* Where each write request's data start: slices of the buffer in request order, as the sequential
- * loop takes them, so that requests in flight at once never share a slice's data by accident. */
+/* Where each write request's data start, before the timer: slices of the buffer in request order
+ * (sb_buffer_slice), the same whether the requests then move one at a time or many at once. */
 static int sb_prepare_slices(sb_job *job, sb_err *err)
 {
     job->slices = malloc((job->nrequests ? job->nrequests : 1) * sizeof *job->slices);
@@ -217,10 +218,8 @@ static int sb_prepare_buffer(sb_job *job, sb_err *err)
     if (!job->buf)
         return -1;
     job->buf_bytes = (size_t)want;
-    job->buf_cursor = 0;
     job->slot_bytes = (size_t)slot;
-    if (job->op == SB_WRITE && (sb_inflight(job) > 1 || job->io_asked != SB_IO_ASK_AUTO ||
-                                job->fill_byte == SB_FILL_OFFSET)) {
+    if (job->op == SB_WRITE) {
         if (sb_prepare_slices(job, err) != 0)
             return -1;
         if (job->fill_byte == SB_FILL_OFFSET)
@@ -277,10 +276,8 @@ static int sb_sequential_io(sb_job *job, uint64_t *t0, uint64_t *t1, sb_err *err
     sb_chunk chunk = {.start_ns = *t0, .hist = job->chunk_hist};
     for (uint64_t i = 0; i < job->nrequests; i++) {
         uint64_t len = sb_request_len(job, i);
-        size_t at = job->op == SB_READ ? 0
-                    : job->slices ? job->slices[i]
-                                  : sb_buffer_slice(job->buf_bytes, &job->buf_cursor, len, job->page_bytes);
-        if (job->engine->io(job, job->offsets[i], len, job->buf + at, err) != 0)
+        unsigned char *data = sb_request_data(job, i, 0);
+        if (job->engine->io(job, job->offsets[i], len, data, err) != 0)
             return -1;
         if (job->latency) {
             uint64_t now = sb_now_ns();
@@ -289,7 +286,7 @@ static int sb_sequential_io(sb_job *job, uint64_t *t0, uint64_t *t1, sb_err *err
                 sb_hist_record(job->chunk_hist, now - prev);
             prev = now;
         }
-        if (job->verify && sb_verify_request(job, i, job->buf + at, err) != 0)
+        if (job->verify && sb_verify_request(job, i, data, err) != 0)
             return -1;
         if (job->chunk_bytes) {
             moved += len;

@@ -15,11 +15,15 @@
 
 enum sb_uring_state sb_uring_probe(void)
 {
-    struct io_uring ring;
-    if (io_uring_queue_init(1, &ring, 0) < 0)
-        return SB_URING_REFUSED;
-    io_uring_queue_exit(&ring);
-    return SB_URING_AVAILABLE;
+    /* once per process: a batch of measurements asks before each one */
+    static enum sb_uring_state state = SB_URING_NOT_BUILT;
+    if (state == SB_URING_NOT_BUILT) {
+        struct io_uring ring;
+        state = io_uring_queue_init(1, &ring, 0) < 0 ? SB_URING_REFUSED : SB_URING_AVAILABLE;
+        if (state == SB_URING_AVAILABLE)
+            io_uring_queue_exit(&ring);
+    }
+    return state;
 }
 
 typedef struct {

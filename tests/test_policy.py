@@ -18,6 +18,7 @@ DRIVER = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include "sb_policy.h"
+#include "sb_buffer.h"
 static const char *names[] = {"all", "body", "small", "misaligned", "translated", "fs"};
 int main(int argc, char **argv) {
     const char *what = argv[1];
@@ -35,6 +36,11 @@ int main(int argc, char **argv) {
         unsigned long long max = sb_policy_max_syscall_bytes(argv[2][0] == 'd' ? SB_OS_DARWIN : SB_OS_LINUX,
                                                              strtoull(argv[3], 0, 10));
         printf("%llu %llu\n", max, (unsigned long long)sb_policy_syscalls(strtoull(argv[4], 0, 10), max));
+    } else if (what[0] == 's') {       /* slices BUF_BYTES PAGE LEN COUNT: where each write request's data start */
+        size_t cursor = 0;
+        for (long i = 0; i < atol(argv[5]); i++)
+            printf("%zu\n", sb_buffer_slice(strtoull(argv[2], 0, 10), &cursor, strtoull(argv[4], 0, 10),
+                                            strtoull(argv[3], 0, 10)));
     } else if (what[0] == 'i') {       /* io OS URING QD THREADS ASKED SPLIT */
         static const char *refusals[] = {"runs", "refused-uring", "refused-workers"};
         sb_io_choice c = sb_policy_io_method(argv[2][0] == 'd' ? SB_OS_DARWIN : SB_OS_LINUX,
@@ -66,7 +72,8 @@ def driver(tmp_path_factory) -> Path:
     (d / "driver.c").write_text(DRIVER)
     exe = d / "driver"
     subprocess.run([cc, "-O2", "-Wall", "-Werror", f"-I{HELPER_SRC}", str(d / "driver.c"),
-                    str(HELPER_SRC / "sb_policy.c"), "-o", str(exe)], check=True)
+                    *(str(HELPER_SRC / f) for f in ("sb_policy.c", "sb_buffer.c", "sb_rng.c", "sb_err.c")),
+                    "-o", str(exe)], check=True)
     return exe
 
 
@@ -191,3 +198,20 @@ def test_linux_uses_io_uring_and_falls_back_to_threads_with_the_reason(driver):
     assert io_method(driver, "linux", AVAILABLE, 1, 1, ASK_THREADS) == ("threads", "runs", "")
     assert io_method(driver, "linux", AVAILABLE, 1, 1, ASK_URING) == ("io_uring", "runs", "")
     assert io_method(driver, "linux", REFUSED, 8, 1, ASK_URING)[:2] == ("io_uring", "refused-uring")
+
+
+@pytest.mark.parametrize("page", [4 * KiB, 16 * KiB], ids=["4k-pages", "16k-pages"])
+@pytest.mark.parametrize("length", [4 * KiB, 16 * KiB, 1 * MiB, 1_000_000])
+def test_write_slices_are_page_aligned_and_apart_until_the_buffer_wraps(driver, page, length):
+    """Writes (one at a time or many in flight) take their data from slices laid out before the timer: each
+    starts on a page of the process (Apple Silicon's 16 KiB, Intel's and Linux's 4 KiB), lies inside the
+    buffer, and no two overlap before the buffer starts over."""
+    buf = 64 * MiB
+    count = 200
+    out = subprocess.run([str(driver), "slices", str(buf), str(page), str(length), str(count)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    starts = [int(v) for v in out]
+    step = -(-length // page) * page
+    assert all(s % page == 0 and s + length <= buf for s in starts)
+    per_pass = (buf - length) // step + 1          # slices that fit before the buffer starts over
+    assert starts == [(i % per_pass) * step for i in range(count)]
