@@ -71,9 +71,10 @@ int sb_policy_fullsync_fallback(int errnum);
 /* Requests in flight: how a measurement with a queue depth and threads moves its requests. */
 #define SB_MAX_QUEUE_DEPTH 256
 #define SB_MAX_THREADS 64
-/* The threads method runs one thread per request in flight; macOS limits a task to
- * task_threadmax threads (xnu config/MASTER CONFIG_THREAD_MAX: 2560 on Macs, 1024 on the smallest
- * configuration; osfmk/kern/thread.c refuses one more), so the helper stays at 1024. */
+/* The threads method runs one thread per request in flight; xnu refuses a task's thread beyond
+ * task_threadmax (osfmk/kern/thread.c): CONFIG_THREAD_MAX = 2560 in the "medium" configuration Macs are
+ * built with (config/MASTER), set by osfmk/kern/startup.c to task_max on machines with 3 GB or more
+ * (1024 x 2 below 8 GB, so 2048 at the least). The helper stays at 1024, well under it. */
 #define SB_MAX_WORKER_THREADS 1024
 
 enum sb_io_method { SB_IO_SYNC, SB_IO_URING, SB_IO_THREADS };

@@ -111,9 +111,6 @@ class Measurement(NamedTuple):
 
 
 COLUMNS: tuple[str, ...] = Measurement._fields
-# What a file made before a column existed reads there, where that is not "missing": queue depth and
-# threads were 1 before they could be set.
-COLUMN_DEFAULTS: dict[str, Any] = {"queue_depth": 1, "threads": 1}
 
 # Each column's kind, from the record's field types: what the CSV reader parses and how a Table stores it.
 _HINTS = get_type_hints(Measurement)
@@ -122,6 +119,9 @@ NUMBER_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] in (Optional[int], Option
 OPTIONAL_INT_COLUMNS = frozenset(c for c in COLUMNS if _HINTS[c] is Optional[int])
 BOOL_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[bool])
 TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is str)                      # "" where empty
+# What a file made before a column existed reads there, where that is not "missing": a whole number with a
+# default in the record (queue depth and threads were 1 before they could be set).
+COLUMN_DEFAULTS: dict[str, Any] = {c: v for c, v in Measurement._field_defaults.items() if c in INT_COLUMNS}
 OPTIONAL_TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[str])   # None where empty
 
 # What each column holds (docs/measurements.md is generated from this).

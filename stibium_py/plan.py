@@ -31,9 +31,10 @@ PLANS_DIR_NAME = "plans"
 MAX_SIZES = 10000
 MAX_QUEUE_DEPTH = 256
 MAX_THREADS = 64
-# Requests in flight at once (queue depth x threads): macOS runs one thread per request in flight, and a
-# task there may start 2560 threads (1024 on the smallest configuration); a plan stays at 1024 so that
-# it runs on every machine it is carried to.
+# Requests in flight at once (queue depth x threads): macOS runs one thread per request in flight, and xnu
+# refuses a task's thread beyond task_threadmax (osfmk/kern/thread.c), at least 2048 on a Mac of 3 GB or
+# more (osfmk/kern/startup.c; docs/platforms.md); a plan stays at 1024, well under it, so that it runs on
+# every machine it is carried to.
 MAX_IN_FLIGHT = 1024
 MAX_OPS = 1_000_000
 # A plan is untrusted input (pasted in forums, attached to bug reports): its reading is bounded before any

@@ -32,11 +32,14 @@ def _size(n: int) -> str:
     return f"{n}B"
 
 
+def _shape(access: str, granularity: int, stride: int) -> str:
+    """SEQ1M, RND4K, STR4K+64K: access, request size and stride as the disk-mark tools write them."""
+    return f"{ACCESS_SHORT.get(access, access)}{_size(granularity)}" + (f"+{_size(stride)}" if stride else "")
+
+
 def mark_label(p: PatternPoint) -> str:
-    """SEQ1M Q8T1, RND4K Q1T1; a stride as +64K."""
-    stride = f"+{_size(p.stride_bytes)}" if p.stride_bytes else ""
-    return f"{ACCESS_SHORT.get(p.access, p.access)}{_size(p.granularity_bytes)}{stride} " \
-           f"Q{p.queue_depth}T{p.threads}"
+    """SEQ1M Q8T1, RND4K Q1T1, STR4K+64K Q1T1."""
+    return f"{_shape(p.access, p.granularity_bytes, p.stride_bytes)} Q{p.queue_depth}T{p.threads}"
 
 
 def depth_lines(entries: list[PatternResult]) -> dict[Line, list[PatternPoint]]:
@@ -49,8 +52,9 @@ def depth_lines(entries: list[PatternResult]) -> dict[Line, list[PatternPoint]]:
 
 
 def _line_name(line: Line) -> str:
+    """read RND4K T1: a line over queue depths."""
     op, access, gran, stride, threads = line
-    return f"{op} {access} {_size(gran)}" + (f" +{_size(stride)}" if stride else "") + f" T{threads}"
+    return f"{op} {_shape(access, gran, stride)} T{threads}"
 
 
 def _knee(entries: list[PatternResult], line: Line) -> int | None:
