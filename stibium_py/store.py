@@ -22,7 +22,7 @@ import numpy as np
 
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
-from .record import SERIES_FORMAT, RecordError, RunRecord, SeriesRecord
+from .record import RecordError, RunRecord, SeriesRecord
 
 RUN_JSON = "run.json"
 SERIES_JSON = "series.json"

@@ -6,7 +6,6 @@ bench_report_browser.py, not here.)"""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import plotly.graph_objects as go
 
 from stibium_py.analysis.files import files_result

@@ -6,7 +6,6 @@ truth and a steady drive is almost never given a cliff."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from stibium_py.analysis.sustained import sustained_result
 

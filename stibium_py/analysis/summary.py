@@ -11,7 +11,7 @@ from typing import Any
 from ..table import Table
 
 from .files import FilesResult, files_inputs, files_numbers
-from .patterns import PatternResult, pattern_result
+from .patterns import pattern_result
 from .settings import SUMMARY, Settings
 from .warnings import Result, Notice, warnings
 

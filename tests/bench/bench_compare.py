@@ -8,7 +8,6 @@ import argparse
 import shutil
 import sys
 import time
-from pathlib import Path
 
 from bench_analysis import make_run, run_measured
 from common import scratch

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common import helper, median, scratch
+from common import helper, median, scratch, truth_device
 
 GiB = 2**30
 MiB = 2**20
@@ -40,17 +40,7 @@ def main() -> None:
     if shutil.which("fio") is None:
         raise SystemExit("fio is not installed (Debian: apt-get install fio)")
     if a.device_b:
-        import contextlib
-        import sys
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "truth"))
-        import devices
-        why = devices.missing_for_recipe_b()
-        if why:
-            raise SystemExit(f"Recipe B {why}")
-        work = scratch(a.dir)
-        with contextlib.ExitStack() as stack:
-            stack.callback(shutil.rmtree, work, True)
-            device = stack.enter_context(devices.recipe_b(work / "dev", size="2G"))
+        with truth_device("b", a.dir, size="2G") as device:
             print(f"on Recipe B: {device.read_bytes_per_s / 1e6:.2f} MB/s, {device.delay_s * 1e3:.0f} ms a request")
             compare(device.mount, a.rounds)
         return

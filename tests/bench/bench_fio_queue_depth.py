@@ -19,7 +19,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common import helper, median, scratch
+from common import helper, median, scratch, truth_device
 
 GiB = 2**30
 MiB = 2**20
@@ -50,17 +50,7 @@ def main() -> None:
     if not a.device_c:
         compare(scratch(a.dir), a.rounds, small=False)
         return
-    import contextlib
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "truth"))
-    import devices
-    why = devices.missing_for_recipe_c()
-    if why:
-        raise SystemExit(f"Recipe C {why}")
-    work = scratch(a.dir)
-    with contextlib.ExitStack() as stack:
-        stack.callback(shutil.rmtree, work, True)
-        device = stack.enter_context(devices.recipe_c(work / "dev", delay_s=0.005, size_bytes=1 << 30))
+    with truth_device("c", a.dir, delay_s=0.005, size_bytes=1 << 30) as device:
         print(f"on Recipe C: {device.delay_s * 1e3:.0f} ms a request, up to {device.parallel} at once")
         compare(device.mount / "bench", a.rounds, small=True)
 

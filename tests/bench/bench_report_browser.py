@@ -15,7 +15,6 @@ import argparse
 import datetime
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any, Iterator
 
 from stibium_py.helper import find_helper
 
@@ -25,3 +29,18 @@ def helper(*args: str) -> dict:
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+@contextlib.contextmanager
+def truth_device(recipe: str, base: str | None, **options: Any) -> Iterator[Any]:
+    """A device of known speed (tests/truth/devices.py: recipe "b" or "c") in a scratch folder, torn down
+    and removed afterwards; exits with the reason where this machine cannot build it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "truth"))
+    import devices
+    why = getattr(devices, f"missing_for_recipe_{recipe}")()
+    if why:
+        raise SystemExit(f"Recipe {recipe.upper()} {why}")
+    work = scratch(base)
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, work, True)
+        yield stack.enter_context(getattr(devices, f"recipe_{recipe}")(work / "dev", **options))

@@ -46,15 +46,20 @@ class Device:
         os.replace(tmp, self.rate_file)
 
 
-def missing_for_recipe_b() -> str | None:
+def _missing_for_fuse(tools: tuple[str, ...], packages: str) -> str | None:
+    """What a FUSE-backed device with a loop device and ext4 lacks here: root, a tool, /dev/fuse."""
     if os.geteuid() != 0:
         return "needs root (FUSE mount, losetup)"
-    for tool in ("nbdkit", "nbdfuse", "fusermount3", "losetup", "mkfs.ext4"):
+    for tool in (*tools, "fusermount3", "losetup", "mkfs.ext4"):
         if shutil.which(tool) is None:
-            return f"{tool} is not installed (Debian: nbdkit libnbd-bin fuse3)"
+            return f"{tool} is not installed (Debian: {packages})"
     if not Path("/dev/fuse").exists():
         return "no /dev/fuse"
     return None
+
+
+def missing_for_recipe_b() -> str | None:
+    return _missing_for_fuse(("nbdkit", "nbdfuse"), "nbdkit libnbd-bin fuse3")
 
 
 def missing_for_recipe_a() -> str | None:
@@ -139,16 +144,10 @@ PARALLEL_DISK_SRC = Path(__file__).resolve().parent / "parallel_disk.c"
 
 
 def missing_for_recipe_c() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (FUSE mount, losetup)"
-    for tool in ("cc", "pkg-config", "fusermount3", "losetup", "mkfs.ext4"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (Debian: gcc pkg-config libfuse3-dev fuse3)"
-    if subprocess.run(["pkg-config", "--exists", "fuse3"]).returncode != 0:
+    why = _missing_for_fuse(("cc", "pkg-config"), "gcc pkg-config libfuse3-dev fuse3")
+    if why is None and subprocess.run(["pkg-config", "--exists", "fuse3"]).returncode != 0:
         return "libfuse 3's headers are not installed (Debian: libfuse3-dev)"
-    if not Path("/dev/fuse").exists():
-        return "no /dev/fuse"
-    return None
+    return why
 
 
 def build_parallel_disk(folder: Path) -> Path:
