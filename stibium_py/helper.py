@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -91,7 +92,7 @@ def measure_args(op: "Op", path: Path) -> list[str]:
                    seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
                    sync=op.sync if op.op == "write" else None, existing=op.existing,
                    queue_depth=op.queue_depth if op.queue_depth > 1 else None,
-                   threads=op.threads if op.threads > 1 else None)
+                   threads=op.threads if op.threads > 1 else None, chunk=op.chunk_bytes or None)
 
 
 def layout_args(path: Path, size_bytes: int, engine: str, fill: str, data_seed: int) -> list[str]:
@@ -115,6 +116,7 @@ class Helper:
     def __init__(self, path: Path | None = None):
         self.path = path or find_helper()
         self._proc: subprocess.Popen[str] | None = None
+        self._pending = b""          # read from the helper, not yet a whole line
 
     def __enter__(self) -> "Helper":
         self.start()
@@ -124,6 +126,7 @@ class Helper:
         self.close()
 
     def start(self) -> None:
+        self._pending = b""
         try:
             self._proc = subprocess.Popen([str(self.path), "batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, text=True, bufsize=1,
@@ -164,17 +167,28 @@ class Helper:
         return HelperResult(status=int(data.pop("status", 1)), data=data)
 
     def _readline(self, proc: subprocess.Popen[str], timeout_s: float | None) -> str:
-        assert proc.stdout is not None
-        if timeout_s is None:
-            return proc.stdout.readline()
+        """The helper's next line ("" at its end), at most timeout_s after it was asked for. Read from the
+        descriptor with a buffer of its own: a streamed measurement's last chunk row and its answer can come in
+        one read, and a line already in a file object's buffer is invisible to select."""
         import selectors
 
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            if not sel.select(timeout_s):
-                self.kill()
-                raise HelperTimeout(f"the helper did not answer within {timeout_s:.0f} s")
-        return proc.stdout.readline()
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while b"\n" not in self._pending:
+            if deadline is not None:
+                with selectors.DefaultSelector() as sel:
+                    sel.register(fd, selectors.EVENT_READ)
+                    if not sel.select(max(0.0, deadline - time.monotonic())):
+                        self.kill()
+                        raise HelperTimeout(f"the helper did not answer within {timeout_s:.0f} s")
+            data = os.read(fd, 1 << 16)
+            if not data:
+                line, self._pending = self._pending, b""
+                return line.decode(errors="replace")
+            self._pending += data
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line.decode(errors="replace") + "\n"
 
     def kill(self) -> None:
         """Stop the helper at once (and anything it started)."""
