@@ -74,6 +74,10 @@ class Measurement(NamedTuple):
     threads: int = 1
     io_method: Optional[str] = None        # sync | io_uring | threads
     io_method_reason: Optional[str] = None
+    chunk: Optional[int] = None            # sustained: the chunk's number in its file, from 0; empty on the file's row
+    bytes_done: Optional[int] = None       # sustained: bytes of the file written (or read) when the chunk ended
+    chunk_gap_s: Optional[float] = None    # sustained: the time before the chunk began, the last row's writing out
+    temperature_c: Optional[float] = None  # sustained: the drive's temperature when the chunk's row arrived
 
     @property
     def ok(self) -> bool:
@@ -178,6 +182,13 @@ DESCRIPTIONS = {
                  "thread), threads (one thread per request in flight)",
     "io_method_reason": "why the method is not io_uring where it could have been (macOS, no liburing, the "
                         "kernel refused, an unaligned direct tail), else empty",
+    "chunk": "sustained tests: the chunk's number within its file, from 0, on a row of its own per chunk (bytes, "
+             "seconds, start_ns, end_ns and the latencies are the chunk's); empty on the row of the whole file",
+    "bytes_done": "sustained tests: bytes of the file moved when the chunk ended",
+    "chunk_gap_s": "sustained tests: the time between the previous chunk's end and this chunk's start (the "
+                   "helper writing out the previous row); 0 for a file's first chunk",
+    "temperature_c": "sustained tests: the drive's temperature in degrees Celsius when the chunk's row arrived; "
+                     "empty where the machine cannot tell",
 }
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
              "queue_depth", "threads")
@@ -191,8 +202,8 @@ DROPPED_KEYS = {
     "seed": "the request echoed (checked); the plan in run.json has it",
     "usage": "set on a usage error only, which the runner reports as a failure of its own",
     "verified_requests": "only with --verify, a check of the helper itself that runs never ask for",
-    "chunks": "only with --chunk (streamed rows, for sustained writes), which runs do not use yet",
-    "chunk_gaps_seconds": "only with --chunk, as chunks",
+    "chunks": "sustained tests: how many chunk rows came before the answer (each is a row of its own)",
+    "chunk_gaps_seconds": "sustained tests: the sum of the chunk rows' chunk_gap_s, and the last row's",
 }
 # Echoed request keys: the answer's value must equal the operation's.
 _ECHOED = {"op": "op", "access": "access", "granularity_bytes": "granularity_bytes",
@@ -225,6 +236,25 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
         measured["error"] = str(answer.get("error") or "failed")
     fields = {f: getattr(op, f) for f in OP_FIELDS}
     return Measurement(**fields, **{"bytes": op.bytes, **measured, "started_s": started_s})
+
+
+# A chunk row's keys (the helper's --chunk), each to its column: the chunk's own bytes, time and latencies.
+_CHUNK_KEYS = {"chunk": "chunk", "chunk_bytes": "bytes", "bytes_done": "bytes_done", "requests": "requests",
+               "start_ns": "start_ns", "end_ns": "end_ns", "seconds": "seconds", "lat_p50_s": "lat_p50_s",
+               "lat_p99_s": "lat_p99_s", "lat_max_s": "lat_max_s"}
+
+
+def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature_c: float | None) -> Measurement:
+    """The row of one chunk of a streamed (sustained) measurement; started_s is the measurement's, so that the
+    chunks of one attempt at a file are told from an interrupted earlier one by it."""
+    missing = sorted((set(_CHUNK_KEYS) | {"gap_ns"}) - set(row))
+    if missing:
+        raise MeasurementError(f"operation {op.seq}: a chunk row lacks {', '.join(missing)}; reinstall stibium so "
+                               f"that the helper and the package match")
+    fields = {f: getattr(op, f) for f in OP_FIELDS}
+    return Measurement(**fields, **{column: row[key] for key, column in _CHUNK_KEYS.items()},
+                       chunk_gap_s=row["gap_ns"] / 1e9, started_s=started_s, engine=op.engine,
+                       temperature_c=temperature_c)
 
 
 def failed(op: Op, error: str, started_s: float | None) -> Measurement:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -171,7 +172,21 @@ class PatternTest(_TestBase):
         "laid-out", description="writes go into a file laid out beforehand, or a fresh file per trial")
 
 
-TestSpec = Annotated[Union[FilesTest, PatternTest], Field(discriminator="kind")]
+class SustainedTest(_TestBase):
+    """Writes without a pause, one file after another, timed chunk by chunk: where the fast cache ends."""
+
+    kind: Literal["sustained"] = Field(description="sustained: a long write without pauses, a row per chunk")
+    bytes: Size | None = Field(None, description="bytes to write, such as 50GB (give bytes or fraction_of_free)")
+    fraction_of_free: float | None = Field(
+        None, gt=0, le=0.9, description="or this part of the target's free space when the run starts, such as 0.5")
+    max_bytes: Size | None = Field(None, description="with fraction_of_free: write at most this much, such as 100GB")
+    file_size: Size = Field("2GiB", description="the bytes go into files of this size, one after another")
+    granularity: Size = Field("1MiB", description="bytes per request, 4 KB to 2 GiB")
+    chunk: Size = Field("256MiB", description="a row (rate, latency, temperature) after every this many bytes")
+    read_back: bool = Field(False, description="afterwards, read the files back the same way")
+
+
+TestSpec = Annotated[Union[FilesTest, PatternTest, SustainedTest], Field(discriminator="kind")]
 
 
 class Plan(_Strict):
@@ -206,7 +221,7 @@ class Op:
 
     seq: int
     test: str
-    kind: str               # files | pattern
+    kind: str               # files | pattern | sustained
     op: str                 # read | write
     access: str
     size_bytes: int         # file size (files) or span (pattern)
@@ -223,13 +238,14 @@ class Op:
     existing: bool          # write into a laid-out file
     queue_depth: int = 1    # requests in flight per thread
     threads: int = 1
+    chunk_bytes: int = 0    # sustained: a row after every this many bytes (0: one answer at the end)
 
     def as_dict(self) -> dict[str, Any]:
-        """Its fields; queue depth and threads only where they are not 1, so that the digest of a plan
+        """Its fields; queue depth, threads and chunk only where they are set, so that the digest of a plan
         made before they existed stays what it was (a run of then still resumes)."""
         out = asdict(self)
-        for key in ("queue_depth", "threads"):
-            if out[key] == 1:
+        for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0)):
+            if out[key] == unset:
                 del out[key]
         return out
 
@@ -243,6 +259,7 @@ class ExpandedTest:
     layout_file: str = ""                      # pattern tests: the laid-out file
     layout_bytes: int = 0
     files_bytes: int = 0                       # bytes of test files that exist at once
+    free_bytes: int | None = None              # sustained with fraction_of_free: the free space it was taken of
 
 
 @dataclass(frozen=True)
@@ -417,8 +434,56 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int) 
                         files_bytes=(span if needs_layout else 0) + (span if test.layout == "fresh" else 0))
 
 
-def expand(plan: Plan, seed: int | None = None) -> Expanded:
-    """The operations of a plan, in run order; `seed` overrides defaults.seed."""
+def _granular(value: Size, granularity: int, units: str, where: Where) -> int:
+    """A size rounded down to whole requests; refused below one request."""
+    n = _size(value, units, where)
+    if n < granularity:
+        raise where.error(f"{value} is less than one request of the granularity ({granularity} bytes)")
+    return n - n % granularity
+
+
+def _sustained_ops(test: SustainedTest, where: Where, s: dict[str, Any], seq0: int,
+                   free_bytes: int | None) -> ExpandedTest:
+    units = s["units"]
+    g = _size(test.granularity, units, where / "granularity")
+    if not MIN_GRANULARITY_BYTES <= g <= MAX_GRANULARITY_BYTES:
+        raise (where / "granularity").error(f"{g} bytes is outside 4 KB .. 2 GiB")
+    if (test.bytes is None) == (test.fraction_of_free is None):
+        raise where.error("give exactly one of bytes or fraction_of_free")
+    if test.max_bytes is not None and test.fraction_of_free is None:
+        raise (where / "max_bytes").error("max_bytes caps fraction_of_free; with bytes, lower bytes instead")
+    if test.bytes is not None:
+        total = _granular(test.bytes, g, units, where / "bytes")
+    else:
+        if free_bytes is None:
+            raise (where / "fraction_of_free").error("needs the target's free space, which is not known here")
+        total = int(free_bytes * test.fraction_of_free)
+        if test.max_bytes is not None:
+            total = min(total, _size(test.max_bytes, units, where / "max_bytes"))
+        total -= total % g
+        if total < g:
+            raise (where / "fraction_of_free").error(f"{test.fraction_of_free} of {free_bytes} bytes free is less "
+                                                     f"than one request; free some space or choose another target")
+    file_bytes = min(_granular(test.file_size, g, units, where / "file_size"), total)
+    chunk = min(_granular(test.chunk, g, units, where / "chunk"), file_bytes)
+    sizes = [file_bytes] * (total // file_bytes) + ([total % file_bytes] if total % file_bytes else [])
+    _check_count(len(sizes) * (2 if test.read_back else 1), where / "file_size")
+    width = len(str(len(sizes) - 1))
+    ops: list[Op] = []
+    for op in ("write", "read") if test.read_back else ("write",):
+        for i, size in enumerate(sizes):
+            ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="sustained", op=op, access="sequential",
+                          size_bytes=size, granularity_bytes=g, stride_bytes=0, trial=i,
+                          file=f"{test.name}/s-{i:0{width}d}.bin", bytes=size, engine=s["engine"], fill=s["fill"],
+                          sync=s["sync"] if op == "write" else "none", seed=s["seed"], data_seed=s["seed"],
+                          existing=False, chunk_bytes=chunk))
+    return ExpandedTest(name=test.name, kind="sustained", ops=ops, files_bytes=total,
+                        free_bytes=free_bytes if test.fraction_of_free is not None else None)
+
+
+def expand(plan: Plan, seed: int | None = None, free_bytes: int | None = None) -> Expanded:
+    """The operations of a plan, in run order; `seed` overrides defaults.seed; `free_bytes` is the target's
+    free space, which a sustained test's fraction_of_free is taken of."""
     tests = []
     seq = 0
     for i, test in enumerate(plan.tests):
@@ -427,8 +492,11 @@ def expand(plan: Plan, seed: int | None = None) -> Expanded:
         if seed is not None:
             settings["seed"] = seed
         where = Where(("tests", i), f"tests[{i}] ({test.name})")
-        build = _files_ops if isinstance(test, FilesTest) else _pattern_ops
-        expanded = build(test, where, settings, seq)
+        if isinstance(test, SustainedTest):
+            expanded = _sustained_ops(test, where, settings, seq, free_bytes)
+        else:
+            build = _files_ops if isinstance(test, FilesTest) else _pattern_ops
+            expanded = build(test, where, settings, seq)
         seq += len(expanded.ops)
         tests.append(expanded)
     return Expanded(plan=plan, tests=tests, ops=[o for t in tests for o in t.ops])
@@ -505,15 +573,16 @@ def _key_path(loc: tuple) -> str:
     return out or "(top level)"
 
 
+_TEST_KINDS: dict[str, Any] = {"files": FilesTest, "pattern": PatternTest, "sustained": SustainedTest}
+
+
 def _allowed_keys(loc: tuple) -> list[str]:
     """Valid keys at the place of an unknown key, for a suggestion."""
     model: Any = Plan
     for key in loc[:-1]:
-        if isinstance(key, int) or key in ("files", "pattern"):
-            if key == "files":
-                model = FilesTest
-            elif key == "pattern":
-                model = PatternTest
+        if isinstance(key, int) or key in _TEST_KINDS:
+            if key in _TEST_KINDS:
+                model = _TEST_KINDS[key]
             continue
         info = getattr(model, "model_fields", {}).get(key)
         if info is None:
@@ -521,11 +590,11 @@ def _allowed_keys(loc: tuple) -> list[str]:
         if key == "defaults":
             model = Defaults
         elif key == "tests":
-            model = Union[FilesTest, PatternTest]
+            model = TestSpec
         elif key == "sizes" or key == "granularities":
             model = SizeRange
-    if model is Union[FilesTest, PatternTest]:
-        fields = set(FilesTest.model_fields) | set(PatternTest.model_fields)
+    if model is TestSpec:
+        fields = {f for kind in _TEST_KINDS.values() for f in kind.model_fields}
     else:
         fields = set(getattr(model, "model_fields", {}))
     return sorted(_ALIASES.get(f, f) for f in fields)
@@ -544,9 +613,9 @@ def _message(err: dict[str, Any]) -> str:
     if kind == "literal_error":
         return f"{err['msg'].lower()}, not {err['input']!r}"
     if kind == "union_tag_invalid":
-        return f"kind must be 'files' or 'pattern', not {err['input'].get('kind')!r}" if isinstance(err["input"], dict) else err["msg"]
+        return f"kind must be 'files', 'pattern' or 'sustained', not {err['input'].get('kind')!r}" if isinstance(err["input"], dict) else err["msg"]
     if kind == "union_tag_not_found":
-        return "needs a kind: files or pattern"
+        return "needs a kind: files, pattern or sustained"
     msg = err["msg"].removeprefix("Value error, ")
     return f"{msg} (got {err['input']!r})" if kind not in ("value_error",) and not isinstance(err["input"], dict) else msg
 
@@ -677,11 +746,24 @@ def _node_line(node: Any) -> int | None:
     return lc.line + 1 if lc is not None and lc.line is not None else None
 
 
-def load_and_expand(source: str | Path, seed: int | None = None) -> tuple[Plan, str, Expanded]:
-    """Load, validate and expand, with the plan's location in every error."""
-    plan, text = load_plan(source)
+def free_bytes_at(target: str | Path) -> int | None:
+    """The free space of the file system a target is (or will be created) on; None where it cannot be read."""
     try:
-        return plan, text, expand(plan, seed)
+        return shutil.disk_usage(existing_part(Path(target), "target", "choose another")).free
+    except (PathError, OSError):
+        return None
+
+
+def load_and_expand(source: str | Path, seed: int | None = None,
+                    target: str | Path | None = None) -> tuple[Plan, str, Expanded]:
+    """Load, validate and expand, with the plan's location in every error. A sustained test's
+    fraction_of_free is taken of the free space of `target` (default: the plan's)."""
+    plan, text = load_plan(source)
+    free = None
+    if any(isinstance(t, SustainedTest) and t.fraction_of_free is not None for t in plan.tests):
+        free = free_bytes_at(target if target is not None else plan.target)
+    try:
+        return plan, text, expand(plan, seed, free)
     except PlanError as e:
         line = _line_of(YAML(typ="rt").load(text), e.loc) if e.loc else None
         raise PlanError(f"{source}{':' + str(line) if line else ''}: {e}") from None

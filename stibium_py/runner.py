@@ -11,6 +11,7 @@ file. Test files live in a folder of their own inside the target
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -25,7 +26,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from . import __version__, sysinfo
 from .helper import (Helper, HelperError, HelperTimeout, find_helper, layout_args, measure_args, op_timeout_s,
                      run_once)
-from .measurement import MeasurementError, failed, from_answer
+from .measurement import MeasurementError, failed, from_answer, from_chunk
 from .paths import device_of
 from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
 from .preflight import RunError, drop_caches, preflight
@@ -55,7 +56,7 @@ class RunOptions:
 
 def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
     """Check everything, create the run directory and the test folder, and run."""
-    plan, text, expanded = load_and_expand(plan_path, options.seed)
+    plan, text, expanded = load_and_expand(plan_path, options.seed, options.target)
     target = (options.target or Path(plan.target)).expanduser()
     preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty,
               options.out_dir)
@@ -98,6 +99,10 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
         pid=os.getpid(),
     )
     write_run_json(run_dir, run)
+    for test in expanded.tests:
+        if test.kind == "sustained":
+            console.print(f"[yellow]{test.name} wears the drive:[/] {format_bytes(test.files_bytes)} of real writes "
+                          f"to its flash, without a pause")
     Runner(run_dir, run, expanded, helper_path, options.progress, console).execute()
     return run_dir
 
@@ -106,7 +111,7 @@ def start_series(plan_path: Path, options: RunOptions, runs: int | None, console
     """N complete runs of the plan, one after another, each a run directory of its own (run-1, run-2, ...)
     inside one series folder with series.json; each with fresh test files and the plan's eviction. One run
     is an ordinary run directory, as before."""
-    plan, _, expanded = load_and_expand(plan_path, options.seed)
+    plan, _, expanded = load_and_expand(plan_path, options.seed, options.target)
     runs = runs or plan.runs
     if runs == 1:
         return start_run(plan_path, options, console)
@@ -174,7 +179,10 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
         if missing:
             raise KeyError(missing[0])
         plan, text = load_plan(Path(run.plan.source), text=run.plan.text)
-        expanded = expand(plan, run.seed)
+        # a sustained test's fraction_of_free is taken of the free space when the run started, not now
+        free = next((t.get("free_bytes") for t in run.expanded.get("tests", []) if t.get("free_bytes") is not None),
+                    None)
+        expanded = expand(plan, run.seed, free)
         work = Path(run.work_dir)
         float(run.started_epoch_s)
     except (PlanError, KeyError, TypeError, ValueError) as e:
@@ -216,7 +224,8 @@ def _helper_path() -> Path:
 
 def _test_facts(test: ExpandedTest) -> dict[str, Any]:
     return {"name": test.name, "kind": test.kind, "between": test.between, "layout_file": test.layout_file,
-            "layout_bytes": test.layout_bytes, "files_bytes": test.files_bytes, "ops": len(test.ops)}
+            "layout_bytes": test.layout_bytes, "files_bytes": test.files_bytes, "ops": len(test.ops),
+            **({"free_bytes": test.free_bytes} if test.free_bytes is not None else {})}
 
 
 # ------------------------------------------------------------------ the runner
@@ -241,7 +250,8 @@ class Runner:
         self.done: set[int] = set()
         self.helper: Helper | None = None
         self.log: MeasurementLog | None = None
-        self._advance: Callable[[Op, float | None], None] = lambda op, seconds: None
+        self._advance: Callable[[Op, int, float | None], None] = lambda op, nbytes, seconds: None
+        self.temperature = _Temperature(None)
 
     def execute(self) -> str:
         rows, _ = read_measurements(self.run_dir)
@@ -298,9 +308,12 @@ class Runner:
             if test.kind == "files":
                 if self._files_test(test) == "waiting-for-reboot":
                     return "waiting-for-reboot"
+            elif test.kind == "sustained":
+                self._sustained_test(test)
             else:
                 self._pattern_test(test)
-            if not self.run.keep_files and not remove_at_end:
+            # a sustained test's files can fill most of the disk: they never wait for the end of the run
+            if not self.run.keep_files and (not remove_at_end or test.kind == "sustained"):
                 self.work.remove_test_files(test)
         return "complete"
 
@@ -339,6 +352,22 @@ class Runner:
             if not op.existing:
                 self.work.unlink(op.file)
 
+    def _sustained_test(self, test: ExpandedTest) -> None:
+        """The files one after another, each streamed in chunks with the drive's temperature beside each
+        chunk; then, with read_back, each file evicted and read back the same way."""
+        if self.temperature.device is None:
+            self.temperature = _Temperature(self.run.target_facts.get("device") or "")
+            if self.temperature.read() is None:     # said once a run
+                self.console.print("The drive's temperature cannot be read on this machine (no hwmon sensor, no "
+                                   "smartctl); the temperature column stays empty.")
+        for op in test.ops:
+            if op.seq in self.done:
+                continue
+            if op.op == "read":
+                self._ensure_file(op.file, op.bytes, op.engine, op.fill, op.data_seed)
+                self._helper_ok(["evict", "--path", str(self.work.path / op.file)])
+            self._measure(op)
+
     # -- helper calls
     def _ensure_file(self, name: str, size_bytes: int, engine: str, fill: str, data_seed: int) -> None:
         """Lay out a file (untimed, not a measurement) unless it is there whole."""
@@ -363,8 +392,16 @@ class Runner:
             self.work.unlink(op.file)   # a new file's path can only hold one left half-written by an interrupted run
         path = self.work.file(op.file)
         started_s = time.time() - self.t0
+        log = self.log
+
+        def chunk_row(row: dict[str, Any]) -> None:     # a sustained measurement's chunks, as they come
+            m = from_chunk(op, row, started_s, self.temperature.read())
+            log.append(m)
+            self._advance(op, m.bytes, m.seconds)
+
         try:
-            result = self.helper.call(measure_args(op, path), timeout_s=op_timeout_s(op))
+            result = self.helper.call(measure_args(op, path), timeout_s=op_timeout_s(op),
+                                      on_row=chunk_row if op.chunk_bytes else None)
         except HelperTimeout as e:
             self.log.append(failed(op, str(e), started_s))
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
@@ -373,7 +410,8 @@ class Runner:
         if not result.ok:
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) failed: {result.error}")
         self.done.add(op.seq)
-        self._advance(op, m.seconds)
+        if not op.chunk_bytes:
+            self._advance(op, op.bytes, m.seconds)
 
 
 class _ProgressBar:
@@ -386,17 +424,38 @@ class _ProgressBar:
                                  disable=not (enabled and console.is_terminal), transient=False)
         self.task = self.progress.add_task("starting", total=max(self.total, 1), last="")
 
-    def __enter__(self) -> Callable[[Op, float | None], None]:
+    def __enter__(self) -> Callable[[Op, int, float | None], None]:
         self.progress.__enter__()
         return self.advance
 
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(*exc)
 
-    def advance(self, op: Op, seconds: float | None) -> None:
-        rate = format_rate(op.bytes / seconds) if seconds else ""
-        self.progress.update(self.task, advance=op.bytes, description=f"{op.test} {op.op}",
-                             last=f"last {format_bytes(op.bytes)} {op.op} at {rate}")
+    def advance(self, op: Op, nbytes: int, seconds: float | None) -> None:
+        rate = format_rate(nbytes / seconds) if seconds else ""
+        self.progress.update(self.task, advance=nbytes, description=f"{op.test} {op.op}",
+                             last=f"last {format_bytes(nbytes)} {op.op} at {rate}")
+
+
+class _Temperature:
+    """The drive's temperature, read at most once every READ_EVERY_S (smartctl takes tens of milliseconds and
+    asks the drive; a chunk can take less)."""
+
+    READ_EVERY_S = 1.0
+
+    def __init__(self, device: str | None):
+        self.device = device
+        self.value: float | None = None
+        self.read_at = -math.inf
+
+    def read(self) -> float | None:
+        if not self.device:
+            return None
+        now = time.monotonic()
+        if now - self.read_at >= self.READ_EVERY_S:
+            self.value, _ = sysinfo.device_temperature_c(self.device)
+            self.read_at = now
+        return self.value
 
 
 def _raise_interrupted(signum: int, frame: Any) -> None:

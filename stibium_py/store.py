@@ -270,5 +270,6 @@ def _read_rows(data: bytes, header: list[str]) -> tuple[list[Measurement], int]:
 
 
 def completed_seqs(table: Table) -> set[int]:
-    """Operations that produced a measurement (a failed one is tried again on resume)."""
-    return set(table.seq[table.no_error].tolist())
+    """Operations that produced a measurement (a failed one is tried again on resume); a sustained test's
+    chunk rows do not count, its file's row does (a file cut off by an interruption is written again)."""
+    return set(table.seq[table.no_error & np.isnan(table.chunk)].tolist())

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from stibium_py.analysis.estimate import Estimate
 from stibium_py.analysis.patterns import queue_depth_knee
+from stibium_py.measurement import COLUMNS
 from stibium_py.cli import main
 from stibium_py.plan import PlanError, load_and_expand
 from stibium_py.record import ops_digest
@@ -164,7 +165,7 @@ def test_a_file_made_before_queue_depth_existed_reads_one_request_in_flight(smal
     shutil.copytree(small_run, old)
     with open(small_run / "measurements.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    dropped = ("queue_depth", "threads", "io_method", "io_method_reason")
+    dropped = COLUMNS[COLUMNS.index("queue_depth"):]        # it and every column added after it
     with open(old / "measurements.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=[c for c in rows[0] if c not in dropped])
         w.writeheader()
