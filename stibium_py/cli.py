@@ -96,7 +96,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
                          allow_nonempty=allow_nonempty)
     if dry_run:
-        parsed, _, expanded = load_and_expand(path, seed)
+        parsed, _, expanded = load_and_expand(path, seed, target)
         preflight(expanded, (target or Path(parsed.target)).expanduser(), expanded.space_needed_bytes(keep_files),
                   allow_nonempty, out_dir)
         _show_plan(path, seed, brief=True)
@@ -259,7 +259,15 @@ def _compare_table(result: dict) -> None:
         else:
             table.add_row(r["test"], r["op"], r["access"], size, stride, flight, runs,
                           f"{q['estimate']:.3f} [{lo}, {hi}]", word)
-    console.print(table)
+    if result["rows"]:
+        console.print(table)
+    for entry in result.get("sustained", []):
+        console.print(f"[bold]{entry['test']} {entry['op']}, sustained[/]: A {entry['a']['headline']}; "
+                      f"B {entry['b']['headline']}")
+        for r in entry["ratios"]:
+            q = r["ratio"]
+            interval = f" [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None else ""
+            console.print(f"  {r['what']}: B / A {q['estimate']:.3f}{interval}, {r['verdict']}")
     if compact and any(r["access"] != "files" for r in result["rows"]):
         console.print("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "
                       "Q8T1: 8 requests in flight on 1 thread")
@@ -312,6 +320,26 @@ def _estimated_s(o: Any) -> float:
     return max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap) + ASSUMED_OP_OVERHEAD_S
 
 
+SUSTAINED_RATES_BYTES_PER_S = (200e6, 2e9)     # a slow external drive, a fast internal SSD
+
+
+def _sustained_lines(test: Any) -> str:
+    """What a sustained test will do to the drive, and how long it takes, in words."""
+    writes = [o for o in test.ops if o.op == "write"]
+    total = sum(o.bytes for o in writes)
+    rows = sum(-(-o.bytes // o.chunk_bytes) for o in writes)
+    of_free = (f", {total / test.free_bytes:.0%} of the {format_bytes(test.free_bytes)} free on the target now"
+               if test.free_bytes else "")
+    times = " and ".join(f"{format_seconds(total / r)} at {format_bytes(r)}/s" for r in SUSTAINED_RATES_BYTES_PER_S)
+    reads = len(test.ops) > len(writes)
+    return (f"  {test.name}: writes {format_bytes(total)} without a pause{of_free}, in {len(writes)} files of "
+            f"{format_bytes(writes[0].size_bytes)}, {format_bytes(writes[0].granularity_bytes)} a request, a row every "
+            f"{format_bytes(writes[0].chunk_bytes)} ({rows} rows){', then reads them back' if reads else ''}; takes "
+            f"about {times}{' for the writes' if reads else ''}.\n"
+            f"  [yellow]Wears the drive:[/] {format_bytes(total)} of real writes to its flash count against its rated "
+            f"endurance (TBW); the files are removed at the end.")
+
+
 def _show_plan(path: Path, seed: int | None, brief: bool) -> None:
     parsed, _, expanded = load_and_expand(path, seed)
     console.print(f"[bold]{parsed.name}[/]: {parsed.description}")
@@ -336,6 +364,9 @@ def _show_plan(path: Path, seed: int | None, brief: bool) -> None:
         read = sum(o.bytes for o in test.ops if o.op == "read")
         console.print(f"  {test.name}: {len(test.ops)} measurements; writes {written} bytes "
                       f"({format_bytes(written)}), reads {format_bytes(read)}")
+    for test in expanded.tests:
+        if test.kind == "sustained":
+            console.print(_sustained_lines(test))
     console.print(f"measurements: {len(expanded.ops)}")
     console.print(f"bytes written: {expanded.bytes_written} ({format_bytes(expanded.bytes_written)})")
     console.print(f"space needed: {expanded.space_needed_bytes()} ({format_bytes(expanded.space_needed_bytes())}) "

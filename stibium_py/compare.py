@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from .analysis.comparison import compare_points, runs_needed
+from .analysis.comparison import compare_points, compare_sustained, runs_needed
 from .analysis.rates import by_point, describe, key_json, key_of
 from .analysis.settings import COMPARE, Settings
+from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
 from .table import Table
 from .pipeline import load_run as load_run_dir
@@ -122,19 +123,28 @@ def same_machine(a: Side, b: Side) -> bool:
 
 def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings: Settings = COMPARE) -> dict[str, Any]:
     ga, gb = by_point(a.rows), by_point(b.rows)
-    listed = _check_definitions(a, b, {k[0] for k in ga if k in gb}, allow_different_plans)
+    # sustained tests: the first run of each side (a curve of one uninterrupted write), stretch by stretch
+    sa = sustained_results(a.runs[0].rows, settings.confidence, settings.seed)
+    sb = sustained_results(b.runs[0].rows, settings.confidence, settings.seed)
+    listed = _check_definitions(a, b, {k[0] for k in ga if k in gb} | {k[0] for k in sa if k in sb},
+                                allow_different_plans)
     matched = [k for k in ga if k in gb]
     # every run's bootstrap of every matched point is independent: one process per core
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
                                 [(run.path.name, by_point(run.rows)) for run in b.runs], matched, settings, pool)
     rows = [p.to_json() for p in result.points]
+    sustained = [{"test": key[0], "op": key[1], "a": sa[key].to_json(), "b": sb[key].to_json(),
+                  "ratios": [r.to_json() for r in compare_sustained(sa[key], sb[key], settings)]}
+                 for key in sa if key in sb]
     return {"format": "stibium-compare/2", "a": _facts(a), "b": _facts(b), "settings": settings.to_json(),
             "scope": result.scope, "same_machine": same_machine(a, b),
             "advice": _advice(a, b, rows, result.log_rates, settings), "differences": listed,
-            "rows": rows, "summaries": [g.to_json() for g in result.groups],
-            "unmatched": {"only_in_a": [describe(k) for k in ga if k not in gb],
-                          "only_in_b": [describe(k) for k in gb if k not in ga]}}
+            "rows": rows, "summaries": [g.to_json() for g in result.groups], "sustained": sustained,
+            "unmatched": {"only_in_a": [describe(k) for k in ga if k not in gb] +
+                          [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb],
+                          "only_in_b": [describe(k) for k in gb if k not in ga] +
+                          [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa]}}
 
 
 def _advice(a: Side, b: Side, rows: list[dict[str, Any]], per_run_logs: dict[tuple, tuple[list[float], list[float]]],

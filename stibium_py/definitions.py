@@ -11,7 +11,8 @@ from typing import Any
 MEANING = ("kind", "engine", "sync", "fill", "access")
 # listed when they differ, and allowed: the matching itself pairs sizes and granularities
 LISTED = ("op", "sizes", "repeats", "granularities", "strides", "queue_depth", "threads", "bytes", "span", "trials",
-          "between", "layout", "units", "write_order", "read_order")
+          "between", "layout", "units", "write_order", "read_order", "granularity", "file_size", "chunk",
+          "fraction_of_free", "max_bytes", "read_back")
 
 
 def test_definitions(plan: dict[str, Any] | None) -> dict[str, dict[str, Any]] | None:

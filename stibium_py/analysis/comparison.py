@@ -21,6 +21,7 @@ from . import runs as runs_analysis
 from .estimate import Estimate
 from .rates import PointDraws, PointKey, draws_per_run, key_json
 from .settings import Settings
+from .sustained import SustainedTestResult
 
 RunPoints = dict[PointKey, Table]
 
@@ -164,4 +165,58 @@ def _groups(points: list[PointRatio], draws_by_key: dict[PointKey, np.ndarray],
         est = Estimate(point, lo, hi, f"geometric mean over {len(keys)} granularities, bootstrap B={m}", len(keys))
         word, hint = verdict(est, s.noise_band)
         out.append(GroupRatio(test, op, est, word, hint, scope))
+    return out
+
+
+# ---------------------------------------------------------------- sustained tests
+
+@dataclass(frozen=True)
+class SustainedRatio:
+    """One number of two sustained results (the fast rate, the rate after the cliff, the cliff's place) with
+    B / A and its interval."""
+
+    test: str
+    op: str
+    what: str
+    a: Estimate
+    b: Estimate
+    ratio: Estimate
+    verdict: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.test, "op": self.op, "what": self.what, "a": self.a.as_dict(), "b": self.b.as_dict(),
+                "ratio": self.ratio.as_dict(), "verdict": self.verdict}
+
+
+def ratio_of_intervals(a: Estimate, b: Estimate, confidence: float) -> Estimate:
+    """B / A from two independent estimates with their intervals: each log estimate taken as normal with the
+    spread its interval implies (its half-width on the log scale over the normal quantile), the two spreads
+    added in quadrature."""
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    point = b.estimate / a.estimate if a.estimate > 0 else math.nan
+    sides = [e for e in (a, b)]
+    if not all(math.isfinite(e.low) and math.isfinite(e.high) and 0 < e.low <= e.high for e in sides) or \
+            not math.isfinite(point) or point <= 0:
+        return Estimate(point, math.nan, math.nan, "no interval: a side has none", a.n + b.n)
+    spread = math.hypot(*[(math.log(e.high) - math.log(e.low)) / (2 * z) for e in sides])
+    return Estimate(point, point * math.exp(-z * spread), point * math.exp(z * spread),
+                    "ratio of two independent bootstrap estimates, log-normal from their intervals", a.n + b.n)
+
+
+def compare_sustained(a: SustainedTestResult, b: SustainedTestResult, s: Settings) -> list[SustainedRatio]:
+    """The fast rate (the first stretch), the rate after the cliff and the cliff's place, where both sides
+    have them: a side without a cliff compares its one steady rate as its fast rate."""
+    pairs = [("fast rate (first stretch)", a.result.stretches[0].rate_bytes_per_s,
+              b.result.stretches[0].rate_bytes_per_s)]
+    if a.result.cliff_bytes is not None and b.result.cliff_bytes is not None:
+        pairs += [("rate after the cliff", a.result.stretches[1].rate_bytes_per_s,
+                   b.result.stretches[1].rate_bytes_per_s),
+                  ("cliff at (bytes)", a.result.cliff_bytes, b.result.cliff_bytes)]
+    out = []
+    for what, ea, eb in pairs:
+        ratio = ratio_of_intervals(ea, eb, s.confidence)
+        word = verdict(ratio, s.noise_band)[0]
+        if what.startswith("cliff"):
+            word = {"faster": "later", "slower": "earlier"}.get(word, word)
+        out.append(SustainedRatio(a.name, a.op, what, ea, eb, ratio, word))
     return out

@@ -29,6 +29,8 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
     keys: dict[PointKey, list[np.ndarray]] = {}
     for (test, op, kind, access, gran, stride, depth, threads), idx in rows.groups(
             "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads").items():
+        if kind == "sustained":          # a curve, not a point: compared by its stretches (comparison.py)
+            continue
         key = (test, op, "files", 0, 0, 1, 1) if kind == "files" else \
             (test, op, access, int(gran), int(stride), int(depth), int(threads))
         keys.setdefault(key, []).append(idx)

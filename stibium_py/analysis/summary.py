@@ -12,6 +12,7 @@ from ..table import Table
 
 from .files import FilesResult, files_inputs, files_numbers
 from .patterns import pattern_result
+from .sustained import sustained_results
 from .settings import SUMMARY, Settings
 from .warnings import Result, Notice, warnings
 
@@ -48,6 +49,9 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     pending = []
     for (name, op, kind), idx in sorted(groups.items(), key=lambda kv: order[kv[0][:2]]):
         rs = good.take(idx)
+        if kind == "sustained":
+            results.extend(sustained_results(rs, s.confidence, s.seed).values())   # none before a file is complete
+            continue
         if kind != "files":
             results.append(pattern_result(name, op, rs, s.resamples, s.seed, s.confidence))
             continue

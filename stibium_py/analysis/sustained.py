@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,10 +27,14 @@ from ..units import format_bytes, format_rate
 from .drift import change_points
 from .estimate import Estimate, percentile_interval
 
+if TYPE_CHECKING:
+    from ..table import Table
+
 MIN_SIZE = 10                 # chunks a stretch needs (the drift machinery's minimum segment)
 MIN_STEP = 0.10               # neighbouring stretches closer than this in rate are one stretch
 BLOCK = 5                     # chunks per bootstrap block: the rate of a drive wanders over a few chunks
 RESAMPLES = 400
+MIN_INTERVAL_CHUNKS = 2 * BLOCK   # fewer chunks than two blocks: no interval (every resample nearly the same)
 THROTTLE_WARMING_C = 3.0
 MAX_PAIRS_POINTS = 400        # a stretch's slope reads at most this many chunks (every k-th beyond)
 
@@ -75,6 +79,8 @@ class SustainedResult:
 
 
 def _est(e: Estimate, fmt: Any) -> str:
+    if not (math.isfinite(e.low) and math.isfinite(e.high)):
+        return f"{fmt(e.estimate)} (no interval)"
     return f"{fmt(e.estimate)} [{fmt(e.low)}, {fmt(e.high)}]"
 
 
@@ -107,6 +113,9 @@ def stretch_rate(seconds: np.ndarray, nbytes: np.ndarray, confidence: float, see
     t = np.cumsum(seconds)
     b = np.cumsum(nbytes).astype(float)
     rate = _slope(np.concatenate([[0.0], t]), np.concatenate([[0.0], b]))
+    if len(seconds) < MIN_INTERVAL_CHUNKS:
+        return Estimate(rate, math.nan, math.nan, f"no interval: {len(seconds)} chunks, a bootstrap in blocks of "
+                        f"{BLOCK} needs {MIN_INTERVAL_CHUNKS}; use a smaller chunk or write more", len(seconds))
     rng = np.random.default_rng(seed)
     draws = np.empty(RESAMPLES)
     for k in range(RESAMPLES):
@@ -197,3 +206,101 @@ def _cliff_interval(log_rate: np.ndarray, starts: list[int], bytes_done: np.ndar
     return Estimate(float(bytes_done[first] - chunk_bytes[first]), lo, hi,
                     f"first change point; the two stretches resampled in blocks of {BLOCK} chunks and the step "
                     f"placed again (B={RESAMPLES})", n)
+
+
+# ---------------------------------------------------------------- a sustained test of a run
+
+PAUSE_S = 10.0                # more than this between two files is a pause (a resumed run), not the test's pace
+
+
+@dataclass(frozen=True)
+class SustainedTestResult:
+    """A sustained test's writes (or its reads back): the chunks in the order they moved, across its files,
+    the stretches and cliff of `result`, and what came between the chunks."""
+
+    name: str
+    op: str
+    measurements: "Table"              # the chunk rows of the completed files, in order
+    files: int
+    result: SustainedResult
+    bytes_done: np.ndarray             # per chunk: bytes of the test moved when it ended
+    elapsed_s: np.ndarray              # per chunk: its end, seconds after the test's first chunk began
+    rate_bytes_per_s: np.ndarray       # per chunk
+    temperature_c: np.ndarray          # per chunk, NaN where unknown
+    chunk_gap_s: tuple[float, float]   # median and largest time between two chunks of a file
+    file_gap_s: tuple[float, float] | None   # the same between a file's last chunk and the next one's first
+    pauses: list[tuple[int, float]]    # (bytes done before it, its seconds) where a run was resumed
+    kind: str = "sustained"
+
+    @property
+    def n(self) -> int:
+        return len(self.measurements)
+
+    @property
+    def temperature_known(self) -> bool:
+        return bool(np.isfinite(self.temperature_c).any())
+
+    def to_json(self) -> dict[str, Any]:
+        def listed(values: np.ndarray) -> list[float | None]:
+            return [float(v) if math.isfinite(v) else None for v in values]
+        return {"name": self.name, "op": self.op, "kind": "sustained", "n": self.n, "files": self.files,
+                **self.result.to_json(), "chunk_gap_s": {"median": self.chunk_gap_s[0], "max": self.chunk_gap_s[1]},
+                "file_gap_s": ({"median": self.file_gap_s[0], "max": self.file_gap_s[1]} if self.file_gap_s
+                               else None),
+                "pauses": [{"after_bytes": b, "seconds": s} for b, s in self.pauses],
+                "points": {"bytes_done": [int(b) for b in self.bytes_done], "elapsed_s": listed(self.elapsed_s),
+                           "rate_bytes_per_s": listed(self.rate_bytes_per_s),
+                           "temperature_c": listed(self.temperature_c)}}
+
+
+def chunks_in_order(rows: "Table") -> tuple["Table", int]:
+    """The chunk rows of a sustained test's completed files, file by file and chunk by chunk, and how many
+    files: a file counts once its own row (chunk empty) is there, and only the chunks of that attempt (the
+    same started_s) belong to it; the chunks of an attempt an interruption cut off stay in the CSV only."""
+    chunk = rows.chunk
+    files = np.flatnonzero(np.isnan(chunk) & rows.ok)
+    files = files[np.argsort(rows.seq[files], kind="stable")]
+    taken = []
+    for f in files:
+        mine = np.flatnonzero((rows.seq == rows.seq[f]) & (rows.started_s == rows.started_s[f]) & ~np.isnan(chunk))
+        taken.append(mine[np.argsort(chunk[mine], kind="stable")])
+    order = np.concatenate(taken) if taken else np.array([], dtype=np.int64)
+    return rows.take(order), len(files)
+
+
+def sustained_test_result(name: str, op: str, rows: "Table", confidence: float = 0.95,
+                          seed: int = 12345) -> SustainedTestResult:
+    """The sustained analysis of one test's rows (file rows and chunk rows, as measurements.csv has them)."""
+    chunks, files = chunks_in_order(rows)
+    nbytes = chunks.col("bytes").astype(float)
+    seconds = chunks.seconds
+    temps = chunks.temperature_c
+    done = np.cumsum(nbytes)
+    # each chunk on the run's clock: its measurement's start (started_s, as the runner sent it) plus the
+    # chunk's place on the helper's clock after that measurement's first chunk
+    first_ns = {}
+    for k, (seq, start) in enumerate(zip(chunks.seq, chunks.start_ns)):
+        first_ns.setdefault((int(seq), float(chunks.started_s[k])), start)
+    base = np.array([first_ns[(int(s), float(t))] for s, t in zip(chunks.seq, chunks.started_s)], float) \
+        if len(chunks) else np.array([])
+    begin_s = chunks.started_s + (chunks.start_ns - base) / 1e9
+    end_s = chunks.started_s + (chunks.end_ns - base) / 1e9
+    elapsed = end_s - (begin_s[0] if len(chunks) else 0.0)
+    new_file = np.r_[False, chunks.seq[1:] != chunks.seq[:-1]] if len(chunks) else np.array([], bool)
+    inside = chunks.chunk_gap_s[~new_file & (chunks.chunk > 0)]
+    between = (begin_s[1:] - end_s[:-1])[new_file[1:]] if len(chunks) > 1 else np.array([])
+    pauses = [(int(done[k]), float(g)) for k, g in zip(np.flatnonzero(new_file[1:]), between) if g > PAUSE_S]
+    ordinary = between[between <= PAUSE_S]
+    result = sustained_result(nbytes, done, seconds, temps, confidence, seed)
+    return SustainedTestResult(
+        name, op, chunks, files, result, done, elapsed, nbytes / seconds, temps,
+        (float(np.median(inside)), float(inside.max())) if inside.size else (0.0, 0.0),
+        (float(np.median(ordinary)), float(ordinary.max())) if ordinary.size else None, pauses)
+
+
+def sustained_results(rows: "Table", confidence: float = 0.95, seed: int = 12345) -> dict[tuple[str, str],
+                                                                                            SustainedTestResult]:
+    """Per sustained test and op of a run's valid rows, its result; none for one without a complete file."""
+    mine = rows.take(rows.kind == "sustained")
+    return {(name, op): sustained_test_result(name, op, mine.take(idx), confidence, seed)
+            for (name, op), idx in mine.groups("test", "op").items() if (mine.chunk[idx] >= 0).any()}

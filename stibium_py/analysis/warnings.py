@@ -10,10 +10,12 @@ from typing import Any, Union
 import numpy as np
 
 from ..table import Table
+from ..units import format_bytes
 from .files import FilesResult
 from .patterns import PatternResult
+from .sustained import MIN_SIZE, SustainedTestResult
 
-Result = Union[FilesResult, PatternResult]
+Result = Union[FilesResult, PatternResult, SustainedTestResult]
 FS_CACHES_REASON = "this file system caches uncached I/O anyway"
 
 
@@ -37,6 +39,8 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any]) -> list[
     for e in results:
         if isinstance(e, FilesResult):
             _files_warnings(e, add)
+        elif isinstance(e, SustainedTestResult):
+            _sustained_warnings(e, add)
     not_honoured = rows.direct_honoured == 0.0
     reasons = rows.cached_reason
     if any(not reasons[k] for k in np.flatnonzero(not_honoured)) or any(r == FS_CACHES_REASON for r in reasons):
@@ -89,6 +93,24 @@ def _files_warnings(e: FilesResult, add: Any) -> None:
     if lat.get("estimate") is not None and lat["estimate"] < 0:
         add("info", label, f"the fitted latency is negative ({lat['estimate'] * 1e3:.3f} ms)",
             "reported as it is; the latency from the smallest sizes is given beside")
+
+
+def _sustained_warnings(e: SustainedTestResult, add: Any) -> None:
+    label = f"{e.name} ({e.op})"
+    for w in e.result.warnings:
+        add("warning", label, w, "let the drive cool, give it airflow or a heatsink, and run again to tell heat "
+            "from a full cache")
+    for after, seconds in e.pauses:
+        add("warning", label, f"the {e.op}s paused for {seconds:.0f} s after {format_bytes(after)} (the run was "
+            f"resumed)", "a drive empties its fast cache during a pause, so the stretch after it can be fast "
+            "again: for one uninterrupted curve, start a new run")
+    if not e.temperature_known:
+        add("info", label, "the drive's temperature could not be read on this machine (no hwmon sensor, no "
+            "smartctl), so heat cannot be told from a full cache",
+            "install smartmontools (smartctl) to have it read with each chunk")
+    if e.result.chunks < 2 * MIN_SIZE:
+        add("warning", label, f"{e.result.chunks} chunks are too few to find a cliff (at least {2 * MIN_SIZE})",
+            "write more bytes or use a smaller chunk")
 
 
 def _by_test(rows: Table) -> dict[str, Table]:

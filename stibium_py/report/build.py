@@ -3,23 +3,27 @@ terminal table. Views only: every number comes from the typed summary."""
 
 from __future__ import annotations
 
+import math
 import webbrowser
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from ..analysis import calibration
 from ..analysis.estimate import Estimate
 from ..analysis.files import FilesResult
+from ..analysis.patterns import PatternResult
+from ..analysis.sustained import SustainedTestResult
 from ..analysis.summary import Summary
 from ..analysis.warnings import Result
 from ..pipeline import summarize_run
 from ..record import RunRecord
 from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label
-from . import figures, in_flight
+from . import figures, in_flight, sustained
 from .terminal import WIDE_TERMINAL_COLUMNS, compact_table
 from .page import esc, figure, page, table
 
@@ -34,6 +38,9 @@ def build_report(run_dir: Path, console: Console | None = None, open_browser: bo
     tmp.replace(out)
     if console is not None:
         console.print(terminal_table(summary, console.width))
+        for e in summary.tests:
+            if isinstance(e, SustainedTestResult):
+                console.print(f"{e.name} ({e.op}s, {format_bytes(e.result.bytes_written)}): {e.result.headline}")
         if in_flight.shows_mark_table(summary):
             console.print(in_flight.mark_table_terminal(summary, console.width))
         console.print(f"report: {out}")
@@ -63,7 +70,13 @@ def _plus_minus(e: Estimate) -> str:
 
 
 def _drift(e: Result) -> str:
-    """The drift over the run in whole percent, with ! where it was detected; - for pattern tests."""
+    """The drift over the run in whole percent, with ! where it was detected; the cliff of a sustained test
+    as its step in percent; - for pattern tests."""
+    if isinstance(e, SustainedTestResult):
+        stretches = e.result.stretches
+        if e.result.cliff_bytes is None:
+            return "-"
+        return f"{stretches[1].rate_bytes_per_s.estimate / stretches[0].rate_bytes_per_s.estimate - 1:+.0%}!"
     d = e.drift if isinstance(e, FilesResult) else {}
     if "drift_fraction" not in d:
         return "-"
@@ -78,6 +91,13 @@ def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
         lat = e.latency.as_dict().get("estimate")
         latency = (format_seconds(lat) if lat is not None else "-") if compact else _est(e.latency, format_seconds)
         return f"{e.name} {e.op}", rate, latency
+    if isinstance(e, SustainedTestResult):
+        first = e.result.stretches[0].rate_bytes_per_s
+        p50 = np.nanmedian(e.measurements.lat_p50_s) if e.n else math.nan
+        latency = f"p50 {format_seconds(p50)}" if math.isfinite(p50) else "-"
+        if compact:
+            return f"{e.name} {e.op} sustained", _plus_minus(first), latency
+        return f"{e.name} {e.op}", e.result.headline, latency
     best = e.best
     p50 = f"p50 {format_seconds(best.lat_p50_s)}" if best.lat_p50_s is not None else "-"
     flight = in_flight_label(best.queue_depth, best.threads)
@@ -156,8 +176,9 @@ def render(run: RunRecord, summary: Summary) -> str:
     n = 0
     pattern_tests: dict[str, list] = {}
     for e in summary.tests:
-        if not isinstance(e, FilesResult):
+        if isinstance(e, PatternResult):
             pattern_tests.setdefault(e.name, []).append(e)
+        if not isinstance(e, FilesResult):
             continue
         sections.append(f"<h2>{esc(e.name)}: {esc(e.op)}s of whole files</h2>")
         if figures.dense(e):
@@ -184,6 +205,11 @@ def render(run: RunRecord, summary: Summary) -> str:
                     ["seq", "file", "size", "seconds", "rate", "reasons"],
                     [[m.seq, m.file, format_bytes(m.size_bytes), f"{m.seconds:.6f}", format_rate(m.rate_bytes_per_s),
                       "; ".join(e.reasons(k))] for k in shown for m in (e.measurements.row(k),)]) + more)
+    for e in summary.tests:
+        if isinstance(e, SustainedTestResult):
+            html, drawn = sustained.section(e, n)
+            sections.append(html)
+            n += drawn
     for name, entries in pattern_tests.items():
         sections.append(f"<h2>{esc(name)}: access patterns</h2>")
         figs = [figures.throughput_vs_granularity(entries)]

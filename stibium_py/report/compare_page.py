@@ -13,6 +13,7 @@ from ..compare import Side
 from ..units import format_rate, format_size, in_flight_label
 from .figures import DENSITY_ABOVE_POINTS, density, layout
 from .page import esc, figure, page, table
+from . import sustained
 
 COLORS = {"a": "#1f77b4", "b": "#d62728"}
 
@@ -121,6 +122,8 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
         fig = _overlay_files(a, b, first) if first["access"] == "files" else _overlay_pattern(cmp, test, op)
         sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
         n += 1
+    for i, entry in enumerate(cmp.get("sustained", [])):
+        sections.append(sustained.compare_section(entry, a.label, b.label, COLORS, i))
     return page("stibium compare", sections)
 
 

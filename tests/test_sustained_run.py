@@ -1,0 +1,130 @@
+"""Sustained tests in real runs: the chunk rows add up, the clock runs on without gaps beyond the row's
+writing out, the files are removed at the end and after an interruption, the space is checked before
+anything is written, and a resumed run re-expands fraction_of_free from the free space it started with."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from stibium_py.analysis.sustained import chunks_in_order
+from stibium_py.cli import main
+from stibium_py.pipeline import load_run
+
+from test_chunks import GAP_BOUND_NS
+
+MiB = 2**20
+PLAN = """\
+name: sus
+tests:
+  - name: long
+    kind: sustained
+    bytes: 24MiB
+    file_size: 8MiB
+    granularity: 256KiB
+    chunk: 1MiB
+    read_back: true
+"""
+
+
+def _rows(run_dir: Path) -> list[dict]:
+    with open(run_dir / "measurements.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_chunk_rows_add_up_and_the_clock_runs_on(disk_dir):
+    (disk_dir / "sus.yaml").write_text(PLAN)
+    result = CliRunner().invoke(main, ["run", str(disk_dir / "sus.yaml"), "--target", str(disk_dir / "t"),
+                                       "--out", str(disk_dir / "r")])
+    assert result.exit_code == 0, result.output
+    run_dir = next((disk_dir / "r").glob("sus-*"))
+    rows = _rows(run_dir)
+    for op in ("write", "read"):
+        files = [r for r in rows if r["op"] == op and r["chunk"] == ""]
+        assert [int(r["trial"]) for r in files] == [0, 1, 2] and all(int(r["bytes"]) == 8 * MiB for r in files)
+        for f in files:
+            chunks = [r for r in rows if r["seq"] == f["seq"] and r["chunk"] != ""]
+            assert [int(r["chunk"]) for r in chunks] == list(range(8))
+            assert [int(r["bytes_done"]) for r in chunks] == [(k + 1) * MiB for k in range(8)]
+            assert sum(int(r["bytes"]) for r in chunks) == 8 * MiB
+            assert all(r["started_s"] == f["started_s"] for r in chunks)
+            # the chunks tile the measurement: each begins where the last ended plus its stated gap
+            for before, after in zip(chunks, chunks[1:]):
+                gap = int(after["start_ns"]) - int(before["end_ns"])
+                assert 0 <= gap <= GAP_BOUND_NS
+                assert abs(gap - float(after["chunk_gap_s"]) * 1e9) <= 2
+            assert int(f["start_ns"]) <= int(chunks[0]["start_ns"]) and int(chunks[-1]["end_ns"]) <= int(f["end_ns"])
+    assert list((disk_dir / "t").iterdir()) == []        # the files and the run's folder are gone
+    summary = json.loads((run_dir / "summary.json").read_text())
+    got = {(t["name"], t["op"]): t for t in summary["tests"]}
+    assert set(got) == {("long", "write"), ("long", "read")}
+    for t in got.values():
+        assert t["kind"] == "sustained" and t["files"] == 3 and t["chunks"] == 24
+        assert t["bytes_written"] == 24 * MiB and t["points"]["bytes_done"][-1] == 24 * MiB
+        assert 0 <= t["chunk_gap_s"]["max"] <= GAP_BOUND_NS / 1e9
+    assert "long: sustained writes" in (run_dir / "report.html").read_text()
+
+
+def test_too_little_space_is_refused_before_anything_is_written(disk_dir):
+    free = shutil.disk_usage(disk_dir).free
+    (disk_dir / "big.yaml").write_text(PLAN.replace("bytes: 24MiB", f"bytes: {free * 2}")
+                                       .replace("file_size: 8MiB", "file_size: 1GiB"))
+    result = CliRunner().invoke(main, ["run", str(disk_dir / "big.yaml"), "--target", str(disk_dir / "t"),
+                                       "--out", str(disk_dir / "r")])
+    assert result.exit_code == 2
+    line = result.output.strip().splitlines()
+    assert len(line) == 1 and line[0].startswith(f"stibium: target {disk_dir / 't'} has ")
+    assert "free but the plan needs" in line[0] and line[0].endswith("free some space or choose another --target")
+    assert not (disk_dir / "t").exists() and not (disk_dir / "r").exists()
+
+
+def test_an_interrupted_run_removes_its_files_and_resume_takes_the_same_bytes(disk_dir):
+    """fraction_of_free is taken of the free space when the run started: resume expands the same files even
+    though the free space has moved since (the run wrote and removed files in between)."""
+    fraction = 48 * MiB / shutil.disk_usage(disk_dir).free
+    plan = (PLAN.replace("bytes: 24MiB", f"fraction_of_free: {fraction:.12f}").replace("granularity: 256KiB",
+                                                                                         "granularity: 4KiB")
+            .replace("read_back: true", "read_back: false"))
+    (disk_dir / "sus.yaml").write_text(plan)
+    proc = subprocess.Popen([sys.executable, "-m", "stibium_py", "run", str(disk_dir / "sus.yaml"), "--target",
+                             str(disk_dir / "t"), "--out", str(disk_dir / "r")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    run_dir = None
+    while time.time() < deadline:
+        runs = list((disk_dir / "r").glob("sus-*")) if (disk_dir / "r").exists() else []
+        if runs and (runs[0] / "measurements.csv").exists() and len(_rows(runs[0])) >= 12:
+            run_dir = runs[0]
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.01)
+    assert run_dir is not None, "the run did not get going"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "interrupted"
+    assert list((disk_dir / "t").iterdir()) == []                   # removed after the interruption too
+    before = _rows(run_dir)
+    cut = [r for r in before if r["chunk"] != "" and not any(f["seq"] == r["seq"] and f["chunk"] == "" and
+                                                             f["started_s"] == r["started_s"] for f in before)]
+    done = subprocess.run([sys.executable, "-m", "stibium_py", "resume", str(run_dir)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert list((disk_dir / "t").iterdir()) == []
+    after = _rows(run_dir)
+    assert after[:len(before)] == before                             # nothing lost or rewritten
+    files = [r for r in after if r["chunk"] == ""]
+    total = sum(int(r["bytes"]) for r in files)
+    assert total == run["expanded"]["bytes_written"] and abs(total - 48 * MiB) <= 4096
+    chunks, n_files = chunks_in_order(load_run(run_dir).valid)
+    assert n_files == len(files) == len({r["seq"] for r in files})
+    assert int(chunks.col("bytes").sum()) == total                   # the cut-off attempt's chunks are not counted
+    assert len(chunks) + len(cut) == sum(1 for r in after if r["chunk"] != "")
