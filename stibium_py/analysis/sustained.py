@@ -68,7 +68,8 @@ class SustainedResult:
         if self.cliff_bytes is None:
             return f"steady at {_est(first.rate_bytes_per_s, format_rate)} over {format_bytes(self.bytes_written)}"
         after = self.stretches[1]
-        return (f"fast for the first {_est(self.cliff_bytes, format_bytes)} at "
+        pace = "fast" if after.rate_bytes_per_s.estimate < first.rate_bytes_per_s.estimate else "slower"
+        return (f"{pace} for the first {_est(self.cliff_bytes, format_bytes)} at "
                 f"{_est(first.rate_bytes_per_s, format_rate)}, then {_est(after.rate_bytes_per_s, format_rate)}")
 
     def to_json(self) -> dict[str, Any]:
@@ -203,9 +204,12 @@ def _cliff_interval(log_rate: np.ndarray, starts: list[int], bytes_done: np.ndar
         at = a + _best_split(series)
         draws[k] = bytes_done[at] - chunk_bytes[at]
     lo, hi = percentile_interval(draws, confidence)
-    return Estimate(float(bytes_done[first] - chunk_bytes[first]), lo, hi,
-                    f"first change point; the two stretches resampled in blocks of {BLOCK} chunks and the step "
-                    f"placed again (B={RESAMPLES})", n)
+    # a chunk is timed as a whole: the change may have come anywhere inside the last chunk counted fast or the
+    # first counted slow, so the interval is never narrower than that, however clear the step
+    cliff = float(bytes_done[first] - chunk_bytes[first])
+    lo, hi = min(lo, cliff - chunk_bytes[first - 1]), max(hi, cliff + chunk_bytes[first])
+    return Estimate(cliff, lo, hi, f"first change point; the two stretches resampled in blocks of {BLOCK} chunks and "
+                    f"the step placed again (B={RESAMPLES}), at least a chunk either side", n)
 
 
 # ---------------------------------------------------------------- a sustained test of a run
@@ -268,6 +272,36 @@ def chunks_in_order(rows: "Table") -> tuple["Table", int]:
     return rows.take(order), len(files)
 
 
+def _timeline(chunks: "Table") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each chunk's end in seconds after the test's first chunk began; the time between each two files (the
+    last chunk of one to the first of the next); and which of those were pauses.
+
+    Inside a file the helper's raw clock is exact. Between two files it is too while one helper ran them
+    both: then the run's clock (started_s, when the runner sent each file) advanced by about as much as the
+    raw clock, give or take the runner's own work. Where the two disagree by more than PAUSE_S (a reboot
+    restarts the raw clock) the gap is taken from the run's clock. A gap of more than PAUSE_S either way is a
+    pause (a resumed run)."""
+    n = len(chunks)
+    if not n:
+        return np.array([]), np.array([]), np.array([], bool)
+    start_ns, end_ns, seq, started = chunks.start_ns, chunks.end_ns, chunks.seq, chunks.started_s
+    firsts = np.r_[0, np.flatnonzero(seq[1:] != seq[:-1]) + 1]
+    lasts = np.r_[firsts[1:] - 1, n - 1]
+    file_start_s = np.zeros(len(firsts))
+    gaps, paused = np.zeros(len(firsts) - 1), np.zeros(len(firsts) - 1, bool)
+    for i in range(1, len(firsts)):
+        a, b = firsts[i - 1], firsts[i]
+        raw_s = (start_ns[b] - start_ns[a]) / 1e9
+        same_clock = raw_s > 0 and abs((started[b] - started[a]) - raw_s) < PAUSE_S
+        took_s = (end_ns[lasts[i - 1]] - start_ns[a]) / 1e9
+        gaps[i - 1] = max(0.0, (raw_s if same_clock else started[b] - started[a]) - took_s)
+        paused[i - 1] = not same_clock or gaps[i - 1] > PAUSE_S
+        file_start_s[i] = file_start_s[i - 1] + took_s + gaps[i - 1]
+    which = np.cumsum(np.r_[0, seq[1:] != seq[:-1]])
+    elapsed = file_start_s[which] + (end_ns - start_ns[firsts][which]) / 1e9
+    return elapsed, gaps, paused
+
+
 def sustained_test_result(name: str, op: str, rows: "Table", confidence: float = 0.95,
                           seed: int = 12345) -> SustainedTestResult:
     """The sustained analysis of one test's rows (file rows and chunk rows, as measurements.csv has them)."""
@@ -276,21 +310,12 @@ def sustained_test_result(name: str, op: str, rows: "Table", confidence: float =
     seconds = chunks.seconds
     temps = chunks.temperature_c
     done = np.cumsum(nbytes)
-    # each chunk on the run's clock: its measurement's start (started_s, as the runner sent it) plus the
-    # chunk's place on the helper's clock after that measurement's first chunk
-    first_ns = {}
-    for k, (seq, start) in enumerate(zip(chunks.seq, chunks.start_ns)):
-        first_ns.setdefault((int(seq), float(chunks.started_s[k])), start)
-    base = np.array([first_ns[(int(s), float(t))] for s, t in zip(chunks.seq, chunks.started_s)], float) \
-        if len(chunks) else np.array([])
-    begin_s = chunks.started_s + (chunks.start_ns - base) / 1e9
-    end_s = chunks.started_s + (chunks.end_ns - base) / 1e9
-    elapsed = end_s - (begin_s[0] if len(chunks) else 0.0)
+    elapsed, between, paused = _timeline(chunks)
     new_file = np.r_[False, chunks.seq[1:] != chunks.seq[:-1]] if len(chunks) else np.array([], bool)
     inside = chunks.chunk_gap_s[~new_file & (chunks.chunk > 0)]
-    between = (begin_s[1:] - end_s[:-1])[new_file[1:]] if len(chunks) > 1 else np.array([])
-    pauses = [(int(done[k]), float(g)) for k, g in zip(np.flatnonzero(new_file[1:]), between) if g > PAUSE_S]
-    ordinary = between[between <= PAUSE_S]
+    firsts = np.flatnonzero(new_file)
+    pauses = [(int(done[k - 1]), float(g)) for k, g, p in zip(firsts, between, paused) if p]
+    ordinary = between[~paused]
     result = sustained_result(nbytes, done, seconds, temps, confidence, seed)
     return SustainedTestResult(
         name, op, chunks, files, result, done, elapsed, nbytes / seconds, temps,
