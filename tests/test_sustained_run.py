@@ -128,3 +128,29 @@ def test_an_interrupted_run_removes_its_files_and_resume_takes_the_same_bytes(di
     assert n_files == len(files) == len({r["seq"] for r in files})
     assert int(chunks.col("bytes").sum()) == total                   # the cut-off attempt's chunks are not counted
     assert len(chunks) + len(cut) == sum(1 for r in after if r["chunk"] != "")
+
+
+def test_compare_puts_two_sustained_runs_side_by_side(disk_dir, tmp_path):
+    (disk_dir / "sus.yaml").write_text(PLAN.replace("read_back: true", "read_back: false"))
+    runs = []
+    for i in range(2):
+        out = disk_dir / f"r{i}"
+        result = CliRunner().invoke(main, ["run", str(disk_dir / "sus.yaml"), "--target", str(disk_dir / "t"),
+                                           "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        runs.append(next(out.glob("sus-*")))
+    page = tmp_path / "cmp.html"
+    result = CliRunner().invoke(main, ["compare", *map(str, runs), "--json", "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    cmp = json.loads(result.output)
+    assert cmp["rows"] == [] and cmp["unmatched"] == {"only_in_a": [], "only_in_b": []}
+    (entry,) = cmp["sustained"]
+    assert (entry["test"], entry["op"]) == ("long", "write")
+    for side in ("a", "b"):
+        assert entry[side]["points"]["bytes_done"][-1] == 24 * MiB
+    first = entry["ratios"][0]
+    rate_a, rate_b = (entry[s]["stretches"][0]["rate_bytes_per_s"]["estimate"] for s in ("a", "b"))
+    assert abs(first["ratio"]["estimate"] - rate_b / rate_a) < 1e-9
+    assert first["ratio"]["low"] <= first["ratio"]["estimate"] <= first["ratio"]["high"]
+    html = page.read_text()
+    assert "long write: sustained" in html and "rate per chunk against bytes moved, both runs" in html

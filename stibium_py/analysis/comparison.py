@@ -206,7 +206,8 @@ def ratio_of_intervals(a: Estimate, b: Estimate, confidence: float) -> Estimate:
 def compare_sustained(a: SustainedTestResult, b: SustainedTestResult, s: Settings) -> list[SustainedRatio]:
     """The fast rate (the first stretch), the rate after the cliff and the cliff's place, where both sides
     have them: a side without a cliff compares its one steady rate as its fast rate."""
-    pairs = [("fast rate (first stretch)", a.result.stretches[0].rate_bytes_per_s,
+    steady = a.result.cliff_bytes is None and b.result.cliff_bytes is None
+    pairs = [("steady rate" if steady else "fast rate (first stretch)", a.result.stretches[0].rate_bytes_per_s,
               b.result.stretches[0].rate_bytes_per_s)]
     if a.result.cliff_bytes is not None and b.result.cliff_bytes is not None:
         pairs += [("rate after the cliff", a.result.stretches[1].rate_bytes_per_s,

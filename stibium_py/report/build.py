@@ -96,7 +96,7 @@ def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
         p50 = np.nanmedian(e.measurements.lat_p50_s) if e.n else math.nan
         latency = f"p50 {format_seconds(p50)}" if math.isfinite(p50) else "-"
         if compact:
-            return f"{e.name} {e.op} sustained", _plus_minus(first), latency
+            return f"{e.name} {e.op}", _plus_minus(first), latency
         return f"{e.name} {e.op}", e.result.headline, latency
     best = e.best
     p50 = f"p50 {format_seconds(best.lat_p50_s)}" if best.lat_p50_s is not None else "-"

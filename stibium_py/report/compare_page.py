@@ -114,8 +114,9 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     diffs = "".join(f"<li>{esc(d)}</li>" for d in cmp.get("differences", []))
     diffs = f"<div class=\"info\">The runs' tests differ in:<ul>{diffs}</ul></div>" if diffs else ""
     sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(a.label)}; B: {esc(b.label)}</p>",
-                _headline(cmp), same, scope, diffs, "<h2>Machines</h2>", facts, "<h2>Ratios</h2>", unmatched, rows, summ,
-                figure(_forest(cmp), "forest")]
+                _headline(cmp), same, scope, diffs, "<h2>Machines</h2>", facts, unmatched]
+    if cmp["rows"]:                      # a comparison of sustained tests alone has no points
+        sections += ["<h2>Ratios</h2>", rows, summ, figure(_forest(cmp), "forest")]
     n = 0
     for test, op in dict.fromkeys((r["test"], r["op"]) for r in cmp["rows"]):
         first = next(r for r in cmp["rows"] if (r["test"], r["op"]) == (test, op))

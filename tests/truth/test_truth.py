@@ -316,3 +316,56 @@ tests:
     assert abs(cp["seq"] - true_seq) <= 0.1 * len(writes)
     assert cp["rate_before_bytes_per_s"] == pytest.approx(full / 8, rel=0.05)
     assert cp["rate_after_bytes_per_s"] == pytest.approx(full / 16, rel=0.05)
+
+
+SUSTAINED_PLAN = """\
+name: truth-sustained
+tests:
+  - name: long
+    kind: sustained
+    bytes: {bytes}
+    file_size: 64MiB
+    granularity: 1MiB
+    chunk: 8MiB
+"""
+MiB = 2**20
+
+
+def _chunk_bytes_so_far(run_dir: Path) -> int:
+    with open(run_dir / "measurements.csv", newline="") as f:
+        return sum(int(r["bytes"]) for r in csv.DictReader(f) if r.get("chunk") and not r["error"])
+
+
+def test_a_sustained_write_finds_the_cliff_and_both_rates(tmp_path, device_b):
+    """The device writes at R until the run has written 192 MiB (the switch is made the moment a chunk row
+    shows it: nbdkit's rate filter reads rate-file at every request), then at R / 2, as an SSD whose fast
+    cache is full. The cliff is found within 10 % of where the switch came, each rate within 3 %. (The stack
+    between the helper and nbdkit holds some megabytes in flight, which the writes see the change late by.)"""
+    fast = int(device_b.write_bytes_per_s * 8)
+    switched = {}
+
+    def slow_down_after_192_mib(rows: int, run_dir: Path) -> None:
+        if not switched and rows and (done := _chunk_bytes_so_far(run_dir)) >= 192 * MiB:
+            device_b.set_rate_bits_per_s(fast // 2)
+            switched["bytes"] = done
+    summary, _ = stibium_run(tmp_path, device_b, SUSTAINED_PLAN.format(bytes="448MiB"),
+                             on_row=slow_down_after_192_mib)
+    e = entry(summary, "long", "write")
+    print(f"TRUTH sustained: {e['headline']}")
+    assert len(e["stretches"]) == 2, e["headline"]
+    # the switch came while the chunk after the one that showed it was being written
+    true_cliff = switched["bytes"]
+    assert abs(report("recipe B sustained cliff (bytes)", true_cliff, e["cliff_bytes"])) <= 0.10
+    assert e["cliff_bytes"]["low"] <= true_cliff <= e["cliff_bytes"]["high"]
+    before, after = (s["rate_bytes_per_s"] for s in e["stretches"])
+    assert abs(report("recipe B sustained rate before the cliff (B/s)", fast / 8, before)) <= 0.03
+    assert abs(report("recipe B sustained rate after the cliff (B/s)", fast / 16, after)) <= 0.03
+
+
+def test_a_steady_sustained_write_has_no_cliff(tmp_path, device_b):
+    summary, _ = stibium_run(tmp_path, device_b, SUSTAINED_PLAN.format(bytes="256MiB"))
+    e = entry(summary, "long", "write")
+    print(f"TRUTH sustained steady: {e['headline']}")
+    assert e["cliff_bytes"] is None and len(e["stretches"]) == 1, e["headline"]
+    assert abs(report("recipe B sustained steady rate (B/s)", device_b.write_bytes_per_s,
+                      e["stretches"][0]["rate_bytes_per_s"])) <= 0.03
