@@ -260,9 +260,6 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
     }
     j->engine = sb_engine_named(j->engine_name);
     j->path = a->path;
-    if (j->chunk_bytes && (j->queue_depth > 1 || j->threads > 1 || j->io_asked != SB_IO_ASK_AUTO))
-        return sb_usage(out, "%s", "--chunk streams the rows of one request at a time; use it without --queue-depth, "
-                        "--threads or --io-method");
     int one_at_a_time = strcmp(j->engine_name, "foundation") == 0 || strcmp(j->engine_name, "app") == 0;
     if (one_at_a_time && (j->queue_depth > 1 || j->threads > 1 || j->io_asked != SB_IO_ASK_AUTO))
         return sb_usage(out, "the %s engine moves one request at a time, as simple app code does; use --engine direct "

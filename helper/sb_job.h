@@ -60,7 +60,7 @@ struct sb_job {
     unsigned threads;           /* threads, each with its own part of the requests (1-64) */
     enum sb_io_asked io_asked;  /* --io-method: auto, io_uring, threads */
     int verify;                 /* check each request: its block once; reads: the block-numbered data */
-    uint64_t chunk_bytes;       /* stream a row for every chunk_bytes moved (0: none); one request at a time */
+    uint64_t chunk_bytes;       /* stream a row for every chunk_bytes moved (0: none) */
     void (*on_chunk)(const sb_job *job, const sb_chunk *chunk);
     sb_hist *chunk_hist;        /* the current chunk's latencies (allocated when chunk_bytes is set) */
 
@@ -126,6 +126,9 @@ enum sb_uring_state sb_uring_probe(void);
  * method (io_uring or threads), from the first submission (*start_ns) to the last completion
  * (*end_ns); counters and latencies into job. */
 int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *err);
+/* --chunk: close chunk c at end_ns (its row written by job->on_chunk) and start the next one; returns its
+ * start, the time after the row was written (sb_request.c). */
+uint64_t sb_close_chunk(sb_job *job, sb_chunk *c, uint64_t end_ns);
 /* verify: request i's block was not moved before, and a read brought its own offsets. */
 int sb_verify_request(sb_job *job, uint64_t i, const unsigned char *data, sb_err *err);
 /* Run the measurement (sb_run.c): validate, prepare, time, report in job. */

@@ -6,7 +6,9 @@
  * in order and moving it with the engine's synchronous call (one thread per request in flight).
  * Every worker starts at one gate once all exist, so thread start-up stays outside the
  * interval, which runs from the first submission to the last completion. Per-request latency
- * is completion minus submission, in the worker's own histogram, merged at the end.
+ * is completion minus submission, in the worker's own histogram, merged at the end. With --chunk
+ * the completions also count into one shared chunk (sb_request.c), whose row the worker that
+ * fills it writes.
  * System calls: pthread_create, pthread_join, and the engine's or the ring's. */
 #include "sb_parallel.h"
 #include "sb_clock.h"
@@ -41,8 +43,7 @@ static int sb_thread_worker(sb_worker *w)
             return 0;
         unsigned char *data = sb_request_data(j, i, w->slot);
         uint64_t t = sb_now_ns();
-        if (!w->first_submit_ns)
-            w->first_submit_ns = t;
+        sb_worker_submitted(w, t);
         if (j->engine->io(j, j->offsets[i], sb_request_len(j, i), data, &w->err) != 0)
             return -1;
         if (sb_worker_done(w, i, data, t, sb_now_ns()) != 0)
@@ -97,6 +98,7 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
         goto done;
     }
     sb_gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    sb_stream stream = {PTHREAD_MUTEX_INITIALIZER, job, {.hist = job->chunk_hist}, 0, job->bytes};
     for (unsigned t = 0; t < threads; t++)
         next[t] = job->nrequests * t / threads;
     for (unsigned i = 0; i < nworkers; i++) {
@@ -111,6 +113,7 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
         w->next = &next[part];
         w->slot = uring ? i * depth : i;
         w->stop = &stop;
+        w->stream = job->chunk_bytes ? &stream : NULL;
         starts[i].worker = w;
         starts[i].gate = &gate;
     }

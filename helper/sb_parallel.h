@@ -4,6 +4,16 @@
 #ifndef SB_PARALLEL_H
 #define SB_PARALLEL_H
 #include "sb_job.h"
+#include <pthread.h>
+
+/* --chunk with requests in flight: the chunk every worker's completions count into, in order of
+ * completion; the measurement's job holds the row writer, the chunk counters and histogram. */
+typedef struct {
+    pthread_mutex_t lock;
+    sb_job *job;
+    sb_chunk chunk;
+    uint64_t moved, total;
+} sb_stream;
 
 typedef struct {
     sb_job job;                 /* a copy of the measurement: its own counters and histogram */
@@ -11,6 +21,7 @@ typedef struct {
     uint64_t *next;             /* threads method: the next request of the part, shared by its workers */
     unsigned slot;              /* reads: this worker's first buffer slot (io_uring: queue_depth of them) */
     int *stop;                  /* set by the first worker that fails */
+    sb_stream *stream;          /* --chunk: the shared chunk; NULL without */
     uint64_t first_submit_ns, last_complete_ns;
     int failed;
     sb_err err;
@@ -18,6 +29,8 @@ typedef struct {
 
 /* The data of request i: a write's slice of the buffer, or a read's buffer slot. */
 unsigned char *sb_request_data(const sb_job *job, uint64_t i, unsigned slot);
+/* A worker submitted requests at t: its first submission, and with --chunk the first chunk's start. */
+void sb_worker_submitted(sb_worker *w, uint64_t t);
 /* Request i completed `ns` after it was submitted, at `now`. Returns 0, or -1 (verify failed). */
 int sb_worker_done(sb_worker *w, uint64_t i, const unsigned char *data, uint64_t submit_ns, uint64_t now);
 

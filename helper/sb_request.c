@@ -1,10 +1,58 @@
 /* sb_request.c: what happens to one request, whatever moves it: the calls it makes are counted, its
- * data are a slice of the write buffer or a read slot, and at its completion its latency is recorded
- * and, with --verify, its block is checked. Shared by the plain loop (sb_run.c), the threads method
- * (sb_parallel.c) and the io_uring method (sb_uring.c). No system calls. */
+ * data are a slice of the write buffer or a read slot, and at its completion its latency is recorded,
+ * with --verify its block is checked, and with --chunk it counts into the chunk, whose row is written
+ * when it is full. Shared by the plain loop (sb_run.c), the threads method (sb_parallel.c) and the
+ * io_uring method (sb_uring.c). No system calls but the chunk row's writing (the job's on_chunk) and
+ * the stream's lock. */
 #include "sb_parallel.h"
+#include "sb_clock.h"
 #include <errno.h>
 #include <string.h>
+
+/* Streaming (--chunk): a chunk is closed: its row is written (on_chunk), and the next chunk starts when
+ * that returns (the time returned). The row's writing is the only time between two chunks: it is
+ * measured and carried in the next row (gap_ns), and left out of the next request's latency. */
+uint64_t sb_close_chunk(sb_job *job, sb_chunk *c, uint64_t end_ns)
+{
+    c->end_ns = end_ns;
+    job->on_chunk(job, c);
+    uint64_t next = sb_now_ns();
+    job->chunks++;
+    c->index++;
+    c->gap_ns = next - c->end_ns;
+    job->chunk_gaps_ns += c->gap_ns;
+    c->start_ns = next;
+    c->bytes = c->requests = 0;
+    sb_hist_reset(job->chunk_hist);
+    return next;
+}
+
+/* A completion with requests in flight counts into the one chunk every worker shares: under its lock,
+ * so that the chunk's bytes, latencies and row are whole. A worker that completes while the row is
+ * written waits; its request's latency was taken before, and its bytes count into the next chunk. The
+ * chunks tile the interval: each ends at the completion that filled it and the next begins there. */
+static void sb_stream_done(sb_stream *s, uint64_t len, uint64_t latency_ns, uint64_t now)
+{
+    pthread_mutex_lock(&s->lock);
+    sb_job *job = s->job;
+    if (job->latency)
+        sb_hist_record(job->chunk_hist, latency_ns);
+    s->moved += len;
+    s->chunk.bytes += len;
+    s->chunk.requests++;
+    if (s->chunk.bytes >= job->chunk_bytes || s->moved == s->total) {
+        s->chunk.bytes_done = s->moved;
+        /* the chunk ends at the completion that filled it (no earlier than it began: completions take the
+         * lock in their own order); the other requests stay in flight while the row is written, so the
+         * next chunk begins right there, with no time between the two (the writing's time is still
+         * summed in the answer's chunk_gaps_seconds) */
+        uint64_t end = now > s->chunk.start_ns ? now : s->chunk.start_ns;
+        sb_close_chunk(job, &s->chunk, end);
+        s->chunk.start_ns = end;
+        s->chunk.gap_ns = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
 
 void sb_count_call(sb_job *job, uint64_t bytes)
 {
@@ -41,11 +89,24 @@ int sb_verify_request(sb_job *job, uint64_t i, const unsigned char *data, sb_err
     return 0;
 }
 
+void sb_worker_submitted(sb_worker *w, uint64_t t)
+{
+    if (w->first_submit_ns)
+        return;
+    w->first_submit_ns = t;
+    uint64_t unset = 0;         /* the first submission of any worker starts the first chunk; every worker
+                                 * sees it (its own exchange) before its first completion reads it */
+    if (w->stream)
+        __atomic_compare_exchange_n(&w->stream->chunk.start_ns, &unset, t, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 int sb_worker_done(sb_worker *w, uint64_t i, const unsigned char *data, uint64_t submit_ns, uint64_t now)
 {
     sb_job *j = &w->job;
     if (j->latency)
         sb_hist_record(&j->hist, now - submit_ns);
     w->last_complete_ns = now;
+    if (w->stream)
+        sb_stream_done(w->stream, sb_request_len(j, i), now - submit_ns, now);
     return j->verify ? sb_verify_request(j, i, data, &w->err) : 0;
 }

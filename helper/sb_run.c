@@ -251,24 +251,6 @@ static int sb_choose_io(sb_job *job, sb_err *err)
     return 0;
 }
 
-/* Streaming (--chunk): a chunk is closed: its row is written (on_chunk), and the next chunk starts
- * when that returns (the time returned). The row's writing is the only time between two chunks: it is
- * measured and carried in the next row (gap_ns), and left out of the next request's latency. */
-static uint64_t sb_close_chunk(sb_job *job, sb_chunk *c)
-{
-    c->end_ns = sb_now_ns();
-    job->on_chunk(job, c);
-    uint64_t next = sb_now_ns();
-    job->chunks++;
-    c->index++;
-    c->gap_ns = next - c->end_ns;
-    job->chunk_gaps_ns += c->gap_ns;
-    c->start_ns = next;
-    c->bytes = c->requests = 0;
-    sb_hist_reset(job->chunk_hist);
-    return next;
-}
-
 /* One request at a time on this thread: the interval from before the first to after the last. */
 static int sb_sequential_io(sb_job *job, uint64_t *t0, uint64_t *t1, sb_err *err)
 {
@@ -294,7 +276,7 @@ static int sb_sequential_io(sb_job *job, uint64_t *t0, uint64_t *t1, sb_err *err
             chunk.requests++;
             if (chunk.bytes >= job->chunk_bytes || i + 1 == job->nrequests) {
                 chunk.bytes_done = moved;
-                prev = sb_close_chunk(job, &chunk);
+                prev = sb_close_chunk(job, &chunk, sb_now_ns());
             }
         }
     }

@@ -107,8 +107,7 @@ int sb_uring_worker(sb_worker *w)
             uint64_t t = sb_now_ns();
             for (unsigned f = 0; f < nfresh; f++)
                 slots[fresh[f]].submit_ns = t;
-            if (!w->first_submit_ns)
-                w->first_submit_ns = t;
+            sb_worker_submitted(w, t);
             int n = io_uring_submit(&ring);
             if (n < 0) {
                 rc = sb_fail(&w->err, -n, "io_uring_submit: %s", strerror(-n));

@@ -38,6 +38,14 @@ def helper_info(helper) -> dict:
     return json.loads(subprocess.run([str(helper), "info"], capture_output=True, text=True).stdout)
 
 
+@pytest.fixture(params=["io_uring", "threads"])
+def method(request, helper_info) -> str:
+    """Each way the helper moves requests in flight (--io-method)."""
+    if request.param == "io_uring" and helper_info["platform"] == "darwin":
+        pytest.skip("macOS has no io_uring")  # never on the Linux CI: the Darwin path is the threads one
+    return request.param
+
+
 @pytest.fixture
 def direct_align(disk_dir) -> int:
     """The direct-I/O offset alignment of the temporary folder's file system."""

@@ -32,12 +32,6 @@ def _offsets_written(words: np.ndarray) -> np.ndarray:
     return words == np.arange(words.size, dtype=np.uint64) * 8
 
 
-@pytest.fixture(params=METHODS)
-def method(request, helper_info) -> str:
-    if request.param == "io_uring" and helper_info["platform"] == "darwin":
-        pytest.skip("macOS has no io_uring")  # never on the Linux CI: the Darwin path is the threads one
-    return request.param
-
 
 @pytest.mark.parametrize("access,extra", [("sequential", []), ("random", ["--span", "4MiB"]),
                                           ("strided", ["--stride", "12KiB", "--span", "16MiB"])])
