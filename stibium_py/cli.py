@@ -332,8 +332,10 @@ def _sustained_lines(test: Any) -> str:
                if test.free_bytes else "")
     times = " and ".join(f"{format_seconds(total / r)} at {format_bytes(r)}/s" for r in SUSTAINED_RATES_BYTES_PER_S)
     reads = len(test.ops) > len(writes)
+    flight = in_flight_label(writes[0].queue_depth, writes[0].threads)
     return (f"  {test.name}: writes {format_bytes(total)} without a pause{of_free}, in {len(writes)} files of "
-            f"{format_bytes(writes[0].size_bytes)}, {format_bytes(writes[0].granularity_bytes)} a request, a row every "
+            f"{format_bytes(writes[0].size_bytes)}, {format_bytes(writes[0].granularity_bytes)} a request"
+            f"{' ' + flight if flight else ''}, a row every "
             f"{format_bytes(writes[0].chunk_bytes)} ({rows} rows){', then reads them back' if reads else ''}; takes "
             f"about {times}{' for the writes' if reads else ''}.\n"
             f"  [yellow]Wears the drive:[/] {format_bytes(total)} of real writes to its flash count against its rated "

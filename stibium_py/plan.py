@@ -183,6 +183,8 @@ class SustainedTest(_TestBase):
     file_size: Size = Field("2GiB", description="the bytes go into files of this size, one after another")
     granularity: Size = Field("1MiB", description="bytes per request, 4 KB to 2 GiB")
     chunk: Size = Field("256MiB", description="a row (rate, latency, temperature) after every this many bytes")
+    queue_depth: StrictInt = Field(1, description="requests in flight per thread, 1 to 256")
+    threads: StrictInt = Field(1, description="threads, each with its own part of every file's requests, 1 to 64")
     read_back: bool = Field(False, description="afterwards, read the files back the same way")
 
 
@@ -363,6 +365,20 @@ def _counts(spec: int | list[int], most: int, where: Where) -> list[int]:
     return list(dict.fromkeys(values))
 
 
+def _in_flight_counts(test: "PatternTest | SustainedTest", engine: str, where: Where) -> tuple[list[int], list[int]]:
+    """A test's queue depths and thread counts, each in range, refused together beyond what one request at a
+    time engines and macOS allow."""
+    depths = _counts(test.queue_depth, MAX_QUEUE_DEPTH, where / "queue_depth")
+    threads = _counts(test.threads, MAX_THREADS, where / "threads")
+    if engine in ("foundation", "app") and (max(depths) > 1 or max(threads) > 1):
+        raise where.error(f"the {engine} engine moves one request at a time, as simple app code does; use "
+                          f"engine: direct or buffered for queue_depth or threads above 1")
+    if max(depths) * max(threads) > MAX_IN_FLIGHT:
+        raise where.error(f"queue_depth {max(depths)} x threads {max(threads)} is {max(depths) * max(threads)} "
+                          f"requests in flight; at most {MAX_IN_FLIGHT} (macOS needs a thread for each)")
+    return depths, threads
+
+
 def _in_flight(queue_depth: int, threads: int) -> tuple[int, ...]:
     """What a seed derives from besides the point: nothing at one request in flight, so that plans written
     before queue depth existed draw the same offsets."""
@@ -385,14 +401,7 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int) 
         raise where.error("op and access need at least one value")
     if any(st for st in strides) and "strided" not in accesses:
         raise (where / "strides").error("a stride needs strided access; add 'strided' to access or use strides: [0]")
-    depths = _counts(test.queue_depth, MAX_QUEUE_DEPTH, where / "queue_depth")
-    threads = _counts(test.threads, MAX_THREADS, where / "threads")
-    if s["engine"] in ("foundation", "app") and (max(depths) > 1 or max(threads) > 1):
-        raise where.error(f"the {s['engine']} engine moves one request at a time, as simple app code does; use "
-                          f"engine: direct or buffered for queue_depth or threads above 1")
-    if max(depths) * max(threads) > MAX_IN_FLIGHT:
-        raise where.error(f"queue_depth {max(depths)} x threads {max(threads)} is {max(depths) * max(threads)} "
-                          f"requests in flight; at most {MAX_IN_FLIGHT} (macOS needs a thread for each)")
+    depths, threads = _in_flight_counts(test, s["engine"], where)
     combos = []
     for op in ops_list:
         for access in accesses:
@@ -464,8 +473,13 @@ def _sustained_ops(test: SustainedTest, where: Where, s: dict[str, Any], seq0: i
         if total < g:
             raise (where / "fraction_of_free").error(f"{test.fraction_of_free} of {free_bytes} bytes free is less "
                                                      f"than one request; free some space or choose another target")
+    (depth,), (threads,) = _in_flight_counts(test, s["engine"], where)
     file_bytes = min(_granular(test.file_size, g, units, where / "file_size"), total)
     chunk = min(_granular(test.chunk, g, units, where / "chunk"), file_bytes)
+    if chunk < 2 * depth * threads * g and chunk < file_bytes:
+        raise (where / "chunk").error(f"a chunk of {chunk} bytes holds fewer than twice the {depth * threads} requests "
+                                      f"in flight ({2 * depth * threads * g} bytes): a chunk is timed from completion "
+                                      f"to completion; raise chunk or lower queue_depth or threads")
     sizes = [file_bytes] * (total // file_bytes) + ([total % file_bytes] if total % file_bytes else [])
     _check_count(len(sizes) * (2 if test.read_back else 1), where / "file_size")
     width = len(str(len(sizes) - 1))
@@ -476,7 +490,7 @@ def _sustained_ops(test: SustainedTest, where: Where, s: dict[str, Any], seq0: i
                           size_bytes=size, granularity_bytes=g, stride_bytes=0, trial=i,
                           file=f"{test.name}/s-{i:0{width}d}.bin", bytes=size, engine=s["engine"], fill=s["fill"],
                           sync=s["sync"] if op == "write" else "none", seed=s["seed"], data_seed=s["seed"],
-                          existing=False, chunk_bytes=chunk))
+                          existing=False, queue_depth=depth, threads=threads, chunk_bytes=chunk))
     return ExpandedTest(name=test.name, kind="sustained", ops=ops, files_bytes=total,
                         free_bytes=free_bytes if test.fraction_of_free is not None else None)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from stibium_py.analysis.sustained import sustained_result
+from stibium_py.units import format_rate
 
 MiB = 2**20
 CHUNK = 16 * MiB
@@ -126,3 +127,21 @@ def test_the_ratio_of_two_sustained_rates_covers_the_truth():
         covered += r.low <= 0.75 <= r.high
     print(f"covered {covered} of 60")
     assert covered >= 52
+
+
+def test_the_curve_draws_the_temperature_on_a_second_axis_only_where_known():
+    from stibium_py.report.sustained import rate_curve
+    d = sustained_result(*_chunks([(32, 200e6), (32, 100e6)], 0.03, seed=5)).to_json()
+    n = d["chunks"]
+    d.update(name="s", op="write", pauses=[], points={"bytes_done": list(range(1, n + 1)),
+                                                      "elapsed_s": [0.1 * k for k in range(1, n + 1)],
+                                                      "rate_bytes_per_s": [1e8] * n, "temperature_c": [None] * n})
+    assert not any(t.yaxis == "y2" for t in rate_curve(d).data)
+    d["points"]["temperature_c"] = [40.0 + k / 8 for k in range(n)]
+    fig = rate_curve(d)
+    (temperature,) = [t for t in fig.data if t.yaxis == "y2"]
+    assert list(temperature.y) == d["points"]["temperature_c"] and fig.layout.yaxis2.title.text == "°C"
+    assert [t.name for t in fig.data if t.name.startswith("stretch")] == [
+        f"stretch {k + 1}: " + t for k, t in enumerate(
+            f"{format_rate(s['rate_bytes_per_s']['estimate'])} [{format_rate(s['rate_bytes_per_s']['low'])}, "
+            f"{format_rate(s['rate_bytes_per_s']['high'])}]" for s in d["stretches"])]

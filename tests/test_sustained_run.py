@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from stibium_py.analysis.sustained import chunks_in_order
@@ -40,8 +41,12 @@ def _rows(run_dir: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def test_chunk_rows_add_up_and_the_clock_runs_on(disk_dir):
-    (disk_dir / "sus.yaml").write_text(PLAN)
+@pytest.mark.parametrize("in_flight,chunk_mib", [("", 1), ("    queue_depth: 4\n    threads: 2\n", 4)])
+def test_chunk_rows_add_up_and_the_clock_runs_on(disk_dir, in_flight, chunk_mib):
+    """One request at a time (1 MiB chunks), and 4 in flight on each of 2 threads (4 MiB chunks, twice the
+    2 MiB in flight)."""
+    (disk_dir / "sus.yaml").write_text(PLAN.replace("chunk: 1MiB", f"chunk: {chunk_mib}MiB") + in_flight)
+    per_file = 8 // chunk_mib
     result = CliRunner().invoke(main, ["run", str(disk_dir / "sus.yaml"), "--target", str(disk_dir / "t"),
                                        "--out", str(disk_dir / "r")])
     assert result.exit_code == 0, result.output
@@ -52,8 +57,8 @@ def test_chunk_rows_add_up_and_the_clock_runs_on(disk_dir):
         assert [int(r["trial"]) for r in files] == [0, 1, 2] and all(int(r["bytes"]) == 8 * MiB for r in files)
         for f in files:
             chunks = [r for r in rows if r["seq"] == f["seq"] and r["chunk"] != ""]
-            assert [int(r["chunk"]) for r in chunks] == list(range(8))
-            assert [int(r["bytes_done"]) for r in chunks] == [(k + 1) * MiB for k in range(8)]
+            assert [int(r["chunk"]) for r in chunks] == list(range(per_file))
+            assert [int(r["bytes_done"]) for r in chunks] == [(k + 1) * chunk_mib * MiB for k in range(per_file)]
             assert sum(int(r["bytes"]) for r in chunks) == 8 * MiB
             assert all(r["started_s"] == f["started_s"] for r in chunks)
             # the chunks tile the measurement: each begins where the last ended plus its stated gap
@@ -66,8 +71,9 @@ def test_chunk_rows_add_up_and_the_clock_runs_on(disk_dir):
     summary = json.loads((run_dir / "summary.json").read_text())
     got = {(t["name"], t["op"]): t for t in summary["tests"]}
     assert set(got) == {("long", "write"), ("long", "read")}
+    assert {(r["queue_depth"], r["threads"]) for r in rows} == {("4", "2") if in_flight else ("1", "1")}
     for t in got.values():
-        assert t["kind"] == "sustained" and t["files"] == 3 and t["chunks"] == 24
+        assert t["kind"] == "sustained" and t["files"] == 3 and t["chunks"] == 3 * per_file
         assert t["bytes_written"] == 24 * MiB and t["points"]["bytes_done"][-1] == 24 * MiB
         assert 0 <= t["chunk_gap_s"]["max"] <= GAP_BOUND_NS / 1e9
     assert "long: sustained writes" in (run_dir / "report.html").read_text()
@@ -154,3 +160,30 @@ def test_compare_puts_two_sustained_runs_side_by_side(disk_dir, tmp_path):
     assert first["ratio"]["low"] <= first["ratio"]["estimate"] <= first["ratio"]["high"]
     html = page.read_text()
     assert "long write: sustained" in html and "rate per chunk against bytes moved, both runs" in html
+
+
+def test_plan_show_says_what_the_built_in_sustained_plan_writes_and_that_it_wears_the_drive():
+    result = CliRunner().invoke(main, ["plan", "show", "sustained"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "sustained: writes " in text and " without a pause, 50% of the " in text and "free on the target now" in text
+    assert "a row every 268 MB" in text and "Wears the drive:" in text and "the files are removed at the end" in text
+    assert " at 200 MB/s and " in text and " at 2 GB/s" in text
+
+
+def test_a_sustained_plan_is_refused_in_one_line_where_it_cannot_run(tmp_path):
+    cases = {
+        "bytes: 1GB\n    fraction_of_free: 0.5": "give exactly one of bytes or fraction_of_free",
+        "bytes: 1GB\n    max_bytes: 2GB": "max_bytes caps fraction_of_free; with bytes, lower bytes instead",
+        "bytes: 1GB\n    engine: foundation\n    queue_depth: 4": "the foundation engine moves one request at a time",
+        "bytes: 1GB\n    queue_depth: 64\n    threads: 32": "queue_depth 64 x threads 32 is 2048 requests in flight",
+        "bytes: 1GB\n    chunk: 100KB": "100KB is less than one request of the granularity (1048576 bytes)",
+        "bytes: 1GB\n    chunk: 4MiB\n    queue_depth: 4": "holds fewer than twice the 4 requests in flight",
+    }
+    for body, message in cases.items():
+        plan = tmp_path / "p.yaml"
+        plan.write_text(f"name: p\ntests:\n  - name: s\n    kind: sustained\n    {body}\n")
+        result = CliRunner().invoke(main, ["plan", "check", str(plan)])
+        assert result.exit_code == 2, (body, result.output)
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (body, lines)

@@ -234,6 +234,7 @@ class SustainedTestResult:
     chunk_gap_s: tuple[float, float]   # median and largest time between two chunks of a file
     file_gap_s: tuple[float, float] | None   # the same between a file's last chunk and the next one's first
     pauses: list[tuple[int, float]]    # (bytes done before it, its seconds) where a run was resumed
+    in_flight: int = 1                 # requests in flight (queue depth x threads)
     kind: str = "sustained"
 
     @property
@@ -251,7 +252,7 @@ class SustainedTestResult:
                 **self.result.to_json(), "chunk_gap_s": {"median": self.chunk_gap_s[0], "max": self.chunk_gap_s[1]},
                 "file_gap_s": ({"median": self.file_gap_s[0], "max": self.file_gap_s[1]} if self.file_gap_s
                                else None),
-                "pauses": [{"after_bytes": b, "seconds": s} for b, s in self.pauses],
+                "pauses": [{"after_bytes": b, "seconds": s} for b, s in self.pauses], "in_flight": self.in_flight,
                 "points": {"bytes_done": [int(b) for b in self.bytes_done], "elapsed_s": listed(self.elapsed_s),
                            "rate_bytes_per_s": listed(self.rate_bytes_per_s),
                            "temperature_c": listed(self.temperature_c)}}
@@ -320,7 +321,8 @@ def sustained_test_result(name: str, op: str, rows: "Table", confidence: float =
     return SustainedTestResult(
         name, op, chunks, files, result, done, elapsed, nbytes / seconds, temps,
         (float(np.median(inside)), float(inside.max())) if inside.size else (0.0, 0.0),
-        (float(np.median(ordinary)), float(ordinary.max())) if ordinary.size else None, pauses)
+        (float(np.median(ordinary)), float(ordinary.max())) if ordinary.size else None, pauses,
+        int((chunks.queue_depth * chunks.threads).max()) if len(chunks) else 1)
 
 
 def sustained_results(rows: "Table", confidence: float = 0.95, seed: int = 12345) -> dict[tuple[str, str],

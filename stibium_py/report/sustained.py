@@ -79,8 +79,12 @@ def stretch_rows(e: SustainedTestResult) -> list[list[Any]]:
 
 def gaps_line(e: SustainedTestResult) -> str:
     """What came between the chunks: the only time not measured, stated."""
-    inside = (f"between two chunks of a file (the helper writing out a row): median "
-              f"{format_seconds(e.chunk_gap_s[0])}, at most {format_seconds(e.chunk_gap_s[1])}")
+    if e.in_flight > 1:
+        inside = (f"between two chunks of a file none: the {e.in_flight} requests in flight went on while each row "
+                  f"was written out, and each chunk ends at the completion that filled it")
+    else:
+        inside = (f"between two chunks of a file (the helper writing out a row): median "
+                  f"{format_seconds(e.chunk_gap_s[0])}, at most {format_seconds(e.chunk_gap_s[1])}")
     between = "" if e.file_gap_s is None else (
         f"; between two files (sync, close, the next file's creation and a round trip to the helper): median "
         f"{format_seconds(e.file_gap_s[0])}, at most {format_seconds(e.file_gap_s[1])}")
