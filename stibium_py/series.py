@@ -12,6 +12,7 @@ from typing import Any
 from .analysis import runs as runs_analysis
 from .analysis.rates import by_point, draws_per_run, key_json, label
 from .analysis.settings import SERIES, Settings
+from .analysis.sustained import sustained_results
 from .compare import Side, load_run
 from .store import RunDirError, is_series, read_series_json
 
@@ -33,6 +34,11 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
         tests.append({**key_json(key), "label": label(key),
                       **runs_analysis.across_runs(rates, settings.resamples, settings.seed + 104729 * (j + 1),
                                                   settings.confidence)})
+    # sustained tests: a curve per run, not a point; each run's headline and numbers side by side
+    sustained: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in side.runs:
+        for key, e in sustained_results(run.rows, settings.confidence, settings.seed).items():
+            sustained.setdefault(key, []).append({"run": run.path.name, **e.result.to_json()})
     differ = [t["label"] for t in tests if t["runs_differ"]]
     warnings = []
     if differ:
@@ -52,4 +58,5 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
     return {"format": "stibium-series-summary/1", "plan": meta.plan, "runs_planned": meta.runs,
             "runs": [run.path.name for run in side.runs],
             "settings": settings.to_json(),
-            "tests": tests, "warnings": warnings}
+            "tests": tests, "warnings": warnings,
+            "sustained": [{"test": t, "op": op, "runs": runs} for (t, op), runs in sustained.items()]}

@@ -187,3 +187,18 @@ def test_a_sustained_plan_is_refused_in_one_line_where_it_cannot_run(tmp_path):
         assert result.exit_code == 2, (body, result.output)
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], (body, lines)
+
+
+def test_a_series_of_sustained_runs_shows_each_run_s_curve_side_by_side(disk_dir):
+    (disk_dir / "sus.yaml").write_text(PLAN.replace("read_back: true", "read_back: false"))
+    result = CliRunner().invoke(main, ["run", str(disk_dir / "sus.yaml"), "--target", str(disk_dir / "t"),
+                                       "--out", str(disk_dir / "r"), "--runs", "2"])
+    assert result.exit_code == 0, result.output
+    series = next((disk_dir / "r").glob("sus-*"))
+    summary = json.loads((series / "summary.json").read_text())
+    (entry,) = summary["sustained"]
+    assert (entry["test"], entry["op"]) == ("long", "write")
+    assert [r["run"] for r in entry["runs"]] == ["run-1", "run-2"]
+    assert all(r["bytes_written"] == 24 * MiB and r["headline"] for r in entry["runs"])
+    page = (series / "report.html").read_text()
+    assert "long write: sustained, run by run" in page and entry["runs"][1]["headline"] in page

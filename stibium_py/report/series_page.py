@@ -62,6 +62,9 @@ def render(summary: dict[str, Any]) -> str:
                 "<h2>Warnings</h2>" + (warn or "<p>None: the runs agree within their own intervals.</p>")]
     for n, t in enumerate(summary["tests"]):
         sections.append(figure(_runs_figure(t), f"runs{n}"))
+    for s in summary.get("sustained", []):
+        sections.append(f"<h2>{esc(s['test'])} {esc(s['op'])}: sustained, run by run</h2>"
+                        + table(["run", "what it did"], [[r["run"], r["headline"]] for r in s["runs"]]))
     sections.append("<p class=\"muted\">Rate across runs: the geometric mean of the runs' rates, with a two-level "
                     "bootstrap interval (runs resampled, then measurements within each) widened for the few runs by "
                     "t/z sqrt(K/(K-1)). Spread: 1.4826 x the median absolute deviation of the runs' log rates.</p>")
@@ -88,6 +91,9 @@ def build_series_report(series: Path, console: Console | None = None) -> dict[st
     (series / REPORT_HTML).write_text(render(summary), encoding="utf-8")
     if console is not None:
         console.print(terminal_table(summary))
+        for s in summary.get("sustained", []):
+            for r in s["runs"]:
+                console.print(f"{s['test']} {s['op']} sustained, {r['run']}: {r['headline']}")
         for w in summary["warnings"]:
             console.print(f"[yellow]{w['test']}: {w['message']}[/]")
         console.print(f"report: {series / REPORT_HTML}")
