@@ -186,7 +186,8 @@ DESCRIPTIONS = {
              "seconds, start_ns, end_ns and the latencies are the chunk's); empty on the row of the whole file",
     "bytes_done": "sustained tests: bytes of the file moved when the chunk ended",
     "chunk_gap_s": "sustained tests: the time between the previous chunk's end and this chunk's start (the "
-                   "helper writing out the previous row); 0 for a file's first chunk",
+                   "helper writing out the previous row); 0 for a file's first chunk, and with requests in flight "
+                   "(the others went on while the row was written: each chunk begins where the last ended)",
     "temperature_c": "sustained tests: the drive's temperature in degrees Celsius when the chunk's row arrived; "
                      "empty where the machine cannot tell",
 }
