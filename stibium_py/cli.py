@@ -208,6 +208,7 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
 
 
 def _compare_many_table(result: dict) -> None:
+    from .report.sustained import ratio_text as sustained_ratio_text
     table = Table("test", "run", "rate", "ratio to the reference (95% interval)", "verdict",
                   title=f"against {result['reference']['run']}")
     for r in result["rows"]:
@@ -218,7 +219,12 @@ def _compare_many_table(result: dict) -> None:
         word = r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
                                else "")
         table.add_row(what, r["run"], format_bytes(r["rate_bytes_per_s"]) + "/s", interval, word)
-    console.print(table)
+    if result["rows"]:
+        console.print(table)
+    for s in result.get("sustained", []):
+        console.print(f"[bold]{s['test']} {s['op']}, sustained[/], {s['run']}: {s['headline']}")
+        for r in s["ratios"]:
+            console.print(f"  {sustained_ratio_text(r)} against the reference")
     for line in dict.fromkeys(result["advice"]):
         console.print(line)
 
@@ -231,6 +237,7 @@ def _compare_table(result: dict) -> None:
     """B / A per point: below 120 columns one line per row (the point in one column, cut with an
     ellipsis); wider, a column each."""
     from .report.terminal import WIDE_TERMINAL_COLUMNS, compact_table
+    from .report.sustained import ratio_text as sustained_ratio_text
     a, b = result["a"], result["b"]
     title = "B / A: a repeatability check (both runs on one machine)" if result["same_machine"] else "B / A"
     compact = console.width < WIDE_TERMINAL_COLUMNS
@@ -265,9 +272,7 @@ def _compare_table(result: dict) -> None:
         console.print(f"[bold]{entry['test']} {entry['op']}, sustained[/]: A {entry['a']['headline']}; "
                       f"B {entry['b']['headline']}")
         for r in entry["ratios"]:
-            q = r["ratio"]
-            interval = f" [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None else ""
-            console.print(f"  {r['what']}: B / A {q['estimate']:.3f}{interval}, {r['verdict']}")
+            console.print(f"  B / A: {sustained_ratio_text(r)}")
     if compact and any(r["access"] != "files" for r in result["rows"]):
         console.print("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "
                       "Q8T1: 8 requests in flight on 1 thread")

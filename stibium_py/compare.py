@@ -193,4 +193,7 @@ def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: b
     return {"format": "stibium-compare-many/1", "reference": _facts(ref), "runs": [_facts(o) for o in others],
             "settings": pairs[0]["settings"], "rows": rows,
             "summaries": [{**s, "run": o.path.name} for pair, o in zip(pairs, others) for s in pair["summaries"]],
+            "sustained": [{"test": s["test"], "op": s["op"], "run": o.path.name, "label": o.label,
+                           "headline": s["b"]["headline"], "reference_headline": s["a"]["headline"],
+                           "ratios": s["ratios"]} for pair, o in zip(pairs, others) for s in pair["sustained"]],
             "advice": [p["advice"] for p in pairs], "differences": sorted({d for p in pairs for d in p["differences"]})}

@@ -136,17 +136,17 @@ def test_an_interrupted_run_removes_its_files_and_resume_takes_the_same_bytes(di
     assert len(chunks) + len(cut) == sum(1 for r in after if r["chunk"] != "")
 
 
-def test_compare_puts_two_sustained_runs_side_by_side(disk_dir, tmp_path):
+def test_compare_puts_sustained_runs_side_by_side(disk_dir, tmp_path):
     (disk_dir / "sus.yaml").write_text(PLAN.replace("read_back: true", "read_back: false"))
     runs = []
-    for i in range(2):
+    for i in range(3):
         out = disk_dir / f"r{i}"
         result = CliRunner().invoke(main, ["run", str(disk_dir / "sus.yaml"), "--target", str(disk_dir / "t"),
                                            "--out", str(out)])
         assert result.exit_code == 0, result.output
         runs.append(next(out.glob("sus-*")))
     page = tmp_path / "cmp.html"
-    result = CliRunner().invoke(main, ["compare", *map(str, runs), "--json", "--out", str(page)])
+    result = CliRunner().invoke(main, ["compare", *map(str, runs[:2]), "--json", "--out", str(page)])
     assert result.exit_code == 0, result.output
     cmp = json.loads(result.output)
     assert cmp["rows"] == [] and cmp["unmatched"] == {"only_in_a": [], "only_in_b": []}
@@ -160,6 +160,17 @@ def test_compare_puts_two_sustained_runs_side_by_side(disk_dir, tmp_path):
     assert first["ratio"]["low"] <= first["ratio"]["estimate"] <= first["ratio"]["high"]
     html = page.read_text()
     assert "long write: sustained" in html and "rate per chunk against bytes moved, both runs" in html
+    # three runs: each against the first, in one table
+    result = CliRunner().invoke(main, ["compare", *map(str, runs), "--json", "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    many = json.loads(result.output)
+    assert [(s["test"], s["op"], s["run"]) for s in many["sustained"]] == [("long", "write", runs[1].name),
+                                                                          ("long", "write", runs[2].name)]
+    assert many["sustained"][0]["ratios"] == entry["ratios"]
+    html = page.read_text()
+    assert "long write: sustained" in html and many["sustained"][1]["headline"] in html
+    shown = CliRunner().invoke(main, ["compare", *map(str, runs), "--out", str(page)])
+    assert shown.exit_code == 0 and f"long write, sustained, {runs[2].name}: " in " ".join(shown.output.split())
 
 
 def test_plan_show_says_what_the_built_in_sustained_plan_writes_and_that_it_wears_the_drive():

@@ -151,4 +151,10 @@ def render_many(cmp: dict[str, Any], sides: list[Side], reference: int) -> str:
     sections = [f"<h1>stibium compare: {len(sides)} runs against {esc(ref.label)}</h1>", advice,
                 "<h2>Rates and ratios to the reference</h2>",
                 table(["test", "run", "rate", "ratio to the reference (95% interval)", "verdict"], body), summ]
+    for test, op in dict.fromkeys((s["test"], s["op"]) for s in cmp.get("sustained", [])):
+        entries = [s for s in cmp["sustained"] if (s["test"], s["op"]) == (test, op)]
+        rows = [[ref.label + " (reference)", entries[0]["reference_headline"], ""]]
+        rows += [[s["label"], s["headline"], "; ".join(sustained.ratio_text(r) for r in s["ratios"])] for s in entries]
+        sections.append(f"<h2>{esc(test)} {esc(op)}: sustained</h2>"
+                        + table(["run", "what it did", "against the reference (95% intervals)"], rows))
     return page("stibium compare", sections)

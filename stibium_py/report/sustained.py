@@ -123,6 +123,14 @@ def compare_section(entry: dict[str, Any], label_a: str, label_b: str, colours: 
             + table(["", "A", "B", "B / A (95% interval)", "verdict"], rows) + figure(fig, f"sustained{first_id}"))
 
 
+def ratio_text(r: dict[str, Any]) -> str:
+    """One number of a sustained comparison in words: "fast rate (first stretch) 1.063x [0.991, 1.140],
+    inconclusive"."""
+    q = r["ratio"]
+    interval = f" [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None and q["high"] is not None else ""
+    return f"{r['what']} {q['estimate']:.3f}x{interval}, {r['verdict']}"
+
+
 def _est(e: dict[str, Any], fmt: Any) -> str:
     if e.get("low") is None or e.get("high") is None:
         return fmt(e["estimate"])
