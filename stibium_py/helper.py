@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,17 @@ def op_args(command: str, path: Path, **flags: Any) -> list[str]:
         flag = "--" + key.replace("_", "-")
         args += [flag] if value is True else [flag, str(value)]
     return args
+
+
+def raw_clock_ns() -> int | None:
+    """The helper's clock, read here: CLOCK_MONOTONIC_RAW on Linux; on macOS time.monotonic_ns, which CPython
+    reads from mach_absolute_time scaled by the timebase, as the helper does (checked through the clock's
+    own description); None elsewhere."""
+    if sys.platform.startswith("linux") and hasattr(time, "CLOCK_MONOTONIC_RAW"):
+        return time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+    if sys.platform == "darwin" and time.get_clock_info("monotonic").implementation == "mach_absolute_time()":
+        return time.monotonic_ns()
+    return None
 
 
 LAYOUT_GRANULARITY_BYTES = 8 * 2**20

@@ -78,6 +78,8 @@ class Measurement(NamedTuple):
     bytes_done: Optional[int] = None       # sustained: bytes of the file written (or read) when the chunk ended
     chunk_gap_s: Optional[float] = None    # sustained: the time before the chunk began, the last row's writing out
     temperature_c: Optional[float] = None  # sustained: the drive's temperature when the chunk's row arrived
+    run_start_s: Optional[float] = None    # sustained: the chunk's start and end on the run's clock
+    run_end_s: Optional[float] = None
 
     @property
     def ok(self) -> bool:
@@ -190,6 +192,10 @@ DESCRIPTIONS = {
                    "(the others went on while the row was written: each chunk begins where the last ended)",
     "temperature_c": "sustained tests: the drive's temperature in degrees Celsius when the chunk's row arrived; "
                      "empty where the machine cannot tell",
+    "run_start_s": "sustained tests: the chunk's start on the run's clock (seconds since the run began, as "
+                   "started_s): its start_ns placed by the helper's clock read beside the run's clock as the row "
+                   "arrived; empty where the package cannot read the helper's clock",
+    "run_end_s": "sustained tests: the chunk's end on the run's clock, as run_start_s",
 }
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
              "queue_depth", "threads")
@@ -245,9 +251,11 @@ _CHUNK_KEYS = {"chunk": "chunk", "chunk_bytes": "bytes", "bytes_done": "bytes_do
                "lat_p99_s": "lat_p99_s", "lat_max_s": "lat_max_s"}
 
 
-def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature_c: float | None) -> Measurement:
+def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature_c: float | None,
+               run_clock_offset_s: float | None) -> Measurement:
     """The row of one chunk of a streamed (sustained) measurement; started_s is the measurement's, so that the
-    chunks of one attempt at a file are told from an interrupted earlier one by it."""
+    chunks of one attempt at a file are told from an interrupted earlier one by it; run_clock_offset_s is
+    the run's clock minus the helper's (in seconds), where known."""
     missing = sorted((set(_CHUNK_KEYS) | {"gap_ns"}) - set(row))
     if missing:
         raise MeasurementError(f"operation {op.seq}: a chunk row lacks {', '.join(missing)}; reinstall stibium so "
@@ -255,7 +263,10 @@ def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature
     fields = {f: getattr(op, f) for f in OP_FIELDS}
     return Measurement(**fields, **{column: row[key] for key, column in _CHUNK_KEYS.items()},
                        chunk_gap_s=row["gap_ns"] / 1e9, started_s=started_s, engine=op.engine,
-                       temperature_c=temperature_c)
+                       temperature_c=temperature_c,
+                       **({} if run_clock_offset_s is None else
+                          {"run_start_s": row["start_ns"] / 1e9 + run_clock_offset_s,
+                           "run_end_s": row["end_ns"] / 1e9 + run_clock_offset_s}))
 
 
 def failed(op: Op, error: str, started_s: float | None) -> Measurement:

@@ -25,7 +25,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from . import __version__, sysinfo
 from .helper import (Helper, HelperError, HelperTimeout, find_helper, layout_args, measure_args, op_timeout_s,
-                     run_once)
+                     raw_clock_ns, run_once)
 from .measurement import MeasurementError, failed, from_answer, from_chunk
 from .paths import device_of
 from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
@@ -393,9 +393,13 @@ class Runner:
         path = self.work.file(op.file)
         started_s = time.time() - self.t0
         log = self.log
+        clocks: list[float | None] = []
 
         def chunk_row(row: dict[str, Any]) -> None:     # a sustained measurement's chunks, as they come
-            m = from_chunk(op, row, started_s, self.temperature.read())
+            if not clocks:          # the helper's clock read beside the run's as the first row arrives: one
+                raw_ns = raw_clock_ns()     # offset for the file, so that its chunks keep their order
+                clocks.append(None if raw_ns is None else time.time() - self.t0 - raw_ns / 1e9)
+            m = from_chunk(op, row, started_s, self.temperature.read(), clocks[0])
             log.append(m)
             self._advance(op, m.bytes, m.seconds)
 

@@ -67,6 +67,12 @@ def test_chunk_rows_add_up_and_the_clock_runs_on(disk_dir, in_flight, chunk_mib)
                 assert 0 <= gap <= GAP_BOUND_NS
                 assert abs(gap - float(after["chunk_gap_s"]) * 1e9) <= 2
             assert int(f["start_ns"]) <= int(chunks[0]["start_ns"]) and int(chunks[-1]["end_ns"]) <= int(f["end_ns"])
+            # on the run's clock: after the runner sent the file, as long as the helper's clock says, in order
+            starts, ends = ([float(r[k]) for r in chunks] for k in ("run_start_s", "run_end_s"))
+            assert float(f["started_s"]) <= starts[0] < float(f["started_s"]) + 1
+            for r, s, e in zip(chunks, starts, ends):
+                assert abs((e - s) - float(r["seconds"])) < 1e-6
+            assert all(b >= a for a, b in zip(ends, starts[1:]))
     assert list((disk_dir / "t").iterdir()) == []        # the files and the run's folder are gone
     summary = json.loads((run_dir / "summary.json").read_text())
     got = {(t["name"], t["op"]): t for t in summary["tests"]}
