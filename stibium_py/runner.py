@@ -358,8 +358,9 @@ class Runner:
         if self.temperature.device is None:
             self.temperature = _Temperature(self.run.target_facts.get("device") or "")
             if self.temperature.read() is None:     # said once a run
-                self.console.print("The drive's temperature cannot be read on this machine (no hwmon sensor, no "
-                                   "smartctl); the temperature column stays empty.")
+                self.console.print("The drive's temperature cannot be read on this machine (the system reports no "
+                                   "sensor for this disk, and smartctl is not installed or cannot ask it); the "
+                                   "temperature column stays empty.")
         for op in test.ops:
             if op.seq in self.done:
                 continue

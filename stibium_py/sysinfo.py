@@ -141,12 +141,71 @@ def parse_smartctl_temperature(text: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+# An NVMe drive reports its temperature in kelvins (the SMART / Health log's composite temperature); a value
+# above this is taken as kelvins, below as degrees Celsius (no drive works at 200 °C, none reports 200 K).
+KELVIN_ABOVE = 200
+
+
+def parse_diskutil_whole_disk(data: bytes) -> str | None:
+    """The physical whole disk behind a volume, from `diskutil info -plist VOLUME`: an APFS volume's first
+    physical store (APFSPhysicalStores[0].APFSPhysicalStore, such as disk0s2: its disk, disk0; the volume's
+    ParentWholeDisk is the synthesized container), else ParentWholeDisk (HFS+, exFAT on an external drive)."""
+    try:
+        info = plistlib.loads(data)
+    except Exception:  # noqa: BLE001 - a damaged answer is no fact
+        return None
+    stores = info.get("APFSPhysicalStores")
+    name = None
+    if isinstance(stores, list) and stores and isinstance(stores[0], dict):
+        name = stores[0].get("APFSPhysicalStore")
+    name = name or info.get("ParentWholeDisk")
+    m = re.match(r"^(?:/dev/)?(disk\d+)", name) if isinstance(name, str) else None
+    return f"/dev/{m.group(1)}" if m else None
+
+
+def parse_diskutil_temperature(data: bytes) -> float | None:
+    """The temperature in degrees Celsius from `diskutil info -plist DISK` of a whole NVMe disk (its SMART
+    keys, SMARTDeviceSpecificKeysMayVaryNotGuaranteed.TEMPERATURE, as the drive reports it: kelvins)."""
+    try:
+        smart = plistlib.loads(data).get("SMARTDeviceSpecificKeysMayVaryNotGuaranteed")
+    except Exception:  # noqa: BLE001
+        return None
+    value = smart.get("TEMPERATURE") if isinstance(smart, dict) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        return None
+    return float(value) - 273.15 if value > KELVIN_ABOVE else float(value)
+
+
+_WHOLE_DISKS: dict[str, str | None] = {}
+
+
+def _darwin_whole_disk(device: str) -> str | None:
+    """The whole disk behind a mounted volume's device (asked of diskutil once per device)."""
+    if device not in _WHOLE_DISKS:
+        try:
+            plist = subprocess.run(["diskutil", "info", "-plist", device], capture_output=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            plist = b""
+        _WHOLE_DISKS[device] = parse_diskutil_whole_disk(plist)
+    return _WHOLE_DISKS[device]
+
+
 def device_temperature_c(device: str | None) -> tuple[float | None, str]:
-    """The disk's temperature and where it came from: hwmon (Linux), else `smartctl -j -A` where smartctl is
-    installed (macOS, or Linux disks without a sensor driver); (None, "") where the machine cannot tell."""
+    """The disk's temperature and where it came from: hwmon (Linux); on macOS the SMART keys diskutil gives for
+    the whole disk behind the volume (internal NVMe drives); else `smartctl -j -A` where smartctl is installed;
+    (None, "") where the machine cannot tell."""
     value = hwmon_temperature_c(device)
     if value is not None:
         return value, "hwmon"
+    if device and sys.platform == "darwin":
+        device = _darwin_whole_disk(device) or device
+        try:
+            plist = subprocess.run(["diskutil", "info", "-plist", device], capture_output=True, timeout=10).stdout
+        except (OSError, subprocess.SubprocessError):
+            plist = b""
+        value = parse_diskutil_temperature(plist)
+        if value is not None:
+            return value, "diskutil"
     if device and shutil.which("smartctl"):
         text = _run(["smartctl", "-j", "-A", device])
         value = parse_smartctl_temperature(text) if text else None

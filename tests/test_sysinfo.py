@@ -103,3 +103,25 @@ def test_a_disk_temperature_from_smartctl_json():
     assert parse_smartctl_temperature('{"smartctl": {"exit_status": 2}}') is None     # no temperature reported
     assert parse_smartctl_temperature('{"temperature": {"current": true}}') is None
     assert parse_smartctl_temperature("not json") is None
+
+
+def test_the_whole_disk_behind_a_mac_volume_and_its_temperature_from_diskutil():
+    """The keys of `diskutil info -plist` (as published for it): an APFS volume's physical store, an exFAT
+    volume's parent disk; an internal NVMe disk's SMART temperature in kelvins, or degrees where small."""
+    import plistlib
+
+    from stibium_py.sysinfo import parse_diskutil_temperature, parse_diskutil_whole_disk
+    apfs = {"DeviceIdentifier": "disk3s1s1", "ParentWholeDisk": "disk3", "APFSContainerReference": "disk3",
+            "APFSPhysicalStores": [{"APFSPhysicalStore": "disk0s2"}]}
+    assert parse_diskutil_whole_disk(plistlib.dumps(apfs)) == "/dev/disk0"
+    assert parse_diskutil_whole_disk(plistlib.dumps({"DeviceIdentifier": "disk4s1", "ParentWholeDisk": "disk4"})) \
+        == "/dev/disk4"
+    assert parse_diskutil_whole_disk(b"not a plist") is None
+    internal = {"DeviceIdentifier": "disk0", "SMARTStatus": "Verified",
+                "SMARTDeviceSpecificKeysMayVaryNotGuaranteed": {"TEMPERATURE": 310, "PERCENTAGE_USED": 1}}
+    assert abs(parse_diskutil_temperature(plistlib.dumps(internal)) - 36.85) < 1e-9
+    internal["SMARTDeviceSpecificKeysMayVaryNotGuaranteed"]["TEMPERATURE"] = 41
+    assert parse_diskutil_temperature(plistlib.dumps(internal)) == 41.0
+    assert parse_diskutil_temperature(plistlib.dumps({"DeviceIdentifier": "disk4", "SMARTStatus": "Not Supported"})) \
+        is None
+    assert parse_diskutil_temperature(b"") is None

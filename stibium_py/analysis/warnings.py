@@ -105,8 +105,9 @@ def _sustained_warnings(e: SustainedTestResult, add: Any) -> None:
             f"resumed)", "a drive empties its fast cache during a pause, so the stretch after it can be fast "
             "again: for one uninterrupted curve, start a new run")
     if not e.temperature_known:
-        add("info", label, "the drive's temperature could not be read on this machine (no hwmon sensor, no "
-            "smartctl), so heat cannot be told from a full cache",
+        add("info", label, "the drive's temperature could not be read on this machine (the system reports no "
+            "sensor for this disk, and smartctl is not installed or cannot ask it), so heat cannot be told from a "
+            "full cache",
             "install smartmontools (smartctl) to have it read with each chunk")
     if e.result.chunks < 2 * MIN_SIZE:
         add("warning", label, f"{e.result.chunks} chunks are too few to find a cliff (at least {2 * MIN_SIZE})",
