@@ -356,7 +356,9 @@ def test_a_sustained_write_finds_the_cliff_and_both_rates(tmp_path, device_b):
     # the switch came while the chunk after the one that showed it was being written
     true_cliff = switched["bytes"]
     assert abs(report("recipe B sustained cliff (bytes)", true_cliff, e["cliff_bytes"])) <= 0.10
-    assert e["cliff_bytes"]["low"] <= true_cliff <= e["cliff_bytes"]["high"]
+    # the truth is known to within the chunk after the switch (the stack's megabytes in flight): the
+    # interval meets that range
+    assert e["cliff_bytes"]["low"] <= true_cliff + 8 * MiB and true_cliff <= e["cliff_bytes"]["high"]
     before, after = (s["rate_bytes_per_s"] for s in e["stretches"])
     assert abs(report("recipe B sustained rate before the cliff (B/s)", fast / 8, before)) <= 0.03
     assert abs(report("recipe B sustained rate after the cliff (B/s)", fast / 16, after)) <= 0.03
