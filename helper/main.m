@@ -460,8 +460,7 @@ static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
     [out setObject:sb_str(sb_engine_named("app")->name) forKey:@"app_engine"];
     [out setObject:sb_str(sb_foundation_implementation()) forKey:@"foundation_implementation"];
     /* How requests in flight move here: what a measurement with a queue depth would use. */
-    sb_io_choice many = sb_policy_io_method(strcmp(sb_platform_name(), "darwin") == 0 ? SB_OS_DARWIN : SB_OS_LINUX,
-                                            sb_uring_probe(), 8, 1, SB_IO_ASK_AUTO, 0);
+    sb_io_choice many = sb_policy_io_method(sb_platform_os(), sb_uring_probe(), 8, 1, SB_IO_ASK_AUTO, 0);
     [out setObject:sb_str(sb_policy_io_name(many.method)) forKey:@"io_method_in_flight"];
     [out setObject:sb_str(sb_policy_io_reason(many.why)) forKey:@"io_method_reason"];
     if (!a->path)

@@ -19,6 +19,7 @@ typedef struct sb_job sb_job;
  * (the only time between two chunks that belongs to neither). */
 typedef struct {
     uint64_t index, bytes, bytes_done, start_ns, end_ns, gap_ns, requests;
+    uint64_t requests_done;     /* of the measurement, up to this chunk's end */
     const sb_hist *hist;        /* its requests' latencies */
 } sb_chunk;
 
@@ -126,6 +127,9 @@ enum sb_uring_state sb_uring_probe(void);
  * method (io_uring or threads), from the first submission (*start_ns) to the last completion
  * (*end_ns); counters and latencies into job. */
 int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *err);
+/* --chunk: a request of len bytes that took latency_ns completed into chunk c; returns 1 when that fills
+ * the chunk (or was the measurement's last request), 0 otherwise (sb_request.c). */
+int sb_chunk_add(sb_job *job, sb_chunk *c, uint64_t len, uint64_t latency_ns);
 /* --chunk: close chunk c at end_ns (its row written by job->on_chunk) and start the next one; returns its
  * start, the time after the row was written (sb_request.c). */
 uint64_t sb_close_chunk(sb_job *job, sb_chunk *c, uint64_t end_ns);

@@ -98,7 +98,7 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
         goto done;
     }
     sb_gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-    sb_stream stream = {PTHREAD_MUTEX_INITIALIZER, job, {.hist = job->chunk_hist}, 0, job->bytes};
+    sb_stream stream = {PTHREAD_MUTEX_INITIALIZER, job, {.hist = job->chunk_hist}};
     for (unsigned t = 0; t < threads; t++)
         next[t] = job->nrequests * t / threads;
     for (unsigned i = 0; i < nworkers; i++) {

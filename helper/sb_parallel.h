@@ -12,7 +12,6 @@ typedef struct {
     pthread_mutex_t lock;
     sb_job *job;
     sb_chunk chunk;
-    uint64_t moved, total;
 } sb_stream;
 
 typedef struct {

@@ -17,6 +17,8 @@ typedef struct {
 } sb_fsinfo;
 
 const char *sb_platform_name(void);
+/* The same as the policy's enum (sb_policy.h). */
+enum sb_os sb_platform_os(void);
 /* Turn an open descriptor uncached: O_DIRECT by fcntl on Linux, F_NOCACHE on Apple. */
 int sb_set_uncached(int fd, sb_err *err);
 /* fsync, or F_FULLFSYNC where `full` and the platform has it (falling back to fsync where the file

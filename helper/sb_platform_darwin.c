@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 const char *sb_platform_name(void) { return "darwin"; }
+enum sb_os sb_platform_os(void) { return SB_OS_DARWIN; }
 
 int sb_set_uncached(int fd, sb_err *err)
 {

@@ -23,6 +23,7 @@
 #endif
 
 const char *sb_platform_name(void) { return "linux"; }
+enum sb_os sb_platform_os(void) { return SB_OS_LINUX; }
 
 int sb_set_uncached(int fd, sb_err *err)
 {

@@ -9,6 +9,17 @@
 #include <errno.h>
 #include <string.h>
 
+int sb_chunk_add(sb_job *job, sb_chunk *c, uint64_t len, uint64_t latency_ns)
+{
+    if (job->latency)
+        sb_hist_record(job->chunk_hist, latency_ns);
+    c->bytes += len;
+    c->bytes_done += len;
+    c->requests++;
+    c->requests_done++;
+    return c->bytes >= job->chunk_bytes || c->requests_done == job->nrequests;
+}
+
 /* Streaming (--chunk): a chunk is closed: its row is written (on_chunk), and the next chunk starts when
  * that returns (the time returned). The row's writing is the only time between two chunks: it is
  * measured and carried in the next row (gap_ns), and left out of the next request's latency. */
@@ -34,20 +45,13 @@ uint64_t sb_close_chunk(sb_job *job, sb_chunk *c, uint64_t end_ns)
 static void sb_stream_done(sb_stream *s, uint64_t len, uint64_t latency_ns, uint64_t now)
 {
     pthread_mutex_lock(&s->lock);
-    sb_job *job = s->job;
-    if (job->latency)
-        sb_hist_record(job->chunk_hist, latency_ns);
-    s->moved += len;
-    s->chunk.bytes += len;
-    s->chunk.requests++;
-    if (s->chunk.bytes >= job->chunk_bytes || s->moved == s->total) {
-        s->chunk.bytes_done = s->moved;
+    if (sb_chunk_add(s->job, &s->chunk, len, latency_ns)) {
         /* the chunk ends at the completion that filled it (no earlier than it began: completions take the
          * lock in their own order); the other requests stay in flight while the row is written, so the
          * next chunk begins right there, with no time between the two (the writing's time is still
          * summed in the answer's chunk_gaps_seconds) */
         uint64_t end = now > s->chunk.start_ns ? now : s->chunk.start_ns;
-        sb_close_chunk(job, &s->chunk, end);
+        sb_close_chunk(s->job, &s->chunk, end);
         s->chunk.start_ns = end;
         s->chunk.gap_ns = 0;
     }

@@ -254,31 +254,24 @@ static int sb_choose_io(sb_job *job, sb_err *err)
 /* One request at a time on this thread: the interval from before the first to after the last. */
 static int sb_sequential_io(sb_job *job, uint64_t *t0, uint64_t *t1, sb_err *err)
 {
-    uint64_t prev = *t0 = sb_now_ns(), moved = 0;
+    uint64_t prev = *t0 = sb_now_ns();
     sb_chunk chunk = {.start_ns = *t0, .hist = job->chunk_hist};
     for (uint64_t i = 0; i < job->nrequests; i++) {
         uint64_t len = sb_request_len(job, i);
         unsigned char *data = sb_request_data(job, i, 0);
         if (job->engine->io(job, job->offsets[i], len, data, err) != 0)
             return -1;
+        uint64_t latency_ns = 0;
         if (job->latency) {
             uint64_t now = sb_now_ns();
-            sb_hist_record(&job->hist, now - prev);
-            if (job->chunk_hist)
-                sb_hist_record(job->chunk_hist, now - prev);
+            latency_ns = now - prev;
+            sb_hist_record(&job->hist, latency_ns);
             prev = now;
         }
         if (job->verify && sb_verify_request(job, i, data, err) != 0)
             return -1;
-        if (job->chunk_bytes) {
-            moved += len;
-            chunk.bytes += len;
-            chunk.requests++;
-            if (chunk.bytes >= job->chunk_bytes || i + 1 == job->nrequests) {
-                chunk.bytes_done = moved;
-                prev = sb_close_chunk(job, &chunk, sb_now_ns());
-            }
-        }
+        if (job->chunk_bytes && sb_chunk_add(job, &chunk, len, latency_ns))
+            prev = sb_close_chunk(job, &chunk, sb_now_ns());
     }
     *t1 = sb_now_ns();
     return 0;
