@@ -83,15 +83,24 @@ def op_args(command: str, path: Path, **flags: Any) -> list[str]:
     return args
 
 
-def raw_clock_ns() -> int | None:
-    """The helper's clock, read here: CLOCK_MONOTONIC_RAW on Linux; on macOS time.monotonic_ns, which CPython
-    reads from mach_absolute_time scaled by the timebase, as the helper does (checked through the clock's
-    own description); None elsewhere."""
-    if sys.platform.startswith("linux") and hasattr(time, "CLOCK_MONOTONIC_RAW"):
-        return time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
-    if sys.platform == "darwin" and time.get_clock_info("monotonic").implementation == "mach_absolute_time()":
-        return time.monotonic_ns()
+def raw_clock_source(platform: str, monotonic_implementation: str, has_monotonic_raw: bool) -> str | None:
+    """Which of Python's clocks is the helper's: "monotonic_raw" (clock_gettime(CLOCK_MONOTONIC_RAW)) on Linux;
+    "monotonic" on macOS where CPython reads time.monotonic from mach_absolute_time scaled by the timebase,
+    as the helper does (the clock's own description says so); None elsewhere."""
+    if platform.startswith("linux") and has_monotonic_raw:
+        return "monotonic_raw"
+    if platform == "darwin" and monotonic_implementation == "mach_absolute_time()":
+        return "monotonic"
     return None
+
+
+def raw_clock_ns() -> int | None:
+    """The helper's clock, read here (raw_clock_source); None where Python cannot read it."""
+    source = raw_clock_source(sys.platform, time.get_clock_info("monotonic").implementation,
+                              hasattr(time, "CLOCK_MONOTONIC_RAW"))
+    if source == "monotonic_raw":
+        return time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+    return time.monotonic_ns() if source == "monotonic" else None
 
 
 LAYOUT_GRANULARITY_BYTES = 8 * 2**20

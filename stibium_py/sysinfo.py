@@ -146,14 +146,28 @@ def parse_smartctl_temperature(text: str) -> float | None:
 KELVIN_ABOVE = 200
 
 
+def _plist(data: bytes) -> dict[str, Any]:
+    """A plist answer as a dict; {} for a damaged or empty one (a damaged answer is no fact, never an error)."""
+    try:
+        info = plistlib.loads(data)
+    except Exception:  # noqa: BLE001
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def _diskutil_plist(device: str) -> bytes:
+    """`diskutil info -plist DEVICE` (macOS); empty where it cannot run."""
+    try:
+        return subprocess.run(["diskutil", "info", "-plist", device], capture_output=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return b""
+
+
 def parse_diskutil_whole_disk(data: bytes) -> str | None:
     """The physical whole disk behind a volume, from `diskutil info -plist VOLUME`: an APFS volume's first
     physical store (APFSPhysicalStores[0].APFSPhysicalStore, such as disk0s2: its disk, disk0; the volume's
     ParentWholeDisk is the synthesized container), else ParentWholeDisk (HFS+, exFAT on an external drive)."""
-    try:
-        info = plistlib.loads(data)
-    except Exception:  # noqa: BLE001 - a damaged answer is no fact
-        return None
+    info = _plist(data)
     stores = info.get("APFSPhysicalStores")
     name = None
     if isinstance(stores, list) and stores and isinstance(stores[0], dict):
@@ -166,10 +180,7 @@ def parse_diskutil_whole_disk(data: bytes) -> str | None:
 def parse_diskutil_temperature(data: bytes) -> float | None:
     """The temperature in degrees Celsius from `diskutil info -plist DISK` of a whole NVMe disk (its SMART
     keys, SMARTDeviceSpecificKeysMayVaryNotGuaranteed.TEMPERATURE, as the drive reports it: kelvins)."""
-    try:
-        smart = plistlib.loads(data).get("SMARTDeviceSpecificKeysMayVaryNotGuaranteed")
-    except Exception:  # noqa: BLE001
-        return None
+    smart = _plist(data).get("SMARTDeviceSpecificKeysMayVaryNotGuaranteed")
     value = smart.get("TEMPERATURE") if isinstance(smart, dict) else None
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         return None
@@ -182,11 +193,7 @@ _WHOLE_DISKS: dict[str, str | None] = {}
 def _darwin_whole_disk(device: str) -> str | None:
     """The whole disk behind a mounted volume's device (asked of diskutil once per device)."""
     if device not in _WHOLE_DISKS:
-        try:
-            plist = subprocess.run(["diskutil", "info", "-plist", device], capture_output=True, timeout=10).stdout
-        except (OSError, subprocess.SubprocessError):
-            plist = b""
-        _WHOLE_DISKS[device] = parse_diskutil_whole_disk(plist)
+        _WHOLE_DISKS[device] = parse_diskutil_whole_disk(_diskutil_plist(device))
     return _WHOLE_DISKS[device]
 
 
@@ -199,11 +206,7 @@ def device_temperature_c(device: str | None) -> tuple[float | None, str]:
         return value, "hwmon"
     if device and sys.platform == "darwin":
         device = _darwin_whole_disk(device) or device
-        try:
-            plist = subprocess.run(["diskutil", "info", "-plist", device], capture_output=True, timeout=10).stdout
-        except (OSError, subprocess.SubprocessError):
-            plist = b""
-        value = parse_diskutil_temperature(plist)
+        value = parse_diskutil_temperature(_diskutil_plist(device))
         if value is not None:
             return value, "diskutil"
     if device and shutil.which("smartctl"):
@@ -277,10 +280,7 @@ def parse_mount_options(text: str, mount_point: str) -> dict[str, str]:
 def parse_diskutil_plist(data: bytes) -> dict[str, Any]:
     """Device facts from `diskutil info -plist DEVICE`: model, solid state or not, protocol (Apple
     Fabric, PCI-Express, USB, Thunderbolt), internal or not, block size."""
-    try:
-        info = plistlib.loads(data)
-    except Exception:  # noqa: BLE001 - a damaged answer is no fact, never an error
-        return {}
+    info = _plist(data)
     keys = {"device_model": "MediaName", "solid_state": "SolidState", "protocol": "BusProtocol",
             "internal": "Internal", "device_block_bytes": "DeviceBlockSize", "volume_name": "VolumeName",
             "fs_personality": "FilesystemName"}
@@ -295,12 +295,7 @@ def _darwin_target_facts(target: Path) -> dict[str, Any]:
     if mount and facts.get("mount_point"):
         facts.update(parse_mount_options(mount, facts["mount_point"]))
     if facts.get("device", "").startswith("/dev/"):
-        try:
-            plist = subprocess.run(["diskutil", "info", "-plist", facts["device"]], capture_output=True,
-                                   timeout=10).stdout
-            facts.update(parse_diskutil_plist(plist))
-        except (OSError, subprocess.SubprocessError):
-            pass
+        facts.update(parse_diskutil_plist(_diskutil_plist(facts["device"])))
     return facts
 
 

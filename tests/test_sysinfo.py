@@ -125,3 +125,20 @@ def test_the_whole_disk_behind_a_mac_volume_and_its_temperature_from_diskutil():
     assert parse_diskutil_temperature(plistlib.dumps({"DeviceIdentifier": "disk4", "SMARTStatus": "Not Supported"})) \
         is None
     assert parse_diskutil_temperature(b"") is None
+
+
+def test_the_helper_s_clock_is_read_from_python_where_it_is_the_same_clock():
+    """Linux: CLOCK_MONOTONIC_RAW; macOS: time.monotonic where CPython takes it from mach_absolute_time (the
+    helper's clock there); elsewhere, or a macOS Python with another source, no reading (the run's-clock
+    columns stay empty)."""
+    from stibium_py.helper import raw_clock_ns, raw_clock_source
+    assert raw_clock_source("linux", "clock_gettime(CLOCK_MONOTONIC)", True) == "monotonic_raw"
+    assert raw_clock_source("linux", "clock_gettime(CLOCK_MONOTONIC)", False) is None
+    assert raw_clock_source("darwin", "mach_absolute_time()", False) == "monotonic"
+    assert raw_clock_source("darwin", "clock_gettime(CLOCK_UPTIME_RAW)", False) is None
+    assert raw_clock_source("win32", "GetTickCount64()", False) is None
+    import sys
+    import time
+    if sys.platform.startswith("linux"):       # on a Mac the chunk rows' run-clock test checks it end to end
+        before = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+        assert before <= raw_clock_ns() <= time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
