@@ -187,6 +187,14 @@ class SustainedTest(_TestBase):
     threads: StrictInt = Field(1, description="threads, each with its own part of every file's requests, 1 to 64")
     read_back: bool = Field(False, description="afterwards, read the files back the same way")
 
+    @model_validator(mode="after")
+    def _how_much(self) -> "SustainedTest":
+        if (self.bytes is None) == (self.fraction_of_free is None):
+            raise ValueError("give exactly one of bytes or fraction_of_free")
+        if self.max_bytes is not None and self.fraction_of_free is None:
+            raise ValueError("max_bytes caps fraction_of_free; with bytes, lower bytes instead")
+        return self
+
 
 TestSpec = Annotated[Union[FilesTest, PatternTest, SustainedTest], Field(discriminator="kind")]
 
@@ -320,6 +328,13 @@ def _sizes(spec: Sizes, units: str, where: Where) -> list[int]:
     return [_size(v, units, where / i) for i, v in enumerate(spec)]
 
 
+def _granularity(g: int, where: Where) -> int:
+    """A request size, refused outside MIN_GRANULARITY_BYTES .. MAX_GRANULARITY_BYTES."""
+    if not MIN_GRANULARITY_BYTES <= g <= MAX_GRANULARITY_BYTES:
+        raise where.error(f"{g} bytes is outside 4 KB .. 2 GiB")
+    return g
+
+
 def _check_count(n_ops: int, where: Where) -> None:
     if n_ops > MAX_OPS:
         raise where.error(f"the test expands to {n_ops:,} measurements; at most {MAX_OPS:,} in one test")
@@ -387,10 +402,8 @@ def _in_flight(queue_depth: int, threads: int) -> tuple[int, ...]:
 
 def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int) -> ExpandedTest:
     units = s["units"]
-    grans = _sizes(test.granularities, units, where / "granularities")
-    for i, g in enumerate(grans):
-        if not MIN_GRANULARITY_BYTES <= g <= MAX_GRANULARITY_BYTES:
-            raise (where / "granularities" / i).error(f"{g} bytes is outside 4 KB .. 2 GiB")
+    grans = [_granularity(g, where / "granularities" / i)
+             for i, g in enumerate(_sizes(test.granularities, units, where / "granularities"))]
     strides = [_size(v, units, where / "strides" / i) if v != 0 else 0 for i, v in enumerate(test.strides)]
     if not strides:
         raise (where / "strides").error("the list is empty; use [0] for no stride")
@@ -454,13 +467,7 @@ def _granular(value: Size, granularity: int, units: str, where: Where) -> int:
 def _sustained_ops(test: SustainedTest, where: Where, s: dict[str, Any], seq0: int,
                    free_bytes: int | None) -> ExpandedTest:
     units = s["units"]
-    g = _size(test.granularity, units, where / "granularity")
-    if not MIN_GRANULARITY_BYTES <= g <= MAX_GRANULARITY_BYTES:
-        raise (where / "granularity").error(f"{g} bytes is outside 4 KB .. 2 GiB")
-    if (test.bytes is None) == (test.fraction_of_free is None):
-        raise where.error("give exactly one of bytes or fraction_of_free")
-    if test.max_bytes is not None and test.fraction_of_free is None:
-        raise (where / "max_bytes").error("max_bytes caps fraction_of_free; with bytes, lower bytes instead")
+    g = _granularity(_size(test.granularity, units, where / "granularity"), where / "granularity")
     if test.bytes is not None:
         total = _granular(test.bytes, g, units, where / "bytes")
     else:
