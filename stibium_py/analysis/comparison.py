@@ -194,11 +194,10 @@ def ratio_of_intervals(a: Estimate, b: Estimate, confidence: float) -> Estimate:
     added in quadrature."""
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     point = b.estimate / a.estimate if a.estimate > 0 else math.nan
-    sides = [e for e in (a, b)]
-    if not all(math.isfinite(e.low) and math.isfinite(e.high) and 0 < e.low <= e.high for e in sides) or \
+    if not all(math.isfinite(e.low) and math.isfinite(e.high) and 0 < e.low <= e.high for e in (a, b)) or \
             not math.isfinite(point) or point <= 0:
         return Estimate(point, math.nan, math.nan, "no interval: a side has none", a.n + b.n)
-    spread = math.hypot(*[(math.log(e.high) - math.log(e.low)) / (2 * z) for e in sides])
+    spread = math.hypot(*[(math.log(e.high) - math.log(e.low)) / (2 * z) for e in (a, b)])
     return Estimate(point, point * math.exp(-z * spread), point * math.exp(z * spread),
                     "ratio of two independent bootstrap estimates, log-normal from their intervals", a.n + b.n)
 

@@ -30,6 +30,14 @@ class Estimate:
         return Estimate(inv(self.estimate), inv(self.high), inv(self.low), method, self.n)
 
 
+def interval_text(d: dict[str, Any], fmt: Any) -> str:
+    """An estimate's JSON form (Estimate.as_dict) in words: "488 MB/s [470 MB/s, 501 MB/s]", or
+    "488 MB/s (no interval)" where it has none."""
+    if d.get("low") is None or d.get("high") is None:
+        return f"{fmt(d['estimate'])} (no interval)"
+    return f"{fmt(d['estimate'])} [{fmt(d['low'])}, {fmt(d['high'])}]"
+
+
 def percentile_interval(values: Any, confidence: float) -> tuple[float, float]:
     import numpy as np
     values = np.asarray(values, dtype=float)

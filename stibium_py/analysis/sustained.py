@@ -25,7 +25,7 @@ import numpy as np
 
 from ..units import format_bytes, format_rate
 from .drift import change_points
-from .estimate import Estimate, percentile_interval
+from .estimate import Estimate, interval_text, percentile_interval
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -72,6 +72,13 @@ class SustainedResult:
         return (f"{pace} for the first {_est(self.cliff_bytes, format_bytes)} at "
                 f"{_est(first.rate_bytes_per_s, format_rate)}, then {_est(after.rate_bytes_per_s, format_rate)}")
 
+    @property
+    def step_fraction(self) -> float | None:
+        """The rate after the cliff against before, less one (-0.6: it fell by 60 %); None without a cliff."""
+        if self.cliff_bytes is None:
+            return None
+        return self.stretches[1].rate_bytes_per_s.estimate / self.stretches[0].rate_bytes_per_s.estimate - 1
+
     def to_json(self) -> dict[str, Any]:
         return {"chunks": self.chunks, "bytes_written": self.bytes_written,
                 "stretches": [s.to_json() for s in self.stretches],
@@ -80,9 +87,7 @@ class SustainedResult:
 
 
 def _est(e: Estimate, fmt: Any) -> str:
-    if not (math.isfinite(e.low) and math.isfinite(e.high)):
-        return f"{fmt(e.estimate)} (no interval)"
-    return f"{fmt(e.estimate)} [{fmt(e.low)}, {fmt(e.high)}]"
+    return interval_text(e.as_dict(), fmt)
 
 
 def _slope(t: np.ndarray, b: np.ndarray) -> float:
@@ -141,12 +146,11 @@ def _segments(log_rate: np.ndarray) -> list[int]:
     return joined
 
 
-def sustained_result(chunk_bytes: np.ndarray, bytes_done: np.ndarray, seconds: np.ndarray,
-                     temperature_c: np.ndarray | None = None, confidence: float = 0.95,
-                     seed: int = 12345) -> SustainedResult:
+def sustained_result(chunk_bytes: np.ndarray, seconds: np.ndarray, temperature_c: np.ndarray | None = None,
+                     confidence: float = 0.95, seed: int = 12345) -> SustainedResult:
     """Stretches, their rates and the cliff of a sustained write's chunks (in the order written)."""
     chunk_bytes = np.asarray(chunk_bytes, float)
-    bytes_done = np.asarray(bytes_done, float)
+    bytes_done = np.cumsum(chunk_bytes)
     seconds = np.asarray(seconds, float)
     n = len(seconds)
     log_rate = np.log(chunk_bytes / seconds)
@@ -242,6 +246,12 @@ class SustainedTestResult:
         return len(self.measurements)
 
     @property
+    def lat_p50_s(self) -> float | None:
+        """The median over the chunks of their median request latency."""
+        p50 = self.measurements.lat_p50_s
+        return float(np.nanmedian(p50)) if np.isfinite(p50).any() else None
+
+    @property
     def temperature_known(self) -> bool:
         return bool(np.isfinite(self.temperature_c).any())
 
@@ -317,7 +327,7 @@ def sustained_test_result(name: str, op: str, rows: "Table", confidence: float =
     firsts = np.flatnonzero(new_file)
     pauses = [(int(done[k - 1]), float(g)) for k, g, p in zip(firsts, between, paused) if p]
     ordinary = between[~paused]
-    result = sustained_result(nbytes, done, seconds, temps, confidence, seed)
+    result = sustained_result(nbytes, seconds, temps, confidence, seed)
     return SustainedTestResult(
         name, op, chunks, files, result, done, elapsed, nbytes / seconds, temps,
         (float(np.median(inside)), float(inside.max())) if inside.size else (0.0, 0.0),

@@ -3,12 +3,10 @@ terminal table. Views only: every number comes from the typed summary."""
 
 from __future__ import annotations
 
-import math
 import webbrowser
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -73,10 +71,8 @@ def _drift(e: Result) -> str:
     """The drift over the run in whole percent, with ! where it was detected; the cliff of a sustained test
     as its step in percent; - for pattern tests."""
     if isinstance(e, SustainedTestResult):
-        stretches = e.result.stretches
-        if e.result.cliff_bytes is None:
-            return "-"
-        return f"{stretches[1].rate_bytes_per_s.estimate / stretches[0].rate_bytes_per_s.estimate - 1:+.0%}!"
+        step = e.result.step_fraction
+        return "-" if step is None else f"{step:+.0%}!"
     d = e.drift if isinstance(e, FilesResult) else {}
     if "drift_fraction" not in d:
         return "-"
@@ -93,8 +89,7 @@ def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
         return f"{e.name} {e.op}", rate, latency
     if isinstance(e, SustainedTestResult):
         first = e.result.stretches[0].rate_bytes_per_s
-        p50 = np.nanmedian(e.measurements.lat_p50_s) if e.n else math.nan
-        latency = f"p50 {format_seconds(p50)}" if math.isfinite(p50) else "-"
+        latency = f"p50 {format_seconds(e.lat_p50_s)}" if e.lat_p50_s is not None else "-"
         if compact:
             return f"{e.name} {e.op}", _plus_minus(first), latency
         return f"{e.name} {e.op}", e.result.headline, latency

@@ -175,7 +175,6 @@ def mark_table_terminal(summary: Summary, width: int) -> Any:
     """The same for the terminal: intervals as ± % below 120 columns."""
     from rich.table import Table
 
-
     compact = width < WIDE_TERMINAL_COLUMNS
     title = "disk-mark table (median over trials; 95 % interval)"
     t = compact_table(title, (("", "left", 22), ("read", "left", 26), ("write", "left", 26))) if compact else \

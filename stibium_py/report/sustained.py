@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..analysis.estimate import interval_text
 from ..analysis.sustained import SustainedTestResult
 from ..units import format_bytes, format_rate, format_seconds
 from .figures import layout
@@ -41,7 +42,8 @@ def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None,
         fig.add_trace(go.Scatter(x=[lo, x[st["end_chunk"] - 1]], y=[rate["estimate"]] * 2, mode="lines",
                                  line={"color": colour if name else STRETCH_COLOURS[k % len(STRETCH_COLOURS)],
                                        "width": 3, "dash": "dash" if name else "solid"},
-                                 name=esc(f"{prefix}stretch {k + 1}: {_est(rate, format_rate)}"), hoverinfo="name"))
+                                 name=esc(f"{prefix}stretch {k + 1}: {interval_text(rate, format_rate)}"),
+                                 hoverinfo="name"))
     cliff = d.get("cliff_bytes")
     if cliff and along == "bytes":
         mark = colour if name else "#d62728"
@@ -70,9 +72,8 @@ def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None,
 def stretch_rows(e: SustainedTestResult) -> list[list[Any]]:
     rows = []
     for k, s in enumerate(e.result.stretches):
-        r = s.rate_bytes_per_s
         rows.append([k + 1, f"{format_bytes(s.start_bytes)} to {format_bytes(s.end_bytes)}", s.end - s.first,
-                     f"{format_rate(r.estimate)} [{format_rate(r.low)}, {format_rate(r.high)}]",
+                     interval_text(s.rate_bytes_per_s.as_dict(), format_rate),
                      "-" if s.temperature_c is None else f"{s.temperature_c:.0f} °C"])
     return rows
 
@@ -113,9 +114,8 @@ def compare_section(entry: dict[str, Any], label_a: str, label_b: str, colours: 
     rows = []
     for r in entry["ratios"]:
         fmt = format_bytes if r["what"].startswith("cliff") else format_rate
-        q = r["ratio"]
-        interval = f"{q['estimate']:.3f}" + (f" [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None else "")
-        rows.append([r["what"], _est(r["a"], fmt), _est(r["b"], fmt), interval, r["verdict"]])
+        rows.append([r["what"], interval_text(r["a"], fmt), interval_text(r["b"], fmt), _ratio(r["ratio"]),
+                     r["verdict"]])
     fig = rate_curve(a, "bytes", f"A: {label_a}", colours["a"])
     rate_curve(b, "bytes", f"B: {label_b}", colours["b"], fig)
     return (f"<h2>{esc(entry['test'])} {esc(entry['op'])}: sustained</h2>"
@@ -124,14 +124,12 @@ def compare_section(entry: dict[str, Any], label_a: str, label_b: str, colours: 
 
 
 def ratio_text(r: dict[str, Any]) -> str:
-    """One number of a sustained comparison in words: "fast rate (first stretch) 1.063x [0.991, 1.140],
+    """One number of a sustained comparison in words: "fast rate (first stretch) 1.063x [0.991x, 1.140x],
     inconclusive"."""
-    q = r["ratio"]
-    interval = f" [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None and q["high"] is not None else ""
-    return f"{r['what']} {q['estimate']:.3f}x{interval}, {r['verdict']}"
+    return f"{r['what']} {_ratio(r['ratio'])}, {r['verdict']}"
 
 
-def _est(e: dict[str, Any], fmt: Any) -> str:
-    if e.get("low") is None or e.get("high") is None:
-        return fmt(e["estimate"])
-    return f"{fmt(e['estimate'])} [{fmt(e['low'])}, {fmt(e['high'])}]"
+def _ratio(q: dict[str, Any]) -> str:
+    """B / A: "1.063x [0.991x, 1.140x]"."""
+    return interval_text(q, lambda v: f"{v:.3f}x")
+
