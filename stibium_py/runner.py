@@ -251,7 +251,8 @@ class Runner:
         self.helper: Helper | None = None
         self.log: MeasurementLog | None = None
         self._advance: Callable[[Op, int, float | None], None] = lambda op, nbytes, seconds: None
-        self.temperature = _Temperature(None)
+        self.temperature = _Temperature(run.target_facts.get("device"))
+        self.temperature_said = False
 
     def execute(self) -> str:
         rows, _ = read_measurements(self.run_dir)
@@ -355,9 +356,9 @@ class Runner:
     def _sustained_test(self, test: ExpandedTest) -> None:
         """The files one after another, each streamed in chunks with the drive's temperature beside each
         chunk; then, with read_back, each file evicted and read back the same way."""
-        if self.temperature.device is None:
-            self.temperature = _Temperature(self.run.target_facts.get("device") or "")
-            if self.temperature.read() is None:     # said once a run
+        if not self.temperature_said:       # said once a run
+            self.temperature_said = True
+            if self.temperature.read() is None:
                 self.console.print("The drive's temperature cannot be read on this machine (the system reports no "
                                    "sensor for this disk, and smartctl is not installed or cannot ask it); the "
                                    "temperature column stays empty.")
@@ -394,13 +395,12 @@ class Runner:
         path = self.work.file(op.file)
         started_s = time.time() - self.t0
         log = self.log
-        clocks: list[float | None] = []
+        # the run's clock minus the helper's, read once for the file so that its chunks keep their order
+        raw_ns = raw_clock_ns() if op.chunk_bytes else None
+        offset_s = None if raw_ns is None else time.time() - self.t0 - raw_ns / 1e9
 
         def chunk_row(row: dict[str, Any]) -> None:     # a sustained measurement's chunks, as they come
-            if not clocks:          # the helper's clock read beside the run's as the first row arrives: one
-                raw_ns = raw_clock_ns()     # offset for the file, so that its chunks keep their order
-                clocks.append(None if raw_ns is None else time.time() - self.t0 - raw_ns / 1e9)
-            m = from_chunk(op, row, started_s, self.temperature.read(), clocks[0])
+            m = from_chunk(op, row, started_s, self.temperature.read(), offset_s)
             log.append(m)
             self._advance(op, m.bytes, m.seconds)
 
