@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common import helper, median, scratch, truth_device
+from common import helper, median, require_fio, scratch, truth_device
 
 GiB = 2**30
 MiB = 2**20
@@ -37,8 +37,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--device-b", action="store_true", help="run on a Recipe B device (root, nbdkit, nbdfuse)")
     a = ap.parse_args()
-    if shutil.which("fio") is None:
-        raise SystemExit("fio is not installed (Debian: apt-get install fio)")
+    require_fio()
     if a.device_b:
         with truth_device("b", a.dir, size="2G") as device:
             print(f"on Recipe B: {device.read_bytes_per_s / 1e6:.2f} MB/s, {device.delay_s * 1e3:.0f} ms a request")

@@ -19,7 +19,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from common import helper, median, scratch, truth_device
+from common import helper, median, require_fio, scratch, truth_device
 
 GiB = 2**30
 MiB = 2**20
@@ -45,8 +45,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--device-c", action="store_true", help="run on Recipe C, 5 ms a request (root, libfuse3-dev)")
     a = ap.parse_args()
-    if shutil.which("fio") is None:
-        raise SystemExit("fio is not installed (Debian: apt-get install fio)")
+    require_fio()
     if not a.device_c:
         compare(scratch(a.dir), a.rounds, small=False)
         return

@@ -27,6 +27,12 @@ def helper(*args: str) -> dict:
     return data
 
 
+def require_fio() -> None:
+    """The fio benchmarks compare with fio: say how to get it where it is missing."""
+    if shutil.which("fio") is None:
+        raise SystemExit("fio is not installed (Debian: apt-get install fio)")
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
