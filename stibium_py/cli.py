@@ -63,6 +63,16 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    console.quiet = value
+    return value
+
+
+quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False, callback=_set_quiet,
+                            help="Print no table, progress or notices (for scripts: the exit status, the report and "
+                                 "summary.json say everything).")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stibium")
 def main() -> None:
@@ -88,6 +98,7 @@ def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) 
               "the plan's runs); two or more let compare see the variance between runs.")
 @click.option("--dry-run", is_flag=True, help="Check and show the plan, write nothing.")
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@quiet_option
 @user_errors
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
         runs: int | None, dry_run: bool, open_report: bool) -> None:
@@ -109,6 +120,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
 @main.command()
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@quiet_option
 @user_errors
 def resume(run_dir: Path, open_report: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
@@ -153,6 +165,7 @@ def _report(run_dir: Path, open_report: bool, out: Console | None) -> dict:
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
+@quiet_option
 @user_errors
 def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
     """Analyse RUN_DIR (a run, or a series of runs): write summary.json and report.html."""
@@ -170,6 +183,7 @@ def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
 @click.option("--open", "open_page", is_flag=True, help="Open the page in a browser.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON instead of the table.")
 @click.option("--allow-different-plans", is_flag=True, help="Compare runs of different plans (matching tests only).")
+@quiet_option
 @user_errors
 def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | None, open_page: bool, as_json: bool,
             allow_different_plans: bool) -> None:
@@ -209,6 +223,7 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
 
 def _compare_many_table(result: dict) -> None:
     from .report.sustained import ratio_text as sustained_ratio_text
+    from .report.terminal import print_cautions
     table = Table("test", "run", "rate", "ratio to the reference (95% interval)", "verdict",
                   title=f"against {result['reference']['run']}")
     for r in result["rows"]:
@@ -221,6 +236,7 @@ def _compare_many_table(result: dict) -> None:
         table.add_row(what, r["run"], format_bytes(r["rate_bytes_per_s"]) + "/s", interval, word)
     if result["rows"]:
         console.print(table)
+    print_cautions(console, result["rows"])
     for s in result.get("sustained", []):
         console.print(f"[bold]{s['test']} {s['op']}, sustained[/], {s['run']}: {s['headline']}")
         for r in s["ratios"]:
@@ -236,7 +252,7 @@ _SHORT_ACCESS = {"files": "", "sequential": "seq", "random": "rand", "strided": 
 def _compare_table(result: dict) -> None:
     """B / A per point: below 120 columns one line per row (the point in one column, cut with an
     ellipsis); wider, a column each."""
-    from .report.terminal import WIDE_TERMINAL_COLUMNS, compact_table
+    from .report.terminal import WIDE_TERMINAL_COLUMNS, compact_table, print_cautions
     from .report.sustained import ratio_text as sustained_ratio_text
     a, b = result["a"], result["b"]
     title = "B / A: a repeatability check (both runs on one machine)" if result["same_machine"] else "B / A"
@@ -268,6 +284,7 @@ def _compare_table(result: dict) -> None:
                           f"{q['estimate']:.3f} [{lo}, {hi}]", word)
     if result["rows"]:
         console.print(table)
+    print_cautions(console, result["rows"])
     for entry in result.get("sustained", []):
         console.print(f"[bold]{entry['test']} {entry['op']}, sustained[/]: A {entry['a']['headline']}; "
                       f"B {entry['b']['headline']}")

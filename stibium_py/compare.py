@@ -13,12 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from .analysis import below
 from .analysis.comparison import compare_points, compare_sustained, runs_needed
 from .analysis.rates import by_point, describe, key_json, key_of
 from .analysis.settings import COMPARE, Settings
 from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
 from .table import Table
+from .memory import rates_by_shape
 from .pipeline import load_run as load_run_dir
 from .record import RunRecord
 from .store import RunDirError, is_series, series_run_dirs
@@ -129,11 +131,13 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
     listed = _check_definitions(a, b, {k[0] for k in ga if k in gb} | {k[0] for k in sa if k in sb},
                                 allow_different_plans)
     matched = [k for k in ga if k in gb]
+    below_a, below_b = (below.point_shares({k: side_points[k] for k in matched}, _memory_rates(side))
+                        for side, side_points in ((a, ga), (b, gb)))
     # every run's bootstrap of every matched point is independent: one process per core
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
                                 [(run.path.name, by_point(run.rows)) for run in b.runs], matched, settings, pool)
-    rows = [p.to_json() for p in result.points]
+    rows = [{**p.to_json(), "caution": _caution(p.key, below_a, below_b)} for p in result.points]
     sustained = [{"test": key[0], "op": key[1], "a": sa[key].to_json(), "b": sb[key].to_json(),
                   "ratios": [r.to_json() for r in compare_sustained(sa[key], sb[key], settings)]}
                  for key in sa if key in sb]
@@ -145,6 +149,22 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
                           [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb],
                           "only_in_b": [describe(k) for k in gb if k not in ga] +
                           [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa]}}
+
+
+def _memory_rates(side: Side) -> dict[Any, float]:
+    rates: dict[Any, float] = {}
+    for run in side.runs:
+        rates.update(rates_by_shape(run.record.memory_reads))
+    return rates
+
+
+def _caution(key: Any, below_a: dict[Any, float], below_b: dict[Any, float]) -> str | None:
+    """A matched point whose reads on one side or both came from a cache below the file system."""
+    sides = [f"{name} at {shares[key]:.0%} of memory speed" for name, shares in (("A", below_a), ("B", below_b))
+             if key in shares]
+    if not sides:
+        return None
+    return f"served by a cache below the file system ({' and '.join(sides)}): not the drive's speed"
 
 
 def _advice(a: Side, b: Side, rows: list[dict[str, Any]], per_run_logs: dict[tuple, tuple[list[float], list[float]]],
@@ -189,7 +209,7 @@ def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: b
             rows.append({**key_json(key_of(r)),
                          "run": other.path.name, "label": other.label, "rate_bytes_per_s": r["rate_b_bytes_per_s"],
                          "reference_rate_bytes_per_s": r["rate_a_bytes_per_s"], "ratio": r["ratio"],
-                         "verdict": r["verdict"], "scope": r["scope"], "runs": r["runs_b"]})
+                         "verdict": r["verdict"], "scope": r["scope"], "runs": r["runs_b"], "caution": r["caution"]})
     return {"format": "stibium-compare-many/1", "reference": _facts(ref), "runs": [_facts(o) for o in others],
             "settings": pairs[0]["settings"], "rows": rows,
             "summaries": [{**s, "run": o.path.name} for pair, o in zip(pairs, others) for s in pair["summaries"]],

@@ -73,6 +73,7 @@ class RunRecord:
     cleanup: str | None = None
     rebooted: bool = False
     resumed_utc: tuple[str, ...] = ()
+    memory_reads: tuple[dict[str, Any], ...] = ()    # memory.MemoryRead records: what memory does for the run's reads
     extra: dict[str, Any] = field(default_factory=dict)       # keys of a newer format, kept as they are
 
     # -- reading and writing
@@ -80,6 +81,7 @@ class RunRecord:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("plan", "extra")}
         out["plan"] = dataclasses.asdict(self.plan)
         out["resumed_utc"] = list(self.resumed_utc)
+        out["memory_reads"] = list(self.memory_reads)
         out["format"] = RUN_FORMAT
         return {**self.extra, **out}
 
@@ -100,6 +102,8 @@ class RunRecord:
                 raise RecordError(f"{where}: its {key} section is damaged; restore it from a copy of the run")
         known = {k: v for k, v in known.items() if v is not None}     # a null reads as the field's default
         known["resumed_utc"] = tuple(known.get("resumed_utc") or ())
+        reads = known.get("memory_reads")
+        known["memory_reads"] = tuple(r for r in reads if isinstance(r, dict)) if isinstance(reads, list) else ()
         return cls(**known, plan=PlanRecord(**{k: v for k, v in plan.items() if k in plan_names}),
                    extra={k: v for k, v in data.items() if k not in names})
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from . import __version__, sysinfo
+from . import __version__, memory, sysinfo
 from .helper import (Helper, HelperError, HelperTimeout, find_helper, layout_args, measure_args, op_timeout_s,
                      raw_clock_ns, run_once)
 from .measurement import MeasurementError, failed, from_answer, from_chunk
@@ -266,6 +266,7 @@ class Runner:
                     _ProgressBar(pending, self.console, self.show_progress) as advance:
                 self.helper = helper
                 self._advance = advance
+                self._measure_memory(pending)
                 status = self._run_tests()
         except (KeyboardInterrupt, Interrupted):
             status = "interrupted"
@@ -296,6 +297,18 @@ class Runner:
             self.work.remove()
         self.run = replace(self.run, status=status, ended_epoch_s=time.time(),
                            ended_utc=iso(utc_now()) if status != "running" else None)
+        write_run_json(self.run_dir, self.run)
+
+    def _measure_memory(self, pending: list[Op]) -> None:
+        """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a
+        cache below the file system. Kept in run.json; a resumed run measures only shapes it lacks."""
+        have = set(memory.rates_by_shape(self.run.memory_reads))
+        shapes = {memory.shape_of(o.bytes, o.granularity_bytes, o.access, o.queue_depth, o.threads)
+                  for o in pending if o.op == "read"} - have
+        if not shapes:
+            return
+        found = memory.probe(self._helper_ok, self.work.path, shapes)
+        self.run = replace(self.run, memory_reads=(*self.run.memory_reads, *(m.to_json() for m in found)))
         write_run_json(self.run_dir, self.run)
 
     def _run_tests(self) -> str:

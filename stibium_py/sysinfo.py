@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import stack
+
 
 def _read(path: str) -> str | None:
     try:
@@ -87,19 +89,7 @@ def _ram_bytes() -> int | None:
 
 def _mount_of(path: Path) -> dict[str, Any]:
     """Mount point, device, file-system type and options of the mount holding path (Linux)."""
-    best: dict[str, Any] = {}
-    text = _read("/proc/self/mounts")
-    if not text:
-        return best
-    real = str(path.resolve())
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) < 4:
-            continue
-        mnt = parts[1].replace("\\040", " ")
-        if (real == mnt or real.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best.get("mount_point", "")):
-            best = {"mount_point": mnt, "device": parts[0], "fs_type": parts[2], "mount_options": parts[3]}
-    return best
+    return dict(stack.mount_of(str(path.resolve()), _read("/proc/self/mounts") or ""))
 
 
 def _sys_disk(device: str | None, sys_root: Path = Path("/sys")) -> Path | None:
@@ -294,8 +284,15 @@ def _darwin_target_facts(target: Path) -> dict[str, Any]:
     mount = _run(["mount"])
     if mount and facts.get("mount_point"):
         facts.update(parse_mount_options(mount, facts["mount_point"]))
+    volume: dict[str, Any] = {}
+    whole: dict[str, Any] = {}
     if facts.get("device", "").startswith("/dev/"):
-        facts.update(parse_diskutil_plist(_diskutil_plist(facts["device"])))
+        answer = _diskutil_plist(facts["device"])
+        volume = _plist(answer)
+        facts.update(parse_diskutil_plist(answer))
+        disk = _darwin_whole_disk(facts["device"])
+        whole = _plist(_diskutil_plist(disk)) if disk and disk != facts["device"] else {}
+    facts["stack"] = stack.darwin_stack(facts.get("fs_type"), volume, whole).to_json()
     return facts
 
 
@@ -308,4 +305,6 @@ def target_facts(target: Path) -> dict[str, Any]:
     mount = _mount_of(target)
     facts.update(mount)
     facts["device_model"] = _device_model(mount.get("device"))
+    facts["stack"] = stack.linux_stack(mount.get("fs_type"), mount.get("device"),
+                                       _read("/proc/self/mounts") or "").to_json()
     return facts

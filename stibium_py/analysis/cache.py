@@ -41,16 +41,21 @@ def suspects(r: np.ndarray, y_s: np.ndarray, predicted_s: np.ndarray, rate_bytes
     return out
 
 
-PAGE_CACHE, FAST_OUTLIER = "page-cache suspect", "fast outlier"
+PAGE_CACHE, FAST_OUTLIER, BELOW = "page-cache suspect", "fast outlier", "cache below the file system"
 
 
-def classify(reasons: dict[int, list[str]], resident_before: np.ndarray) -> np.ndarray:
-    """Per point: PAGE_CACHE, FAST_OUTLIER or '' (not fast). A fast point is a fast outlier where the file
-    was measured (nearly) absent from the page cache just before, else a page-cache suspect."""
+def classify(reasons: dict[int, list[str]], resident_before: np.ndarray,
+             below: np.ndarray | None = None) -> np.ndarray:
+    """Per point: PAGE_CACHE, FAST_OUTLIER, BELOW or '' (not fast). A fast point is a fast outlier where the
+    file was measured (nearly) absent from the page cache just before, else a page-cache suspect; a point
+    absent from the page cache that ran at memory speed (below: analysis/below.py) is served by a cache below
+    the file system, fast by the statistics or not (where every read is, none stands out)."""
     out = np.full(len(resident_before), "", dtype=object)
     for k in reasons:
         absent = resident_before[k] == resident_before[k] and resident_before[k] <= RESIDENT_THRESHOLD
         out[k] = FAST_OUTLIER if absent else PAGE_CACHE
+    if below is not None:
+        out[below] = BELOW
     return out
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from ..table import Table
-from . import cache, drift, outliers, patterns, regression
+from . import below, cache, drift, outliers, patterns, regression
 from .estimate import Estimate
 from .settings import Settings
 
@@ -37,7 +37,7 @@ class FilesResult:
     log_residuals: np.ndarray                 # ln(t / fitted t), per measurement
     fences: dict[str, float]
     outlier_class: np.ndarray                 # "" or low/high mild/severe, per measurement
-    cache_kind: np.ndarray                    # cache.PAGE_CACHE, cache.FAST_OUTLIER or "", per measurement
+    cache_kind: np.ndarray                    # cache.PAGE_CACHE, FAST_OUTLIER, BELOW or "", per measurement
     cache_reasons: dict[int, list[str]]       # why, for each fast measurement
     references: dict[str, Any]
     size_bands: list[dict[str, Any]]
@@ -45,6 +45,7 @@ class FilesResult:
     drift: dict[str, Any]
     without_suspects: regression.Fit | None   # the fit without the page-cache suspects, where there are some
     latency_smallest_size_s: float | None     # the median time of the smallest size: what one small file costs
+    memory_shares: np.ndarray                 # reads: each one's rate as a share of memory's (below.py), NaN unknown
     kind: str = "files"
 
     @property
@@ -83,6 +84,10 @@ class FilesResult:
         return self.flagged(cache.FAST_OUTLIER)
 
     @property
+    def below_cache(self) -> list[int]:
+        return self.flagged(cache.BELOW)
+
+    @property
     def flagged_any(self) -> list[int]:
         """Indexes of the measurements flagged in any way (an outlier can also be a cache suspect)."""
         return np.flatnonzero((self.outlier_class != "") | (self.cache_kind != "")).tolist()
@@ -112,6 +117,7 @@ class FilesResult:
             "cache_suspects": [self._point(k, {"reasons": self.reasons(k)}) for k in self.cache_suspects],
             "size_bands": self.size_bands, "nonlinearity": self.nonlinearity, "drift": self.drift,
             "fast_outliers": [self._point(k, {"reasons": self.reasons(k)}) for k in self.fast_outliers],
+            "below_cache": [self._point(k, {"reasons": self.reasons(k)}) for k in self.below_cache],
         }
         if self.without_suspects is not None:
             out["rate_without_suspects_bytes_per_s"] = self.without_suspects.rate_bytes_per_s.as_dict()
@@ -122,10 +128,11 @@ class FilesResult:
 INPUT_COLUMNS = ("size_bytes", "seconds", "bytes", "resident_before", "seq", "started_s")
 
 
-def files_inputs(rows: Table) -> dict[str, np.ndarray]:
+def files_inputs(rows: Table, shares: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The columns a files test's numbers are computed from, as floats: a few arrays, which is what a
-    worker process is sent."""
-    return {c: column(rows, c) for c in INPUT_COLUMNS}
+    worker process is sent; memory_share: each read's rate as a share of memory's (below.py), NaN unknown."""
+    return {**{c: column(rows, c) for c in INPUT_COLUMNS},
+            "memory_share": shares if shares is not None else np.full(len(rows), np.nan)}
 
 
 def files_result(name: str, op: str, rows: Table, s: Settings,
@@ -154,7 +161,10 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
     if op == "read":
         resident = cols["resident_before"]
         reasons = cache.suspects(r, y, predicted, rate, resident, ceiling_bytes_per_s)
-        kinds = cache.classify(reasons, resident)
+        at_memory_speed = below.flagged(cols["memory_share"], resident)
+        for k in np.flatnonzero(at_memory_speed):
+            reasons.setdefault(int(k), []).append(below.reason(float(cols["memory_share"][k])))
+        kinds = cache.classify(reasons, resident, at_memory_speed)
         flagged = kinds == cache.PAGE_CACHE
         if flagged.any() and (~flagged).sum() >= 3 and len(np.unique(x[~flagged])) > 1:
             without_suspects = lambda: regression.fit_rate(  # noqa: E731
@@ -170,7 +180,8 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
                     "siegel": _siegel(x, y)},
         size_bands=_size_bands(x, rate, fit.rate_bytes_per_s.estimate, s),
         nonlinearity=nonlinearity, drift=drift_result, without_suspects=without,
-        latency_smallest_size_s=float(np.median(y[x == x.min()])) if len(x) else None)
+        latency_smallest_size_s=float(np.median(y[x == x.min()])) if len(x) else None,
+        memory_shares=cols["memory_share"])
 
 
 def _together(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:

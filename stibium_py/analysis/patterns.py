@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..table import Table
+from . import below
+from .cache import RESIDENT_THRESHOLD
 from .estimate import Estimate
 from .histogram import HistogramError, LatencyHistogram
 
@@ -121,6 +123,13 @@ class PatternPoint:
     queue_depth: int = 1
     threads: int = 1
     io_method: str = ""         # how its requests moved (the first trial's; "" in older files)
+    memory_share: float | None = None   # reads: the trials' median rate as a share of memory's (below.py)
+
+    @property
+    def below_cache(self) -> bool:
+        """Served by a cache below the file system: at memory speed with the page cache measured empty."""
+        return bool(self.memory_share is not None and self.memory_share >= below.BELOW_SHARE
+                    and self.resident_before_max <= RESIDENT_THRESHOLD)
 
     @property
     def lat_p50_s(self) -> float | None:
@@ -144,13 +153,16 @@ class PatternPoint:
                 "call_bytes": self.call_bytes, "throughput_bytes_per_s": self.throughput.as_dict(), "iops": self.iops,
                 "iops_estimate": self.iops_estimate.as_dict(),
                 **self.latency_s, "trials": self.trials, "resident_before_max": self.resident_before_max,
-                "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None}
+                "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None,
+                "memory_share": self.memory_share, "below_cache": self.below_cache}
 
 
 LATENCY_KEYS = ("lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s")
 
 
-def points(rows: Table, resamples: int, seed: int, confidence: float) -> list[PatternPoint]:
+def points(rows: Table, resamples: int, seed: int, confidence: float,
+           shares: np.ndarray | None = None) -> list[PatternPoint]:
+    """The points of one test and op; shares: each measurement's rate as a share of memory's (below.py)."""
     groups = rows.groups("access", "granularity_bytes", "stride_bytes", "queue_depth", "threads")
     out = []
     for (access, gran, stride, depth, threads), idx in sorted(groups.items()):
@@ -168,6 +180,7 @@ def points(rows: Table, resamples: int, seed: int, confidence: float) -> list[Pa
         calls = rs.largest_syscall_bytes
         calls = calls[calls > 0]
         resident = np.nan_to_num(rs.resident_before, nan=0.0)
+        share = shares[idx][np.isfinite(shares[idx])] if shares is not None else np.empty(0)
         out.append(PatternPoint(access=access, granularity_bytes=int(gran), stride_bytes=int(stride),
                                 # rows of an older format lack the call size
                                 call_bytes=int(calls.min()) if len(calls) else int(gran),
@@ -175,7 +188,8 @@ def points(rows: Table, resamples: int, seed: int, confidence: float) -> list[Pa
                                 iops=float(np.median(iops)), latency_s={k: med(k) for k in LATENCY_KEYS},
                                 trials=len(rs), resident_before_max=float(resident.max()),
                                 latency_hist=_merged_histogram(rs.col("lat_hist_ns")), queue_depth=int(depth),
-                                threads=int(threads), io_method=rs.io_method[0] or ""))
+                                threads=int(threads), io_method=rs.io_method[0] or "",
+                                memory_share=float(np.median(share)) if share.size else None))
     return out
 
 
@@ -208,6 +222,10 @@ class PatternResult:
         return self.knees_bytes.get(first) if first else None
 
     @property
+    def below_cache(self) -> list[PatternPoint]:
+        return [p for p in self.points if p.below_cache]
+
+    @property
     def best(self) -> PatternPoint:
         return max(self.points, key=lambda p: p.throughput.estimate)
 
@@ -221,8 +239,8 @@ class PatternResult:
 
 
 def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
-                   confidence: float) -> PatternResult:
-    pts = points(rows, resamples, seed, confidence)
+                   confidence: float, shares: np.ndarray | None = None) -> PatternResult:
+    pts = points(rows, resamples, seed, confidence, shares)
     knees: dict[str, int | None] = {}
     for access in sorted({p.access for p in pts}):
         # strided access: the knee over all strides together (the heatmap shows them apart); the

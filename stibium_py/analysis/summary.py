@@ -8,7 +8,9 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
+from ..memory import Shape
 from ..table import Table
+from . import below
 
 from .files import FilesResult, files_inputs, files_numbers
 from .patterns import pattern_result
@@ -39,8 +41,11 @@ class Summary:
 
 def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None = None,
               damaged_rows: int = 0, ceiling_bytes_per_s: float | None = None,
-              executor: Executor | None = None) -> Summary:
-    """The executor, where the caller gives one, computes the files tests in parallel (the same numbers)."""
+              executor: Executor | None = None, memory_rates: dict[Shape, float] | None = None,
+              target_facts: dict[str, Any] | None = None) -> Summary:
+    """The executor, where the caller gives one, computes the files tests in parallel (the same numbers).
+    memory_rates: what memory does for each read shape (run.json's memory_reads), the yardstick of a cache
+    below the file system; target_facts: run.json's, whose stack names the layers below it."""
     good = rows.valid()
     groups = good.groups("test", "op", "kind")
     # tests in the order the run began them (failed measurements count)
@@ -49,20 +54,21 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     pending = []
     for (name, op, kind), idx in sorted(groups.items(), key=lambda kv: order[kv[0][:2]]):
         rs = good.take(idx)
+        shares = below.memory_shares(rs, memory_rates or {})
         if kind == "sustained":
             results.extend(sustained_results(rs, s.confidence, s.seed).values())   # none before a file is complete
             continue
         if kind != "files":
-            results.append(pattern_result(name, op, rs, s.resamples, s.seed, s.confidence))
+            results.append(pattern_result(name, op, rs, s.resamples, s.seed, s.confidence, shares))
             continue
-        args = (op, files_inputs(rs), s, ceiling_bytes_per_s)
+        args = (op, files_inputs(rs, shares), s, ceiling_bytes_per_s)
         numbers = executor.submit(files_numbers, *args) if executor is not None else files_numbers(*args)
         pending.append((len(results), name, op, rs, numbers))
         results.append(None)  # type: ignore[arg-type]
     for at, name, op, rs, numbers in pending:
         found = numbers.result() if executor is not None else numbers
         results[at] = FilesResult(name=name, op=op, measurements=rs, **found)
-    found = warnings(results, good, facts or {})
+    found = warnings(results, good, facts or {}, target_facts or {})
     if damaged_rows:
         found.append(Notice("warning", "all", f"{damaged_rows} damaged rows of measurements.csv were skipped",
                              "the report uses the rows that are whole"))

@@ -10,7 +10,9 @@ from typing import Any, Union
 import numpy as np
 
 from ..table import Table
-from ..units import format_bytes
+from .. import stack
+from ..units import format_bytes, format_size
+from . import below
 from .files import FilesResult
 from .patterns import PatternResult
 from .sustained import MIN_SIZE, SustainedTestResult
@@ -30,22 +32,35 @@ class Notice:
         return asdict(self)
 
 
-def warnings(results: list[Result], rows: Table, facts: dict[str, Any]) -> list[Notice]:
+def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
+             target_facts: dict[str, Any] | None = None) -> list[Notice]:
+    """facts: the helper's (platform); target_facts: run.json's, with the stack below the file system."""
     out: list[Notice] = []
 
     def add(level: str, test: str, message: str, todo: str) -> None:
         out.append(Notice(level, test, message, todo))
 
+    layers = below.stack_layers(target_facts or {})
+    not_honoured = rows.direct_honoured == 0.0
+    reasons = rows.cached_reason
+    fs_caches = any(not reasons[k] for k in np.flatnonzero(not_honoured)) or any(r == FS_CACHES_REASON for r in reasons)
+    if fs_caches:
+        add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
+            "these are memory speeds, not the device's: choose a target on a disk-backed file system")
+    for layer in layers:
+        said = fs_caches and layer.get("kind") == "file system"
+        if layer.get("reads") == stack.MEMORY and not said:
+            add("warning", "all", f"{_layer_name(layer)} serves reads from memory below the file system",
+                layer.get("why", ""))
+        elif layer.get("reads") == stack.MAY_CACHE and not said:
+            add("info", "all", f"{_layer_name(layer)} may serve reads from memory below the file system",
+                layer.get("why", ""))
     for e in results:
         if isinstance(e, FilesResult):
             _files_warnings(e, add)
         elif isinstance(e, SustainedTestResult):
             _sustained_warnings(e, add)
-    not_honoured = rows.direct_honoured == 0.0
-    reasons = rows.cached_reason
-    if any(not reasons[k] for k in np.flatnonzero(not_honoured)) or any(r == FS_CACHES_REASON for r in reasons):
-        add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
-            "these are memory speeds, not the device's: choose a target on a disk-backed file system")
+        _below_warnings(e, layers, add)
     for label, count, total, reason in _not_honoured(rows):
         add("warning", label, f"{count} of {total} direct measurements went through the page cache: {reason}",
             "these are not uncached numbers; on macOS write requests of at least 16 KiB at offsets aligned to the "
@@ -60,6 +75,43 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any]) -> list[
         add("info", "all", "the foundation engine ran on GNUstep Base, whose implementation is not Apple's",
             "compare foundation numbers only with other GNUstep runs; use direct or buffered across platforms")
     return out
+
+
+def _layer_name(layer: dict[str, str]) -> str:
+    detail = layer.get("detail")
+    return f"{layer.get('name')} ({layer.get('kind')}{', ' + detail if detail else ''})"
+
+
+def _below_warnings(e: Result, layers: list[dict[str, str]], add: Any) -> None:
+    """Reads at memory speed with the page cache empty: the count and share, and the likely layer."""
+    if isinstance(e, FilesResult):
+        flagged = e.below_cache
+        if not flagged:
+            return
+        what = (f"{len(flagged)} of {e.n} reads ran at {float(np.median(e.memory_shares[flagged])):.0%} of memory "
+                f"speed (median) with none of the file in the page cache")
+    elif isinstance(e, PatternResult):
+        flagged_points = e.below_cache
+        if not flagged_points:
+            return
+        what = (f"{len(flagged_points)} of {len(e.points)} points ran at "
+                f"{float(np.median([p.memory_share for p in flagged_points])):.0%} of memory speed (median) with "
+                f"none of the file in the page cache ("
+                + ", ".join(f"{p.access} {format_size(p.granularity_bytes)}" for p in flagged_points[:4])
+                + (", ..." if len(flagged_points) > 4 else "") + ")")
+    else:
+        return
+    memory = [x for x in layers if x.get("reads") == stack.MEMORY]
+    maybe = [x for x in layers if x.get("reads") == stack.MAY_CACHE]
+    if memory:
+        likely = f"the layer that caches: {_layer_name(memory[0])}"
+    elif maybe:
+        likely = f"the likely cache: {_layer_name(maybe[0])}"
+    else:
+        likely = "no layer below the file system is known to cache: a device as fast as a memory copy is possible"
+    add("warning", f"{e.name} ({e.op})", f"{what}: served by a cache below the file system",
+        f"these are not the drive's numbers ({likely}); run `stibium selftest` on the target, and measure a "
+        f"target whose reads reach the device")
 
 
 def _files_warnings(e: FilesResult, add: Any) -> None:

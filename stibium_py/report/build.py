@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..analysis import calibration
+from ..analysis.below import BELOW_SHARE
 from ..analysis.estimate import Estimate
 from ..analysis.files import FilesResult
 from ..analysis.patterns import PatternResult
@@ -18,11 +19,13 @@ from ..analysis.sustained import SustainedTestResult
 from ..analysis.summary import Summary
 from ..analysis.warnings import Result
 from ..pipeline import summarize_run
+from ..memory import rates_by_shape
 from ..record import RunRecord
+from ..stack import MAY_CACHE, MEMORY, Stack
 from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label
 from . import figures, in_flight, sustained
-from .terminal import WIDE_TERMINAL_COLUMNS, compact_table
+from .terminal import WIDE_TERMINAL_COLUMNS, compact_table, print_notices
 from .page import esc, figure, page, table
 
 
@@ -41,6 +44,7 @@ def build_report(run_dir: Path, console: Console | None = None, open_browser: bo
                 console.print(f"{e.name} ({e.op}s, {format_bytes(e.result.bytes_written)}): {e.result.headline}")
         if in_flight.shows_mark_table(summary):
             console.print(in_flight.mark_table_terminal(summary, console.width))
+        print_notices(console, summary.warnings, "the report")
         console.print(f"report: {out}")
     if open_browser:
         webbrowser.open(out.resolve().as_uri())
@@ -79,11 +83,27 @@ def _drift(e: Result) -> str:
     return f"{d['drift_fraction']:+.0%}" + ("!" if d.get("detected") else "")
 
 
+SMALLEST_MARK = "*"
+SMALLEST_NOTE = ("* the median time of the smallest size: the fitted latency (the line's intercept) is below zero, "
+                 "which no time can be; the report explains")
+
+
+def negative_latency(e: Result) -> bool:
+    """A files result whose fitted latency is below zero: the latency column shows the smallest size's median
+    time instead, marked."""
+    if not isinstance(e, FilesResult) or e.latency_smallest_size_s is None:
+        return False
+    lat = e.latency.as_dict().get("estimate")
+    return lat is not None and lat < 0
+
+
 def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
     """The label, rate (or best throughput) and latency of one result: the one headline the terminal and
     the page both show. Compact: the interval as ± percent."""
     if isinstance(e, FilesResult):
         rate = _plus_minus(e.rate) if compact else _est(e.rate, format_rate)
+        if negative_latency(e):
+            return f"{e.name} {e.op}", rate, f"{format_seconds(e.latency_smallest_size_s)}{SMALLEST_MARK}"
         lat = e.latency.as_dict().get("estimate")
         latency = (format_seconds(lat) if lat is not None else "-") if compact else _est(e.latency, format_seconds)
         return f"{e.name} {e.op}", rate, latency
@@ -104,9 +124,13 @@ def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
 
 
 def _counts(e: Result) -> list[str]:
+    """n, outliers, page-cache suspects, reads served by a cache below the file system (a pattern test: its
+    points), fast outliers."""
     if isinstance(e, FilesResult):
-        return [str(e.n), str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.fast_outliers))]
-    return [str(e.n), "0", "0", "0"]
+        return [str(e.n), str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.below_cache)),
+                str(len(e.fast_outliers))]
+    flagged = len(e.below_cache) if isinstance(e, PatternResult) else 0
+    return [str(e.n), "0", "0", str(flagged), "0"]
 
 
 TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
@@ -115,20 +139,56 @@ TABLE_ROWS = 500          # flagged measurements listed in a table on the page (
 def terminal_table(summary: Summary, width: int = WIDE_TERMINAL_COLUMNS) -> Table:
     """The summary for the terminal: below WIDE_TERMINAL_COLUMNS one line per row (the interval as ± %,
     the exact one is in the report); wider, the intervals in full."""
+    if any(negative_latency(e) for e in summary.tests):
+        return _with_caption(_terminal_table(summary, width), SMALLEST_NOTE)
+    return _terminal_table(summary, width)
+
+
+def _with_caption(t: Table, caption: str) -> Table:
+    t.caption = caption
+    t.caption_justify = "left"
+    return t
+
+
+def _terminal_table(summary: Summary, width: int) -> Table:
     if width < WIDE_TERMINAL_COLUMNS:
-        # widths that add up to 78 columns with the separators; the test's name is cut with an ellipsis
+        # widths that add up to 78 columns with the separators; the test's name is cut with an ellipsis; the
+        # fast outliers (not the page cache, kept as measured) are counted in the report only
         t = compact_table("stibium summary (1 run; intervals 95 %, exact in the report)",
                           (("test", "left", 20), ("rate", "left", 15), ("latency", "left", 11), ("n", "right", 4),
-                           ("out", "right", 3), ("cache", "right", 6), ("fast", "right", 4), ("drift", "right", 6)))
+                           ("out", "right", 3), ("cache", "right", 6), ("below", "right", 5), ("drift", "right", 6)))
         for e in summary.tests:
-            t.add_row(*headline(e, compact=True), *_counts(e), _drift(e))
+            t.add_row(*headline(e, compact=True), *_counts(e)[:4], _drift(e))
         return t
-    t = Table("test", "op", "rate (95% interval)", "latency", "n", "outliers", "cache suspects", "fast", "drift",
-              title="stibium summary (1 run)")
+    t = Table("test", "op", "rate (95% interval)", "latency", "n", "outliers", "cache suspects", "below the fs",
+              "fast", "drift", title="stibium summary (1 run)")
     for e in summary.tests:
         _, rate, lat = headline(e)
         t.add_row(e.name, e.op, rate, lat, *_counts(e), _drift(e))
     return t
+
+
+def _fact(value: Any) -> str:
+    return "unknown" if value is None or value == "" else str(value)
+
+
+def _stack_text(facts: dict[str, Any]) -> str:
+    """The layers below the target's file system, top down, each with what it means for reads."""
+    layers = Stack.from_json(facts.get("stack"))
+    if not layers.layers:
+        return "unknown (not recorded: a run of an older stibium, or a platform that does not tell)"
+    said = {MEMORY: "serves reads from memory", MAY_CACHE: "may serve reads from memory"}
+    return layers.text() + "".join(f"; {x.name} {said[x.reads]}" for x in layers.layers if x.reads in said)
+
+
+def _memory_text(run: RunRecord) -> str:
+    rates = rates_by_shape(run.memory_reads)
+    if not rates:
+        return "not measured (a run of an older stibium, or no reads): no read is held against memory speed"
+    lo, hi = min(rates.values()), max(rates.values())
+    return (f"{len(rates)} read shapes read from the page cache before the tests, {format_rate(lo)} to "
+            f"{format_rate(hi)}; a read with nothing in the page cache at {BELOW_SHARE:.0%} of that or more is "
+            f"flagged as served by a cache below the file system")
 
 
 def _header(run: RunRecord) -> str:
@@ -138,8 +198,10 @@ def _header(run: RunRecord) -> str:
     facts = [
         ["machine", f"{m.get('hostname')} — {m.get('os')} {m.get('os_release')}, {m.get('cpu')}, "
                     f"{m.get('cpu_count')} CPUs, {format_bytes(m.get('ram_bytes') or 0)} RAM"],
-        ["target", f"{run.target} on {t.get('fs_type')} ({t.get('device')}, {t.get('device_model')}), "
-                   f"mount options {t.get('mount_options')}"],
+        ["target", f"{run.target} on {_fact(t.get('fs_type'))} ({_fact(t.get('device'))}, "
+                   f"{_fact(t.get('device_model'))}), mount options {_fact(t.get('mount_options'))}"],
+        ["below the file system", _stack_text(t)],
+        ["memory speed", _memory_text(run)],
         ["direct I/O", f"{t.get('direct_how')}, honoured: {t.get('direct_honoured')}, alignment "
                        f"{t.get('direct_offset_align_bytes')} B"],
         ["plan", f"{plan.name}: {plan.description}"],
@@ -158,9 +220,14 @@ def _summary_section(summary: Summary) -> str:
         rows.append([e.name, e.op, e.kind, rate, lat, *_counts(e), _drift(e)])
     warn = "".join(f"<div class=\"{'warn' if w.level == 'warning' else 'info'}\"><b>{esc(w.test)}</b>: "
                    f"{esc(w.message)}. <i>What to do:</i> {esc(w.what_to_do)}.</div>" for w in summary.warnings)
+    note = ("<p class=\"muted\">* The latency of a files test is the intercept of its line of time against size: "
+            "the time a file of no bytes would take. Where noise or a cache tilts the line, the intercept can fall "
+            "below zero, which no time can be; the table then shows the median time of the smallest size measured "
+            "(an upper bound of the latency, since it includes that size's bytes), and summary.json keeps the "
+            "fitted value.</p>" if any(negative_latency(e) for e in summary.tests) else "")
     return ("<h2>Summary</h2>" + table(["test", "op", "kind", "rate or throughput (95% interval)", "latency", "n",
-                                        "outliers", "cache suspects", "fast outliers (not the page cache)", "drift"],
-                                       rows)
+                                        "outliers", "cache suspects", "fast outliers (not the page cache)",
+                                        "cache below the file system", "drift"], rows) + note
             + "<h2>Warnings</h2>" + (warn or "<p>None: no outliers, cache hits or drift were found.</p>"))
 
 
@@ -191,6 +258,8 @@ def render(run: RunRecord, summary: Summary) -> str:
         sections.append("<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(figs)) + "</div>")
         n += len(figs)
         for title, flagged in (("Page-cache suspects", e.cache_suspects),
+                               ("Served by a cache below the file system: memory speed, nothing in the page cache",
+                                e.below_cache),
                                ("Fast outliers: not the page cache", e.fast_outliers)):
             if flagged:
                 shown = flagged[:TABLE_ROWS]

@@ -81,19 +81,24 @@ def _hovering(e: FilesResult, idx: np.ndarray, notes: dict[int, str]) -> dict[st
 def _groups(e: FilesResult) -> tuple[list[tuple[str, np.ndarray, dict]], dict[int, str]]:
     """The measurements by what they were flagged as (indexes), each group with its marker, and a note per
     flagged measurement."""
-    cached, fast, out = (np.zeros(e.n, bool) for _ in range(3))
+    cached, fast, out, below = (np.zeros(e.n, bool) for _ in range(4))
     cached[e.cache_suspects] = True
     fast[e.fast_outliers] = True
     out[e.outliers] = True
+    below[e.below_cache] = True
     notes = {} if dense(e) else {
         **{k: f"outlier ({e.outlier_class[k]})" for k in np.flatnonzero(out)},
         **{k: f"cache suspect: {'; '.join(e.reasons(k))}" for k in np.flatnonzero(cached)},
-        **{k: f"fast outlier: {'; '.join(e.reasons(k))}" for k in np.flatnonzero(fast)}}
-    return [("measurement", np.flatnonzero(~out & ~cached & ~fast), {"size": 6, "color": "#1f77b4", "opacity": 0.7}),
-            ("outlier", np.flatnonzero(out & ~cached & ~fast), {"size": 9, "color": "#ff7f0e", "symbol": "diamond"}),
+        **{k: f"fast outlier: {'; '.join(e.reasons(k))}" for k in np.flatnonzero(fast)},
+        **{k: f"cache below the file system: {'; '.join(e.reasons(k))}" for k in np.flatnonzero(below)}}
+    flagged = cached | fast | below
+    return [("measurement", np.flatnonzero(~out & ~flagged), {"size": 6, "color": "#1f77b4", "opacity": 0.7}),
+            ("outlier", np.flatnonzero(out & ~flagged), {"size": 9, "color": "#ff7f0e", "symbol": "diamond"}),
             ("cache suspect", np.flatnonzero(cached), {"size": 10, "color": "#d62728", "symbol": "x"}),
             ("fast outlier (not the page cache)", np.flatnonzero(fast),
-             {"size": 10, "color": "#9467bd", "symbol": "triangle-up"})], notes
+             {"size": 10, "color": "#9467bd", "symbol": "triangle-up"}),
+            ("cache below the file system (memory speed)", np.flatnonzero(below),
+             {"size": 10, "color": "#8c564b", "symbol": "square-open"})], notes
 
 
 def _points(e: FilesResult, x: Callable[[Any], np.ndarray], y: Callable[[Any], np.ndarray],

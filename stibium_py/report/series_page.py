@@ -16,6 +16,7 @@ from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
 from ..units import format_rate
 from .figures import layout
 from .page import esc, figure, page, table
+from .terminal import print_notices
 
 
 def _interval(e: dict[str, Any]) -> str:
@@ -85,8 +86,10 @@ def build_series_report(series: Path, console: Console | None = None) -> dict[st
     from .build import build_report
 
     summary = summarize_series(series)
+    runs_said: dict[tuple, list[str]] = {}      # each run's warnings, said once with the runs that gave them
     for name in summary["runs"]:
-        build_report(series / name)
+        for w in build_report(series / name).warnings:
+            runs_said.setdefault((w.level, w.test, w.message, w.what_to_do), []).append(name)
     write_json_atomic(series / SUMMARY_JSON, summary)
     (series / REPORT_HTML).write_text(render(summary), encoding="utf-8")
     if console is not None:
@@ -94,7 +97,10 @@ def build_series_report(series: Path, console: Console | None = None) -> dict[st
         for s in summary.get("sustained", []):
             for r in s["runs"]:
                 console.print(f"{s['test']} {s['op']} sustained, {r['run']}: {r['headline']}")
-        for w in summary["warnings"]:
-            console.print(f"[yellow]{w['test']}: {w['message']}[/]")
+        print_notices(console, summary["warnings"], "the report")
+        print_notices(console, [{"level": level, "test": f"{', '.join(names)}: {test}" if test != "all" else
+                                 ", ".join(names), "message": message, "what_to_do": todo}
+                                for (level, test, message, todo), names in runs_said.items()],
+                      "each run's report")
         console.print(f"report: {series / REPORT_HTML}")
     return summary

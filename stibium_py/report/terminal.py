@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 from rich.table import Table
 
 WIDE_TERMINAL_COLUMNS = 120
@@ -15,3 +17,36 @@ def compact_table(title: str, columns: tuple[tuple[str, str, int], ...]) -> Tabl
     for name, justify, size in columns:
         t.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=size)
     return t
+
+
+def print_notices(console: Any, notices: Iterable[Any], where: str) -> None:
+    """What the report warns, under the table: each warning on a line of its own with what to do; the
+    notes of level info counted and pointed to the report (where). A notice is a Notice or its JSON form."""
+    from rich.text import Text
+
+    infos = 0
+    for n in notices:
+        d = n if isinstance(n, dict) else n.to_json()
+        if d.get("level") != "warning":
+            infos += 1
+            continue
+        test = "" if d.get("test") in ("all", "", None) else f"{d['test']}: "
+        line = Text("warning: ", style="bold yellow")
+        line.append(f"{test}{d.get('message', '')}. What to do: {d.get('what_to_do', '')}.")
+        console.print(line, highlight=False)
+    if infos:
+        console.print(f"{infos} note{'s' if infos > 1 else ''} more (outliers, facts) in {where}", markup=False,
+                      highlight=False)
+
+
+def print_cautions(console: Any, rows: Iterable[dict[str, Any]]) -> None:
+    """compare's cautions, one line per row that has one (a point served by a cache below the file system)."""
+    from rich.text import Text
+
+    from ..analysis.rates import key_of, label
+    for r in rows:
+        if r.get("caution"):
+            line = Text("caution: ", style="bold yellow")
+            line.append(f"{label(key_of(r))}" + (f" ({r['run']})" if "run" in r and "runs_a" not in r else "")
+                        + f": {r['caution']}")
+            console.print(line, highlight=False)

@@ -77,8 +77,18 @@ def report(what: str, truth: float, est: dict) -> float:
 DEVICE_ACCURACY = 0.005
 
 
+def assert_no_cache_below(summary: dict) -> None:
+    """A device of known speed is never taken for a cache below the file system: no read at memory speed, and
+    no layer below its file system that serves reads from memory (FUSE under its loop device is named, as
+    information)."""
+    assert [p for t in summary["tests"] for p in t.get("below_cache", [])] == []
+    assert [p for t in summary["tests"] for p in t.get("points", []) if p.get("below_cache")] == []
+    assert not [w for w in summary["warnings"] if w["level"] == "warning" and "memory" in w["message"]]
+
+
 def test_files_rates_on_recipe_b(tmp_path, device_b):
     summary, _ = stibium_run(tmp_path, device_b, FILES_PLAN.format(repeats=3))
+    assert_no_cache_below(summary)
     for op, truth in (("write", device_b.write_bytes_per_s), ("read", device_b.read_bytes_per_s)):
         rate = entry(summary, "files", op)["rate_bytes_per_s"]
         assert abs(report(f"recipe B files {op} rate (B/s)", truth, rate)) <= 0.03
@@ -119,6 +129,7 @@ tests:
 """
     before = independent_4k_read_p50_s(device_b.mount)
     summary, _ = stibium_run(tmp_path, device_b, plan)
+    assert_no_cache_below(summary)
     after = independent_4k_read_p50_s(device_b.mount)
     p50 = entry(summary, "rnd", "read")["points"][0]["lat_p50_s"]
     d = device_b.delay_s
@@ -192,6 +203,7 @@ tests:
     trials: 3
 """
     summary, _ = stibium_run(tmp_path, device_c, plan)
+    assert_no_cache_below(summary)
     points = {p["queue_depth"]: p for test in ("qd1", "qd") for p in entry(summary, test, "read")["points"]}
     for depth in DEPTHS:
         p = points[depth]

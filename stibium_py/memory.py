@@ -1,0 +1,103 @@
+"""What memory can do on this machine for the reads a run makes: the yardstick every uncached read is held
+against, so that a read served by a cache below the file system (a loop device's backing file, a virtual
+machine's host, a RAM disk) is caught although the page cache above held none of it (docs/methods.md).
+
+Before its first test a run measures, for each read shape its tests use (bytes, request size, access,
+requests in flight, threads), ROUNDS reads of that shape from the page cache of a file in the test folder,
+through the buffered engine, and keeps the rates in run.json (`memory_reads`). Large reads are measured on
+at most CAP_BYTES: a memory copy's rate no longer grows there.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+CAP_BYTES = 64 * 2**20
+ROUNDS = 3
+PROBE_FILE = "stibium-memory-probe"
+
+
+@dataclass(frozen=True, order=True)
+class Shape:
+    bytes: int
+    granularity_bytes: int
+    access: str                 # sequential | random (memory does not care for strides)
+    queue_depth: int = 1
+    threads: int = 1
+
+
+def shape_of(nbytes: int, granularity_bytes: int, access: str, queue_depth: int = 1, threads: int = 1) -> Shape:
+    """The memory read that stands for a read of nbytes in requests of granularity_bytes: the same requests,
+    on at most CAP_BYTES (whole requests, at least one)."""
+    g = max(1, min(int(granularity_bytes), CAP_BYTES))
+    n = min(int(nbytes), CAP_BYTES)
+    n = max(g, n - n % g) if n >= g else n
+    g = min(g, n) if n else g
+    return Shape(n, g, "random" if access == "random" else "sequential", int(queue_depth), int(threads))
+
+
+@dataclass(frozen=True)
+class MemoryRead:
+    shape: Shape
+    rates_bytes_per_s: tuple[float, ...]
+
+    @property
+    def rate_bytes_per_s(self) -> float:
+        return statistics.median(self.rates_bytes_per_s)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.shape.__dict__, "rates_bytes_per_s": list(self.rates_bytes_per_s)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "MemoryRead | None":
+        """A record read back; None where it is damaged (a run without it is held against nothing)."""
+        try:
+            shape = Shape(int(data["bytes"]), int(data["granularity_bytes"]), str(data["access"]),
+                          int(data.get("queue_depth", 1)), int(data.get("threads", 1)))
+            rates = tuple(float(r) for r in data["rates_bytes_per_s"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        return cls(shape, rates) if rates and all(r > 0 for r in rates) else None
+
+
+def rates_by_shape(records: Iterable[Any]) -> dict[Shape, float]:
+    """The median memory rate of each shape in run.json's `memory_reads`."""
+    reads = [MemoryRead.from_json(r) for r in records]
+    return {m.shape: m.rate_bytes_per_s for m in reads if m is not None}
+
+
+def read_args(path: Path, shape: Shape) -> list[str]:
+    return ["read", "--path", str(path), "--bytes", str(shape.bytes), "--granularity", str(shape.granularity_bytes),
+            "--access", shape.access, "--engine", "buffered", "--existing", "--latency", "off",
+            *(["--queue-depth", str(shape.queue_depth)] if shape.queue_depth > 1 else []),
+            *(["--threads", str(shape.threads)] if shape.threads > 1 else [])]
+
+
+def probe(call: Callable[[list[str]], dict[str, Any]], folder: Path, shapes: Iterable[Shape],
+          rounds: int = ROUNDS) -> list[MemoryRead]:
+    """Each shape read `rounds` times from the page cache of one file in folder (written, then read once to
+    be sure it is cached); the file is removed afterwards. `call` runs one helper command and returns its
+    answer (raising where it fails)."""
+    shapes = sorted(set(shapes))
+    if not shapes:
+        return []
+    path = folder / PROBE_FILE
+    size = max(s.bytes for s in shapes)
+    whole = shape_of(size, min(size, 2**20), "sequential")
+    try:
+        call(["write", "--path", str(path), "--bytes", str(size), "--granularity", str(whole.granularity_bytes),
+              "--engine", "buffered", "--sync", "none", "--latency", "off"])
+        call(read_args(path, whole))
+        out = []
+        for shape in shapes:
+            rates = []
+            for _ in range(rounds):
+                answer = call(read_args(path, shape))
+                rates.append(answer["bytes"] / answer["seconds"])
+            out.append(MemoryRead(shape, tuple(rates)))
+        return out
+    finally:
+        path.unlink(missing_ok=True)

@@ -1,0 +1,144 @@
+"""A cache below the file system, caught on real loop devices whose only difference is direct I/O: an ext4
+image on the slow Recipe B device (52.43 MB/s), attached by a loop device without direct I/O (its reads come
+from the page cache of the image file, one layer down) and with it (its reads reach the device). A run on
+the first is flagged by the stack's facts and by the memory yardstick, in summary.json and in the terminal
+with the exact text, and selftest fails there; on the second nothing is flagged and selftest passes. tmpfs
+is flagged; the truth devices themselves are not (test_truth.py asserts it on each recipe's run)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLAN = """
+name: below
+description: reads of whole files and of 1 MiB requests, evicted before each
+defaults: {engine: direct, fill: random, units: binary, sync: fsync, seed: 3}
+tests:
+  - name: files
+    kind: files
+    sizes: [4MiB, 8MiB, 16MiB, 32MiB]
+    repeats: 2
+    between: evict
+  - name: seq
+    kind: pattern
+    op: read
+    access: sequential
+    granularities: [1MiB]
+    bytes: 32MiB
+    span: 32MiB
+    trials: 3
+"""
+
+
+@contextlib.contextmanager
+def _loop_ext4(folder: Path, direct_io: bool):
+    """An ext4 image of 512 MiB in folder, attached by a loop device with or without direct I/O, mounted."""
+    image = folder / "image.ext4"
+    with open(image, "wb") as f:
+        f.truncate(512 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    loop = subprocess.run(["losetup", "-f", "--show", f"--direct-io={'on' if direct_io else 'off'}", str(image)],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    mount = folder / "mnt"
+    mount.mkdir()
+    try:
+        subprocess.run(["mount", loop, str(mount)], check=True)
+        try:
+            yield loop, image, mount
+        finally:
+            subprocess.run(["umount", "-l", str(mount)], check=False)
+    finally:
+        subprocess.run(["losetup", "-d", loop], check=False)
+
+
+def _run(tmp_path: Path, mount: Path) -> tuple[dict, str]:
+    """stibium run of PLAN on mount: summary.json and what the terminal printed."""
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(PLAN)
+    proc = subprocess.run([sys.executable, "-m", "stibium_py", "run", str(plan), "--target", str(mount / "t"), "--out",
+                           str(tmp_path / "reports")], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    run_dir = next((tmp_path / "reports").iterdir())
+    return json.loads((run_dir / "summary.json").read_text()), re.sub(r"\s+", " ", proc.stdout)
+
+
+def _selftest(tmp_path: Path, mount: Path) -> dict[str, str]:
+    out = tmp_path / "selftest.json"
+    subprocess.run([sys.executable, "-m", "stibium_py", "selftest", "--target", str(mount), "--json", str(out)],
+                   capture_output=True, text=True)
+    return {c["name"]: c["status"] for c in json.loads(out.read_text())["checks"]}
+
+
+def _below(summary: dict) -> list:
+    return [p for t in summary["tests"] for p in t.get("below_cache", [])] + \
+        [p for t in summary["tests"] for p in t.get("points", []) if p.get("below_cache")]
+
+
+@pytest.mark.truth
+def test_a_loop_device_without_direct_io_is_flagged(tmp_path, device_b):
+    with _loop_ext4(device_b.mount, direct_io=False) as (loop, image, mount):
+        name = Path(loop).name
+        assert Path(f"/sys/block/{name}/loop/dio").read_text().strip() == "0"
+        summary, terminal = _run(tmp_path, mount)
+        selftest = _selftest(tmp_path, mount)
+    why = (f"the loop device reads its backing file {image} through the page cache (dio 0), so reads this run made "
+           f"uncached come from memory one layer down; attach it with `losetup --direct-io=on`, or choose a target "
+           f"on a disk")
+    message = f"{name} (loop, dio 0, backing {image}) serves reads from memory below the file system"
+    assert {"level": "warning", "test": "all", "message": message, "what_to_do": why} in summary["warnings"]
+    assert f"warning: {message}. What to do: {why}." in terminal
+    files_read = next(t for t in summary["tests"] if t["name"] == "files" and t["op"] == "read")
+    shares = [r["reasons"][-1] for r in files_read["below_cache"]]
+    assert len(files_read["below_cache"]) >= files_read["n"] // 2, shares       # the measurement sees it too
+    seq = next(t for t in summary["tests"] if t["name"] == "seq")
+    assert seq["points"][0]["below_cache"] is True, seq["points"][0]["memory_share"]
+    flagged = next(w for w in summary["warnings"] if w["test"] == "files (read)" and "below" in w["message"])
+    assert re.fullmatch(r"\d+ of 8 reads ran at \d+% of memory speed \(median\) with none of the file in the page "
+                        r"cache: served by a cache below the file system", flagged["message"])
+    assert f"warning: files (read): {flagged['message']}. What to do: {flagged['what_to_do']}." in terminal
+    assert selftest["no cache below the file system"] == "fail"
+
+
+@pytest.mark.truth
+def test_a_loop_device_with_direct_io_is_not_flagged(tmp_path, device_b):
+    with _loop_ext4(device_b.mount, direct_io=True) as (loop, image, mount):
+        assert Path(f"/sys/block/{Path(loop).name}/loop/dio").read_text().strip() == "1"
+        summary, terminal = _run(tmp_path, mount)
+        selftest = _selftest(tmp_path, mount)
+    assert _below(summary) == []
+    assert not [w for w in summary["warnings"] if w["level"] == "warning" and "memory" in w["message"]]
+    assert "below the file system. What to do" not in terminal
+    assert selftest["no cache below the file system"] == "pass"
+    assert selftest["direct read bypasses the cache"] == "pass"
+
+
+@pytest.mark.truth
+def test_tmpfs_is_flagged(tmp_path, mount_tmpfs):
+    mount = mount_tmpfs("200m")
+    summary, terminal = _run(tmp_path, mount)
+    messages = [w["message"] for w in summary["warnings"] if w["level"] == "warning"]
+    assert "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)" in messages
+    assert "warning: the file system accepted direct I/O but caches anyway (tmpfs, FUSE). What to do: these are " \
+           "memory speeds, not the device's: choose a target on a disk-backed file system." in terminal
+
+
+@pytest.mark.truth
+def test_every_selftest_check_passes_on_a_device_of_known_speed(tmp_path, device_b):
+    """Recipe B (ext4 on a loop device with direct I/O over FUSE, 52.43 MB/s): nothing below caches reads."""
+    target = device_b.mount / "t"
+    target.mkdir()
+    statuses = _selftest(tmp_path, target)
+    assert statuses == {name: "pass" for name in (
+        "clock", "free space", "native helper", "engines", "direct write leaves no cache", "buffered read is cached",
+        "evict empties the cache", "direct read bypasses the cache", "direct I/O honoured", "full sync",
+        "no cache below the file system")}
+    assert list(target.iterdir()) == []
