@@ -1,7 +1,7 @@
 """Caches below the file system: the block-device stack read from a sysfs laid out as the kernel lays it
 out (and diskutil's answer on a Mac), the memory yardstick, the flag it gives files and pattern reads, the
 warnings in summary.json and in the terminal, compare's caution, and no negative latency in the table.
-The same on real loop devices: tests/truth/test_below_cache.py."""
+The same on real loop devices: tests/truth/test_truth_below_cache.py."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def test_every_check_of_the_machine_passes_on_a_disk(disk_dir, tmp_path):
     """On this machine's disk. Whether direct reads reach the disk below a virtual machine's disk is the host's
     affair (this machine's reads of a file just written ran at up to 35 % of memory speed): that check is held
     to its threshold, and every check passing is shown on a device of known speed
-    (tests/truth/test_below_cache.py)."""
+    (tests/truth/test_truth_below_cache.py)."""
     target = disk_dir / "t"
     target.mkdir()
     result, data = _selftest(target, tmp_path / "s.json")
