@@ -236,7 +236,7 @@ def _compare_many_table(result: dict) -> None:
         table.add_row(what, r["run"], format_bytes(r["rate_bytes_per_s"]) + "/s", interval, word)
     if result["rows"]:
         console.print(table)
-    print_cautions(console, result["rows"])
+    print_cautions(console, result["rows"], with_run=True)
     for s in result.get("sustained", []):
         console.print(f"[bold]{s['test']} {s['op']}, sustained[/], {s['run']}: {s['headline']}")
         for r in s["ratios"]:

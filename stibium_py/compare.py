@@ -20,7 +20,6 @@ from .analysis.settings import COMPARE, Settings
 from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
 from .table import Table
-from .memory import rates_by_shape
 from .pipeline import load_run as load_run_dir
 from .record import RunRecord
 from .store import RunDirError, is_series, series_run_dirs
@@ -154,7 +153,7 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
 def _memory_rates(side: Side) -> dict[Any, float]:
     rates: dict[Any, float] = {}
     for run in side.runs:
-        rates.update(rates_by_shape(run.record.memory_reads))
+        rates.update(run.record.memory_rates)
     return rates
 
 

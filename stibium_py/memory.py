@@ -63,12 +63,6 @@ class MemoryRead:
         return cls(shape, rates) if rates and all(r > 0 for r in rates) else None
 
 
-def rates_by_shape(records: Iterable[Any]) -> dict[Shape, float]:
-    """The median memory rate of each shape in run.json's `memory_reads`."""
-    reads = [MemoryRead.from_json(r) for r in records]
-    return {m.shape: m.rate_bytes_per_s for m in reads if m is not None}
-
-
 def read_args(path: Path, shape: Shape) -> list[str]:
     return ["read", "--path", str(path), "--bytes", str(shape.bytes), "--granularity", str(shape.granularity_bytes),
             "--access", shape.access, "--engine", "buffered", "--existing", "--latency", "off",
@@ -76,28 +70,25 @@ def read_args(path: Path, shape: Shape) -> list[str]:
             *(["--threads", str(shape.threads)] if shape.threads > 1 else [])]
 
 
-def probe(call: Callable[[list[str]], dict[str, Any]], folder: Path, shapes: Iterable[Shape],
+def probe(call: Callable[[list[str]], dict[str, Any]], path: Path, shapes: Iterable[Shape],
           rounds: int = ROUNDS) -> list[MemoryRead]:
-    """Each shape read `rounds` times from the page cache of one file in folder (written, then read once to
-    be sure it is cached); the file is removed afterwards. `call` runs one helper command and returns its
-    answer (raising where it fails)."""
+    """Each shape read `rounds` times from the page cache of one file at path, written (and synced, so that no
+    write-back of it reaches the device during the tests), then read once to be sure it is cached. The caller
+    removes the file, at the end of the run (its removal is disk work too). `call` runs one helper command and
+    returns its answer (raising where it fails)."""
     shapes = sorted(set(shapes))
     if not shapes:
         return []
-    path = folder / PROBE_FILE
     size = max(s.bytes for s in shapes)
     whole = shape_of(size, min(size, 2**20), "sequential")
-    try:
-        call(["write", "--path", str(path), "--bytes", str(size), "--granularity", str(whole.granularity_bytes),
-              "--engine", "buffered", "--sync", "none", "--latency", "off"])
-        call(read_args(path, whole))
-        out = []
-        for shape in shapes:
-            rates = []
-            for _ in range(rounds):
-                answer = call(read_args(path, shape))
-                rates.append(answer["bytes"] / answer["seconds"])
-            out.append(MemoryRead(shape, tuple(rates)))
-        return out
-    finally:
-        path.unlink(missing_ok=True)
+    call(["write", "--path", str(path), "--bytes", str(size), "--granularity", str(whole.granularity_bytes),
+          "--engine", "buffered", "--sync", "fsync", "--latency", "off"])
+    call(read_args(path, whole))
+    out = []
+    for shape in shapes:
+        rates = []
+        for _ in range(rounds):
+            answer = call(read_args(path, shape))
+            rates.append(answer["bytes"] / answer["seconds"])
+        out.append(MemoryRead(shape, tuple(rates)))
+    return out

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from .analysis.settings import SUMMARY, Settings
 from .analysis.summary import Summary, summarize
-from .memory import rates_by_shape
 from .record import RunRecord
 from .store import RunDirError, read_measurements, read_run_json
 from .table import Table
@@ -43,7 +42,7 @@ def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecor
         if not len(run.measurements):
             raise RunDirError(f"{run_dir}: no measurements yet; nothing to report")
         summary = summarize(run.measurements, settings, run.record.helper, run.damaged_rows,
-                            run.record.plan.ceiling_bytes_per_s, pool, rates_by_shape(run.record.memory_reads),
+                            run.record.plan.ceiling_bytes_per_s, pool, run.record.memory_rates,
                             run.record.target_facts)
     return run.record, run.measurements, summary
 

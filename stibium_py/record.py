@@ -20,6 +20,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .memory import MemoryRead, Shape
+
 RUN_FORMAT = "stibium-run/2"
 READABLE_RUN_FORMATS = ("stibium-run/1", RUN_FORMAT)
 SERIES_FORMAT = "stibium-series/1"
@@ -73,7 +75,7 @@ class RunRecord:
     cleanup: str | None = None
     rebooted: bool = False
     resumed_utc: tuple[str, ...] = ()
-    memory_reads: tuple[dict[str, Any], ...] = ()    # memory.MemoryRead records: what memory does for the run's reads
+    memory_reads: tuple[MemoryRead, ...] = ()     # what memory does for the run's read shapes (memory.py)
     extra: dict[str, Any] = field(default_factory=dict)       # keys of a newer format, kept as they are
 
     # -- reading and writing
@@ -81,7 +83,7 @@ class RunRecord:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("plan", "extra")}
         out["plan"] = dataclasses.asdict(self.plan)
         out["resumed_utc"] = list(self.resumed_utc)
-        out["memory_reads"] = list(self.memory_reads)
+        out["memory_reads"] = [m.to_json() for m in self.memory_reads]
         out["format"] = RUN_FORMAT
         return {**self.extra, **out}
 
@@ -103,7 +105,8 @@ class RunRecord:
         known = {k: v for k, v in known.items() if v is not None}     # a null reads as the field's default
         known["resumed_utc"] = tuple(known.get("resumed_utc") or ())
         reads = known.get("memory_reads")
-        known["memory_reads"] = tuple(r for r in reads if isinstance(r, dict)) if isinstance(reads, list) else ()
+        parsed = (MemoryRead.from_json(r) for r in (reads if isinstance(reads, list) else ()))
+        known["memory_reads"] = tuple(m for m in parsed if m is not None)       # a damaged record is left out
         return cls(**known, plan=PlanRecord(**{k: v for k, v in plan.items() if k in plan_names}),
                    extra={k: v for k, v in data.items() if k not in names})
 
@@ -115,6 +118,11 @@ class RunRecord:
     @property
     def boot_id(self) -> str | None:
         return self.machine.get("boot_id")
+
+    @property
+    def memory_rates(self) -> dict[Shape, float]:
+        """The median memory rate of each read shape the run measured."""
+        return {m.shape: m.rate_bytes_per_s for m in self.memory_reads}
 
 
 

@@ -291,6 +291,7 @@ class Runner:
         return status
 
     def _finish(self, status: str) -> None:
+        self.work.unlink(memory.PROBE_FILE)    # the memory probe's file is not the user's to keep
         if status != "waiting-for-reboot" and not self.run.keep_files:
             for test in self.expanded.tests:
                 self.work.remove_test_files(test)
@@ -302,13 +303,12 @@ class Runner:
     def _measure_memory(self, pending: list[Op]) -> None:
         """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a
         cache below the file system. Kept in run.json; a resumed run measures only shapes it lacks."""
-        have = set(memory.rates_by_shape(self.run.memory_reads))
         shapes = {memory.shape_of(o.bytes, o.granularity_bytes, o.access, o.queue_depth, o.threads)
-                  for o in pending if o.op == "read"} - have
+                  for o in pending if o.op == "read"} - set(self.run.memory_rates)
         if not shapes:
             return
-        found = memory.probe(self._helper_ok, self.work.path, shapes)
-        self.run = replace(self.run, memory_reads=(*self.run.memory_reads, *(m.to_json() for m in found)))
+        found = memory.probe(self._helper_ok, self.work.path / memory.PROBE_FILE, shapes)
+        self.run = replace(self.run, memory_reads=(*self.run.memory_reads, *found))
         write_run_json(self.run_dir, self.run)
 
     def _run_tests(self) -> str:

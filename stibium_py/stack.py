@@ -37,6 +37,11 @@ class Layer:
     reads: str = NONE          # MEMORY | MAY_CACHE | NONE
     why: str = ""              # for MEMORY and MAY_CACHE: what it means for a read, and what to do
 
+    @property
+    def label(self) -> str:
+        """loop0 (loop, dio 0, backing /x.img)"""
+        return f"{self.name} ({self.kind}{', ' + self.detail if self.detail else ''})"
+
     def to_json(self) -> dict[str, str]:
         return asdict(self)
 
@@ -55,8 +60,7 @@ class Stack:
 
     def text(self) -> str:
         """The stack in one line, top down: ext4 on loop0 (dio 0, backing /x.img) on vda (virtio)."""
-        return " on ".join(f"{x.name} ({x.kind}{', ' + x.detail if x.detail else ''})" for x in self.layers) \
-            or "unknown"
+        return " on ".join(x.label for x in self.layers) or "unknown"
 
     def to_json(self) -> list[dict[str, str]]:
         return [x.to_json() for x in self.layers]
@@ -100,9 +104,10 @@ def fs_layer(fs_type: str | None) -> Layer | None:
 
 # ------------------------------------------------------------------ Linux block devices
 
-def _transport(disk: Path, resolved: str) -> tuple[str, str]:
-    """A whole disk's kind and a word on it, from its name and where sysfs places it."""
+def _transport(disk: Path) -> tuple[str, str]:
+    """A whole disk's kind and a word on it, from its name and where sysfs places it (its resolved path)."""
     name = disk.name
+    resolved = str(disk)
     model = _read(disk / "device" / "model") or ""
     if name.startswith("zram"):
         return "zram", "a compressed RAM disk"
@@ -147,8 +152,7 @@ def resolve_block(device: str | None, sys_root: Path = Path("/sys"),
     An empty list where the device is not a block device sysfs knows."""
     if not device or not device.startswith("/dev/") or depth > MAX_DEPTH:
         return []
-    real = os.path.realpath(device) if sys_root == Path("/sys") else device
-    name = os.path.basename(real)
+    name = os.path.basename(os.path.realpath(device))      # /dev/mapper/NAME is a link to /dev/dm-N
     block = sys_root / "class" / "block" / name
     if not block.exists():
         return []
@@ -170,7 +174,7 @@ def resolve_block(device: str | None, sys_root: Path = Path("/sys"),
         return layers + below
     if (node / "loop").is_dir():
         return layers + _loop_layers(node, backing)
-    kind, detail = _transport(node, str(node))
+    kind, detail = _transport(node)
     reads, why = _WHOLE_DISK_READS.get(kind, (NONE, ""))
     return layers + [Layer(name, kind, detail, reads, why)]
 
@@ -225,9 +229,10 @@ def linux_stack(fs_type: str | None, device: str | None, mounts_text: str,
 
 def darwin_stack(fs_type: str | None, volume: dict[str, Any], whole_disk: dict[str, Any]) -> Stack:
     """The target's file system and the disk behind it, from `diskutil info -plist` of the volume and of its
-    physical whole disk: `BusProtocol` "Disk Image" (a sparse bundle, an encrypted image, a .dmg) is a disk the
-    kernel reads through a file on another volume, whose pages it caches. (`VirtualOrPhysical` is "Virtual" for
-    every APFS volume too, so it is not asked.)"""
+    physical whole disk: `BusProtocol` "Disk Image" (a sparse bundle, an encrypted image, a .dmg) is a disk whose
+    blocks come from a file on another volume. Apple does not publish the image driver, so whether that file's
+    pages are cached cannot be read in source: the layer is named, and the memory yardstick measures the reads
+    (docs/platforms.md). (`VirtualOrPhysical` is "Virtual" for every APFS volume too, so it is not asked.)"""
     top = fs_layer(fs_type)
     layers = [top] if top is not None else [Layer(fs_type or "unknown", "file system")]
     for info in (volume, whole_disk):
@@ -235,8 +240,8 @@ def darwin_stack(fs_type: str | None, volume: dict[str, Any], whole_disk: dict[s
             layers.append(Layer(str(info.get("DeviceIdentifier") or "disk"), "disk image",
                                 str(info.get("MediaName") or ""), MEMORY,
                                 "a disk image (sparse bundle, encrypted image, .dmg) is read through a file on another "
-                                "volume, whose pages macOS caches: reads come from memory one layer down; run the test "
-                                "on the volume the image lives on"))
+                                "volume, whose pages macOS can keep in memory: reads can come from memory one layer "
+                                "down; run the test on the volume the image lives on"))
             return Stack(tuple(layers))
     disk = whole_disk or volume
     if disk:

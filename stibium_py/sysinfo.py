@@ -87,11 +87,6 @@ def _ram_bytes() -> int | None:
         return None
 
 
-def _mount_of(path: Path) -> dict[str, Any]:
-    """Mount point, device, file-system type and options of the mount holding path (Linux)."""
-    return dict(stack.mount_of(str(path.resolve()), _read("/proc/self/mounts") or ""))
-
-
 def _sys_disk(device: str | None, sys_root: Path = Path("/sys")) -> Path | None:
     """The sysfs folder of the whole disk behind a /dev path (a partition's parent), or None (Linux)."""
     if not device or not device.startswith("/dev/"):
@@ -290,7 +285,7 @@ def _darwin_target_facts(target: Path) -> dict[str, Any]:
         answer = _diskutil_plist(facts["device"])
         volume = _plist(answer)
         facts.update(parse_diskutil_plist(answer))
-        disk = _darwin_whole_disk(facts["device"])
+        disk = parse_diskutil_whole_disk(answer)
         whole = _plist(_diskutil_plist(disk)) if disk and disk != facts["device"] else {}
     facts["stack"] = stack.darwin_stack(facts.get("fs_type"), volume, whole).to_json()
     return facts
@@ -302,9 +297,9 @@ def target_facts(target: Path) -> dict[str, Any]:
     if sys.platform == "darwin":
         facts.update(_darwin_target_facts(target))
         return facts
-    mount = _mount_of(target)
+    mounts = _read("/proc/self/mounts") or ""
+    mount = stack.mount_of(str(target.resolve()), mounts)
     facts.update(mount)
     facts["device_model"] = _device_model(mount.get("device"))
-    facts["stack"] = stack.linux_stack(mount.get("fs_type"), mount.get("device"),
-                                       _read("/proc/self/mounts") or "").to_json()
+    facts["stack"] = stack.linux_stack(mount.get("fs_type"), mount.get("device"), mounts).to_json()
     return facts

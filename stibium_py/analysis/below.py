@@ -27,29 +27,38 @@ BELOW_SHARE = 0.4
 def memory_shares(rows: Table, memory_rates: dict[Shape, float]) -> np.ndarray:
     """Per measurement: its rate as a share of what memory does for its shape (NaN where the run measured no
     memory rate for it, or for a write)."""
-    n = len(rows)
-    out = np.full(n, np.nan)
-    if not n or not memory_rates:
+    out = np.full(len(rows), np.nan)
+    if not len(rows) or not memory_rates:
         return out
-    reads = np.flatnonzero(rows.op == "read")
-    if not reads.size:
-        return out
-    cols = [rows.col(c)[reads] for c in ("bytes", "granularity_bytes", "access", "queue_depth", "threads")]
-    seconds = rows.col("seconds")[reads].astype(float)
-    keys: dict[tuple, float] = {}
-    for j, key in enumerate(zip(*cols)):
-        if key not in keys:
-            shape = shape_of(int(key[0]), int(key[1]), str(key[2]), int(key[3]), int(key[4]))
-            keys[key] = memory_rates.get(shape, np.nan)
-        out[reads[j]] = float(cols[0][j]) / seconds[j] / keys[key] if seconds[j] > 0 else np.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = rows.col("bytes").astype(float) / rows.col("seconds").astype(float)
+    for (op, nbytes, gran, access, depth, threads), idx in rows.groups(
+            "op", "bytes", "granularity_bytes", "access", "queue_depth", "threads").items():
+        if op == "read":
+            memory = memory_rates.get(shape_of(int(nbytes), int(gran), str(access), int(depth), int(threads)))
+            if memory:
+                out[idx] = rate[idx] / memory
     return out
+
+
+def absent(resident_before: np.ndarray) -> np.ndarray:
+    """Per measurement: the page cache measured (nearly) empty just before it."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(resident_before) & (resident_before <= RESIDENT_THRESHOLD)
 
 
 def flagged(shares: np.ndarray, resident_before: np.ndarray) -> np.ndarray:
     """Per measurement: at BELOW_SHARE of memory speed or more with the page cache measured (nearly) empty."""
     with np.errstate(invalid="ignore"):
-        absent = np.isfinite(resident_before) & (resident_before <= RESIDENT_THRESHOLD)
-        return absent & np.isfinite(shares) & (shares >= BELOW_SHARE)
+        return absent(resident_before) & np.isfinite(shares) & (shares >= BELOW_SHARE)
+
+
+def point_share(shares: np.ndarray, resident_before: np.ndarray) -> float | None:
+    """A point's share of memory speed (a pattern point's trials, a files test's reads): the median over its
+    measurements that met an empty page cache and have a memory rate; None where none did. The point was
+    served by a cache below the file system where it is BELOW_SHARE or more."""
+    ok = absent(resident_before) & np.isfinite(shares)
+    return float(np.median(shares[ok])) if ok.any() else None
 
 
 def reason(share: float) -> str:
@@ -61,21 +70,12 @@ def served_from_memory(uncached_bytes_per_s: float, memory_bytes_per_s: float) -
     return uncached_bytes_per_s >= BELOW_SHARE * memory_bytes_per_s
 
 
-def stack_layers(facts: dict[str, Any]) -> list[dict[str, str]]:
-    """The layers below the target's file system recorded in run.json (stack.py), as dicts."""
-    layers = facts.get("stack")
-    return [x for x in layers if isinstance(x, dict)] if isinstance(layers, list) else []
-
-
 def point_shares(points: dict[Any, Table], memory_rates: dict[Shape, float]) -> dict[Any, float]:
-    """compare's caution: each point (rates.by_point) whose reads ran at memory speed with the page cache
-    empty, to the median share of those reads; points that did not are left out."""
+    """compare's caution: each point (rates.by_point) served by a cache below the file system, to its share of
+    memory speed (point_share); the other points are left out."""
     out = {}
     for key, rows in points.items():
-        shares = memory_shares(rows, memory_rates)
-        resident = rows.col("resident_before").astype(float)
-        with np.errstate(invalid="ignore"):
-            absent = np.isfinite(shares) & np.isfinite(resident) & (resident <= RESIDENT_THRESHOLD)
-        if absent.any() and float(np.median(shares[absent])) >= BELOW_SHARE:
-            out[key] = float(np.median(shares[absent]))
+        share = point_share(memory_shares(rows, memory_rates), rows.col("resident_before").astype(float))
+        if share is not None and share >= BELOW_SHARE:
+            out[key] = share
     return out

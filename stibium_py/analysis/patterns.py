@@ -14,7 +14,6 @@ import numpy as np
 
 from ..table import Table
 from . import below
-from .cache import RESIDENT_THRESHOLD
 from .estimate import Estimate
 from .histogram import HistogramError, LatencyHistogram
 
@@ -123,13 +122,12 @@ class PatternPoint:
     queue_depth: int = 1
     threads: int = 1
     io_method: str = ""         # how its requests moved (the first trial's; "" in older files)
-    memory_share: float | None = None   # reads: the trials' median rate as a share of memory's (below.py)
+    memory_share: float | None = None   # reads: the trials' share of memory speed (below.point_share)
 
     @property
     def below_cache(self) -> bool:
         """Served by a cache below the file system: at memory speed with the page cache measured empty."""
-        return bool(self.memory_share is not None and self.memory_share >= below.BELOW_SHARE
-                    and self.resident_before_max <= RESIDENT_THRESHOLD)
+        return self.memory_share is not None and self.memory_share >= below.BELOW_SHARE
 
     @property
     def lat_p50_s(self) -> float | None:
@@ -180,7 +178,6 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
         calls = rs.largest_syscall_bytes
         calls = calls[calls > 0]
         resident = np.nan_to_num(rs.resident_before, nan=0.0)
-        share = shares[idx][np.isfinite(shares[idx])] if shares is not None else np.empty(0)
         out.append(PatternPoint(access=access, granularity_bytes=int(gran), stride_bytes=int(stride),
                                 # rows of an older format lack the call size
                                 call_bytes=int(calls.min()) if len(calls) else int(gran),
@@ -189,7 +186,8 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
                                 trials=len(rs), resident_before_max=float(resident.max()),
                                 latency_hist=_merged_histogram(rs.col("lat_hist_ns")), queue_depth=int(depth),
                                 threads=int(threads), io_method=rs.io_method[0] or "",
-                                memory_share=float(np.median(share)) if share.size else None))
+                                memory_share=below.point_share(shares[idx], rs.resident_before.astype(float))
+                                if shares is not None else None))
     return out
 
 

@@ -54,10 +54,10 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     pending = []
     for (name, op, kind), idx in sorted(groups.items(), key=lambda kv: order[kv[0][:2]]):
         rs = good.take(idx)
-        shares = below.memory_shares(rs, memory_rates or {})
         if kind == "sustained":
             results.extend(sustained_results(rs, s.confidence, s.seed).values())   # none before a file is complete
             continue
+        shares = below.memory_shares(rs, memory_rates or {})
         if kind != "files":
             results.append(pattern_result(name, op, rs, s.resamples, s.seed, s.confidence, shares))
             continue

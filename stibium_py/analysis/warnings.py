@@ -10,9 +10,8 @@ from typing import Any, Union
 import numpy as np
 
 from ..table import Table
-from .. import stack
+from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_size
-from . import below
 from .files import FilesResult
 from .patterns import PatternResult
 from .sustained import MIN_SIZE, SustainedTestResult
@@ -40,21 +39,20 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
     def add(level: str, test: str, message: str, todo: str) -> None:
         out.append(Notice(level, test, message, todo))
 
-    layers = below.stack_layers(target_facts or {})
+    layers = Stack.from_json((target_facts or {}).get("stack"))
     not_honoured = rows.direct_honoured == 0.0
     reasons = rows.cached_reason
     fs_caches = any(not reasons[k] for k in np.flatnonzero(not_honoured)) or any(r == FS_CACHES_REASON for r in reasons)
     if fs_caches:
         add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
             "these are memory speeds, not the device's: choose a target on a disk-backed file system")
-    for layer in layers:
-        said = fs_caches and layer.get("kind") == "file system"
-        if layer.get("reads") == stack.MEMORY and not said:
-            add("warning", "all", f"{_layer_name(layer)} serves reads from memory below the file system",
-                layer.get("why", ""))
-        elif layer.get("reads") == stack.MAY_CACHE and not said:
-            add("info", "all", f"{_layer_name(layer)} may serve reads from memory below the file system",
-                layer.get("why", ""))
+    for layer in layers.layers:
+        if fs_caches and layer.kind == "file system":      # said above
+            continue
+        if layer.reads == MEMORY:
+            add("warning", "all", f"{layer.label} serves reads from memory below the file system", layer.why)
+        elif layer.reads == MAY_CACHE:
+            add("info", "all", f"{layer.label} may serve reads from memory below the file system", layer.why)
     for e in results:
         if isinstance(e, FilesResult):
             _files_warnings(e, add)
@@ -77,12 +75,7 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
     return out
 
 
-def _layer_name(layer: dict[str, str]) -> str:
-    detail = layer.get("detail")
-    return f"{layer.get('name')} ({layer.get('kind')}{', ' + detail if detail else ''})"
-
-
-def _below_warnings(e: Result, layers: list[dict[str, str]], add: Any) -> None:
+def _below_warnings(e: Result, layers: Stack, add: Any) -> None:
     """Reads at memory speed with the page cache empty: the count and share, and the likely layer."""
     if isinstance(e, FilesResult):
         flagged = e.below_cache
@@ -101,12 +94,10 @@ def _below_warnings(e: Result, layers: list[dict[str, str]], add: Any) -> None:
                 + (", ..." if len(flagged_points) > 4 else "") + ")")
     else:
         return
-    memory = [x for x in layers if x.get("reads") == stack.MEMORY]
-    maybe = [x for x in layers if x.get("reads") == stack.MAY_CACHE]
-    if memory:
-        likely = f"the layer that caches: {_layer_name(memory[0])}"
-    elif maybe:
-        likely = f"the likely cache: {_layer_name(maybe[0])}"
+    if layers.memory:
+        likely = f"the layer that caches: {layers.memory[0].label}"
+    elif layers.may_cache:
+        likely = f"the likely cache: {layers.may_cache[0].label}"
     else:
         likely = "no layer below the file system is known to cache: a device as fast as a memory copy is possible"
     add("warning", f"{e.name} ({e.op})", f"{what}: served by a cache below the file system",

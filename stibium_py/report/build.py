@@ -19,7 +19,6 @@ from ..analysis.sustained import SustainedTestResult
 from ..analysis.summary import Summary
 from ..analysis.warnings import Result
 from ..pipeline import summarize_run
-from ..memory import rates_by_shape
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
@@ -139,14 +138,9 @@ TABLE_ROWS = 500          # flagged measurements listed in a table on the page (
 def terminal_table(summary: Summary, width: int = WIDE_TERMINAL_COLUMNS) -> Table:
     """The summary for the terminal: below WIDE_TERMINAL_COLUMNS one line per row (the interval as ± %,
     the exact one is in the report); wider, the intervals in full."""
+    t = _terminal_table(summary, width)
     if any(negative_latency(e) for e in summary.tests):
-        return _with_caption(_terminal_table(summary, width), SMALLEST_NOTE)
-    return _terminal_table(summary, width)
-
-
-def _with_caption(t: Table, caption: str) -> Table:
-    t.caption = caption
-    t.caption_justify = "left"
+        t.caption, t.caption_justify = SMALLEST_NOTE, "left"
     return t
 
 
@@ -182,7 +176,7 @@ def _stack_text(facts: dict[str, Any]) -> str:
 
 
 def _memory_text(run: RunRecord) -> str:
-    rates = rates_by_shape(run.memory_reads)
+    rates = run.memory_rates
     if not rates:
         return "not measured (a run of an older stibium, or no reads): no read is held against memory speed"
     lo, hi = min(rates.values()), max(rates.values())

@@ -39,14 +39,14 @@ def print_notices(console: Any, notices: Iterable[Any], where: str) -> None:
                       highlight=False)
 
 
-def print_cautions(console: Any, rows: Iterable[dict[str, Any]]) -> None:
-    """compare's cautions, one line per row that has one (a point served by a cache below the file system)."""
+def print_cautions(console: Any, rows: Iterable[dict[str, Any]], with_run: bool = False) -> None:
+    """compare's cautions, one line per row that has one (a point served by a cache below the file system);
+    with_run: the rows of many runs name theirs."""
     from rich.text import Text
 
     from ..analysis.rates import key_of, label
     for r in rows:
         if r.get("caution"):
             line = Text("caution: ", style="bold yellow")
-            line.append(f"{label(key_of(r))}" + (f" ({r['run']})" if "run" in r and "runs_a" not in r else "")
-                        + f": {r['caution']}")
+            line.append(label(key_of(r)) + (f" ({r['run']})" if with_run else "") + f": {r['caution']}")
             console.print(line, highlight=False)
