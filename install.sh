@@ -4,7 +4,7 @@
 # 3.10 or later, then stibium itself with pip. `./install.sh --test` also installs
 # what the tests need: the test extras, and on Debian/Ubuntu clang (the Darwin syntax
 # check), strace (the system-call trace), fio, Chromium (the browser tests), nbdkit,
-# libnbd-bin, fuse3, libfuse3-dev and pkg-config (the devices of known speed).
+# libnbd-bin, fuse3, libfuse3-dev, pkg-config and e2fsprogs (the devices of known speed, the loop devices).
 # A Python that refuses system-wide installs (PEP 668: Debian's own, Homebrew's) gets a
 # virtual environment in .venv, and its stibium and pytest are linked into /usr/local/bin
 # (root) or ~/.local/bin; the line to add to PATH is printed when that folder is not on it.
@@ -51,7 +51,7 @@ elif command -v apt-get >/dev/null 2>&1; then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   packages=(gcc gobjc gnustep-make libgnustep-base-dev liburing-dev python3-pip python3-venv)
-  [ "$mode" = "--test" ] && packages+=(clang strace fio chromium nbdkit libnbd-bin fuse3 libfuse3-dev pkg-config)
+  [ "$mode" = "--test" ] && packages+=(clang strace fio chromium nbdkit libnbd-bin fuse3 libfuse3-dev pkg-config e2fsprogs)
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
   # GCC's Objective-C builds the helper on Linux (meson would otherwise prefer clang when present).

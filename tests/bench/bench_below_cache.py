@@ -6,12 +6,15 @@ sequential 1 MiB one at a time and with requests in flight), ROUNDS rounds of: e
 uncached rate), a buffered read of the same shape (warms the cache), a buffered read (the memory rate).
 Prints each round's ratio uncached / memory and the medians per target and shape, side by side in one run.
 
-    python3 tests/bench/bench_below_cache.py disk=/var/tmp zram=/mnt/zram loop=/mnt/loop [--rounds 5]
+    python3 tests/bench/bench_below_cache.py disk=/var/tmp zram=/mnt/zram loop=/mnt/loop [--rounds 5] [--device-b]
+
+--device-b adds Recipe B (tests/truth/devices.py, 52.43 MB/s; root, nbdkit, fuse3) as the target "recipe-b".
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import statistics
 import sys
@@ -19,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import helper  # noqa: E402
+from common import helper, truth_device  # noqa: E402
 
 # (name, file bytes, read bytes, granularity, access, queue depth)
 SHAPES = [
@@ -42,12 +45,21 @@ def read(path: Path, engine: str, nbytes: int, granularity: int, access: str, de
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("targets", nargs="+", help="LABEL=DIR")
+    ap.add_argument("targets", nargs="*", help="LABEL=DIR")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--device-b", action="store_true", help="also Recipe B, a device of known speed")
     args = ap.parse_args()
+    with contextlib.ExitStack() as stack:
+        targets = list(args.targets)
+        if args.device_b:
+            targets.append(f"recipe-b={stack.enter_context(truth_device('b', None)).mount}")
+        measure(targets, args.rounds)
+
+
+def measure(targets: list[str], rounds: int) -> None:
     ratios: dict[tuple[str, str], list[float]] = {}
     rates: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
-    for spec in args.targets:
+    for spec in targets:
         label, folder = spec.split("=", 1)
         work = Path(tempfile.mkdtemp(prefix="stibium-bench-", dir=folder))
         try:
@@ -56,7 +68,7 @@ def main() -> None:
                 helper("write", "--path", str(f), "--bytes", str(fbytes), "--granularity", str(min(fbytes, 2**20)),
                        "--engine", "direct", "--sync", "fsync")
                 direct, memory = [], []
-                for _ in range(args.rounds):
+                for _ in range(rounds):
                     helper("evict", "--path", str(f))
                     direct.append(read(f, "direct", nbytes, gran, access, depth))
                     read(f, "buffered", fbytes, min(fbytes, 2**20), "sequential", 1)
