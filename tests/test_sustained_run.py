@@ -234,6 +234,11 @@ def test_the_drive_temperature_goes_with_each_chunk_read_at_most_once_a_period(d
         asked.append(time.monotonic())
         return 40.0 + len(asked), "hwmon"
     monkeypatch.setattr(runner.sysinfo, "device_temperature_c", sensor)
+    # the sensor is asked only for a device: give the target one, whatever this machine's layout (a container or
+    # a chroot resolves none)
+    target_facts = runner.sysinfo.target_facts
+    monkeypatch.setattr(runner.sysinfo, "target_facts", lambda target: {**target_facts(target),
+                                                                       "device": "/dev/stibium-test-disk"})
     # 4 KiB requests: the 24 MiB take long enough for many periods (0.22-0.25 s a file here)
     (disk_dir / "sus.yaml").write_text(PLAN.replace("read_back: true", "read_back: false")
                                        .replace("granularity: 256KiB", "granularity: 4KiB"))
