@@ -1,6 +1,6 @@
-"""A cache below the file system, caught on real loop devices whose only difference is direct I/O: an ext4
-image on the slow Recipe B device (52.43 MB/s), attached by a loop device without direct I/O (its reads come
-from the page cache of the image file, one layer down) and with it (its reads reach the device). A run on
+"""A cache below the file system, caught on real loop devices: an ext4 image attached by a loop device without
+direct I/O (its reads come from the page cache of the image file, one layer down), and an ext4 image on the
+slow Recipe B device (52.43 MB/s) attached with direct I/O (its reads reach the device). A run on
 the first is flagged by the stack's facts and by the memory yardstick, in summary.json and in the terminal
 with the exact text, and selftest fails there; on the second nothing is flagged and selftest passes. tmpfs
 is flagged; the truth devices themselves are not (test_truth.py asserts it on each recipe's run)."""
@@ -19,7 +19,7 @@ import pytest
 
 PLAN = """
 name: below
-description: reads of whole files and of 1 MiB requests, evicted before each
+description: reads of whole files and of 1 MiB requests 8 at a time, evicted before each
 defaults: {engine: direct, fill: random, units: binary, sync: fsync, seed: 3}
 tests:
   - name: files
@@ -32,9 +32,10 @@ tests:
     op: read
     access: sequential
     granularities: [1MiB]
-    bytes: 32MiB
-    span: 32MiB
-    trials: 3
+    bytes: 64MiB
+    span: 64MiB
+    queue_depth: 8
+    trials: 5
 """
 
 
@@ -84,8 +85,12 @@ def _below(summary: dict) -> list:
 
 
 @pytest.mark.truth
-def test_a_loop_device_without_direct_io_is_flagged(tmp_path, device_b):
-    with _loop_ext4(device_b.mount, direct_io=False) as (loop, image, mount):
+def test_a_loop_device_without_direct_io_is_flagged(tmp_path, disk_dir):
+    # the image on this machine's disk: on Recipe B the write-back of the image's dirty pages at 52 MB/s ran
+    # beside the reads and slowed them (one CI run: the sequential point at 0.36 of memory speed)
+    if os.geteuid() != 0:
+        pytest.skip("needs root (losetup, mount)")
+    with _loop_ext4(disk_dir, direct_io=False) as (loop, image, mount):
         name = Path(loop).name
         assert Path(f"/sys/block/{name}/loop/dio").read_text().strip() == "0"
         summary, terminal = _run(tmp_path, mount)
