@@ -19,9 +19,12 @@ from rich.table import Table
 
 from . import __version__
 from .compare import CompareError
+from .kinds import Kind, by_kind
 from .helper import HelperError, find_helper, run_once
 from .paths import PathError, existing_folder
 from .plan import PlanError, builtin_plans, load_and_expand, resolve_plan_path
+from .plan.expand import (ASSUMED_OP_OVERHEAD_S, ASSUMED_PARALLEL_REQUESTS, ASSUMED_RATE_BYTES_PER_S, ASSUMED_REQUEST_S,
+                          SUSTAINED_RATES_BYTES_PER_S)
 from .preflight import RunError, preflight
 from .runner import RunOptions, resume_run, resume_series, start_series
 from .store import RunDirError
@@ -222,15 +225,15 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
 
 
 def _compare_many_table(result: dict) -> None:
+    from .analysis.estimate import ratio_text
+    from .analysis.rates import key_of, label
     from .report.sustained import ratio_text as sustained_ratio_text
     from .report.terminal import print_cautions
     table = Table("test", "run", "rate", "ratio to the reference (95% interval)", "verdict",
                   title=f"against {result['reference']['run']}")
     for r in result["rows"]:
-        q = r["ratio"]
-        what = f"{r['test']} {r['op']}" + ("" if r["access"] == "files" else
-                                          f" {r['access']} {format_size(r['granularity_bytes'])}")
-        interval = f"{q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None else "-"
+        what = label(key_of(r))
+        interval = ratio_text(r["ratio"])
         word = r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
                                else "")
         table.add_row(what, r["run"], format_bytes(r["rate_bytes_per_s"]) + "/s", interval, word)
@@ -245,13 +248,14 @@ def _compare_many_table(result: dict) -> None:
         console.print(line)
 
 
-_SHORT_ACCESS = {"files": "", "sequential": "seq", "random": "rand", "strided": "str",
+_SHORT_ACCESS = {"sequential": "seq", "random": "rand", "strided": "str",
                  "(geometric mean)": "geo-mean"}
 
 
 def _compare_table(result: dict) -> None:
     """B / A per point: below 120 columns one line per row (the point in one column, cut with an
     ellipsis); wider, a column each."""
+    from .analysis.estimate import ratio_text
     from .report.terminal import WIDE_TERMINAL_COLUMNS, compact_table, print_cautions
     from .report.sustained import ratio_text as sustained_ratio_text
     a, b = result["a"], result["b"]
@@ -259,17 +263,15 @@ def _compare_table(result: dict) -> None:
     compact = console.width < WIDE_TERMINAL_COLUMNS
     if compact:
         # widths that add up to 78 columns with the separators
-        table = compact_table(title, (("point", "left", 29), ("runs", "right", 5), ("B / A (95% interval)", "left", 21),
-                                      ("verdict", "left", 20)))
+        table = compact_table(title, (("point", "left", 24), ("runs", "right", 5), ("B / A (95% interval)", "left", 20),
+                                      ("verdict", "left", 26)))
     else:
         table = Table("test", "op", "access", "granularity", "stride", "in flight", "runs", "B / A (95% interval)",
                       "verdict", title=title)
     for r in result["rows"] + [dict(s, access="(geometric mean)", granularity_bytes=0, stride_bytes=0)
                                for s in result["summaries"]]:
         flight = in_flight_label(r.get("queue_depth", 1), r.get("threads", 1))
-        q = r["ratio"]
-        lo = f"{q['low']:.3f}" if q["low"] is not None else "?"
-        hi = f"{q['high']:.3f}" if q["high"] is not None else "?"
+        interval = ratio_text(r["ratio"])
         runs = f"{r['runs_a']}+{r['runs_b']}" if "runs_a" in r else f"{a['runs']}+{b['runs']}"
         word = r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
                                else "")
@@ -278,10 +280,9 @@ def _compare_table(result: dict) -> None:
         if compact:
             point = " ".join(v for v in (r["test"], r["op"], _SHORT_ACCESS.get(r["access"], r["access"]), size,
                                          f"+{stride}" if stride else "", flight) if v)
-            table.add_row(point, runs, f"{q['estimate']:.3f} [{lo}, {hi}]", word)
+            table.add_row(point, runs, interval, word)
         else:
-            table.add_row(r["test"], r["op"], r["access"], size, stride, flight, runs,
-                          f"{q['estimate']:.3f} [{lo}, {hi}]", word)
+            table.add_row(r["test"], r["op"], r["access"], size, stride, flight, runs, interval, word)
     if result["rows"]:
         console.print(table)
     print_cautions(console, result["rows"])
@@ -290,7 +291,7 @@ def _compare_table(result: dict) -> None:
                       f"B {entry['b']['headline']}")
         for r in entry["ratios"]:
             console.print(f"  B / A: {sustained_ratio_text(r)}")
-    if compact and any(r["access"] != "files" for r in result["rows"]):
+    if compact and any(r["access"] for r in result["rows"]):
         console.print("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "
                       "Q8T1: 8 requests in flight on 1 thread")
     console.print(result["advice"])
@@ -328,23 +329,6 @@ def plan_show(plan: str, seed: int | None, show_all: bool) -> None:
     _show_plan(resolve_plan_path(plan), seed, brief=not show_all)
 
 
-ASSUMED_RATE_BYTES_PER_S = 200e6
-ASSUMED_OP_OVERHEAD_S = 0.002
-ASSUMED_REQUEST_S = 100e-6          # one request at a time
-ASSUMED_PARALLEL_REQUESTS = 32      # requests in flight the assumed device overlaps
-
-
-def _estimated_s(o: Any) -> float:
-    """One operation on an assumed device: its bytes at the assumed rate, or its requests at the assumed
-    latency overlapped up to the assumed parallelism, whichever takes longer, plus the overhead."""
-    requests = -(-o.bytes // o.granularity_bytes)
-    overlap = min(o.queue_depth * o.threads, ASSUMED_PARALLEL_REQUESTS)
-    return max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap) + ASSUMED_OP_OVERHEAD_S
-
-
-SUSTAINED_RATES_BYTES_PER_S = (200e6, 2e9)     # a slow external drive, a fast internal SSD
-
-
 def _sustained_lines(test: Any) -> str:
     """What a sustained test will do to the drive, and how long it takes, in words."""
     writes = [o for o in test.ops if o.op == "write"]
@@ -364,6 +348,11 @@ def _sustained_lines(test: Any) -> str:
             f"endurance (TBW); the files are removed at the end.")
 
 
+# what `plan show` says of a test beyond its operations
+PLAN_NOTES: dict[Kind, Callable[[Any], str] | None] = by_kind("cli: what plan show says of a test", {
+    "files": None, "pattern": None, "sustained": _sustained_lines})
+
+
 def _show_plan(path: Path, seed: int | None, brief: bool) -> None:
     parsed, _, expanded = load_and_expand(path, seed)
     console.print(f"[bold]{parsed.name}[/]: {parsed.description}")
@@ -381,21 +370,20 @@ def _show_plan(path: Path, seed: int | None, brief: bool) -> None:
         if len(ops) < len(test.ops):
             table.add_row("...", test.name, f"{len(test.ops) - len(ops)} more", *[""] * (len(columns) - 3))
     console.print(table)
-    layouts = sum(t.layout_bytes for t in expanded.tests)
-    estimate_s = layouts / ASSUMED_RATE_BYTES_PER_S + sum(_estimated_s(o) for o in expanded.ops)
     for test in expanded.tests:
         written = sum(o.bytes for o in test.ops if o.op == "write") + test.layout_bytes
         read = sum(o.bytes for o in test.ops if o.op == "read")
         console.print(f"  {test.name}: {len(test.ops)} measurements; writes {written} bytes "
                       f"({format_bytes(written)}), reads {format_bytes(read)}")
     for test in expanded.tests:
-        if test.kind == "sustained":
-            console.print(_sustained_lines(test))
+        note = PLAN_NOTES[test.kind]
+        if note is not None:
+            console.print(note(test))
     console.print(f"measurements: {len(expanded.ops)}")
     console.print(f"bytes written: {expanded.bytes_written} ({format_bytes(expanded.bytes_written)})")
     console.print(f"space needed: {expanded.space_needed_bytes()} ({format_bytes(expanded.space_needed_bytes())}) "
                   f"at the peak, test files are removed after each test")
-    console.print(f"estimated duration: {format_seconds(estimate_s)} "
+    console.print(f"estimated duration: {format_seconds(expanded.estimated_s)} "
                   f"(at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s, {ASSUMED_REQUEST_S * 1e6:.0f} us a request one "
                   f"at a time and up to {ASSUMED_PARALLEL_REQUESTS} at once, {ASSUMED_OP_OVERHEAD_S * 1e3:.0f} ms a "
                   f"measurement)")

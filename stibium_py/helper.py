@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from .plan import Op
+    from .op import Op
 
 HELPER_NAME = "stibium-helper"
 ENV_VAR = "STIBIUM_HELPER"
@@ -109,7 +109,7 @@ LAYOUT_GRANULARITY_BYTES = 8 * 2**20
 def measure_args(op: "Op", path: Path) -> list[str]:
     """The helper command of one planned measurement."""
     return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
-                   stride=op.stride_bytes or None, span=op.size_bytes if op.kind == "pattern" else None,
+                   stride=op.stride_bytes or None, span=op.span_bytes,
                    seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
                    sync=op.sync if op.op == "write" else None, existing=op.existing,
                    queue_depth=op.queue_depth if op.queue_depth > 1 else None,

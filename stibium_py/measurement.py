@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple, Optional, get_type_hints
 
-from .plan import Op
+from .op import Op
 
 
 class MeasurementError(Exception):
@@ -230,8 +230,8 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
         expected["bytes"] = op.bytes
         if op.op == "write":
             expected["sync"] = op.sync
-        if op.kind == "pattern":
-            expected["span_bytes"] = op.size_bytes
+        if op.span_bytes is not None:
+            expected["span_bytes"] = op.span_bytes
         for key, want in expected.items():
             if key in answer and answer[key] != want and not (key == "fill" and _same_fill(answer[key], want)):
                 raise MeasurementError(f"operation {op.seq}: the helper measured {key}={answer[key]!r} where the "

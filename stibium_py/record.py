@@ -151,8 +151,8 @@ class SeriesRecord:
             raise RecordError(f"{where}: not a {SERIES_FORMAT} file; was it written by stibium?")
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         known = {k: v for k, v in data.items() if k in names and v is not None}
-        for key, kind in (("plan", str), ("runs", int)):
-            if not isinstance(known.get(key), kind) or isinstance(known.get(key), bool):
+        for key, type_ in (("plan", str), ("runs", int)):
+            if not isinstance(known.get(key), type_) or isinstance(known.get(key), bool):
                 raise RecordError(f"{where}: its {key} is missing or damaged; restore it from a copy of the series")
         return cls(**known, extra={k: v for k, v in data.items() if k not in names and k != "format"})
 

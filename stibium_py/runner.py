@@ -24,11 +24,13 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from . import __version__, memory, sysinfo
+from .kinds import by_kind
 from .helper import (Helper, HelperError, HelperTimeout, find_helper, layout_args, measure_args, op_timeout_s,
                      raw_clock_ns, run_once)
 from .measurement import MeasurementError, failed, from_answer, from_chunk
 from .paths import device_of
-from .plan import Expanded, ExpandedTest, Op, PlanError, expand, load_and_expand, load_plan
+from .op import Op
+from .plan import Expanded, ExpandedTest, PlanError, expand, load_and_expand, load_plan
 from .preflight import RunError, drop_caches, preflight
 from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
@@ -100,7 +102,7 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
     )
     write_run_json(run_dir, run)
     for test in expanded.tests:
-        if test.kind == "sustained":
+        if ORDERS[test.kind].wears_drive:
             console.print(f"[yellow]{test.name} wears the drive:[/] {format_bytes(test.files_bytes)} of real writes "
                           f"to its flash, without a pause")
     Runner(run_dir, run, expanded, helper_path, options.progress, console).execute()
@@ -319,15 +321,10 @@ class Runner:
         for test in self.expanded.tests:
             if all(o.seq in self.done for o in test.ops):
                 continue
-            if test.kind == "files":
-                if self._files_test(test) == "waiting-for-reboot":
-                    return "waiting-for-reboot"
-            elif test.kind == "sustained":
-                self._sustained_test(test)
-            else:
-                self._pattern_test(test)
-            # a sustained test's files can fill most of the disk: they never wait for the end of the run
-            if not self.run.keep_files and (not remove_at_end or test.kind == "sustained"):
+            order = ORDERS[test.kind]
+            if order.run(self, test) == "waiting-for-reboot":
+                return "waiting-for-reboot"
+            if not self.run.keep_files and (not remove_at_end or not order.files_wait_for_end):
                 self.work.remove_test_files(test)
         return "complete"
 
@@ -354,7 +351,7 @@ class Runner:
             self._measure(op)
         return "complete"
 
-    def _pattern_test(self, test: ExpandedTest) -> None:
+    def _pattern_test(self, test: ExpandedTest) -> str:
         for op in test.ops:
             if op.seq in self.done:
                 continue
@@ -365,8 +362,9 @@ class Runner:
             self._measure(op)
             if not op.existing:
                 self.work.unlink(op.file)
+        return "complete"
 
-    def _sustained_test(self, test: ExpandedTest) -> None:
+    def _sustained_test(self, test: ExpandedTest) -> str:
         """The files one after another, each streamed in chunks with the drive's temperature beside each
         chunk; then, with read_back, each file evicted and read back the same way."""
         if not self.temperature_said:       # said once a run
@@ -382,6 +380,7 @@ class Runner:
                 self._ensure_file(op.file, op.bytes, op.engine, op.fill, op.data_seed)
                 self._helper_ok(["evict", "--path", str(self.work.path / op.file)])
             self._measure(op)
+        return "complete"
 
     # -- helper calls
     def _ensure_file(self, name: str, size_bytes: int, engine: str, fill: str, data_seed: int) -> None:
@@ -430,6 +429,25 @@ class Runner:
         self.done.add(op.seq)
         if not op.chunk_bytes:
             self._advance(op, op.bytes, m.seconds)
+
+
+@dataclass(frozen=True)
+class Order:
+    """How the runner carries out one kind of test: its operations in order (the test's status back:
+    complete, or waiting-for-reboot), whether its files may wait for the end of the run to be removed, and
+    whether it wears the drive enough to say so before the run."""
+
+    run: Callable[[Runner, ExpandedTest], str]
+    files_wait_for_end: bool
+    wears_drive: bool
+
+
+ORDERS = by_kind("runner: the order of a test's operations", {
+    "files": Order(Runner._files_test, files_wait_for_end=True, wears_drive=False),
+    "pattern": Order(Runner._pattern_test, files_wait_for_end=True, wears_drive=False),
+    # a sustained test's files can fill most of the disk: they never wait for the end of the run
+    "sustained": Order(Runner._sustained_test, files_wait_for_end=False, wears_drive=True),
+})
 
 
 class _ProgressBar:

@@ -7,6 +7,8 @@ are always powers of 1024.
 
 from __future__ import annotations
 
+import math
+
 import re
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
@@ -67,8 +69,11 @@ def format_size(n_bytes: int) -> str:
     return format_bytes(n_bytes, "binary" if n_bytes and n_bytes % 1024 == 0 else "decimal")
 
 
-def format_rate(bytes_per_s: float) -> str:
-    """A transfer rate in decimal units, as storage vendors and the articles quote it."""
+def format_rate(bytes_per_s: float | None) -> str:
+    """A transfer rate in decimal units, as storage vendors and the articles quote it; "-" where there is
+    none (a files test of one size)."""
+    if bytes_per_s is None or not math.isfinite(bytes_per_s):
+        return "-"
     return format_bytes(bytes_per_s) + "/s"
 
 

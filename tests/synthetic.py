@@ -17,14 +17,14 @@ SIZES = np.geomspace(1e6, 64e6, 7).round()
 
 def make_run(path: Path, *, rate_bytes_per_s: float, latency_s: float = 2e-4, repeats: int = 10, noise: float = 0.03,
              seed: int = 0, plan: str = "synthetic", host: str = "host", pattern_rate_factor: float = 1.0,
-             trials: int = 10) -> Path:
+             trials: int = 10, sizes: np.ndarray = SIZES) -> Path:
     """A complete run with a files test (write and read) and a pattern test (random reads at 4 granularities)."""
     rng = np.random.default_rng(seed)
     path.mkdir(parents=True)
     log = MeasurementLog(path)
     seq = 0
     for op in ("write", "read"):
-        for size in np.repeat(SIZES, repeats):
+        for size in np.repeat(sizes, repeats):
             t = (latency_s + size / rate_bytes_per_s) * float(np.exp(rng.normal(0, noise)))
             log.append(Measurement(**{"seq": seq, "test": "files", "op": op, "kind": "files", "access": "sequential",
                         "size_bytes": int(size), "granularity_bytes": int(size), "stride_bytes": 0, "trial": 0,

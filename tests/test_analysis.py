@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from stibium_py.analysis import drift, patterns, regression
+from stibium_py.analysis import drift, estimate, patterns, regression
 from stibium_py.analysis.files import files_result
 from stibium_py.analysis.settings import Settings
 from stibium_py.measurement import Measurement
@@ -224,9 +224,9 @@ def test_median_interval_of_trials_covers_or_says_what_it_covers():
     rng = np.random.default_rng(12)
     hits = 0
     for _ in range(3000):
-        lo, hi, conf = patterns.median_interval(1e9 * np.exp(rng.standard_t(3, 10) * 0.05), 0.95)
+        lo, hi, conf = estimate.median_interval(1e9 * np.exp(rng.standard_t(3, 10) * 0.05), 0.95)
         hits += lo <= 1e9 <= hi
     assert conf == 0.95 and 0.93 <= hits / 3000 <= 0.97
-    e = patterns.median_estimate(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), 100, 1, 0.95, "throughput")
+    e = estimate.median_estimate(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), 100, 1, 0.95, "throughput")
     assert (e.low, e.high) == (1.0, 5.0)
     assert e.method == "median of throughput; range of 5 trials, a 93.8% interval (a 95% one needs 6 trials)"

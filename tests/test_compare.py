@@ -28,6 +28,56 @@ def test_a_known_ratio_is_covered_by_the_interval(tmp_path):
     assert result["unmatched"] == {"only_in_a": [], "only_in_b": []}
 
 
+def test_one_trial_a_side_gives_no_interval_and_no_verdict(tmp_path, monkeypatch):
+    """The summary gives a point of one trial no interval; compare says the same, in the same words, and draws
+    no verdict (it used to print a zero-width "95 %" interval and "faster")."""
+    import numpy as np
+    from stibium_py.pipeline import summarize_run
+    a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, trials=1)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 1.06, seed=2, trials=1)
+    result = compare_runs(load_run(a), load_run(b))
+    pattern = [r for r in result["rows"] if r["kind"] == "pattern"]
+    assert len(pattern) == 4
+    for row in pattern:
+        assert (row["verdict"], row["refused"]) == ("inconclusive: one trial", "one trial")
+        assert (row["ratio"]["low"], row["ratio"]["high"], row["ratio"]["method"]) == (None, None,
+                                                                                       "no interval: one trial")
+    pat = next(s for s in result["summaries"] if s["test"] == "pat")
+    assert pat["verdict"] == "inconclusive: one trial" and pat["ratio"]["low"] is None
+    # the files test has ten repeats of seven sizes: its ratio keeps its interval and verdict
+    assert all(r["ratio"]["low"] is not None for r in result["rows"] if r["kind"] == "files")
+    _, _, summary = summarize_run(a)
+    point = next(e for e in summary.tests if e.kind == "pattern").points[0]
+    assert np.isnan(point.throughput.low) and np.isnan(point.throughput.high)
+    assert point.throughput.method == "median of throughput; no interval: one trial"
+    monkeypatch.setenv("COLUMNS", "80")
+    out = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
+    assert out.exit_code == 0, out.output
+    q = pattern[0]["ratio"]["estimate"]
+    assert f" pat read rand 4 KiB       1+1  {q:.3f} (no interval)   inconclusive: one trial " in out.output
+
+
+def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch):
+    """One size gives a files test no rate (the summary warns "one size: a rate needs two sizes"); compare
+    says so instead of failing inside the bootstrap of lines."""
+    import numpy as np
+    from stibium_py.pipeline import summarize_run
+    a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, sizes=np.array([4e6]))
+    b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=2, sizes=np.array([4e6]))
+    result = compare_runs(load_run(a), load_run(b))
+    files = [r for r in result["rows"] if r["kind"] == "files"]
+    assert [(r["op"], r["verdict"], r["rate_a_bytes_per_s"], r["ratio"]["estimate"]) for r in files] == [
+        ("read", "inconclusive: one size", None, None), ("write", "inconclusive: one size", None, None)]
+    _, _, summary = summarize_run(a)
+    assert [w.message for w in summary.warnings if w.test == "files (read)"] == [
+        "one size: a rate needs two sizes or more (time against size), so there is none"]
+    monkeypatch.setenv("COLUMNS", "80")
+    out = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
+    assert out.exit_code == 0, out.output
+    assert " files read                1+1  -                     inconclusive: one size " in out.output
+    assert (tmp_path / "c.html").is_file()
+
+
 def test_identical_runs_are_the_same_within_noise(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=5, noise=0.002)
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=6, noise=0.002)
@@ -120,7 +170,7 @@ def test_many_machines_in_one_table(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["reference"]["run"] == "ref" and [r["run"] for r in data["runs"]] == ["twice", "thrice"]
-    files = {(r["run"], r["op"]): r["ratio"] for r in data["rows"] if r["access"] == "files"}
+    files = {(r["run"], r["op"]): r["ratio"] for r in data["rows"] if r["kind"] == "files"}
     for (run, op), ratio in files.items():
         truth = {"twice": 2.0, "thrice": 3.0}[run]
         assert ratio["low"] <= truth <= ratio["high"] and abs(ratio["estimate"] / truth - 1) < 0.03, (run, op)
@@ -131,7 +181,7 @@ def test_many_machines_in_one_table(tmp_path):
                                        "--out", str(tmp_path / "d.html")])
     data = json.loads(result.output)
     assert data["reference"]["run"] == "thrice"
-    twice = next(r for r in data["rows"] if r["run"] == "twice" and r["access"] == "files" and r["op"] == "read")
+    twice = next(r for r in data["rows"] if r["run"] == "twice" and r["kind"] == "files" and r["op"] == "read")
     assert abs(twice["ratio"]["estimate"] / (2 / 3) - 1) < 0.03
 
 
@@ -145,4 +195,4 @@ def test_the_ratio_averaged_across_granularities_heads_the_page(tmp_path):
     pat = next(s for s in result["summaries"] if s["test"] == "pat")["ratio"]
     head = page.index("B / A averaged across all granularities")
     assert head < page.index("<h2>Machines</h2>")
-    assert f"<b>pat reads: {pat['estimate']:.2f}x</b> [{pat['low']:.2f}, {pat['high']:.2f}], faster" in page
+    assert f"<b>pat reads: {pat['estimate']:.2f}x [{pat['low']:.2f}x, {pat['high']:.2f}x]</b>, faster" in page

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from stibium_py.cli import main
 from stibium_py.helper import measure_args
 from stibium_py.measurement import (COLUMNS, DROPPED_KEYS, MeasurementError, failed, from_answer)
-from stibium_py.plan import Op
+from stibium_py.op import Op
 from stibium_py.record import RUN_FORMAT, RecordError, RunRecord, ops_digest
 from stibium_py.store import MeasurementLog, read_measurements
 

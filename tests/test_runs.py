@@ -52,10 +52,10 @@ def test_series_against_series_uses_the_variance_between_runs(tmp_path):
     a = _series(tmp_path / "a", [500e6 * math.exp(rng.normal(0, 0.2)) for _ in range(4)], 10)
     b = _series(tmp_path / "b", [550e6 * math.exp(rng.normal(0, 0.2)) for _ in range(4)], 20)
     result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=1000, seed=2024))
-    files = next(r for r in result["rows"] if r["access"] == "files" and r["op"] == "read")
+    files = next(r for r in result["rows"] if r["kind"] == "files" and r["op"] == "read")
     one_a, one_b = load_run(a / "run-1"), load_run(b / "run-1")
     single = next(r for r in compare_runs(one_a, one_b, settings=Settings(resamples=1000, seed=2024))["rows"]
-                  if r["access"] == "files" and r["op"] == "read")
+                  if r["kind"] == "files" and r["op"] == "read")
     assert result["scope"] == "machines" and files["runs_a"] == files["runs_b"] == 4
     width = math.log(files["ratio"]["high"] / files["ratio"]["low"])
     assert width > 3 * math.log(single["ratio"]["high"] / single["ratio"]["low"])

@@ -61,6 +61,6 @@ def test_the_comparison_is_one_line_per_point_at_80_columns_in_a_readable_order(
     points = body[:len(result["rows"]) + len(result["summaries"])]
     assert all(len(ln) <= 80 for ln in lines)
     assert all(" 1+1 " in ln and ("[" in ln) for ln in points)            # one line each
-    pattern_rows = [r for r in result["rows"] if r["access"] != "files"]
+    pattern_rows = [r for r in result["rows"] if r["kind"] != "files"]
     keys = [(r["op"], r["access"], r["granularity_bytes"], r["stride_bytes"]) for r in pattern_rows]
     assert keys == sorted(keys)                                         # not the run's shuffled order

@@ -19,11 +19,12 @@ from scipy import stats
 from ..table import Table
 from . import runs as runs_analysis
 from .estimate import Estimate
-from .rates import PointDraws, PointKey, draws_per_run, key_json
+from .rates import POINTS, PointDraws, PointKey, draws_per_run, key_json
 from .settings import Settings
 from .sustained import SustainedTestResult
 
 RunPoints = dict[PointKey, Table]
+REFUSAL_HINT = "a side has no interval, as in its summary: add trials (patterns), or sizes and repeats (files)"
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,19 @@ class PointRatio:
     verdict: str
     hint: str
     scope: str
+    refused: str | None = None        # why the ratio has no interval: a side's (rates.PointRate.refused)
 
     def to_json(self) -> dict[str, Any]:
         return {**key_json(self.key),
-                "rate_a_bytes_per_s": self.rate_a_bytes_per_s, "rate_b_bytes_per_s": self.rate_b_bytes_per_s,
+                "rate_a_bytes_per_s": _finite(self.rate_a_bytes_per_s),
+                "rate_b_bytes_per_s": _finite(self.rate_b_bytes_per_s),
                 "latency_a_s": self.latency_a_s, "latency_b_s": self.latency_b_s, "n_a": self.n_a, "n_b": self.n_b,
                 "runs_a": self.runs_a, "runs_b": self.runs_b, "ratio": self.ratio.as_dict(), "verdict": self.verdict,
-                "hint": self.hint, "scope": self.scope}
+                "hint": self.hint, "scope": self.scope, "refused": self.refused}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,11 @@ class Comparison:
     log_rates: dict[PointKey, tuple[list[float], list[float]]]   # per point each run's log rate, A and B
 
 
-def verdict(ratio: Estimate, band: float) -> tuple[str, str]:
+def verdict(ratio: Estimate, band: float, refused: str | None = None) -> tuple[str, str]:
+    """The word for a ratio with its interval, and what to do where it tells nothing; `refused`: why a side
+    has no interval (rates.PointRate.refused), which the verdict repeats."""
+    if refused is not None:
+        return f"inconclusive: {refused}", REFUSAL_HINT
     if not (math.isfinite(ratio.low) and math.isfinite(ratio.high)):
         return "inconclusive", "no interval could be computed; add repeats or trials"
     if ratio.low > 1 + band:
@@ -111,7 +122,7 @@ def compare_points(a: list[tuple[str, RunPoints]], b: list[tuple[str, RunPoints]
     def side_rates(first: int, count: int, key: PointKey) -> list[runs_analysis.RunRate]:
         got: list[tuple[int, PointDraws]] = [(i, results[(i, key)]) for i in range(first, first + count)
                                              if (i, key) in results]
-        return [runs_analysis.run_rate(names[i], d.rate, d.draws, d.n, s.confidence) for i, d in got]
+        return [runs_analysis.run_rate(names[i], d.rate, d.draws, d.n, s.confidence, d.refused) for i, d in got]
 
     def latencies(first: int, count: int, key: PointKey) -> float | None:
         lat = [results[(i, key)].latency_s for i in range(first, first + count)
@@ -122,27 +133,32 @@ def compare_points(a: list[tuple[str, RunPoints]], b: list[tuple[str, RunPoints]
     for i, key in enumerate(matched):
         ra, rb = side_rates(0, len(a), key), side_rates(len(a), len(b), key)
         la, lb = _logs(ra), _logs(rb)
-        da = runs_analysis.two_level_draws([r.draws for r in ra], s.resamples, s.seed + 7919 * (2 * i + 1))
-        db = runs_analysis.two_level_draws([r.draws for r in rb], s.resamples, s.seed + 7919 * (2 * i + 2))
-        m = min(len(da), len(db))
-        ratios = db[:m] / da[:m]
         rate_a = runs_analysis.geometric_mean([r.estimate for r in ra])
         rate_b = runs_analysis.geometric_mean([r.estimate for r in rb])
         point = rate_b / rate_a if rate_a else math.nan
-        factor = runs_analysis.widening(s.confidence, la, lb)
-        lo, hi = runs_analysis.widened_interval(point, ratios, s.confidence, factor)
-        method = ("ratio of the runs' geometric means, two-level bootstraps (runs, then measurements) "
-                  f"B={m}, widened x{factor:.2f} for the few runs" if factor != 1.0 else
-                  f"ratio of {'theil-sen rate' if key[2] == 'files' else 'median throughput'}s, independent "
-                  f"bootstraps B={m}, percentile interval")
         n_a = sum(len(p[key]) for _, p in a if key in p)
         n_b = sum(len(p[key]) for _, p in b if key in p)
-        est = Estimate(point, lo, hi, method, n_a + n_b)
-        word, hint = verdict(est, s.noise_band)
+        refused = runs_analysis.refusal(ra + rb)
+        if refused is not None:
+            # the summary gives this point no interval: neither does its ratio, and no verdict is drawn
+            est = Estimate(point, math.nan, math.nan, f"no interval: {refused}", n_a + n_b)
+            ratios = np.array([])
+        else:
+            da = runs_analysis.two_level_draws([r.draws for r in ra], s.resamples, s.seed + 7919 * (2 * i + 1))
+            db = runs_analysis.two_level_draws([r.draws for r in rb], s.resamples, s.seed + 7919 * (2 * i + 2))
+            m = min(len(da), len(db))
+            ratios = db[:m] / da[:m]
+            factor = runs_analysis.widening(s.confidence, la, lb)
+            lo, hi = runs_analysis.widened_interval(point, ratios, s.confidence, factor)
+            method = ("ratio of the runs' geometric means, two-level bootstraps (runs, then measurements) "
+                      f"B={m}, widened x{factor:.2f} for the few runs" if factor != 1.0 else
+                      f"ratio of {POINTS[key.kind].name}s, independent bootstraps B={m}, percentile interval")
+            est = Estimate(point, lo, hi, method, n_a + n_b)
+        word, hint = verdict(est, s.noise_band, refused)
         draws_by_key[key] = ratios
         log_rates[key] = (la, lb)
         points.append(PointRatio(key, rate_a, rate_b, latencies(0, len(a), key), latencies(len(a), len(b), key),
-                                 n_a, n_b, len(ra), len(rb), est, word, hint, scope))
+                                 n_a, n_b, len(ra), len(rb), est, word, hint, scope, refused))
     return Comparison(points, _groups(points, draws_by_key, log_rates, s, scope), scope, log_rates)
 
 
@@ -153,9 +169,14 @@ def _groups(points: list[PointRatio], draws_by_key: dict[PointKey, np.ndarray],
         keys = [p.key for p in points if p.key[:2] == (test, op)]
         if len(keys) < 2:
             continue
+        point = float(np.exp(np.mean(np.log([p.ratio.estimate for p in points if p.key[:2] == (test, op)]))))
+        refused = next((p.refused for p in points if p.key[:2] == (test, op) and p.refused), None)
+        if refused is not None:
+            est = Estimate(point, math.nan, math.nan, f"no interval: {refused}", len(keys))
+            out.append(GroupRatio(test, op, est, *verdict(est, s.noise_band, refused), scope))
+            continue
         m = min(len(draws_by_key[k]) for k in keys)
         logs = np.vstack([np.log(draws_by_key[k][:m]) for k in keys])
-        point = float(np.exp(np.mean(np.log([p.ratio.estimate for p in points if p.key[:2] == (test, op)]))))
         # per run, the mean log rate over the granularities: the spread between runs of the summary
         la = [float(np.mean(v)) for v in zip(*[log_rates[k][0] for k in keys])]
         lb = [float(np.mean(v)) for v in zip(*[log_rates[k][1] for k in keys])]

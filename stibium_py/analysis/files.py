@@ -15,8 +15,8 @@ import numpy as np
 from scipy import stats
 
 from ..table import Table
-from . import below, cache, drift, outliers, patterns, regression
-from .estimate import Estimate
+from . import below, cache, drift, outliers, rates, regression
+from .estimate import Estimate, median_estimate
 from .settings import Settings
 
 BURST_FACTOR = 1.5
@@ -65,11 +65,11 @@ class FilesResult:
         s = self.fit.line.slope_s_per_byte
         return s if math.isfinite(s) else None
 
-    def flagged(self, kind: str) -> list[int]:
+    def flagged(self, which: str) -> list[int]:
         """Indexes of the measurements of one class: 'outlier', or a cache kind."""
-        if kind == "outlier":
+        if which == "outlier":
             return np.flatnonzero(self.outlier_class != "").tolist()
-        return np.flatnonzero(self.cache_kind == kind).tolist()
+        return np.flatnonzero(self.cache_kind == which).tolist()
 
     @property
     def outliers(self) -> list[int]:
@@ -149,8 +149,9 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
     x = cols["size_bytes"]
     y = cols["seconds"]
     rate = cols["bytes"] / y
-    fit, nonlinearity = _together(lambda: regression.fit_rate(x, y, s.resamples, s.seed, s.confidence),
-                                  lambda: _nonlinearity(x, y, s))
+    point, nonlinearity = _together(lambda: rates.files_rate(x, y, s.resamples, s.seed, s.confidence),
+                                    lambda: _nonlinearity(x, y, s))
+    fit = point.fit
     predicted = fit.line.predict(x)
     r = outliers.log_residuals(y, predicted)
     f = outliers.fences(r)
@@ -195,7 +196,7 @@ def _size_bands(x: np.ndarray, rate: np.ndarray, fitted_rate: float, s: Settings
     bands = []
     for size in np.unique(x):
         vals = rate[x == size]
-        est = patterns.median_estimate(vals, s.resamples, s.seed, s.confidence, "rate")
+        est = median_estimate(vals, s.resamples, s.seed, s.confidence, "rate")
         burst = bool(math.isfinite(fitted_rate) and est.low > BURST_FACTOR * fitted_rate)
         bands.append({"size_bytes": int(size), "median_rate_bytes_per_s": est.as_dict(), "burst": burst})
     return bands

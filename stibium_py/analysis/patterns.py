@@ -15,66 +15,10 @@ import numpy as np
 from ..table import Table
 from . import below
 from .estimate import Estimate
+from . import rates
 from .histogram import HistogramError, LatencyHistogram
 
 KNEE_FRACTION = 0.9
-
-
-def bootstrap_medians(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """Medians of `resamples` bootstrap resamples of values."""
-    values = np.asarray(values, float)
-    rng = np.random.default_rng(seed)
-    return np.median(values[rng.integers(0, len(values), size=(resamples, len(values)))], axis=1)
-
-
-def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """A distribution-free interval of the median from order statistics, interpolated between the two
-    neighbouring ones to the confidence asked (Hettmansperger and Sheather 1986): (low, high, the
-    confidence it has). Where even the widest interval, [min, max], has less than the confidence asked
-    (5 trials or fewer at 95 %), that interval with its real confidence, 1 - 2 / 2^n."""
-    from scipy.stats import binom
-
-    x = np.sort(np.asarray(values, float))
-    n = len(x)
-    if n == 0:
-        return math.nan, math.nan, 0.0
-    if n == 1:
-        return float(x[0]), float(x[0]), 0.0
-
-    # cover(d) = P(d <= B <= n - d), B ~ Binomial(n, 1/2): the confidence of [X(d), X(n-d+1)], 1-based;
-    # computed for every d at once (it falls as d grows)
-    ds = np.arange(1, n // 2 + 2)
-    covers = binom.cdf(n - ds, n, 0.5) - binom.cdf(ds - 1, n, 0.5)
-
-    def cover(d: int) -> float:
-        return float(covers[d - 1])
-
-    if cover(1) < confidence:
-        return float(x[0]), float(x[-1]), cover(1)
-    below = covers[: n // 2] < confidence       # the first d whose interval falls short, and the d before it
-    d = int(np.argmax(below)) if below.any() else n // 2
-    g_d, g_next = cover(d), cover(d + 1) if d + 1 <= (n + 1) // 2 else 0.0
-    if g_d == confidence or g_d == g_next:
-        return float(x[d - 1]), float(x[n - d]), g_d
-    share = (g_d - confidence) / (g_d - g_next)
-    lam = (n - d) * share / (d + (n - 2 * d) * share)
-    low = lam * x[d] + (1 - lam) * x[d - 1]
-    high = lam * x[n - d - 1] + (1 - lam) * x[n - d]
-    return float(low), float(high), confidence
-
-
-def median_estimate(values: np.ndarray, resamples: int, seed: int, confidence: float, what: str) -> Estimate:
-    """The median over trials with its order-statistic interval (median_interval). With too few trials for
-    the confidence asked, the interval is [min, max] and the method says what confidence it has."""
-    values = np.asarray(values, float)
-    n = len(values)
-    med = float(np.median(values))
-    lo, hi, achieved = median_interval(values, confidence)
-    if achieved < confidence:
-        need = next(k for k in range(2, 64) if 1 - 2 * 0.5 ** k >= confidence)
-        return Estimate(med, lo, hi, f"median of {what}; range of {n} trials, a {achieved:.1%} interval (a "
-                        f"{confidence:.0%} one needs {need} trials)", n)
-    return Estimate(med, lo, hi, f"median of {what}, interpolated order-statistic interval", n)
 
 
 def knee(granularities: list[int], throughputs: list[float]) -> int | None:
@@ -181,7 +125,8 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
         out.append(PatternPoint(access=access, granularity_bytes=int(gran), stride_bytes=int(stride),
                                 # rows of an older format lack the call size
                                 call_bytes=int(calls.min()) if len(calls) else int(gran),
-                                throughput=median_estimate(tput, resamples, seed, confidence, "throughput"),
+                                throughput=rates.pattern_rate(rs.bytes, seconds, resamples, seed, confidence,
+                                                              with_draws=False).rate,
                                 iops=float(np.median(iops)), latency_s={k: med(k) for k in LATENCY_KEYS},
                                 trials=len(rs), resident_before_max=float(resident.max()),
                                 latency_hist=_merged_histogram(rs.col("lat_hist_ns")), queue_depth=int(depth),

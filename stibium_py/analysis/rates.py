@@ -1,26 +1,117 @@
-"""A rate per test point and its bootstrap draws, shared by compare and repeated runs.
+"""A test point and its rate: the one estimator of a point's rate with its interval and its bootstrap draws,
+which the summary, a series and compare all call, so that they agree on a number and on when there is
+none.
 
-A test point is what two runs can match: a files test and op (its rate from the Theil-Sen line of
-time against size), or a pattern test's op, access, granularity, stride, queue depth and threads (the
-median throughput over trials). The draws are the within-run bootstrap of that rate."""
+A test point is what two runs can match: a files test and op (its rate from the Theil-Sen line of time
+against size), or a pattern test's op, access, granularity, stride, queue depth and threads (the median
+throughput over its trials). A sustained test is a curve, not a point: it is compared by its stretches
+(comparison.py). Where no interval can be given (one trial, one size, too few repeats per size) the
+estimate says why (`PointRate.refused`), and compare's verdict repeats it."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from concurrent.futures import Executor
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from ..kinds import Kind, by_kind
 from ..table import Table
 from ..units import format_size, in_flight_label
-from . import patterns, regression
+from . import regression
+from .estimate import Estimate, bootstrap_medians, median_estimate
 from .settings import Settings
 
-# (test, op, access, granularity, stride, queue depth, threads); a files test: (test, op, "files", 0, 0, 1, 1)
-PointKey = tuple[str, str, str, int, int, int, int]
-KEY_FIELDS = ("test", "op", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads")
+
+class PointKey(NamedTuple):
+    """What two runs match: a files test and op has one point (its access empty, one request in flight)."""
+
+    test: str
+    op: str
+    kind: Kind
+    access: str
+    granularity_bytes: int
+    stride_bytes: int
+    queue_depth: int
+    threads: int
+
+
+KEY_FIELDS = PointKey._fields
+
+
+@dataclass(frozen=True)
+class PointRate:
+    """A point's rate with its interval, its latency (files tests: the line's intercept), its bootstrap draws
+    (empty where they were not asked for, or where no interval can be given), and why there is no interval
+    (None where there is one)."""
+
+    rate: Estimate
+    latency: Estimate | None
+    draws: np.ndarray
+    refused: str | None
+    fit: regression.Fit | None = None
+
+
+ONE_TRIAL = "one trial"
+ONE_SIZE = "one size"
+FEW_REPEATS = "few repeats"
+
+
+def files_rate(x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confidence: float,
+               latency_interval: bool = True) -> PointRate:
+    """The Theil-Sen rate of time against size with its guards (regression.fit_rate): no rate with one size,
+    no interval with fewer repeats per size than a calibrated interval needs."""
+    fit = regression.fit_rate(x, y, resamples, seed, confidence, latency_interval)
+    if not math.isfinite(fit.line.slope_s_per_byte):
+        refused: str | None = ONE_SIZE
+    elif not (math.isfinite(fit.rate_bytes_per_s.low) and math.isfinite(fit.rate_bytes_per_s.high)):
+        refused = FEW_REPEATS      # the method says how many, and how many an interval needs
+    else:
+        refused = None
+    draws = np.array([])
+    if refused is None:
+        with np.errstate(divide="ignore"):
+            draws = np.where(fit.slopes > 0, 1.0 / fit.slopes, np.nan)
+    return PointRate(fit.rate_bytes_per_s, fit.latency_s, draws, refused, fit)
+
+
+def pattern_rate(x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confidence: float,
+                 with_draws: bool = True) -> PointRate:
+    """The median throughput over trials (x bytes moved, y seconds) with its order-statistic interval
+    (estimate.median_estimate); none from one trial."""
+    tput = np.asarray(x, float) / np.asarray(y, float)
+    if len(tput) < 2:
+        med = float(np.median(tput)) if len(tput) else math.nan
+        return PointRate(Estimate(med, math.nan, math.nan, f"median of throughput; no interval: {ONE_TRIAL}",
+                                  len(tput)), None, np.array([]), ONE_TRIAL)
+    rate = median_estimate(tput, resamples, seed, confidence, "throughput")
+    draws = bootstrap_medians(tput, resamples, seed) if with_draws else np.array([])
+    return PointRate(rate, None, draws, None)
+
+
+@dataclass(frozen=True)
+class PointRule:
+    """How a kind's measurements become points: the key of a group of measurements (by test, op, access,
+    granularity, stride, queue depth, threads), the column its rate is computed from against seconds, and
+    the estimator."""
+
+    key: Callable[[str, str, str, int, int, int, int], PointKey]
+    x_column: str
+    estimate: Callable[[np.ndarray, np.ndarray, int, int, float], PointRate]
+    name: str                   # the estimate in words
+
+
+# None: a kind measured as a curve, not as points (sustained tests: comparison.compare_sustained)
+POINTS: dict[Kind, PointRule | None] = by_kind("analysis: a kind's points and their estimator", {
+    "files": PointRule(lambda test, op, *_: PointKey(test, op, "files", "", 0, 0, 1, 1), "size_bytes",
+                       lambda x, y, b, seed, c: files_rate(x, y, b, seed, c, latency_interval=False), "theil-sen rate"),
+    "pattern": PointRule(lambda test, op, access, gran, stride, depth, threads: PointKey(
+        test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads)), "bytes", pattern_rate,
+        "median throughput"),
+    "sustained": None,
+})
 
 
 def by_point(rows: Table) -> dict[PointKey, Table]:
@@ -29,68 +120,56 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
     keys: dict[PointKey, list[np.ndarray]] = {}
     for (test, op, kind, access, gran, stride, depth, threads), idx in rows.groups(
             "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads").items():
-        if kind == "sustained":          # a curve, not a point: compared by its stretches (comparison.py)
+        rule = POINTS.get(kind)
+        if rule is None:
             continue
-        key = (test, op, "files", 0, 0, 1, 1) if kind == "files" else \
-            (test, op, access, int(gran), int(stride), int(depth), int(threads))
-        keys.setdefault(key, []).append(idx)
+        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads), []).append(idx)
     # groups come in the order of their first measurement, so the tests in the order the run reached them
-    reached = {test: i for i, test in enumerate(dict.fromkeys(key[0] for key in keys))}
+    reached = {test: i for i, test in enumerate(dict.fromkeys(key.test for key in keys))}
     return {key: rows.take(np.sort(np.concatenate(keys[key])))
-            for key in sorted(keys, key=lambda k: (reached[k[0]], k[1:]))}
+            for key in sorted(keys, key=lambda k: (reached[k.test], k[1:]))}
 
 
 def key_json(key: PointKey) -> dict[str, Any]:
     """A point's key as the fields of its JSON row."""
-    return dict(zip(KEY_FIELDS, key))
+    return key._asdict()
 
 
 def key_of(row: dict[str, Any]) -> PointKey:
-    """The key of a JSON row (one written before queue depth existed reads as 1 and 1)."""
-    return (row["test"], row["op"], row["access"], row["granularity_bytes"], row["stride_bytes"],
-            row.get("queue_depth", 1), row.get("threads", 1))
+    """The key of a JSON row."""
+    return PointKey(*(row[f] for f in KEY_FIELDS))
 
 
 def label(key: PointKey) -> str:
     """A point for people: "rnd-4k read random 4 KiB Q32T1", "patterns write strided 4 KiB +64 KiB"."""
-    test, op, access, gran, stride, depth, threads = key
-    if access == "files":
-        return f"{test} {op}"
-    parts = [test, op, access, format_size(gran), f"+{format_size(stride)}" if stride else "",
-             in_flight_label(depth, threads)]
+    parts = [key.test, key.op, key.access, format_size(key.granularity_bytes) if key.granularity_bytes else "",
+             f"+{format_size(key.stride_bytes)}" if key.stride_bytes else "",
+             in_flight_label(key.queue_depth, key.threads)]
     return " ".join(p for p in parts if p)
 
 
 def describe(key: PointKey) -> str:
-    test, op, access, gran, stride, depth, threads = key
-    if access == "files":
-        return f"{test} {op}"
-    flight = in_flight_label(depth, threads)
-    return f"{test} {op} {access} {gran} B" + (f" stride {stride} B" if stride else "") + (f" {flight}" if flight else "")
+    """A point in exact numbers: "rnd-4k read random 4096 B Q32T1"."""
+    flight = in_flight_label(key.queue_depth, key.threads)
+    parts = [key.test, key.op, key.access, f"{key.granularity_bytes} B" if key.granularity_bytes else "",
+             f"stride {key.stride_bytes} B" if key.stride_bytes else "", flight]
+    return " ".join(p for p in parts if p)
 
 
-def draw_inputs(rows: Table) -> tuple[bool, np.ndarray, np.ndarray]:
-    """What a point's draws are computed from: (files test, size, seconds) or (pattern, bytes moved,
-    seconds). Arrays, not the table: a worker process gets these few megabytes, not every column."""
-    files = rows.kind[0] == "files"
-    return files, (rows.size_bytes if files else rows.bytes).astype(float), rows.seconds
+def draw_inputs(rows: Table) -> tuple[str, np.ndarray, np.ndarray]:
+    """What a point's rate is computed from: its kind, the rule's column and the seconds. Arrays, not the
+    table: a worker process gets these few megabytes, not every column."""
+    kind = str(rows.kind[0])
+    rule = POINTS[kind]   # type: ignore[index]
+    assert rule is not None
+    return kind, rows.col(rule.x_column).astype(float), rows.seconds
 
 
-def rate_draws(files: bool, x: np.ndarray, y: np.ndarray, resamples: int,
-               seed: int) -> tuple[float, float | None, np.ndarray, str]:
-    """A rate, its latency (files tests) and its bootstrap draws: the Theil-Sen rate and
-    intercept of a files test (x sizes, y seconds), the median throughput over trials of a pattern
-    point (x bytes moved, y seconds)."""
-    if files:
-        line = regression.theil_sen(x, y)
-        slopes, _ = regression.bootstrap_lines(x, y, resamples, seed, intercepts=False, line=line)
-        with np.errstate(divide="ignore"):
-            draws = np.where(slopes > 0, 1.0 / slopes, np.nan)
-        rate = 1.0 / line.slope_s_per_byte if line.slope_s_per_byte > 0 else math.nan
-        return rate, line.intercept_s, draws, f"theil-sen rate, stratified bootstrap B={len(draws)}"
-    tput = x / y
-    draws = patterns.bootstrap_medians(tput, resamples, seed)
-    return float(np.median(tput)), None, draws, f"median throughput over trials, bootstrap B={resamples}"
+def point_rate(kind: str, x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confidence: float) -> PointRate:
+    """A point's rate, its interval and its draws, by the estimator of its kind."""
+    rule = POINTS[kind]   # type: ignore[index]
+    assert rule is not None
+    return rule.estimate(x, y, resamples, seed, confidence)
 
 
 @dataclass(frozen=True)
@@ -101,6 +180,7 @@ class PointDraws:
     latency_s: float | None
     draws: np.ndarray
     n: int
+    refused: str | None = None      # why this run's rate has no interval (PointRate.refused)
 
 
 def draws_per_run(runs: list[dict[PointKey, Table]], keys: list[PointKey], s: Settings,
@@ -109,9 +189,14 @@ def draws_per_run(runs: list[dict[PointKey, Table]], keys: list[PointKey], s: Se
     keys, then runs). The bootstraps are independent: the caller's executor runs them in parallel, and
     without one they run here, one after another, with the same results."""
     jobs = [(i, key) for key in keys for i, points in enumerate(runs) if key in points and len(points[key])]
-    args = [(*draw_inputs(runs[i][key]), s.resamples, s.seed + n) for n, (i, key) in enumerate(jobs)]
+    args = [(*draw_inputs(runs[i][key]), s.resamples, s.seed + n, s.confidence) for n, (i, key) in enumerate(jobs)]
     if executor is None:
-        results = [rate_draws(*a) for a in args]
+        results = [point_rate(*a) for a in args]
     else:
-        results = list(executor.map(rate_draws, *zip(*args))) if args else []
-    return {job: PointDraws(rate, lat, draws, len(a[1])) for job, a, (rate, lat, draws, _) in zip(jobs, args, results)}
+        results = list(executor.map(point_rate, *zip(*args))) if args else []
+    return {job: PointDraws(r.rate.estimate, _finite_or_none(r.latency), r.draws, len(a[1]), r.refused)
+            for job, a, r in zip(jobs, args, results)}
+
+
+def _finite_or_none(e: Estimate | None) -> float | None:
+    return e.estimate if e is not None and math.isfinite(e.estimate) else None

@@ -39,11 +39,18 @@ class RunRate:
     high: float
     n: int
     draws: np.ndarray
+    refused: str | None = None      # why this run's rate has no interval (rates.PointRate.refused)
 
 
-def run_rate(run: str, estimate: float, draws: np.ndarray, n: int, confidence: float) -> RunRate:
-    lo, hi = percentile_interval(draws, confidence)
-    return RunRate(run, estimate, lo, hi, n, draws)
+def run_rate(run: str, estimate: float, draws: np.ndarray, n: int, confidence: float,
+             refused: str | None = None) -> RunRate:
+    lo, hi = percentile_interval(draws, confidence) if refused is None else (math.nan, math.nan)
+    return RunRate(run, estimate, lo, hi, n, draws, refused)
+
+
+def refusal(rates: Sequence[RunRate]) -> str | None:
+    """Why rates of runs give no interval together: the first run's refusal (one trial, one size, ...)."""
+    return next((r.refused for r in rates if r.refused is not None), None)
 
 
 def two_level_draws(draws: Sequence[np.ndarray], resamples: int, seed: int) -> np.ndarray:
@@ -102,18 +109,26 @@ def across_runs(rates: Sequence[RunRate], resamples: int, seed: int, confidence:
     """The rate across runs with its two-level interval, the spread between runs, and whether runs disagree."""
     logs = [math.log(r.estimate) for r in rates if r.estimate > 0 and math.isfinite(r.estimate)]
     point = geometric_mean([r.estimate for r in rates])
-    draws = two_level_draws([r.draws for r in rates], resamples, seed)
-    lo, hi = widened_interval(point, draws, confidence, widening(confidence, logs))
-    method = (f"geometric mean of {len(rates)} runs, two-level bootstrap B={resamples} widened by t/z "
-              f"sqrt(K/(K-1))" if len(rates) > 1 else "one run: its own interval")
-    rate = Estimate(point, lo, hi, method, sum(r.n for r in rates))
+    refused = refusal(rates)
+    if refused is not None:
+        rate = Estimate(point, math.nan, math.nan, f"no interval: {refused}", sum(r.n for r in rates))
+    else:
+        draws = two_level_draws([r.draws for r in rates], resamples, seed)
+        lo, hi = widened_interval(point, draws, confidence, widening(confidence, logs))
+        method = (f"geometric mean of {len(rates)} runs, two-level bootstrap B={resamples} widened by t/z "
+                  f"sqrt(K/(K-1))" if len(rates) > 1 else "one run: its own interval")
+        rate = Estimate(point, lo, hi, method, sum(r.n for r in rates))
     lows = [r.low for r in rates if math.isfinite(r.low)]
     highs = [r.high for r in rates if math.isfinite(r.high)]
     differ = len(rates) > 1 and bool(lows and highs and max(lows) > min(highs))
     return {"runs": len(rates), "rate": rate.as_dict(), "spread": spread(logs, resamples, seed, confidence),
             "runs_differ": differ,
-            "per_run": [{"run": r.run, "estimate": r.estimate, "low": r.low, "high": r.high, "n": r.n}
-                        for r in rates]}
+            "per_run": [{"run": r.run, "estimate": _finite(r.estimate), "low": _finite(r.low), "high": _finite(r.high),
+                         "n": r.n, **({"refused": r.refused} if r.refused else {})} for r in rates]}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def spread(log_rates: Sequence[float], resamples: int, seed: int, confidence: float) -> dict:

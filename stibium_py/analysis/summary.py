@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
+from ..kinds import Kind, by_kind
 from ..memory import Shape
 from ..table import Table
 from . import below
@@ -39,6 +40,46 @@ class Summary:
                 "warnings": [w.to_json() for w in self.warnings]}
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What every kind's summary may need beyond its measurements."""
+
+    s: Settings
+    ceiling_bytes_per_s: float | None
+    memory_rates: dict[Shape, float]
+    executor: Executor | None
+
+
+Pending = Callable[[], list[Result]]
+
+
+def _files(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
+    """A files test and op, computed on the caller's executor where there is one (the same numbers)."""
+    args = (op, files_inputs(rows, below.memory_shares(rows, ctx.memory_rates)), ctx.s, ctx.ceiling_bytes_per_s)
+    if ctx.executor is None:
+        numbers = files_numbers(*args)
+        return lambda: [FilesResult(name=name, op=op, measurements=rows, **numbers)]
+    later = ctx.executor.submit(files_numbers, *args)
+    return lambda: [FilesResult(name=name, op=op, measurements=rows, **later.result())]
+
+
+def _pattern(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
+    s = ctx.s
+    result = pattern_result(name, op, rows, s.resamples, s.seed, s.confidence,
+                            below.memory_shares(rows, ctx.memory_rates))
+    return lambda: [result]
+
+
+def _sustained(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
+    found = list(sustained_results(rows, ctx.s.confidence, ctx.s.seed).values())   # none before a file is whole
+    return lambda: found
+
+
+# how each kind of test and op is summarised: (name, op, its valid measurements, context) -> its results, later
+SUMMARISERS: dict[Kind, Callable[[str, str, Table, _Context], Pending]] = by_kind(
+    "analysis: the summary of a test and op", {"files": _files, "pattern": _pattern, "sustained": _sustained})
+
+
 def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None = None,
               damaged_rows: int = 0, ceiling_bytes_per_s: float | None = None,
               executor: Executor | None = None, memory_rates: dict[Shape, float] | None = None,
@@ -47,27 +88,12 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     memory_rates: what memory does for each read shape (run.json's memory_reads), the yardstick of a cache
     below the file system; target_facts: run.json's, whose stack names the layers below it."""
     good = rows.valid()
-    groups = good.groups("test", "op", "kind")
+    ctx = _Context(s, ceiling_bytes_per_s, memory_rates or {}, executor)
     # tests in the order the run began them (failed measurements count)
     order = {key: int(rows.seq[idx[0]]) for key, idx in rows.groups("test", "op").items()}
-    results: list[Result] = []
-    pending = []
-    for (name, op, kind), idx in sorted(groups.items(), key=lambda kv: order[kv[0][:2]]):
-        rs = good.take(idx)
-        if kind == "sustained":
-            results.extend(sustained_results(rs, s.confidence, s.seed).values())   # none before a file is complete
-            continue
-        shares = below.memory_shares(rs, memory_rates or {})
-        if kind != "files":
-            results.append(pattern_result(name, op, rs, s.resamples, s.seed, s.confidence, shares))
-            continue
-        args = (op, files_inputs(rs, shares), s, ceiling_bytes_per_s)
-        numbers = executor.submit(files_numbers, *args) if executor is not None else files_numbers(*args)
-        pending.append((len(results), name, op, rs, numbers))
-        results.append(None)  # type: ignore[arg-type]
-    for at, name, op, rs, numbers in pending:
-        found = numbers.result() if executor is not None else numbers
-        results[at] = FilesResult(name=name, op=op, measurements=rs, **found)
+    groups = sorted(good.groups("test", "op", "kind").items(), key=lambda kv: order[kv[0][:2]])
+    pending = [SUMMARISERS[kind](name, op, good.take(idx), ctx) for (name, op, kind), idx in groups]
+    results: list[Result] = [r for later in pending for r in later()]
     found = warnings(results, good, facts or {}, target_facts or {})
     if damaged_rows:
         found.append(Notice("warning", "all", f"{damaged_rows} damaged rows of measurements.csv were skipped",

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..units import format_bytes, format_rate
 from .drift import change_points
-from .estimate import Estimate, interval_text, percentile_interval
+from .estimate import Estimate, estimate_text, percentile_interval
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -87,7 +87,7 @@ class SustainedResult:
 
 
 def _est(e: Estimate, fmt: Any) -> str:
-    return interval_text(e.as_dict(), fmt)
+    return estimate_text(e, fmt)
 
 
 def _slope(t: np.ndarray, b: np.ndarray) -> float:

@@ -5,15 +5,17 @@ requests split into several calls, GNUstep's Foundation. Pure: results and measu
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 
+from ..kinds import Kind, by_kind
 from ..table import Table
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_size
 from .files import FilesResult
 from .patterns import PatternResult
+from .rates import ONE_SIZE, ONE_TRIAL
 from .sustained import MIN_SIZE, SustainedTestResult
 
 Result = Union[FilesResult, PatternResult, SustainedTestResult]
@@ -54,10 +56,7 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
         elif layer.reads == MAY_CACHE:
             add("info", "all", f"{layer.label} may serve reads from memory below the file system", layer.why)
     for e in results:
-        if isinstance(e, FilesResult):
-            _files_warnings(e, add)
-        elif isinstance(e, SustainedTestResult):
-            _sustained_warnings(e, add)
+        WARNINGS[e.kind](e, add)
         _below_warnings(e, layers, add)
     for label, count, total, reason in _not_honoured(rows):
         add("warning", label, f"{count} of {total} direct measurements went through the page cache: {reason}",
@@ -129,6 +128,9 @@ def _files_warnings(e: FilesResult, add: Any) -> None:
     if rate.get("estimate") is not None and rate.get("low") is None and "no interval" in (rate.get("method") or ""):
         add("warning", label, "no interval for the rate: " + rate["method"].split("no interval: ")[-1],
             "set repeats: 3 or more in the plan")
+    if e.n and len(np.unique(e.measurements.size_bytes)) < 2:
+        add("warning", label, f"{ONE_SIZE}: a rate needs two sizes or more (time against size), so there is none",
+            "give the test two sizes or more, such as sizes: [1MB, 64MB]")
     if e.slope_s_per_byte is not None and not e.slope_s_per_byte > 0:
         add("warning", label, "time does not grow with size here, so no transfer rate can be fitted",
             "use larger sizes (at least a few MB): these files are dominated by latency")
@@ -136,6 +138,15 @@ def _files_warnings(e: FilesResult, add: Any) -> None:
     if lat.get("estimate") is not None and lat["estimate"] < 0:
         add("info", label, f"the fitted latency is negative ({lat['estimate'] * 1e3:.3f} ms)",
             "reported as it is; the latency from the smallest sizes is given beside")
+
+
+def _pattern_warnings(e: PatternResult, add: Any) -> None:
+    label = f"{e.name} ({e.op})"
+    single = [p for p in e.points if p.trials < 2]
+    if single:
+        add("warning", label, f"{len(single)} of {len(e.points)} points have {ONE_TRIAL}: a median of one has no "
+            f"interval, and compare gives them no verdict", "set trials: 6 or more in the plan (5 or fewer give "
+            "the range of the trials, whose confidence the report states)")
 
 
 def _sustained_warnings(e: SustainedTestResult, add: Any) -> None:
@@ -155,6 +166,11 @@ def _sustained_warnings(e: SustainedTestResult, add: Any) -> None:
     if e.result.chunks < 2 * MIN_SIZE:
         add("warning", label, f"{e.result.chunks} chunks are too few to find a cliff (at least {2 * MIN_SIZE})",
             "write more bytes or use a smaller chunk")
+
+
+# the warnings of each kind's result
+WARNINGS: dict[Kind, Callable[[Any, Any], None]] = by_kind("analysis: a kind's warnings", {
+    "files": _files_warnings, "pattern": _pattern_warnings, "sustained": _sustained_warnings})
 
 
 def _by_test(rows: Table) -> dict[str, Table]:

@@ -4,15 +4,17 @@ terminal table. Views only: every number comes from the typed summary."""
 from __future__ import annotations
 
 import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.table import Table
 
 from ..analysis import calibration
+from ..kinds import Kind, by_kind
 from ..analysis.below import BELOW_SHARE
-from ..analysis.estimate import Estimate
+from ..analysis.estimate import Estimate, estimate_text
 from ..analysis.files import FilesResult
 from ..analysis.patterns import PatternResult
 from ..analysis.sustained import SustainedTestResult
@@ -51,35 +53,25 @@ def build_report(run_dir: Path, console: Console | None = None, open_browser: bo
 
 
 def _est(e: Estimate | None, fmt: Any) -> str:
-    d = e.as_dict() if e is not None else {}
-    if d.get("estimate") is None:
-        return "-"
-    lo = fmt(d["low"]) if d.get("low") is not None else "?"
-    hi = fmt(d["high"]) if d.get("high") is not None else "?"
-    return f"{fmt(d['estimate'])} [{lo}, {hi}]"
+    return estimate_text(e, fmt)
 
 
 def _plus_minus(e: Estimate) -> str:
     """An estimate with the larger side of its interval in percent: 488 MB/s ±2%."""
-    d = e.as_dict()
-    est, lo, hi = d.get("estimate"), d.get("low"), d.get("high")
-    if est is None:
-        return "-"
-    if lo is None or hi is None or not est:
-        return f"{format_rate(est)} (no interval)"
-    return f"{format_rate(est)} ±{max(hi / est - 1, 1 - lo / est):.0%}"
+    return estimate_text(e, format_rate, compact=True)
 
 
-def _drift(e: Result) -> str:
-    """The drift over the run in whole percent, with ! where it was detected; the cliff of a sustained test
-    as its step in percent; - for pattern tests."""
-    if isinstance(e, SustainedTestResult):
-        step = e.result.step_fraction
-        return "-" if step is None else f"{step:+.0%}!"
-    d = e.drift if isinstance(e, FilesResult) else {}
-    if "drift_fraction" not in d:
+def _files_drift(e: FilesResult) -> str:
+    """The drift over the run in whole percent, with ! where it was detected."""
+    if "drift_fraction" not in e.drift:
         return "-"
-    return f"{d['drift_fraction']:+.0%}" + ("!" if d.get("detected") else "")
+    return f"{e.drift['drift_fraction']:+.0%}" + ("!" if e.drift.get("detected") else "")
+
+
+def _sustained_drift(e: SustainedTestResult) -> str:
+    """The cliff of a sustained test as its step in percent."""
+    step = e.result.step_fraction
+    return "-" if step is None else f"{step:+.0%}!"
 
 
 SMALLEST_MARK = "*"
@@ -96,22 +88,24 @@ def negative_latency(e: Result) -> bool:
     return lat is not None and lat < 0
 
 
-def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
-    """The label, rate (or best throughput) and latency of one result: the one headline the terminal and
-    the page both show. Compact: the interval as ± percent."""
-    if isinstance(e, FilesResult):
-        rate = _plus_minus(e.rate) if compact else _est(e.rate, format_rate)
-        if negative_latency(e):
-            return f"{e.name} {e.op}", rate, f"{format_seconds(e.latency_smallest_size_s)}{SMALLEST_MARK}"
-        lat = e.latency.as_dict().get("estimate")
-        latency = (format_seconds(lat) if lat is not None else "-") if compact else _est(e.latency, format_seconds)
-        return f"{e.name} {e.op}", rate, latency
-    if isinstance(e, SustainedTestResult):
-        first = e.result.stretches[0].rate_bytes_per_s
-        latency = f"p50 {format_seconds(e.lat_p50_s)}" if e.lat_p50_s is not None else "-"
-        if compact:
-            return f"{e.name} {e.op}", _plus_minus(first), latency
-        return f"{e.name} {e.op}", e.result.headline, latency
+def _files_headline(e: FilesResult, compact: bool) -> tuple[str, str, str]:
+    rate = _plus_minus(e.rate) if compact else _est(e.rate, format_rate)
+    if negative_latency(e):
+        return f"{e.name} {e.op}", rate, f"{format_seconds(e.latency_smallest_size_s)}{SMALLEST_MARK}"
+    lat = e.latency.as_dict().get("estimate")
+    latency = (format_seconds(lat) if lat is not None else "-") if compact else _est(e.latency, format_seconds)
+    return f"{e.name} {e.op}", rate, latency
+
+
+def _sustained_headline(e: SustainedTestResult, compact: bool) -> tuple[str, str, str]:
+    first = e.result.stretches[0].rate_bytes_per_s
+    latency = f"p50 {format_seconds(e.lat_p50_s)}" if e.lat_p50_s is not None else "-"
+    if compact:
+        return f"{e.name} {e.op}", _plus_minus(first), latency
+    return f"{e.name} {e.op}", e.result.headline, latency
+
+
+def _pattern_headline(e: PatternResult, compact: bool) -> tuple[str, str, str]:
     best = e.best
     p50 = f"p50 {format_seconds(best.lat_p50_s)}" if best.lat_p50_s is not None else "-"
     flight = in_flight_label(best.queue_depth, best.threads)
@@ -122,14 +116,21 @@ def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
             f"{best.access}" + (f" {flight}" if flight else ""), p50)
 
 
+def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
+    """The label, rate (or best throughput) and latency of one result: the one headline the terminal and
+    the page both show. Compact: the interval as ± percent."""
+    return VIEWS[e.kind].headline(e, compact)
+
+
+def _drift(e: Result) -> str:
+    """The drift column: a files test's drift, a sustained test's cliff, - for pattern tests."""
+    return VIEWS[e.kind].drift(e)
+
+
 def _counts(e: Result) -> list[str]:
     """n, outliers, page-cache suspects, reads served by a cache below the file system (a pattern test: its
     points), fast outliers."""
-    if isinstance(e, FilesResult):
-        return [str(e.n), str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.below_cache)),
-                str(len(e.fast_outliers))]
-    flagged = len(e.below_cache) if isinstance(e, PatternResult) else 0
-    return [str(e.n), "0", "0", str(flagged), "0"]
+    return [str(e.n), *VIEWS[e.kind].counts(e)]
 
 
 TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
@@ -225,17 +226,10 @@ def _summary_section(summary: Summary) -> str:
             + "<h2>Warnings</h2>" + (warn or "<p>None: no outliers, cache hits or drift were found.</p>"))
 
 
-def render(run: RunRecord, summary: Summary) -> str:
-    sections = [_header(run), _summary_section(summary)]
-    if in_flight.shows_mark_table(summary):
-        sections.append(in_flight.mark_table_html(summary))
-    n = 0
-    pattern_tests: dict[str, list] = {}
-    for e in summary.tests:
-        if isinstance(e, PatternResult):
-            pattern_tests.setdefault(e.name, []).append(e)
-        if not isinstance(e, FilesResult):
-            continue
+def _files_sections(results: list[FilesResult], n: int) -> tuple[list[str], int]:
+    """Per files test and op: its four figures, and the tables of its flagged measurements."""
+    sections = []
+    for e in results:
         sections.append(f"<h2>{esc(e.name)}: {esc(e.op)}s of whole files</h2>")
         if figures.dense(e):
             flagged = len(e.flagged_any)
@@ -263,12 +257,25 @@ def render(run: RunRecord, summary: Summary) -> str:
                     ["seq", "file", "size", "seconds", "rate", "reasons"],
                     [[m.seq, m.file, format_bytes(m.size_bytes), f"{m.seconds:.6f}", format_rate(m.rate_bytes_per_s),
                       "; ".join(e.reasons(k))] for k in shown for m in (e.measurements.row(k),)]) + more)
-    for e in summary.tests:
-        if isinstance(e, SustainedTestResult):
-            html, drawn = sustained.section(e, n)
-            sections.append(html)
-            n += drawn
-    for name, entries in pattern_tests.items():
+    return sections, n
+
+
+def _sustained_sections(results: list[SustainedTestResult], n: int) -> tuple[list[str], int]:
+    sections = []
+    for e in results:
+        html, drawn = sustained.section(e, n)
+        sections.append(html)
+        n += drawn
+    return sections, n
+
+
+def _pattern_sections(results: list[PatternResult], n: int) -> tuple[list[str], int]:
+    """Per pattern test (its ops together): throughput, latency and queue-depth figures."""
+    sections = []
+    by_test: dict[str, list[PatternResult]] = {}
+    for e in results:
+        by_test.setdefault(e.name, []).append(e)
+    for name, entries in by_test.items():
         sections.append(f"<h2>{esc(name)}: access patterns</h2>")
         figs = [figures.throughput_vs_granularity(entries)]
         for extra in (figures.stride_heatmap(entries), in_flight.latency_vs_queue_depth(entries)):
@@ -291,6 +298,42 @@ def render(run: RunRecord, summary: Summary) -> str:
         if cdf is not None:
             sections.append(figure(cdf, f"fig{n}"))
             n += 1
+    return sections, n
+
+
+@dataclass(frozen=True)
+class KindView:
+    """How the report draws one kind's results: its row of the summary table (headline: label, rate,
+    latency; counts after n: outliers, page-cache suspects, below the file system, fast outliers; the drift
+    column) and its sections of the page (results of the kind, the next figure's number -> the sections, the
+    number after them)."""
+
+    headline: Callable[[Any, bool], tuple[str, str, str]]
+    counts: Callable[[Any], list[str]]
+    drift: Callable[[Any], str]
+    sections: Callable[[list[Any], int], tuple[list[str], int]]
+
+
+VIEWS: dict[Kind, KindView] = by_kind("report: a kind's sections of the report", {
+    "files": KindView(_files_headline,
+                      lambda e: [str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.below_cache)),
+                                 str(len(e.fast_outliers))], _files_drift, _files_sections),
+    "pattern": KindView(_pattern_headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"],
+                        lambda e: "-", _pattern_sections),
+    "sustained": KindView(_sustained_headline, lambda e: ["0", "0", "0", "0"], _sustained_drift, _sustained_sections),
+})
+# the order of the kinds' sections on the page
+PAGE_ORDER: tuple[Kind, ...] = ("files", "sustained", "pattern")
+
+
+def render(run: RunRecord, summary: Summary) -> str:
+    sections = [_header(run), _summary_section(summary)]
+    if in_flight.shows_mark_table(summary):
+        sections.append(in_flight.mark_table_html(summary))
+    n = 0
+    for kind in PAGE_ORDER:
+        drawn, n = VIEWS[kind].sections([e for e in summary.tests if e.kind == kind], n)
+        sections.extend(drawn)
     sections.append("<h2>Methods</h2><p class=\"muted\">Every measurement is in measurements.csv beside this page; "
                     "the numbers above are in summary.json. Rates: Theil-Sen with stratified bootstrap intervals, "
                     "widened for small strata; no interval below 3 repeats per size. Outliers flagged by Tukey fences "

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..analysis.estimate import ratio_text
 from ..analysis.rates import key_of, label
 from ..compare import Side
+from ..kinds import by_kind
 from ..units import format_rate, format_size, in_flight_label
 from .figures import DENSITY_ABOVE_POINTS, density, layout
 from .page import esc, figure, page, table
@@ -44,8 +46,8 @@ def _overlay_pattern(cmp: dict[str, Any], test: str, op: str) -> go.Figure:
     fig = go.Figure()
     rows = [r for r in cmp["rows"] if r["test"] == test and r["op"] == op]
     # one line per access and requests in flight (strides of one access on one line, as before)
-    for access, depth, threads in sorted({(r["access"], *key_of(r)[5:]) for r in rows}):
-        sel = sorted((r for r in rows if (r["access"], *key_of(r)[5:]) == (access, depth, threads)),
+    for access, depth, threads in sorted({(r["access"], r["queue_depth"], r["threads"]) for r in rows}):
+        sel = sorted((r for r in rows if (r["access"], r["queue_depth"], r["threads"]) == (access, depth, threads)),
                      key=lambda r: (r["stride_bytes"], r["granularity_bytes"]))
         flight = in_flight_label(depth, threads)
         for side in ("a", "b"):
@@ -56,9 +58,18 @@ def _overlay_pattern(cmp: dict[str, Any], test: str, op: str) -> go.Figure:
                    log_x=True, log_y=True)
 
 
+# how each kind's points of one test and op are drawn for both runs (sustained tests: sustained.compare_section)
+OVERLAYS = by_kind("report: the compare page's figure of a test's points", {
+    "files": lambda cmp, a, b, first: _overlay_files(a, b, first),
+    "pattern": lambda cmp, a, b, first: _overlay_pattern(cmp, first["test"], first["op"]),
+    "sustained": None,
+})
+
+
 def _forest(cmp: dict[str, Any]) -> go.Figure:
     items = [(label(key_of(r)), r["ratio"], r["verdict"]) for r in cmp["rows"]]
     items += [(f"{s['test']} {s['op']} (geometric mean)", s["ratio"], s["verdict"]) for s in cmp["summaries"]]
+    items = [i for i in items if i[1]["estimate"] is not None]     # a files test of one size has no rate
     labels = [esc(i[0]) for i in items]
     est = [i[1]["estimate"] for i in items]
     fig = go.Figure(go.Scatter(
@@ -82,10 +93,8 @@ def _headline(cmp: dict[str, Any]) -> str:
         return ""
     items = []
     for s in cmp["summaries"]:
-        q = s["ratio"]
-        interval = f" [{q['low']:.2f}, {q['high']:.2f}]" if q["low"] is not None and q["high"] is not None else ""
-        items.append(f"<li><b>{esc(s['test'])} {esc(s['op'])}s: {q['estimate']:.2f}x</b>{interval}, {esc(s['verdict'])}"
-                     "</li>")
+        items.append(f"<li><b>{esc(s['test'])} {esc(s['op'])}s: {esc(ratio_text(s['ratio'], 'x', digits=2))}</b>, "
+                     f"{esc(s['verdict'])}</li>")
     return ("<div class=\"info\"><b>B / A averaged across all granularities</b> (geometric mean of the ratios, "
             f"95 % interval):<ul>{''.join(items)}</ul></div>")
 
@@ -97,13 +106,12 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     rows = table(["test", "op", "access", "granularity", "stride", "in flight", "rate A", "rate B",
                   "B / A (95% interval)", "verdict"],
                  [[r["test"], r["op"], r["access"], format_size(r["granularity_bytes"]) if r["granularity_bytes"] else "",
-                   format_size(r["stride_bytes"]) if r["stride_bytes"] else "", in_flight_label(*key_of(r)[5:]),
+                   format_size(r["stride_bytes"]) if r["stride_bytes"] else "", in_flight_label(r["queue_depth"], r["threads"]),
                    format_rate(r["rate_a_bytes_per_s"]), format_rate(r["rate_b_bytes_per_s"]),
-                   f"{r['ratio']['estimate']:.3f} [{r['ratio']['low']:.3f}, {r['ratio']['high']:.3f}]",
+                   ratio_text(r["ratio"]),
                    r["verdict"] + (f" ({r['hint']})" if r["hint"] else "")] for r in cmp["rows"]])
     summ = table(["test", "op", "geometric mean B / A (95% interval)", "verdict"],
-                 [[s["test"], s["op"], f"{s['ratio']['estimate']:.3f} [{s['ratio']['low']:.3f}, {s['ratio']['high']:.3f}]",
-                   s["verdict"]] for s in cmp["summaries"]])
+                 [[s["test"], s["op"], ratio_text(s["ratio"]), s["verdict"]] for s in cmp["summaries"]])
     un = cmp["unmatched"]
     unmatched = "" if not (un["only_in_a"] or un["only_in_b"]) else (
         f"<div class=\"warn\">Without a partner: only in A: {esc(', '.join(un['only_in_a']) or 'none')}; "
@@ -120,7 +128,7 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     n = 0
     for test, op in dict.fromkeys((r["test"], r["op"]) for r in cmp["rows"]):
         first = next(r for r in cmp["rows"] if (r["test"], r["op"]) == (test, op))
-        fig = _overlay_files(a, b, first) if first["access"] == "files" else _overlay_pattern(cmp, test, op)
+        fig = OVERLAYS[first["kind"]](cmp, a, b, first)
         sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
         n += 1
     for i, entry in enumerate(cmp.get("sustained", [])):
@@ -138,15 +146,11 @@ def render_many(cmp: dict[str, Any], sides: list[Side], reference: int) -> str:
         what = label(key)
         body.append([what, ref.label + " (reference)", format_rate(rs[0]["reference_rate_bytes_per_s"]), "1", ""])
         for r in rs:
-            q = r["ratio"]
-            interval = f"{q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}]" if q["low"] is not None else \
-                f"{q['estimate']:.3f}"
-            body.append(["", r["label"], format_rate(r["rate_bytes_per_s"]), interval,
+            body.append(["", r["label"], format_rate(r["rate_bytes_per_s"]), ratio_text(r["ratio"]),
                          r["verdict"] + (" (these runs)" if r["scope"] != "machines" and
                                          r["verdict"] in ("faster", "slower") else "")])
     summ = table(["run", "test", "op", "geometric mean / reference (95% interval)", "verdict"],
-                 [[s["run"], s["test"], s["op"], f"{s['ratio']['estimate']:.3f} [{s['ratio']['low']:.3f}, "
-                   f"{s['ratio']['high']:.3f}]", s["verdict"]] for s in cmp["summaries"]])
+                 [[s["run"], s["test"], s["op"], ratio_text(s["ratio"]), s["verdict"]] for s in cmp["summaries"]])
     advice = "".join(f"<div class=\"info\">{esc(a)}.</div>" for a in dict.fromkeys(cmp["advice"]))
     sections = [f"<h1>stibium compare: {len(sides)} runs against {esc(ref.label)}</h1>", advice,
                 "<h2>Rates and ratios to the reference</h2>",

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from ..analysis.estimate import Estimate
 from ..analysis.patterns import PatternPoint, PatternResult
 from ..analysis.summary import Summary
+from ..analysis.estimate import estimate_text
 from ..units import format_rate
 from .figures import layout
 from .page import esc, table
@@ -153,11 +154,9 @@ def shows_mark_table(summary: Summary) -> bool:
 def _cell(p: PatternPoint | None, compact: bool) -> str:
     if p is None:
         return "-"
-    t = p.throughput
+    text = estimate_text(p.throughput, format_rate, compact)
     if compact:
-        spread = max(t.high / t.estimate - 1, 1 - t.low / t.estimate) if t.estimate else float("nan")
-        return f"{format_rate(t.estimate)} ±{spread:.0%}"
-    text = f"{format_rate(t.estimate)} [{format_rate(t.low)}, {format_rate(t.high)}]"
+        return text
     if p.access != "sequential":
         text += f", {p.iops_estimate.estimate:,.0f} IOPS"
     return text

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ..series import summarize_series
 from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
+from ..analysis.estimate import estimate_text
 from ..units import format_rate
 from .figures import layout
 from .page import esc, figure, page, table
@@ -20,17 +21,11 @@ from .terminal import print_notices
 
 
 def _interval(e: dict[str, Any]) -> str:
-    if e.get("estimate") is None:
-        return "-"
-    lo = format_rate(e["low"]) if e.get("low") is not None else "?"
-    hi = format_rate(e["high"]) if e.get("high") is not None else "?"
-    return f"{format_rate(e['estimate'])} [{lo}, {hi}]"
+    return estimate_text(e, format_rate)
 
 
 def _spread(e: dict[str, Any]) -> str:
-    if e.get("estimate") is None:
-        return "-"
-    return f"{e['estimate']:.1%}" + (f" [{e['low']:.1%}, {e['high']:.1%}]" if e.get("low") is not None else "")
+    return estimate_text(e, lambda v: f"{v:.1%}")
 
 
 def _runs_figure(test: dict[str, Any]) -> go.Figure:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis.estimate import interval_text
+from ..analysis.estimate import estimate_text, ratio_text as ratio_interval
 from ..analysis.sustained import SustainedTestResult
 from ..units import format_bytes, format_rate, format_seconds
 from .figures import layout
@@ -42,7 +42,7 @@ def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None,
         fig.add_trace(go.Scatter(x=[lo, x[st["end_chunk"] - 1]], y=[rate["estimate"]] * 2, mode="lines",
                                  line={"color": colour if name else STRETCH_COLOURS[k % len(STRETCH_COLOURS)],
                                        "width": 3, "dash": "dash" if name else "solid"},
-                                 name=esc(f"{prefix}stretch {k + 1}: {interval_text(rate, format_rate)}"),
+                                 name=esc(f"{prefix}stretch {k + 1}: {estimate_text(rate, format_rate)}"),
                                  hoverinfo="name"))
     cliff = d.get("cliff_bytes")
     if cliff and along == "bytes":
@@ -73,7 +73,7 @@ def stretch_rows(e: SustainedTestResult) -> list[list[Any]]:
     rows = []
     for k, s in enumerate(e.result.stretches):
         rows.append([k + 1, f"{format_bytes(s.start_bytes)} to {format_bytes(s.end_bytes)}", s.end - s.first,
-                     interval_text(s.rate_bytes_per_s.as_dict(), format_rate),
+                     estimate_text(s.rate_bytes_per_s, format_rate),
                      "-" if s.temperature_c is None else f"{s.temperature_c:.0f} °C"])
     return rows
 
@@ -114,7 +114,7 @@ def compare_section(entry: dict[str, Any], label_a: str, label_b: str, colours: 
     rows = []
     for r in entry["ratios"]:
         fmt = format_bytes if r["what"].startswith("cliff") else format_rate
-        rows.append([r["what"], interval_text(r["a"], fmt), interval_text(r["b"], fmt), _ratio(r["ratio"]),
+        rows.append([r["what"], estimate_text(r["a"], fmt), estimate_text(r["b"], fmt), _ratio(r["ratio"]),
                      r["verdict"]])
     fig = rate_curve(a, "bytes", f"A: {label_a}", colours["a"])
     rate_curve(b, "bytes", f"B: {label_b}", colours["b"], fig)
@@ -131,5 +131,5 @@ def ratio_text(r: dict[str, Any]) -> str:
 
 def _ratio(q: dict[str, Any]) -> str:
     """B / A: "1.063x [0.991x, 1.140x]"."""
-    return interval_text(q, lambda v: f"{v:.3f}x")
+    return ratio_interval(q, "x")
 

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from stibium_py.analysis import patterns, runs
+from stibium_py.analysis import estimate, runs
 
 TRUE_RATIO = 1.10        # machine B is 10 % faster
 BETWEEN_RUNS = 0.20      # runs vary by 20 % (log-normal sd)
@@ -31,7 +31,7 @@ def _side(rng: np.random.Generator, rate: float, n_runs: int, resamples: int) ->
         run_rate = rate * math.exp(rng.normal(0, BETWEEN_RUNS))
         trials = run_rate * np.exp(rng.normal(0, WITHIN_RUN, TRIALS))
         logs.append(math.log(float(np.median(trials))))
-        draws.append(patterns.bootstrap_medians(trials, resamples, int(rng.integers(2**31))))
+        draws.append(estimate.bootstrap_medians(trials, resamples, int(rng.integers(2**31))))
     return logs, draws
 
 

@@ -1,0 +1,54 @@
+"""One helper measurement of a run, as the plan's expansion makes it (plan/expand.py) and the helper,
+the measurement record and the runner read it: a plain record, so that none of them imports the plan's
+model, pydantic or YAML to get it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .kinds import Kind, by_kind
+
+# whether a kind's requests fall in a span of a file laid out beforehand (the helper is told the span, and
+# its answer must echo it)
+SPANNED = by_kind("op: requests in a span of a laid-out file", {"files": False, "pattern": True, "sustained": False})
+
+
+@dataclass(frozen=True)
+class Op:
+    """One helper measurement, in run order (`seq`)."""
+
+    seq: int
+    test: str
+    kind: Kind
+    op: str                 # read | write
+    access: str
+    size_bytes: int         # file size (files) or span (pattern)
+    granularity_bytes: int
+    stride_bytes: int
+    trial: int              # repeat (files) or trial (pattern), from 0
+    file: str               # relative to the run's folder in the target
+    bytes: int              # bytes moved
+    engine: str
+    fill: str
+    sync: str
+    seed: int               # order of random access
+    data_seed: int          # fill data
+    existing: bool          # write into a laid-out file
+    queue_depth: int = 1    # requests in flight per thread
+    threads: int = 1
+    chunk_bytes: int = 0    # sustained: a row after every this many bytes (0: one answer at the end)
+
+    @property
+    def span_bytes(self) -> int | None:
+        """The span its requests fall in, for kinds whose requests fall in a laid-out file."""
+        return self.size_bytes if SPANNED[self.kind] else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Its fields; queue depth, threads and chunk only where they are set, so that the digest of a plan
+        made before they existed stays what it was (a run of then still resumes)."""
+        out = asdict(self)
+        for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0)):
+            if out[key] == unset:
+                del out[key]
+        return out

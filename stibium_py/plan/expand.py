@@ -1,0 +1,304 @@
+"""A plan's expansion into what the runner executes: tests with their operations (`Op`), every random
+choice (orders, offsets) drawn from the plan's seed, so that the same plan and seed give the same run."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..kinds import Kind, by_kind
+from ..op import Op
+from ..units import SizeError, parse_bytes
+from .model import (MAX_GRANULARITY_BYTES, MAX_IN_FLIGHT, MAX_OPS, MAX_QUEUE_DEPTH, MAX_SIZES, MAX_THREADS,
+                    MIN_GRANULARITY_BYTES, FilesTest, PatternTest, Plan, PlanError, Size, SizeRange, Sizes,
+                    SustainedTest, Where)
+
+
+# The duration model of `plan show` and `run --dry-run`: an assumed device, so that a plan's time is known
+# before it runs (the real one depends on the disk).
+ASSUMED_RATE_BYTES_PER_S = 200e6
+ASSUMED_OP_OVERHEAD_S = 0.002
+ASSUMED_REQUEST_S = 100e-6          # one request at a time
+ASSUMED_PARALLEL_REQUESTS = 32      # requests in flight the assumed device overlaps
+SUSTAINED_RATES_BYTES_PER_S = (200e6, 2e9)     # a sustained test on a slow external drive, a fast internal SSD
+
+
+def estimated_s(o: Op) -> float:
+    """One operation on the assumed device: its bytes at the assumed rate, or its requests at the assumed
+    latency overlapped up to the assumed parallelism, whichever takes longer, plus the overhead."""
+    requests = -(-o.bytes // o.granularity_bytes)
+    overlap = min(o.queue_depth * o.threads, ASSUMED_PARALLEL_REQUESTS)
+    return max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap) + ASSUMED_OP_OVERHEAD_S
+
+
+@dataclass(frozen=True)
+class ExpandedTest:
+    name: str
+    kind: Kind
+    ops: list[Op]
+    between: str = "none"                      # files tests
+    layout_file: str = ""                      # pattern tests: the laid-out file
+    layout_bytes: int = 0
+    files_bytes: int = 0                       # bytes of test files that exist at once
+    free_bytes: int | None = None              # sustained with fraction_of_free: the free space it was taken of
+
+
+@dataclass(frozen=True)
+class Expanded:
+    plan: Plan
+    tests: list[ExpandedTest]
+    ops: list[Op] = field(default_factory=list)
+
+    @property
+    def bytes_written(self) -> int:
+        """Every byte the run writes: measured writes and layouts."""
+        return sum(o.bytes for o in self.ops if o.op == "write") + sum(t.layout_bytes for t in self.tests)
+
+    def space_needed_bytes(self, keep_files: bool = False) -> int:
+        """Free space the run needs at its peak (test files are removed after each test)."""
+        sizes = [t.files_bytes for t in self.tests]
+        return sum(sizes) if keep_files else max(sizes, default=0)
+
+    @property
+    def estimated_s(self) -> float:
+        """The run's duration on the assumed device: layouts at the assumed rate, then every operation."""
+        layouts = sum(t.layout_bytes for t in self.tests)
+        return layouts / ASSUMED_RATE_BYTES_PER_S + sum(estimated_s(o) for o in self.ops)
+
+    def ops_as_dicts(self) -> list[dict[str, Any]]:
+        return [o.as_dict() for o in self.ops]
+
+
+def _derive_seed(*parts: int | str) -> int:
+    """A 63-bit seed from the plan seed and where it is used, stable across platforms."""
+    digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def _size(value: Size, units: str, where: Where) -> int:
+    try:
+        n = parse_bytes(value, units)
+    except SizeError as e:
+        raise where.error(str(e)) from None
+    if n <= 0:
+        raise where.error(f"a size must be positive, not {value!r}")
+    return n
+
+
+def _sizes(spec: Sizes, units: str, where: Where) -> list[int]:
+    if isinstance(spec, SizeRange):
+        lo = _size(spec.from_, units, where / "from")
+        hi = _size(spec.to, units, where / "to")
+        if hi < lo:
+            raise where.error(f"'to' ({spec.to}) is smaller than 'from' ({spec.from_})")
+        if spec.count is not None:
+            values = np.geomspace(lo, hi, spec.count)
+        else:
+            n = int(np.floor(np.log(hi / lo) / np.log(spec.factor) + 1e-9)) + 1
+            if n > MAX_SIZES:
+                raise (where / "factor").error(f"{spec.factor} gives {n} sizes between from and to; at most "
+                                               f"{MAX_SIZES}: use a larger factor")
+            values = lo * spec.factor ** np.arange(n)
+        return sorted({int(round(v)) for v in values})
+    if not spec:
+        raise where.error("the list is empty; give at least one size")
+    return [_size(v, units, where / i) for i, v in enumerate(spec)]
+
+
+def _granularity(g: int, where: Where) -> int:
+    """A request size, refused outside MIN_GRANULARITY_BYTES .. MAX_GRANULARITY_BYTES."""
+    if not MIN_GRANULARITY_BYTES <= g <= MAX_GRANULARITY_BYTES:
+        raise where.error(f"{g} bytes is outside 4 KB .. 2 GiB")
+    return g
+
+
+def _check_count(n_ops: int, where: Where) -> None:
+    if n_ops > MAX_OPS:
+        raise where.error(f"the test expands to {n_ops:,} measurements; at most {MAX_OPS:,} in one test")
+
+
+def _files_ops(test: FilesTest, where: Where, s: dict[str, Any], seq0: int, free_bytes: int | None) -> ExpandedTest:
+    sizes = _sizes(test.sizes, s["units"], where / "sizes")
+    _check_count(2 * len(sizes) * test.repeats, where / "repeats")
+    rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
+    pairs = [(size, r) for size in sizes for r in range(test.repeats)]          # as-listed
+    if test.write_order == "cycle":
+        pairs = [(size, r) for r in range(test.repeats) for size in sizes]
+    elif test.write_order == "random":
+        pairs = [pairs[i] for i in rng.permutation(len(pairs))]
+    width = len(str(max(sizes)))
+    name = {p: f"{test.name}/f-{p[0]:0{width}d}-r{p[1]:03d}.bin" for p in pairs}
+    if test.read_order == "as-written":
+        reads = list(pairs)
+    elif test.read_order == "random":
+        reads = [pairs[i] for i in rng.permutation(len(pairs))]
+    else:
+        reads = sorted(pairs, key=lambda p: name[p])
+    ops = []
+    for op, order in (("write", pairs), ("read", reads)):
+        for size, r in order:
+            ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="files", op=op, access="sequential",
+                          size_bytes=size, granularity_bytes=size, stride_bytes=0, trial=r, file=name[(size, r)],
+                          bytes=size, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op == "write" else "none",
+                          seed=s["seed"], data_seed=s["seed"], existing=False))
+    return ExpandedTest(name=test.name, kind="files", ops=ops, between=test.between,
+                        files_bytes=sum(sizes) * test.repeats)
+
+
+def _counts(spec: int | list[int], most: int, where: Where) -> list[int]:
+    """A count or a list of counts, each from 1 to `most`, in the order given, without repeats."""
+    values = [spec] if isinstance(spec, int) else list(spec)
+    if not values:
+        raise where.error("the list is empty; give at least one value, such as 1")
+    for i, v in enumerate(values):
+        if not 1 <= v <= most:
+            at = where if isinstance(spec, int) else where / i
+            raise at.error(f"must be a whole number from 1 to {most}, not {v}")
+    return list(dict.fromkeys(values))
+
+
+def _in_flight_counts(test: "PatternTest | SustainedTest", engine: str, where: Where) -> tuple[list[int], list[int]]:
+    """A test's queue depths and thread counts, each in range, refused together beyond what one request at a
+    time engines and macOS allow."""
+    depths = _counts(test.queue_depth, MAX_QUEUE_DEPTH, where / "queue_depth")
+    threads = _counts(test.threads, MAX_THREADS, where / "threads")
+    if engine in ("foundation", "app") and (max(depths) > 1 or max(threads) > 1):
+        raise where.error(f"the {engine} engine moves one request at a time, as simple app code does; use "
+                          f"engine: direct or buffered for queue_depth or threads above 1")
+    if max(depths) * max(threads) > MAX_IN_FLIGHT:
+        raise where.error(f"queue_depth {max(depths)} x threads {max(threads)} is {max(depths) * max(threads)} "
+                          f"requests in flight; at most {MAX_IN_FLIGHT} (macOS needs a thread for each)")
+    return depths, threads
+
+
+def _in_flight(queue_depth: int, threads: int) -> tuple[int, ...]:
+    """What a seed derives from besides the point: nothing at one request in flight, so that plans written
+    before queue depth existed draw the same offsets."""
+    return () if queue_depth == threads == 1 else (queue_depth, threads)
+
+
+def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, free_bytes: int | None) -> ExpandedTest:
+    units = s["units"]
+    grans = [_granularity(g, where / "granularities" / i)
+             for i, g in enumerate(_sizes(test.granularities, units, where / "granularities"))]
+    strides = [_size(v, units, where / "strides" / i) if v != 0 else 0 for i, v in enumerate(test.strides)]
+    if not strides:
+        raise (where / "strides").error("the list is empty; use [0] for no stride")
+    moved = _size(test.bytes, units, where / "bytes")
+    ops_list = [test.op] if isinstance(test.op, str) else list(dict.fromkeys(test.op))
+    accesses = [test.access] if isinstance(test.access, str) else list(dict.fromkeys(test.access))
+    if not ops_list or not accesses:
+        raise where.error("op and access need at least one value")
+    if any(st for st in strides) and "strided" not in accesses:
+        raise (where / "strides").error("a stride needs strided access; add 'strided' to access or use strides: [0]")
+    depths, threads = _in_flight_counts(test, s["engine"], where)
+    combos = []
+    for op in ops_list:
+        for access in accesses:
+            for g in grans:
+                for st in strides if access == "strided" else [0]:
+                    for qd in depths:
+                        for t in threads:
+                            combos.append((op, access, g, st, qd, t))
+    _check_count(len(combos) * test.trials, where / "trials")
+    needed = 0
+    for op, access, g, st, _qd, _t in combos:
+        if moved % g and access != "sequential":
+            raise (where / "bytes").error(f"{moved} bytes is not a multiple of the granularity {g}, "
+                                          f"as {access} access needs")
+        n = -(-moved // g)
+        needed = max(needed, n * (g + st) - st if access == "strided" else moved)
+    span = _size(test.span, units, where / "span") if test.span is not None else needed
+    if span < needed:
+        raise (where / "span").error(f"the requests need {needed} bytes but span is {span}; raise span or lower bytes")
+    big = [g for g in grans if g > span]
+    if big:
+        raise (where / "granularities").error(f"{big[0]} bytes is larger than the span ({span} bytes)")
+    layout = f"{test.name}/data.bin"
+    rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
+    ops = []
+    for trial in range(test.trials):
+        for ci in rng.permutation(len(combos)):
+            op, access, g, st, qd, t = combos[ci]
+            fresh = op == "write" and test.layout == "fresh"
+            ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="pattern", op=op, access=access,
+                          size_bytes=span, granularity_bytes=g, stride_bytes=st, trial=trial,
+                          file=f"{test.name}/fresh-{seq0 + len(ops)}.bin" if fresh else layout,
+                          bytes=moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op == "write" else "none",
+                          seed=_derive_seed(s["seed"], test.name, trial, op, access, g, st, *_in_flight(qd, t)),
+                          data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t))
+    needs_layout = any(o.existing for o in ops)
+    return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
+                        layout_bytes=span if needs_layout else 0,
+                        files_bytes=(span if needs_layout else 0) + (span if test.layout == "fresh" else 0))
+
+
+def _granular(value: Size, granularity: int, units: str, where: Where) -> int:
+    """A size rounded down to whole requests; refused below one request."""
+    n = _size(value, units, where)
+    if n < granularity:
+        raise where.error(f"{value} is less than one request of the granularity ({granularity} bytes)")
+    return n - n % granularity
+
+
+def _sustained_ops(test: SustainedTest, where: Where, s: dict[str, Any], seq0: int,
+                   free_bytes: int | None) -> ExpandedTest:
+    units = s["units"]
+    g = _granularity(_size(test.granularity, units, where / "granularity"), where / "granularity")
+    if test.bytes is not None:
+        total = _granular(test.bytes, g, units, where / "bytes")
+    else:
+        if free_bytes is None:
+            raise (where / "fraction_of_free").error("needs the target's free space, which is not known here")
+        total = int(free_bytes * test.fraction_of_free)
+        if test.max_bytes is not None:
+            total = min(total, _size(test.max_bytes, units, where / "max_bytes"))
+        total -= total % g
+        if total < g:
+            raise (where / "fraction_of_free").error(f"{test.fraction_of_free} of {free_bytes} bytes free is less "
+                                                     f"than one request; free some space or choose another target")
+    (depth,), (threads,) = _in_flight_counts(test, s["engine"], where)
+    file_bytes = min(_granular(test.file_size, g, units, where / "file_size"), total)
+    chunk = min(_granular(test.chunk, g, units, where / "chunk"), file_bytes)
+    if chunk < 2 * depth * threads * g and chunk < file_bytes:
+        raise (where / "chunk").error(f"a chunk of {chunk} bytes holds fewer than twice the {depth * threads} requests "
+                                      f"in flight ({2 * depth * threads * g} bytes): a chunk is timed from completion "
+                                      f"to completion; raise chunk or lower queue_depth or threads")
+    sizes = [file_bytes] * (total // file_bytes) + ([total % file_bytes] if total % file_bytes else [])
+    _check_count(len(sizes) * (2 if test.read_back else 1), where / "file_size")
+    width = len(str(len(sizes) - 1))
+    ops: list[Op] = []
+    for op in ("write", "read") if test.read_back else ("write",):
+        for i, size in enumerate(sizes):
+            ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="sustained", op=op, access="sequential",
+                          size_bytes=size, granularity_bytes=g, stride_bytes=0, trial=i,
+                          file=f"{test.name}/s-{i:0{width}d}.bin", bytes=size, engine=s["engine"], fill=s["fill"],
+                          sync=s["sync"] if op == "write" else "none", seed=s["seed"], data_seed=s["seed"],
+                          existing=False, queue_depth=depth, threads=threads, chunk_bytes=chunk))
+    return ExpandedTest(name=test.name, kind="sustained", ops=ops, files_bytes=total,
+                        free_bytes=free_bytes if test.fraction_of_free is not None else None)
+
+
+# how each kind of test becomes operations: (test, where, settings, first seq, free bytes) -> ExpandedTest
+EXPANDERS: dict[Kind, Any] = by_kind("plan: the expansion into operations", {
+    "files": _files_ops, "pattern": _pattern_ops, "sustained": _sustained_ops})
+
+
+def expand(plan: Plan, seed: int | None = None, free_bytes: int | None = None) -> Expanded:
+    """The operations of a plan, in run order; `seed` overrides defaults.seed; `free_bytes` is the target's
+    free space, which a sustained test's fraction_of_free is taken of."""
+    tests = []
+    seq = 0
+    for i, test in enumerate(plan.tests):
+        settings = {k: getattr(test, k) if getattr(test, k) is not None else getattr(plan.defaults, k)
+                    for k in ("engine", "fill", "units", "sync", "seed")}
+        if seed is not None:
+            settings["seed"] = seed
+        where = Where(("tests", i), f"tests[{i}] ({test.name})")
+        expanded = EXPANDERS[test.kind](test, where, settings, seq, free_bytes)
+        seq += len(expanded.ops)
+        tests.append(expanded)
+    return Expanded(plan=plan, tests=tests, ops=[o for t in tests for o in t.ops])

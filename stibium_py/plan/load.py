@@ -1,0 +1,294 @@
+"""Reading a plan: the file found (a path or a built-in plan's name), its reading bounded before any parsing
+(size, nesting, values, no anchors), validation by the model, and pydantic's errors mapped to one line
+with the plan's file, line and key."""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from ..kinds import listed
+from ..paths import PathError, existing_part
+from .expand import Expanded, expand
+from .model import TEST_MODELS, Defaults, Plan, PlanError, SizeRange, SustainedTest, TestSpec
+
+PLANS_DIR_NAME = "plans"
+# A plan is untrusted input (pasted in forums, attached to bug reports): its reading is bounded before any
+# parsing. The built-in plans are under 3 KB and the largest plan a person writes by hand a few dozen KB,
+# so 256 KiB is generous; it parses in about 0.2 s.
+MAX_PLAN_BYTES = 256 * 1024
+# Nesting: a plan is 5 levels deep (tests, a test, sizes, a range); 32 leaves room and keeps the parser's
+# recursion far from Python's limit.
+MAX_PLAN_DEPTH = 32
+# Values in the whole document (keys, scalars, lists), counted while the document is read.
+MAX_PLAN_NODES = 100_000
+
+
+def builtin_plans_dir() -> Path:
+    """The built-in plans: installed inside the package, or plans/ beside it in a checkout."""
+    installed = Path(__file__).resolve().parent.parent / PLANS_DIR_NAME
+    if installed.is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent.parent / PLANS_DIR_NAME
+
+
+def builtin_plans() -> dict[str, Path]:
+    folder = builtin_plans_dir()
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
+
+
+def resolve_plan_path(name_or_path: str) -> Path:
+    """PLAN is a path to a YAML file or the name of a built-in plan."""
+    path = Path(name_or_path)
+    if "/" in name_or_path or path.suffix in (".yaml", ".yml"):
+        try:
+            existing_part(path, "plan", "give the path of a plan file, or a built-in plan's name")
+        except PathError as e:
+            raise PlanError(str(e)) from None
+    if path.is_file():
+        return path
+    plans = builtin_plans()
+    if name_or_path in plans:
+        return plans[name_or_path]
+    if path.suffix in (".yaml", ".yml") or "/" in name_or_path:
+        raise PlanError(f"{name_or_path}: no such plan file")
+    near = difflib.get_close_matches(name_or_path, list(plans), n=1)
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    raise PlanError(f"{name_or_path}: not a plan file or a built-in plan; {hint}`stibium plans` lists the built-in ones")
+
+
+def _line_of(data: Any, loc: tuple) -> int | None:
+    """The YAML line (1-based) of the deepest key of `loc` that exists in the document."""
+    line = None
+    node = data
+    for key in loc:
+        try:
+            if isinstance(key, int) and hasattr(node, "lc") and isinstance(node, list):
+                line = node.lc.item(key)[0] + 1
+                node = node[key]
+            elif isinstance(key, str) and hasattr(node, "lc") and isinstance(node, dict) and key in node:
+                line = node.lc.key(key)[0] + 1
+                node = node[key]
+            elif isinstance(key, str) and isinstance(node, dict) and key in TEST_MODELS:
+                continue  # the discriminator's tag in pydantic's location
+            else:
+                break
+        except (KeyError, IndexError, AttributeError, TypeError):
+            break
+    return line
+
+
+_ALIASES = {"from_": "from"}
+
+
+def _key_path(loc: tuple) -> str:
+    out = ""
+    for key in loc:
+        if isinstance(key, int):
+            out += f"[{key}]"
+        elif key in TEST_MODELS or key.startswith(("function-", "list[", "union[", "int", "str", "float")):
+            continue
+        else:
+            out += ("." if out else "") + _ALIASES.get(key, key)
+    return out or "(top level)"
+
+
+def _allowed_keys(loc: tuple) -> list[str]:
+    """Valid keys at the place of an unknown key, for a suggestion."""
+    model: Any = Plan
+    for key in loc[:-1]:
+        if isinstance(key, int) or key in TEST_MODELS:
+            if key in TEST_MODELS:
+                model = TEST_MODELS[key]
+            continue
+        info = getattr(model, "model_fields", {}).get(key)
+        if info is None:
+            break
+        if key == "defaults":
+            model = Defaults
+        elif key == "tests":
+            model = TestSpec
+        elif key == "sizes" or key == "granularities":
+            model = SizeRange
+    if model is TestSpec:
+        fields = {f for kind in TEST_MODELS.values() for f in kind.model_fields}
+    else:
+        fields = set(getattr(model, "model_fields", {}))
+    return sorted(_ALIASES.get(f, f) for f in fields)
+
+
+def _message(err: dict[str, Any]) -> str:
+    error = err["type"]
+    loc = err["loc"]
+    if error == "extra_forbidden":
+        allowed = _allowed_keys(loc)
+        near = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        hint = f"did you mean '{near[0]}'? " if near else ""
+        return f"unknown key '{loc[-1]}'; {hint}allowed: {', '.join(allowed)}"
+    if error == "missing":
+        return "is required"
+    if error == "literal_error":
+        return f"{err['msg'].lower()}, not {err['input']!r}"
+    if error == "union_tag_invalid":
+        if not isinstance(err["input"], dict):
+            return err["msg"]
+        return f"kind must be {listed(quoted=True)}, not {err['input'].get('kind')!r}"
+    if error == "union_tag_not_found":
+        return f"needs a kind: {listed()}"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{msg} (got {err['input']!r})" if error not in ("value_error",) and not isinstance(err["input"], dict) else msg
+
+
+def _read_plan_text(path: Path) -> str:
+    """The plan file's text, refused before parsing when it is larger than a plan can sensibly be or is not
+    UTF-8 text."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_PLAN_BYTES + 1)
+    except OSError as e:
+        raise PlanError(f"{path}: cannot read the plan: {e.strerror or e}") from None
+    if len(data) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: larger than {MAX_PLAN_BYTES // 1024} KiB; a plan is a few KB of YAML (the "
+                        f"built-in ones are under 3 KB): is this the right file?")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PlanError(f"{path}: not UTF-8 text (byte {e.start} is 0x{data[e.start]:02x}); save the plan as UTF-8") from None
+
+
+def nesting_depth(text: str) -> int:
+    """An upper bound of the YAML nesting depth, by a scan of indentation, leading dashes and brackets
+    (outside quotes and comments), cheap enough to run before the parser."""
+    deepest, flow, indents = 0, 0, []
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if not body or body.startswith("#"):
+            continue
+        indent = len(line) - len(body)
+        if flow == 0:
+            while indents and indents[-1] >= indent:
+                indents.pop()
+            indents.append(indent)
+        dashes = 0
+        while body.startswith("- ") or body == "-":
+            dashes += 1
+            body = body[2:].lstrip(" ")
+        quote = None
+        for i, ch in enumerate(body):
+            if quote:
+                quote = None if ch == quote else quote
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "#" and (i == 0 or body[i - 1] in " \t"):
+                break
+            elif ch in "[{":
+                flow += 1
+                deepest = max(deepest, len(indents) + dashes + flow)
+            elif ch in "]}":
+                flow = max(0, flow - 1)
+        deepest = max(deepest, len(indents) + dashes + flow)
+    return deepest
+
+
+def load_plan(source: str | Path, text: str | None = None) -> tuple[Plan, str]:
+    """Read and validate a plan; returns it and its text. Raises PlanError. Bounded in time and memory
+    whatever the file holds: its size and nesting are checked before parsing, and anchors and aliases are
+    refused before anything is expanded."""
+    path = Path(source)
+    if text is None:
+        text = _read_plan_text(path)
+    elif len(text.encode("utf-8", errors="replace")) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: larger than {MAX_PLAN_BYTES // 1024} KiB; a plan is a few KB of YAML")
+    depth = nesting_depth(text)
+    if depth > MAX_PLAN_DEPTH:
+        raise PlanError(f"{path}: nested {depth} levels deep; a plan needs about 5 and at most {MAX_PLAN_DEPTH} "
+                        f"are read")
+    yaml = YAML(typ="rt")
+    try:
+        data = yaml.load(text)
+    except YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise PlanError(f"{path}{line}: not valid YAML: {problem}") from None
+    except Exception as e:  # ruamel raises a few non-YAMLError types on odd input
+        raise PlanError(f"{path}: not valid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if not isinstance(data, dict):
+        raise PlanError(f"{path}: a plan is a mapping with name, tests and other keys; see `stibium plan show quick`")
+    plain = _Plain(path)(data)
+    try:
+        plan = Plan.model_validate(plain)
+    except ValidationError as e:
+        rank = {"extra_forbidden": 0, "missing": 2}
+        # unknown keys first, then the most specific place (a union's right branch is the deeper one)
+        first = sorted(e.errors(), key=lambda err: (rank.get(err["type"], 1), -len(err["loc"])))[0]
+        line = _line_of(data, first["loc"])
+        where = f"{path}:{line}" if line else str(path)
+        raise PlanError(f"{where}: {_key_path(first['loc'])}: {_message(first)}") from None
+    return plan, text
+
+
+class _Plain:
+    """ruamel's round-trip types as plain dicts, lists and scalars; refuses anchors and aliases (a small
+    file whose aliases nest expands exponentially), and counts the values it makes."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.nodes = 0
+
+    def __call__(self, node: Any, depth: int = 0) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_PLAN_NODES:
+            raise PlanError(f"{self.path}: more than {MAX_PLAN_NODES:,} values; a plan has a few hundred")
+        if depth > MAX_PLAN_DEPTH:
+            raise PlanError(f"{self.path}: nested more than {MAX_PLAN_DEPTH} levels deep")
+        anchor = getattr(getattr(node, "anchor", None), "value", None)
+        if anchor:
+            line = _node_line(node)
+            raise PlanError(f"{self.path}{':' + str(line) if line else ''}: anchors and aliases (&{anchor}, "
+                            f"*{anchor}) are not allowed in plans: write each value out")
+        if isinstance(node, dict):
+            return {str(k): self(v, depth + 1) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self(v, depth + 1) for v in node]
+        if isinstance(node, bool) or node is None:
+            return node
+        if isinstance(node, int):
+            return int(node)
+        if isinstance(node, float):
+            return float(node)
+        return str(node)
+
+
+def _node_line(node: Any) -> int | None:
+    lc = getattr(node, "lc", None)
+    return lc.line + 1 if lc is not None and lc.line is not None else None
+
+
+def free_bytes_at(target: str | Path) -> int | None:
+    """The free space of the file system a target is (or will be created) on; None where it cannot be read."""
+    try:
+        return shutil.disk_usage(existing_part(Path(target), "target", "choose another")).free
+    except (PathError, OSError):
+        return None
+
+
+def load_and_expand(source: str | Path, seed: int | None = None,
+                    target: str | Path | None = None) -> tuple[Plan, str, Expanded]:
+    """Load, validate and expand, with the plan's location in every error. A sustained test's
+    fraction_of_free is taken of the free space of `target` (default: the plan's)."""
+    plan, text = load_plan(source)
+    free = None
+    if any(isinstance(t, SustainedTest) and t.fraction_of_free is not None for t in plan.tests):
+        free = free_bytes_at(target if target is not None else plan.target)
+    try:
+        return plan, text, expand(plan, seed, free)
+    except PlanError as e:
+        line = _line_of(YAML(typ="rt").load(text), e.loc) if e.loc else None
+        raise PlanError(f"{source}{':' + str(line) if line else ''}: {e}") from None

@@ -1,0 +1,201 @@
+"""The plan as a person writes it: pydantic models (unknown keys are errors, every field described), the
+limits a plan is held to, and `PlanError`, one line naming the file, the line, the key and what is
+allowed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+
+from ..kinds import Kind, by_kind
+
+MIN_GRANULARITY_BYTES = 4000            # 4 KB
+MAX_GRANULARITY_BYTES = 2 * 1024**3     # 2 GiB
+MAX_SIZES = 10000
+MAX_QUEUE_DEPTH = 256
+MAX_THREADS = 64
+# Requests in flight at once (queue depth x threads): macOS runs one thread per request in flight, and xnu
+# refuses a task's thread beyond task_threadmax (osfmk/kern/thread.c), at least 2048 on a Mac of 3 GB or
+# more (osfmk/kern/startup.c; docs/platforms.md); a plan stays at 1024, well under it, so that it runs on
+# every machine it is carried to.
+MAX_IN_FLIGHT = 1024
+MAX_OPS = 1_000_000
+
+Engine = Literal["direct", "buffered", "foundation", "app"]
+Sync = Literal["fsync", "full", "none"]
+Units = Literal["decimal", "binary"]
+Access = Literal["sequential", "strided", "random"]
+IoOp = Literal["read", "write"]
+Size = Union[StrictInt, str]
+
+
+class PlanError(Exception):
+    """A plan that cannot be run; the message is one line for the user. `loc` is the key path
+    in the plan (("tests", 0, "sizes", 2)) where it points, when it points somewhere."""
+
+    def __init__(self, message: str, loc: tuple = ()):
+        super().__init__(message)
+        self.loc = loc
+
+
+@dataclass(frozen=True)
+class Where:
+    """A place in the plan: its key path, and its label for people ("tests[0] (files).sizes[2]")."""
+
+    loc: tuple = ()
+    label: str = ""
+
+    def __truediv__(self, key: str | int) -> "Where":
+        label = f"{self.label}[{key}]" if isinstance(key, int) else f"{self.label}.{key}"
+        return Where(self.loc + (key,), label)
+
+    def error(self, message: str) -> PlanError:
+        return PlanError(f"{self.label}: {message}", self.loc)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SizeRange(_Strict):
+    """Sizes spaced evenly on a log scale between two ends."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    from_: Size = Field(alias="from", description="smallest size, such as 10KB")
+    to: Size = Field(description="largest size, such as 2GB")
+    count: int | None = Field(None, ge=2, le=10000, description="how many sizes, log-spaced (give count or factor)")
+    factor: float | None = Field(None, gt=1, description="each size this many times the last (give count or factor)")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "SizeRange":
+        if (self.count is None) == (self.factor is None):
+            raise ValueError("give exactly one of count or factor")
+        return self
+
+
+Sizes = Union[list[Size], SizeRange]
+
+
+class Defaults(_Strict):
+    """Settings every test inherits unless it sets its own."""
+
+    engine: Engine = Field("direct", description="direct | buffered | foundation | app (foundation on macOS, else buffered)")
+    fill: str = Field("random", description="random (incompressible) or a byte such as 0x41")
+    units: Units = Field("decimal", description="KB/MB/GB as 1000^n (decimal) or 1024^n (binary)")
+    sync: Sync = Field("fsync", description="fsync | full (F_FULLFSYNC on macOS) | none")
+    seed: StrictInt = Field(1, ge=0, description="every random choice (orders, offsets, data) follows from it")
+
+    @field_validator("fill")
+    @classmethod
+    def _fill(cls, value: str) -> str:
+        if value == "random":
+            return value
+        try:
+            byte = int(value, 0)
+        except ValueError:
+            byte = -1
+        if not 0 <= byte <= 255:
+            raise ValueError(f"fill must be random or a byte such as 0x41, not {value!r}")
+        return value
+
+
+class _TestBase(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64,
+                      description="names the test in the run; letters, digits, . _ -")
+    engine: Engine | None = Field(None, description="overrides defaults.engine")
+    fill: str | None = Field(None, description="overrides defaults.fill")
+    units: Units | None = Field(None, description="overrides defaults.units")
+    sync: Sync | None = Field(None, description="overrides defaults.sync")
+    seed: StrictInt | None = Field(None, ge=0, description="overrides defaults.seed")
+
+    _fill = field_validator("fill")(lambda cls, v: v if v is None else Defaults._fill(v))
+
+
+class FilesTest(_TestBase):
+    """Whole-file writes of many sizes, then reads of the same files."""
+
+    kind: Literal["files"] = Field(description="files: whole-file writes, then reads")
+    sizes: Sizes = Field(description="file sizes: a list such as [10KB, 1MB] or {from, to, count|factor}")
+    repeats: int = Field(1, ge=1, le=100000, description="files written per size")
+    write_order: Literal["as-listed", "cycle", "random"] = Field(
+        "random", description="as-listed (size by size) | cycle (all sizes, then again) | random")
+    read_order: Literal["as-written", "random", "directory"] = Field(
+        "random", description="as-written | random | directory (file-name order)")
+    between: Literal["none", "evict", "drop-caches", "reboot"] = Field(
+        "evict", description="what happens between the writes and the reads")
+
+
+class PatternTest(_TestBase):
+    """Requests of one granularity inside one file, over several trials."""
+
+    kind: Literal["pattern"] = Field(description="pattern: requests of a granularity inside one file")
+    op: IoOp | list[IoOp] = Field(description="read | write, or both as a list")
+    access: Access | list[Access] = Field("sequential", description="sequential | strided | random, or a list")
+    granularities: Sizes = Field(description="request sizes, 4 KB to 2 GB: a list or {from, to, count|factor}")
+    strides: list[Size] = Field([0], description="bytes skipped after each request (strided access)")
+    bytes: Size = Field(description="bytes moved per trial")
+    span: Size | None = Field(None, description="size of the file the requests fall in (>= bytes; default = bytes)")
+    queue_depth: Union[StrictInt, list[StrictInt]] = Field(
+        1, description="requests in flight per thread, 1 to 256, or a list such as [1, 8, 32]")
+    threads: Union[StrictInt, list[StrictInt]] = Field(
+        1, description="threads, each with its own part of the requests, 1 to 64, or a list such as [1, 4]")
+    trials: int = Field(5, ge=1, le=10000,
+                        description="repeats of each (op, access, granularity, stride, queue depth, threads)")
+    layout: Literal["laid-out", "fresh"] = Field(
+        "laid-out", description="writes go into a file laid out beforehand, or a fresh file per trial")
+
+
+class SustainedTest(_TestBase):
+    """Writes without a pause, one file after another, timed chunk by chunk: where the fast cache ends."""
+
+    kind: Literal["sustained"] = Field(description="sustained: a long write without pauses, a row per chunk")
+    bytes: Size | None = Field(None, description="bytes to write, such as 50GB (give bytes or fraction_of_free)")
+    fraction_of_free: float | None = Field(
+        None, gt=0, le=0.9, description="or this part of the target's free space when the run starts, such as 0.5")
+    max_bytes: Size | None = Field(None, description="with fraction_of_free: write at most this much, such as 100GB")
+    file_size: Size = Field("2GiB", description="the bytes go into files of this size, one after another")
+    granularity: Size = Field("1MiB", description="bytes per request, 4 KB to 2 GiB")
+    chunk: Size = Field("256MiB", description="a row (rate, latency, temperature) after every this many bytes")
+    queue_depth: StrictInt = Field(1, description="requests in flight per thread, 1 to 256")
+    threads: StrictInt = Field(1, description="threads, each with its own part of every file's requests, 1 to 64")
+    read_back: bool = Field(False, description="afterwards, read the files back the same way")
+
+    @model_validator(mode="after")
+    def _how_much(self) -> "SustainedTest":
+        if (self.bytes is None) == (self.fraction_of_free is None):
+            raise ValueError("give exactly one of bytes or fraction_of_free")
+        if self.max_bytes is not None and self.fraction_of_free is None:
+            raise ValueError("max_bytes caps fraction_of_free; with bytes, lower bytes instead")
+        return self
+
+
+# the model of each kind of test (kinds.py): the plan's union of tests and the error mapper's suggestions read it
+TEST_MODELS: dict[Kind, type[_TestBase]] = by_kind("plan: the model of a test", {
+    "files": FilesTest, "pattern": PatternTest, "sustained": SustainedTest})
+TestSpec = Annotated[Union[tuple(TEST_MODELS.values())], Field(discriminator="kind")]  # type: ignore[valid-type]
+
+
+class Plan(_Strict):
+    """A benchmark plan, as written in plan.yaml."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64, description="names the run directory")
+    description: str = Field("", description="what the plan is for")
+    target: str = Field("./stibium-test", description="folder for the test files (created; --target overrides)")
+    ceiling_bytes_per_s: float | None = Field(
+        None, gt=0, description="a rate no read can physically exceed on this device (cache detection)")
+    runs: int = Field(1, ge=1, le=100, description="complete runs of the plan, one after another, each with fresh "
+                      "test files (--runs overrides); two or more let compare see the variance between runs")
+    defaults: Defaults = Field(Defaults(), description="settings every test inherits")
+    tests: list[TestSpec] = Field(min_length=1, description="the tests, run in this order")
+
+    @field_validator("tests")
+    @classmethod
+    def _unique_names(cls, tests: list[Any]) -> list[Any]:
+        seen: set[str] = set()
+        for test in tests:
+            if test.name in seen:
+                raise ValueError(f"two tests are named {test.name!r}; names must be unique")
+            seen.add(test.name)
+        return tests
