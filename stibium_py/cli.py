@@ -22,11 +22,11 @@ from .compare import CompareError
 from .kinds import Kind, by_kind
 from .helper import HelperError, find_helper, run_once
 from .paths import PathError, existing_folder
-from .plan import PlanError, builtin_plans, load_and_expand, resolve_plan_path
+from .plan import PlanError, builtin_plans, expand_at, load_and_expand, resolve_plan_path
 from .plan.expand import (ASSUMED_OP_OVERHEAD_S, ASSUMED_PARALLEL_REQUESTS, ASSUMED_RATE_BYTES_PER_S, ASSUMED_REQUEST_S,
                           SUSTAINED_RATES_BYTES_PER_S)
 from .preflight import RunError, preflight
-from .runner import RunOptions, resume_run, resume_series, start_series
+from .runner import LoadedPlan, RunOptions, resume_run, resume_series, start_series
 from .store import RunDirError
 from .measurement import MeasurementError
 from .record import RecordError
@@ -106,18 +106,18 @@ def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) 
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
         runs: int | None, dry_run: bool, open_report: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
-    path = resolve_plan_path(plan)
+    loaded = LoadedPlan.read(resolve_plan_path(plan))
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
                          allow_nonempty=allow_nonempty)
     if dry_run:
-        parsed, _, expanded = load_and_expand(path, seed, target)
-        preflight(expanded, (target or Path(parsed.target)).expanduser(), expanded.space_needed_bytes(keep_files),
+        expanded = expand_at(loaded.source, loaded.plan, loaded.text, seed, target)
+        preflight(expanded, (target or Path(loaded.plan.target)).expanduser(), expanded.space_needed_bytes(keep_files),
                   allow_nonempty, out_dir)
-        _show_plan(path, seed, brief=True)
+        _show_plan(loaded.plan, expanded, brief=True)
         click.echo("dry run: nothing was written")
         return
-    run_dir = start_series(path, options, runs, console)
-    _after_run(run_dir, open_report)
+    finished = start_series(loaded, options, runs, console)
+    _after_run(finished.path, finished.status, open_report)
 
 
 @main.command()
@@ -130,38 +130,19 @@ def resume(run_dir: Path, open_report: bool) -> None:
     operations."""
     from .store import is_series
     _run_dir(run_dir)
-    if is_series(run_dir):
-        resume_series(run_dir, RunOptions(), console)
-    else:
-        resume_run(run_dir, RunOptions(), console)
-    _after_run(run_dir, open_report)
+    finished = (resume_series if is_series(run_dir) else resume_run)(run_dir, RunOptions(), console)
+    _after_run(finished.path, finished.status, open_report)
 
 
-def _after_run(run_dir: Path, open_report: bool) -> None:
-    from .store import is_series, read_run_json, read_series_json
-    status = read_series_json(run_dir).status if is_series(run_dir) else read_run_json(run_dir).status
+def _after_run(run_dir: Path, status: str, open_report: bool) -> None:
     if status == "complete":
-        _report(run_dir, open_report, console)
+        from .publish import publish_report
+        publish_report(run_dir, console, open_report)
     click.echo(f"run directory: {run_dir} ({status})")
 
 
 def _run_dir(path: Path) -> None:
     existing_folder(path, "run directory", "give a folder that `stibium run` wrote (reports/...)")
-
-
-def _report(run_dir: Path, open_report: bool, out: Console | None) -> dict:
-    """A run's report, or a series' report (each run's and the one across runs)."""
-    import webbrowser
-
-    from .store import REPORT_HTML, is_series
-    if is_series(run_dir):
-        from .report.series_page import build_series_report
-        summary = build_series_report(run_dir, console=out)
-        if open_report:
-            webbrowser.open((run_dir / REPORT_HTML).resolve().as_uri())
-        return summary
-    from .report.build import build_report
-    return build_report(run_dir, console=out, open_browser=open_report).to_json()
 
 
 @main.command()
@@ -172,8 +153,9 @@ def _report(run_dir: Path, open_report: bool, out: Console | None) -> dict:
 @user_errors
 def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
     """Analyse RUN_DIR (a run, or a series of runs): write summary.json and report.html."""
+    from .publish import publish_report
     _run_dir(run_dir)
-    summary = _report(run_dir, open_report, None if as_json else console)
+    summary = publish_report(run_dir, None if as_json else console, open_report)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
 
@@ -192,115 +174,15 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
             allow_different_plans: bool) -> None:
     """Compare RUN_B with RUN_A (ratios B / A with intervals, and a comparison page); or three runs or more,
     each against the first (or --reference), in one table."""
-    import webbrowser
-
-    from .compare import compare_many, compare_runs, load_run
-    from .report.compare_page import render, render_many
+    from .publish import CompareRequest, publish_compare
     if len(runs) < 2:
         raise RunDirError("compare needs two runs or more: stibium compare RUN_A RUN_B [RUN_C ...]")
     if reference is not None and reference not in runs:
         runs = (reference, *runs)
     for path in runs:
         _run_dir(path)
-    sides = [load_run(path) for path in runs]
     index = runs.index(reference) if reference is not None else 0
-    if len(sides) == 2 and index == 0:
-        result = compare_runs(sides[0], sides[1], allow_different_plans)
-        name = f"compare-{runs[0].name}-vs-{runs[1].name}.html"
-        html_text = render(result, sides[0], sides[1])
-    else:
-        result = compare_many(sides, index, allow_different_plans)
-        name = f"compare-{len(sides)}-runs-vs-{runs[index].name}.html"
-        html_text = render_many(result, sides, index)
-    out = out_file or Path("reports") / name
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html_text, encoding="utf-8")
-    if as_json:
-        click.echo(json.dumps(result, indent=2, default=str))
-    else:
-        (_compare_table if "a" in result else _compare_many_table)(result)
-        click.echo(f"comparison page: {out}")
-    if open_page:
-        webbrowser.open(out.resolve().as_uri())
-
-
-def _compare_many_table(result: dict) -> None:
-    from .analysis.estimate import ratio_text
-    from .analysis.rates import key_of, label
-    from .report.sustained import ratio_text as sustained_ratio_text
-    from .report.terminal import print_cautions
-    table = Table("test", "run", "rate", "ratio to the reference (95% interval)", "verdict",
-                  title=f"against {result['reference']['run']}")
-    for r in result["rows"]:
-        what = label(key_of(r))
-        interval = ratio_text(r["ratio"])
-        word = r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
-                               else "")
-        table.add_row(what, r["run"], format_bytes(r["rate_bytes_per_s"]) + "/s", interval, word)
-    if result["rows"]:
-        console.print(table)
-    print_cautions(console, result["rows"], with_run=True)
-    for s in result.get("sustained", []):
-        console.print(f"[bold]{s['test']} {s['op']}, sustained[/], {s['run']}: {s['headline']}")
-        for r in s["ratios"]:
-            console.print(f"  {sustained_ratio_text(r)} against the reference")
-    for line in dict.fromkeys(result["advice"]):
-        console.print(line)
-
-
-_SHORT_ACCESS = {"sequential": "seq", "random": "rand", "strided": "str",
-                 "(geometric mean)": "geo-mean"}
-
-
-def _compare_table(result: dict) -> None:
-    """B / A per point: below 120 columns one line per row (the point in one column, cut with an
-    ellipsis); wider, a column each."""
-    from .analysis.estimate import ratio_text
-    from .report.terminal import WIDE_TERMINAL_COLUMNS, compact_table, print_cautions
-    from .report.sustained import ratio_text as sustained_ratio_text
-    a, b = result["a"], result["b"]
-    title = "B / A: a repeatability check (both runs on one machine)" if result["same_machine"] else "B / A"
-    compact = console.width < WIDE_TERMINAL_COLUMNS
-    if compact:
-        # widths that add up to 78 columns with the separators
-        table = compact_table(title, (("point", "left", 24), ("runs", "right", 5), ("B / A (95% interval)", "left", 20),
-                                      ("verdict", "left", 26)))
-    else:
-        table = Table("test", "op", "access", "granularity", "stride", "in flight", "runs", "B / A (95% interval)",
-                      "verdict", title=title)
-    for r in result["rows"] + [dict(s, access="(geometric mean)", granularity_bytes=0, stride_bytes=0)
-                               for s in result["summaries"]]:
-        flight = in_flight_label(r.get("queue_depth", 1), r.get("threads", 1))
-        interval = ratio_text(r["ratio"])
-        runs = f"{r['runs_a']}+{r['runs_b']}" if "runs_a" in r else f"{a['runs']}+{b['runs']}"
-        word = r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
-                               else "")
-        size = format_size(r["granularity_bytes"]) if r["granularity_bytes"] else ""
-        stride = format_size(r["stride_bytes"]) if r.get("stride_bytes") else ""
-        if compact:
-            point = " ".join(v for v in (r["test"], r["op"], _SHORT_ACCESS.get(r["access"], r["access"]), size,
-                                         f"+{stride}" if stride else "", flight) if v)
-            table.add_row(point, runs, interval, word)
-        else:
-            table.add_row(r["test"], r["op"], r["access"], size, stride, flight, runs, interval, word)
-    if result["rows"]:
-        console.print(table)
-    print_cautions(console, result["rows"])
-    for entry in result.get("sustained", []):
-        console.print(f"[bold]{entry['test']} {entry['op']}, sustained[/]: A {entry['a']['headline']}; "
-                      f"B {entry['b']['headline']}")
-        for r in entry["ratios"]:
-            console.print(f"  B / A: {sustained_ratio_text(r)}")
-    if compact and any(r["access"] for r in result["rows"]):
-        console.print("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "
-                      "Q8T1: 8 requests in flight on 1 thread")
-    console.print(result["advice"])
-    for line in result.get("differences", []):
-        console.print(f"differs: {line}")
-    un = result["unmatched"]
-    if un["only_in_a"] or un["only_in_b"]:
-        console.print(f"without a partner: only in A: {', '.join(un['only_in_a']) or 'none'}; "
-                      f"only in B: {', '.join(un['only_in_b']) or 'none'}")
+    publish_compare(CompareRequest(runs, index, out_file, allow_different_plans), console, as_json, open_page)
 
 
 @main.group("plan")
@@ -326,7 +208,8 @@ def plan_check(plan: str, seed: int | None) -> None:
 @user_errors
 def plan_show(plan: str, seed: int | None, show_all: bool) -> None:
     """Show PLAN's expanded operations, bytes written, space needed and an estimated duration."""
-    _show_plan(resolve_plan_path(plan), seed, brief=not show_all)
+    parsed, _, expanded = load_and_expand(resolve_plan_path(plan), seed)
+    _show_plan(parsed, expanded, brief=not show_all)
 
 
 def _sustained_lines(test: Any) -> str:
@@ -353,8 +236,7 @@ PLAN_NOTES: dict[Kind, Callable[[Any], str] | None] = by_kind("cli: what plan sh
     "files": None, "pattern": None, "sustained": _sustained_lines})
 
 
-def _show_plan(path: Path, seed: int | None, brief: bool) -> None:
-    parsed, _, expanded = load_and_expand(path, seed)
+def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
     console.print(f"[bold]{parsed.name}[/]: {parsed.description}")
     flights = any(o.queue_depth * o.threads > 1 for o in expanded.ops)
     columns = ["seq", "test", "op", "access", "file size / span", "granularity", "stride"] + \

@@ -15,7 +15,7 @@ import numpy as np
 
 from .analysis import below
 from .analysis.comparison import compare_points, compare_sustained, runs_needed
-from .analysis.rates import by_point, describe, key_json, key_of
+from .analysis.rates import PointKey, by_point, describe, draw_inputs, key_json, key_of
 from .analysis.settings import COMPARE, Settings
 from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
@@ -61,6 +61,21 @@ class Side:
     def label(self) -> str:
         count = f", {len(self.runs)} runs" if len(self.runs) > 1 else ""
         return f"{self.record.hostname or '?'} ({self.path.name}{count})"
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """What the comparison page draws besides the comparison's numbers: each side's label, and per matched
+    point each side's measurements (the column its rate is computed from, and seconds), every run of a side
+    together."""
+
+    labels: tuple[str, str]
+    measured: dict[PointKey, tuple[tuple[np.ndarray, np.ndarray], ...]]
+
+
+def drawn(a: Side, b: Side) -> Drawn:
+    ga, gb = by_point(a.rows), by_point(b.rows)
+    return Drawn((a.label, b.label), {key: tuple(draw_inputs(g[key])[1:] for g in (ga, gb)) for key in ga if key in gb})
 
 
 def _load_one(path: Path, complete_only: bool = False) -> Run | None:

@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:
     from .op import Op
@@ -247,6 +247,41 @@ def _chunk_row(line: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return data if "status" not in data else None
+
+
+class HelperSession(Protocol):
+    """A helper that answers commands one after another (`stibium-helper batch`, or a test's fake)."""
+
+    def call(self, args: list[str], timeout_s: float | None = None,
+             on_row: Callable[[dict[str, Any]], None] | None = None) -> HelperResult: ...
+
+    def kill(self) -> None: ...
+
+    def __enter__(self) -> "HelperSession": ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class HelperFactory(Protocol):
+    """How the runner reaches a helper: one invocation of its own (info), and a session of many commands.
+    The runner's tests give it a fake that needs no compiled binary (tests/fake_helper.py)."""
+
+    def once(self, args: list[str]) -> HelperResult: ...
+
+    def session(self) -> HelperSession: ...
+
+
+@dataclass(frozen=True)
+class CompiledHelper:
+    """The compiled helper at `path`."""
+
+    path: Path
+
+    def once(self, args: list[str]) -> HelperResult:
+        return run_once(args, self.path)
+
+    def session(self) -> Helper:
+        return Helper(self.path)
 
 
 def run_once(args: list[str], helper: Path | None = None, timeout_s: float = 60) -> HelperResult:

@@ -25,12 +25,12 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from . import __version__, memory, sysinfo
 from .kinds import by_kind
-from .helper import (Helper, HelperError, HelperTimeout, find_helper, layout_args, measure_args, op_timeout_s,
-                     raw_clock_ns, run_once)
+from .helper import (CompiledHelper, HelperError, HelperFactory, HelperSession, HelperTimeout, find_helper,
+                     layout_args, measure_args, op_timeout_s, raw_clock_ns)
 from .measurement import MeasurementError, failed, from_answer, from_chunk
 from .paths import device_of
 from .op import Op
-from .plan import Expanded, ExpandedTest, PlanError, expand, load_and_expand, load_plan
+from .plan import Expanded, ExpandedTest, Plan, PlanError, expand, expand_at, load_plan
 from .preflight import RunError, drop_caches, preflight
 from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
@@ -56,15 +56,39 @@ class RunOptions:
 
 # ------------------------------------------------------------------ starting and resuming
 
-def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
+@dataclass(frozen=True)
+class Finished:
+    """Where a run (or a series) is, and how it ended: complete, interrupted, waiting-for-reboot, failed."""
+
+    path: Path
+    status: str
+
+
+@dataclass(frozen=True)
+class LoadedPlan:
+    """A plan read and checked once per command (plan.load_plan), with where it came from."""
+
+    source: Path
+    plan: Plan
+    text: str
+
+    @classmethod
+    def read(cls, source: Path) -> "LoadedPlan":
+        plan, text = load_plan(source)
+        return cls(source, plan, text)
+
+
+def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper: HelperFactory | None = None
+              ) -> Finished:
     """Check everything, create the run directory and the test folder, and run."""
-    plan, text, expanded = load_and_expand(plan_path, options.seed, options.target)
+    plan, text, plan_path = loaded.plan, loaded.text, loaded.source
+    expanded = expand_at(plan_path, plan, text, options.seed, options.target)
     target = (options.target or Path(plan.target)).expanduser()
     preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty,
               options.out_dir)
-    helper_path = _helper_path()
+    helpers = helper or CompiledHelper(_helper_path())
     target.mkdir(parents=True, exist_ok=True)
-    info = run_once(["info", "--path", str(target)], helper_path)
+    info = helpers.once(["info", "--path", str(target)])
     if not info.ok:
         raise RunError(f"target {target}: {info.error}", 2)
     started = utc_now()
@@ -105,18 +129,20 @@ def start_run(plan_path: Path, options: RunOptions, console: Console) -> Path:
         if ORDERS[test.kind].wears_drive:
             console.print(f"[yellow]{test.name} wears the drive:[/] {format_bytes(test.files_bytes)} of real writes "
                           f"to its flash, without a pause")
-    Runner(run_dir, run, expanded, helper_path, options.progress, console).execute()
-    return run_dir
+    status = Runner(run_dir, run, expanded, helpers, options.progress, console).execute()
+    return Finished(run_dir, status)
 
 
-def start_series(plan_path: Path, options: RunOptions, runs: int | None, console: Console) -> Path:
+def start_series(loaded: LoadedPlan, options: RunOptions, runs: int | None, console: Console,
+                 helper: HelperFactory | None = None) -> Finished:
     """N complete runs of the plan, one after another, each a run directory of its own (run-1, run-2, ...)
     inside one series folder with series.json; each with fresh test files and the plan's eviction. One run
     is an ordinary run directory, as before."""
-    plan, _, expanded = load_and_expand(plan_path, options.seed, options.target)
+    plan, plan_path = loaded.plan, loaded.source
     runs = runs or plan.runs
     if runs == 1:
-        return start_run(plan_path, options, console)
+        return start_run(loaded, options, console, helper)
+    expanded = expand_at(plan_path, plan, loaded.text, options.seed, options.target)
     target = (options.target or Path(plan.target)).expanduser()
     preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty,
               options.out_dir)
@@ -125,10 +151,11 @@ def start_series(plan_path: Path, options: RunOptions, runs: int | None, console
     write_series_json(series, SeriesRecord(
         plan=plan.name, runs=runs, source=str(plan_path), target=str(target), started_utc=iso(started),
         seed=options.seed, keep_files=options.keep_files, allow_nonempty=options.allow_nonempty))
-    return _run_series(series, plan_path, options, console)
+    return _run_series(series, loaded, options, console, helper)
 
 
-def _run_series(series: Path, plan_path: Path, options: RunOptions, console: Console) -> Path:
+def _run_series(series: Path, loaded: LoadedPlan, options: RunOptions, console: Console,
+                helper: HelperFactory | None = None) -> Finished:
     """Start (or resume) every run of the series that is not complete, in order."""
     meta = read_series_json(series)
     status = "complete"
@@ -137,18 +164,18 @@ def _run_series(series: Path, plan_path: Path, options: RunOptions, console: Con
         if (run_dir / "run.json").is_file():
             if read_run_json(run_dir).status == "complete":
                 continue
-            resume_run(run_dir, options, console)
+            status = resume_run(run_dir, options, console, helper).status
         else:
             console.print(f"[bold]run {i} of {meta.runs}[/]")
-            start_run(plan_path, replace(options, out_dir=series, run_name=f"run-{i}"), console)
-        status = read_run_json(run_dir).status
+            status = start_run(loaded, replace(options, out_dir=series, run_name=f"run-{i}"), console, helper).status
         if status != "complete":
             break
     write_series_json(series, replace(meta, status=status))
-    return series
+    return Finished(series, status)
 
 
-def resume_series(series: Path, options: RunOptions, console: Console) -> Path:
+def resume_series(series: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None
+                  ) -> Finished:
     """Carry on with a series: finish its interrupted run, then start the runs that have not begun."""
     meta = read_series_json(series)
     if meta.status == "complete":
@@ -160,10 +187,11 @@ def resume_series(series: Path, options: RunOptions, console: Console) -> Path:
         raise RunError(f"{series}: its plan {source} is gone; restore it to start the remaining runs", 2)
     options = replace(options, target=Path(meta.target), seed=meta.seed, keep_files=meta.keep_files,
                       allow_nonempty=meta.allow_nonempty)
-    return _run_series(series, source, options, console)
+    return _run_series(series, LoadedPlan.read(source), options, console, helper)
 
 
-def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
+def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None
+               ) -> Finished:
     """Carry on with a run that was interrupted or stopped for a reboot."""
     run = read_run_json(run_dir)
     status = run.status
@@ -205,8 +233,9 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console) -> Path:
                   machine={**run.machine, "boot_id": sysinfo.boot_id()},
                   resumed_utc=(*run.resumed_utc, iso(utc_now())))
     write_run_json(run_dir, run)
-    Runner(run_dir, run, expanded, _helper_path(), options.progress, console).execute()
-    return run_dir
+    status = Runner(run_dir, run, expanded, helper or CompiledHelper(_helper_path()), options.progress,
+                    console).execute()
+    return Finished(run_dir, status)
 
 
 def _alive(pid: Any) -> bool:
@@ -239,18 +268,18 @@ class OpFailed(Exception):
 class Runner:
     """The run order and the resume state: which operations are done, what comes next, the status."""
 
-    def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, helper_path: Path,
+    def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory,
                  progress: bool, console: Console):
         self.run_dir = run_dir
         self.run = run
         self.expanded = expanded
-        self.helper_path = helper_path
+        self.helpers = helpers
         self.console = console
         self.show_progress = progress
         self.work = WorkDir(Path(str(run.work_dir)), run_dir.name)
         self.t0 = float(run.started_epoch_s or 0.0)
         self.done: set[int] = set()
-        self.helper: Helper | None = None
+        self.helper: HelperSession | None = None
         self.log: MeasurementLog | None = None
         self._advance: Callable[[Op, int, float | None], None] = lambda op, nbytes, seconds: None
         self.temperature = _Temperature(run.target_facts.get("device"))
@@ -264,7 +293,7 @@ class Runner:
         previous = signal.signal(signal.SIGTERM, _raise_interrupted)
         status = "failed"
         try:
-            with Helper(self.helper_path) as helper, \
+            with self.helpers.session() as helper, \
                     _ProgressBar(pending, self.console, self.show_progress) as advance:
                 self.helper = helper
                 self._advance = advance

@@ -98,11 +98,15 @@ def _finite(node: Any) -> Any:
     return node
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
+    """A file written whole or not at all: a temporary beside it, then renamed over it."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(_finite(data), indent=2, sort_keys=False, default=str, allow_nan=False) + "\n",
-                   encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(_finite(data), indent=2, sort_keys=False, default=str, allow_nan=False) + "\n")
 
 
 def read_run_json(run_dir: Path) -> RunRecord:

@@ -284,11 +284,18 @@ def load_and_expand(source: str | Path, seed: int | None = None,
     """Load, validate and expand, with the plan's location in every error. A sustained test's
     fraction_of_free is taken of the free space of `target` (default: the plan's)."""
     plan, text = load_plan(source)
+    return plan, text, expand_at(source, plan, text, seed, target)
+
+
+def expand_at(source: str | Path, plan: Plan, text: str, seed: int | None = None,
+              target: str | Path | None = None) -> Expanded:
+    """A plan read once, expanded against the target's free space now (each run of a series takes a
+    sustained test's fraction_of_free of the space free when it starts), with the plan's line in errors."""
     free = None
     if any(isinstance(t, SustainedTest) and t.fraction_of_free is not None for t in plan.tests):
         free = free_bytes_at(target if target is not None else plan.target)
     try:
-        return plan, text, expand(plan, seed, free)
+        return expand(plan, seed, free)
     except PlanError as e:
         line = _line_of(YAML(typ="rt").load(text), e.loc) if e.loc else None
         raise PlanError(f"{source}{':' + str(line) if line else ''}: {e}") from None

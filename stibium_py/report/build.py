@@ -1,14 +1,11 @@
-"""The report of one run: summarise it (pipeline), write summary.json and report.html, print the
-terminal table. Views only: every number comes from the typed summary."""
+"""The report of one run drawn from its typed summary: the page (render) and the terminal's renderables
+(terminal). It computes nothing, reads and writes no file: publish.py does."""
 
 from __future__ import annotations
 
-import webbrowser
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
-from rich.console import Console
 from rich.table import Table
 
 from ..analysis import calibration
@@ -20,36 +17,22 @@ from ..analysis.patterns import PatternResult
 from ..analysis.sustained import SustainedTestResult
 from ..analysis.summary import Summary
 from ..analysis.warnings import Result
-from ..pipeline import summarize_run
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
-from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label
 from . import figures, in_flight, sustained
-from .terminal import WIDE_TERMINAL_COLUMNS, compact_table, print_notices
+from .terminal import WIDE_TERMINAL_COLUMNS, compact_table, notices
 from .page import esc, figure, page, table
 
 
-def build_report(run_dir: Path, console: Console | None = None, open_browser: bool = False) -> Summary:
-    run, _, summary = summarize_run(run_dir)
-    write_json_atomic(run_dir / SUMMARY_JSON, summary.to_json())
-    html_text = render(run, summary)
-    out = run_dir / REPORT_HTML
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(html_text, encoding="utf-8")
-    tmp.replace(out)
-    if console is not None:
-        console.print(terminal_table(summary, console.width))
-        for e in summary.tests:
-            if isinstance(e, SustainedTestResult):
-                console.print(f"{e.name} ({e.op}s, {format_bytes(e.result.bytes_written)}): {e.result.headline}")
-        if in_flight.shows_mark_table(summary):
-            console.print(in_flight.mark_table_terminal(summary, console.width))
-        print_notices(console, summary.warnings, "the report")
-        console.print(f"report: {out}")
-    if open_browser:
-        webbrowser.open(out.resolve().as_uri())
-    return summary
+def terminal(summary: Summary, width: int) -> list[Any]:
+    """What the terminal shows of a run: the summary table, each kind's lines under it (a sustained test's
+    headline), the disk-mark table where requests were in flight, and the warnings."""
+    out: list[Any] = [terminal_table(summary, width)]
+    out += [line for e in summary.tests for line in VIEWS[e.kind].lines(e)]
+    if in_flight.shows_mark_table(summary):
+        out.append(in_flight.mark_table_terminal(summary, width))
+    return out + notices(summary.warnings, "the report")
 
 
 def _est(e: Estimate | None, fmt: Any) -> str:
@@ -312,6 +295,7 @@ class KindView:
     counts: Callable[[Any], list[str]]
     drift: Callable[[Any], str]
     sections: Callable[[list[Any], int], tuple[list[str], int]]
+    lines: Callable[[Any], list[str]] = lambda e: []      # the terminal's lines under the table
 
 
 VIEWS: dict[Kind, KindView] = by_kind("report: a kind's sections of the report", {
@@ -320,7 +304,8 @@ VIEWS: dict[Kind, KindView] = by_kind("report: a kind's sections of the report",
                                  str(len(e.fast_outliers))], _files_drift, _files_sections),
     "pattern": KindView(_pattern_headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"],
                         lambda e: "-", _pattern_sections),
-    "sustained": KindView(_sustained_headline, lambda e: ["0", "0", "0", "0"], _sustained_drift, _sustained_sections),
+    "sustained": KindView(_sustained_headline, lambda e: ["0", "0", "0", "0"], _sustained_drift, _sustained_sections,
+                          lambda e: [f"{e.name} ({e.op}s, {format_bytes(e.result.bytes_written)}): {e.result.headline}"]),
 })
 # the order of the kinds' sections on the page
 PAGE_ORDER: tuple[Kind, ...] = ("files", "sustained", "pattern")

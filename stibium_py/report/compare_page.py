@@ -10,32 +10,29 @@ import plotly.graph_objects as go
 
 from ..analysis.estimate import ratio_text
 from ..analysis.rates import key_of, label
-from ..compare import Side
+from ..compare import Drawn
 from ..kinds import by_kind
 from ..units import format_rate, format_size, in_flight_label
 from .figures import DENSITY_ABOVE_POINTS, density, layout
 from .page import esc, figure, page, table
 from . import sustained
+from .compare_terminal import verdict_text
 
 COLORS = {"a": "#1f77b4", "b": "#d62728"}
 
 
-def _overlay_files(a: Side, b: Side, fit: dict[str, Any]) -> go.Figure:
+def _overlay_files(drawn: Drawn, fit: dict[str, Any]) -> go.Figure:
     fig = go.Figure()
     test, op = fit["test"], fit["op"]
-    for side, run in (("a", a), ("b", b)):
-        rows = run.rows
-        mine = (rows.test == test) & (rows.op == op) & (rows.kind == "files")
-        x = rows.size_bytes[mine].astype(float)
-        y = rows.seconds[mine]
+    for side, name, (x, y) in zip(("a", "b"), drawn.labels, drawn.measured[key_of(fit)]):
         if len(x) > DENSITY_ABOVE_POINTS:      # as in the report: every measurement counted into cells
             fig.add_trace(density(x, y, False, False, "Blues" if side == "a" else "Reds",
-                                  f"{side.upper()}: {run.label}"))
+                                  f"{side.upper()}: {name}"))
         else:
-            fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(run.label)}",
+            fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(name)}",
                                        marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
         rate, latency = fit[f"rate_{side}_bytes_per_s"], fit[f"latency_{side}_s"]
-        if rate and np.isfinite(rate) and latency is not None:
+        if rate and np.isfinite(rate) and latency is not None and len(x):
             grid = np.linspace(0, x.max(), 50)
             fig.add_trace(go.Scatter(x=grid, y=latency + grid / rate, mode="lines", line={"color": COLORS[side]},
                                      name=f"{side.upper()} Theil-Sen: {format_rate(rate)}"))
@@ -60,8 +57,8 @@ def _overlay_pattern(cmp: dict[str, Any], test: str, op: str) -> go.Figure:
 
 # how each kind's points of one test and op are drawn for both runs (sustained tests: sustained.compare_section)
 OVERLAYS = by_kind("report: the compare page's figure of a test's points", {
-    "files": lambda cmp, a, b, first: _overlay_files(a, b, first),
-    "pattern": lambda cmp, a, b, first: _overlay_pattern(cmp, first["test"], first["op"]),
+    "files": lambda cmp, drawn, first: _overlay_files(drawn, first),
+    "pattern": lambda cmp, drawn, first: _overlay_pattern(cmp, first["test"], first["op"]),
     "sustained": None,
 })
 
@@ -99,7 +96,9 @@ def _headline(cmp: dict[str, Any]) -> str:
             f"95 % interval):<ul>{''.join(items)}</ul></div>")
 
 
-def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
+def render(cmp: dict[str, Any], drawn: Drawn) -> str:
+    """The page of two runs: cmp is the comparison's JSON form, drawn the measurements its figures show."""
+    label_a, label_b = drawn.labels
     fa, fb = cmp["a"], cmp["b"]
     keys = [k for k in fa if k != "measurements"] + ["measurements"]
     facts = table(["", "A", "B"], [[k, fa.get(k), fb.get(k)] for k in keys])
@@ -121,43 +120,41 @@ def render(cmp: dict[str, Any], a: Side, b: Side) -> str:
     scope = f"<div class=\"{'info' if cmp.get('scope') == 'machines' else 'warn'}\">{esc(cmp.get('advice'))}.</div>"
     diffs = "".join(f"<li>{esc(d)}</li>" for d in cmp.get("differences", []))
     diffs = f"<div class=\"info\">The runs' tests differ in:<ul>{diffs}</ul></div>" if diffs else ""
-    sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(a.label)}; B: {esc(b.label)}</p>",
+    sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(label_a)}; B: {esc(label_b)}</p>",
                 _headline(cmp), same, scope, diffs, "<h2>Machines</h2>", facts, unmatched]
     if cmp["rows"]:                      # a comparison of sustained tests alone has no points
         sections += ["<h2>Ratios</h2>", rows, summ, figure(_forest(cmp), "forest")]
     n = 0
     for test, op in dict.fromkeys((r["test"], r["op"]) for r in cmp["rows"]):
         first = next(r for r in cmp["rows"] if (r["test"], r["op"]) == (test, op))
-        fig = OVERLAYS[first["kind"]](cmp, a, b, first)
+        fig = OVERLAYS[first["kind"]](cmp, drawn, first)
         sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
         n += 1
     for i, entry in enumerate(cmp.get("sustained", [])):
-        sections.append(sustained.compare_section(entry, a.label, b.label, COLORS, i))
+        sections.append(sustained.compare_section(entry, label_a, label_b, COLORS, i))
     return page("stibium compare", sections)
 
 
-def render_many(cmp: dict[str, Any], sides: list[Side], reference: int) -> str:
+def render_many(cmp: dict[str, Any], labels: list[str], reference: int) -> str:
     """Many machines in one table: per test point each run's rate and its ratio to the reference."""
-    ref = sides[reference]
+    ref = labels[reference]
     keys = list(dict.fromkeys(key_of(r) for r in cmp["rows"]))
     body = []
     for key in keys:
         rs = [r for r in cmp["rows"] if key_of(r) == key]
         what = label(key)
-        body.append([what, ref.label + " (reference)", format_rate(rs[0]["reference_rate_bytes_per_s"]), "1", ""])
+        body.append([what, ref + " (reference)", format_rate(rs[0]["reference_rate_bytes_per_s"]), "1", ""])
         for r in rs:
-            body.append(["", r["label"], format_rate(r["rate_bytes_per_s"]), ratio_text(r["ratio"]),
-                         r["verdict"] + (" (these runs)" if r["scope"] != "machines" and
-                                         r["verdict"] in ("faster", "slower") else "")])
+            body.append(["", r["label"], format_rate(r["rate_bytes_per_s"]), ratio_text(r["ratio"]), verdict_text(r)])
     summ = table(["run", "test", "op", "geometric mean / reference (95% interval)", "verdict"],
                  [[s["run"], s["test"], s["op"], ratio_text(s["ratio"]), s["verdict"]] for s in cmp["summaries"]])
     advice = "".join(f"<div class=\"info\">{esc(a)}.</div>" for a in dict.fromkeys(cmp["advice"]))
-    sections = [f"<h1>stibium compare: {len(sides)} runs against {esc(ref.label)}</h1>", advice,
+    sections = [f"<h1>stibium compare: {len(labels)} runs against {esc(ref)}</h1>", advice,
                 "<h2>Rates and ratios to the reference</h2>",
                 table(["test", "run", "rate", "ratio to the reference (95% interval)", "verdict"], body), summ]
     for test, op in dict.fromkeys((s["test"], s["op"]) for s in cmp.get("sustained", [])):
         entries = [s for s in cmp["sustained"] if (s["test"], s["op"]) == (test, op)]
-        rows = [[ref.label + " (reference)", entries[0]["reference_headline"], ""]]
+        rows = [[ref + " (reference)", entries[0]["reference_headline"], ""]]
         rows += [[s["label"], s["headline"], "; ".join(sustained.ratio_text(r) for r in s["ratios"])] for s in entries]
         sections.append(f"<h2>{esc(test)} {esc(op)}: sustained</h2>"
                         + table(["run", "what it did", "against the reference (95% intervals)"], rows))

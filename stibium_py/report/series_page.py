@@ -4,20 +4,17 @@ runs, and the warning when runs differ beyond their own intervals. Links to each
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-from rich.console import Console
 from rich.table import Table
 
-from ..series import summarize_series
-from ..store import REPORT_HTML, SUMMARY_JSON, write_json_atomic
 from ..analysis.estimate import estimate_text
+from ..store import REPORT_HTML
 from ..units import format_rate
 from .figures import layout
 from .page import esc, figure, page, table
-from .terminal import print_notices
+from .terminal import notices
 
 
 def _interval(e: dict[str, Any]) -> str:
@@ -76,26 +73,13 @@ def terminal_table(summary: dict[str, Any]) -> Table:
     return t
 
 
-def build_series_report(series: Path, console: Console | None = None) -> dict[str, Any]:
-    """Every run's own report, then the series' summary.json and report.html."""
-    from .build import build_report
-
-    summary = summarize_series(series)
-    runs_said: dict[tuple, list[str]] = {}      # each run's warnings, said once with the runs that gave them
-    for name in summary["runs"]:
-        for w in build_report(series / name).warnings:
-            runs_said.setdefault((w.level, w.test, w.message, w.what_to_do), []).append(name)
-    write_json_atomic(series / SUMMARY_JSON, summary)
-    (series / REPORT_HTML).write_text(render(summary), encoding="utf-8")
-    if console is not None:
-        console.print(terminal_table(summary))
-        for s in summary.get("sustained", []):
-            for r in s["runs"]:
-                console.print(f"{s['test']} {s['op']} sustained, {r['run']}: {r['headline']}")
-        print_notices(console, summary["warnings"], "the report")
-        print_notices(console, [{"level": level, "test": f"{', '.join(names)}: {test}" if test != "all" else
-                                 ", ".join(names), "message": message, "what_to_do": todo}
-                                for (level, test, message, todo), names in runs_said.items()],
-                      "each run's report")
-        console.print(f"report: {series / REPORT_HTML}")
-    return summary
+def terminal(summary: dict[str, Any], runs_said: dict[tuple[str, str, str, str], list[str]]) -> list[Any]:
+    """What the terminal shows of a series: the table across runs, each run's sustained headlines, the
+    series' warnings, then each run's warnings said once with the runs that gave them."""
+    out: list[Any] = [terminal_table(summary)]
+    out += [f"{s['test']} {s['op']} sustained, {r['run']}: {r['headline']}"
+            for s in summary.get("sustained", []) for r in s["runs"]]
+    out += notices(summary["warnings"], "the report")
+    return out + notices([{"level": level, "test": f"{', '.join(names)}: {test}" if test != "all" else ", ".join(names),
+                           "message": message, "what_to_do": todo}
+                          for (level, test, message, todo), names in runs_said.items()], "each run's report")

@@ -1,4 +1,5 @@
-"""Terminal tables: below WIDE_TERMINAL_COLUMNS a table is laid out one line per row."""
+"""The terminal's renderables (rich tables and lines of text), printed by the publishing step (publish.py):
+below WIDE_TERMINAL_COLUMNS a table is laid out one line per row."""
 
 from __future__ import annotations
 
@@ -19,13 +20,14 @@ def compact_table(title: str, columns: tuple[tuple[str, str, int], ...]) -> Tabl
     return t
 
 
-def print_notices(console: Any, notices: Iterable[Any], where: str) -> None:
-    """What the report warns, under the table: each warning on a line of its own with what to do; the
-    notes of level info counted and pointed to the report (where). A notice is a Notice or its JSON form."""
+def notices(found: Iterable[Any], where: str) -> list[Any]:
+    """What the report warns, for under the table: each warning a line of its own with what to do; the notes
+    of level info counted and pointed to the report (where). A notice is a Notice or its JSON form."""
     from rich.text import Text
 
+    lines: list[Any] = []
     infos = 0
-    for n in notices:
+    for n in found:
         d = n if isinstance(n, dict) else n.to_json()
         if d.get("level") != "warning":
             infos += 1
@@ -33,20 +35,22 @@ def print_notices(console: Any, notices: Iterable[Any], where: str) -> None:
         test = "" if d.get("test") in ("all", "", None) else f"{d['test']}: "
         line = Text("warning: ", style="bold yellow")
         line.append(f"{test}{d.get('message', '')}. What to do: {d.get('what_to_do', '')}.")
-        console.print(line, highlight=False)
+        lines.append(line)
     if infos:
-        console.print(f"{infos} note{'s' if infos > 1 else ''} more (outliers, facts) in {where}", markup=False,
-                      highlight=False)
+        lines.append(Text(f"{infos} note{'s' if infos > 1 else ''} more (outliers, facts) in {where}"))
+    return lines
 
 
-def print_cautions(console: Any, rows: Iterable[dict[str, Any]], with_run: bool = False) -> None:
-    """compare's cautions, one line per row that has one (a point served by a cache below the file system);
+def cautions(rows: Iterable[dict[str, Any]], with_run: bool = False) -> list[Any]:
+    """compare's cautions, a line per row that has one (a point served by a cache below the file system);
     with_run: the rows of many runs name theirs."""
     from rich.text import Text
 
     from ..analysis.rates import key_of, label
+    lines = []
     for r in rows:
         if r.get("caution"):
             line = Text("caution: ", style="bold yellow")
             line.append(label(key_of(r)) + (f" ({r['run']})" if with_run else "") + f": {r['caution']}")
-            console.print(line, highlight=False)
+            lines.append(line)
+    return lines

@@ -1,7 +1,7 @@
 """Summary plus report of a synthetic run of N measurements (default 100k; --n 1000000 for the million):
 the time of each stage (load, fits, outliers and cache, size bands and nonlinearity, drift, figures,
 HTML), then `stibium report` end to end in a child process with its peak memory and the report's size.
-Targets: 100k in 4 s, 1M in 30 s and 1.5 GB, the report at most 8 MB; the time is build_report's, in a
+Targets: 100k in 4 s, 1M in 30 s and 1.5 GB, the report at most 8 MB; the time is publish_run's, in a
 process that has imported stibium (Python and its libraries start in about 2 s more, printed apart).
 
 The run has a files test (writes and reads of 14 sizes, 10 kB-2 GB) and, with --pattern, a pattern test
@@ -28,6 +28,7 @@ from stibium_py.analysis.settings import SUMMARY
 from stibium_py.analysis.summary import summarize
 from stibium_py.measurement import COLUMNS
 from stibium_py.record import RUN_FORMAT
+from stibium_py import publish
 from stibium_py.report import build, figures
 from stibium_py.store import read_measurements, write_json_atomic
 
@@ -115,9 +116,9 @@ def stages(d: Path) -> dict[str, float]:
     whole = []
     for _ in range(3):
         t0 = time.perf_counter()
-        build.build_report(d)
+        publish.publish_run(d)
         whole.append(time.perf_counter() - t0)
-    t["summary + report (build_report, median of 3: " + ", ".join(f"{w:.2f}" for w in whole) + ")"] = \
+    t["summary + report (publish_run, median of 3: " + ", ".join(f"{w:.2f}" for w in whole) + ")"] = \
         statistics.median(whole)
     return t
 

@@ -1,0 +1,106 @@
+"""Publishing, the step between the analysis and the views for a run, a series and a comparison: summarise
+(pipeline.py, series.py, compare.py), write summary.json and the page, print the terminal's renderables
+and open a browser where asked. The views (report/) render what they are given and touch no file."""
+
+from __future__ import annotations
+
+import json
+import webbrowser
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.console import Console
+
+from .analysis.summary import Summary
+from .pipeline import summarize_run
+from .store import REPORT_HTML, SUMMARY_JSON, write_json_atomic, write_text_atomic
+
+
+def _print(console: Console | None, renderables: Iterable[Any]) -> None:
+    if console is not None:
+        for r in renderables:
+            console.print(r)
+
+
+def _open(page: Path, open_browser: bool) -> None:
+    if open_browser:
+        webbrowser.open(page.resolve().as_uri())
+
+
+def publish_run(run_dir: Path, console: Console | None = None, open_browser: bool = False) -> Summary:
+    """A run's summary.json and report.html; its table and warnings on the console."""
+    from .report import build
+
+    run, _, summary = summarize_run(run_dir)
+    write_json_atomic(run_dir / SUMMARY_JSON, summary.to_json())
+    page = run_dir / REPORT_HTML
+    write_text_atomic(page, build.render(run, summary))
+    if console is not None:
+        _print(console, [*build.terminal(summary, console.width), f"report: {page}"])
+    _open(page, open_browser)
+    return summary
+
+
+def publish_series(series: Path, console: Console | None = None, open_browser: bool = False) -> dict[str, Any]:
+    """Every run's own report, then the series' summary.json and report.html."""
+    from .report import series_page
+    from .series import summarize_series
+
+    summary = summarize_series(series)
+    runs_said: dict[tuple[str, str, str, str], list[str]] = {}   # each run's warnings, with the runs that gave them
+    for name in summary["runs"]:
+        for w in publish_run(series / name).warnings:
+            runs_said.setdefault((w.level, w.test, w.message, w.what_to_do), []).append(name)
+    write_json_atomic(series / SUMMARY_JSON, summary)
+    page = series / REPORT_HTML
+    write_text_atomic(page, series_page.render(summary))
+    if console is not None:
+        _print(console, [*series_page.terminal(summary, runs_said), f"report: {page}"])
+    _open(page, open_browser)
+    return summary
+
+
+def publish_report(run_dir: Path, console: Console | None = None, open_browser: bool = False) -> dict[str, Any]:
+    """A run's report, or a series' (each run's and the one across runs); the summary's JSON form."""
+    from .store import is_series
+    if is_series(run_dir):
+        return publish_series(run_dir, console, open_browser)
+    return publish_run(run_dir, console, open_browser).to_json()
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    runs: tuple[Path, ...]
+    reference: int = 0
+    out_file: Path | None = None
+    allow_different_plans: bool = False
+
+
+def publish_compare(request: CompareRequest, console: Console | None = None, as_json: bool = False,
+                    open_browser: bool = False) -> dict[str, Any]:
+    """Two runs (B / A) or many against a reference: the comparison, its page, and its table or JSON."""
+    from .compare import compare_many, compare_runs, drawn, load_run
+    from .report import compare_page, compare_terminal
+
+    sides = [load_run(path) for path in request.runs]
+    names = [path.name for path in request.runs]
+    if len(sides) == 2 and request.reference == 0:
+        result = compare_runs(sides[0], sides[1], request.allow_different_plans)
+        name = f"compare-{names[0]}-vs-{names[1]}.html"
+        html_text = compare_page.render(result, drawn(sides[0], sides[1]))
+        lines = compare_terminal.two_runs(result, console.width) if console is not None else []
+    else:
+        result = compare_many(sides, request.reference, request.allow_different_plans)
+        name = f"compare-{len(sides)}-runs-vs-{names[request.reference]}.html"
+        html_text = compare_page.render_many(result, [s.label for s in sides], request.reference)
+        lines = compare_terminal.many_runs(result)
+    page = request.out_file or Path("reports") / name
+    page.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(page, html_text)
+    if as_json:
+        print(json.dumps(result, indent=2, default=str))
+    else:
+        _print(console, [*lines, f"comparison page: {page}"])
+    _open(page, open_browser)
+    return result

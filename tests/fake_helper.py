@@ -1,0 +1,110 @@
+"""A helper in Python for the runner's tests (stibium_py.helper.HelperFactory): it writes and reads the
+files the runner names, with buffered I/O, and answers as the compiled helper does, with seconds from a
+model (a fixed rate and latency) so that the numbers are known. No compiled binary is needed; the tests
+of the real helper stay in test_helper.py and the truth tests.
+
+`interrupt_at`: the measurement (by its position among the measurements asked for) at which the fake
+raises KeyboardInterrupt, as a Ctrl-C during a run does."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from stibium_py.helper import HelperResult
+
+RATE_BYTES_PER_S = 500e6
+LATENCY_S = 1e-4
+
+
+def _flags(args: list[str]) -> dict[str, str | bool]:
+    out: dict[str, str | bool] = {}
+    i = 1
+    while i < len(args):
+        key = args[i][2:].replace("-", "_")
+        if i + 1 < len(args) and not args[i + 1].startswith("--"):
+            out[key] = args[i + 1]
+            i += 2
+        else:
+            out[key] = True
+            i += 1
+    return out
+
+
+@dataclass
+class FakeHelper:
+    """One fake session; `calls` records every command it was given."""
+
+    interrupt_at: int | None = None
+    calls: list[list[str]] = field(default_factory=list)
+    measured: int = 0
+
+    def __enter__(self) -> "FakeHelper":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
+
+    def call(self, args: list[str], timeout_s: float | None = None,
+             on_row: Callable[[dict[str, Any]], None] | None = None) -> HelperResult:
+        self.calls.append(list(args))
+        f = _flags(args)
+        path = Path(str(f["path"]))
+        if args[0] == "evict":
+            return HelperResult(0, {"path": str(path)})
+        if args[0] not in ("read", "write"):
+            return HelperResult(2, {"error": f"the fake helper does not know {args[0]}"})
+        moved = int(str(f["bytes"]))
+        timed = "latency" not in f          # a layout and the memory probe ask for no latencies
+        if timed and self.interrupt_at is not None and self.measured == self.interrupt_at:
+            raise KeyboardInterrupt
+        if args[0] == "write":
+            mode = "r+b" if "existing" in f and path.exists() else "wb"
+            with open(path, mode) as out:
+                out.write(os.urandom(moved))
+        else:
+            with open(path, "rb") as src:
+                src.read(moved)
+        seconds = LATENCY_S + moved / RATE_BYTES_PER_S
+        granularity = int(str(f.get("granularity", moved)))
+        answer: dict[str, Any] = {
+            "op": args[0], "path": str(path), "bytes": moved, "seconds": seconds,
+            "access": str(f.get("access", "sequential")), "granularity_bytes": granularity,
+            "stride_bytes": int(str(f.get("stride", 0))), "engine_requested": str(f.get("engine", "direct")),
+            "engine": str(f.get("engine", "direct")), "requests": -(-moved // granularity),
+            "queue_depth": int(str(f.get("queue_depth", 1))), "threads": int(str(f.get("threads", 1))),
+            "resident_before": 0.0 if args[0] == "read" else None,
+        }
+        if "span" in f:
+            answer["span_bytes"] = int(str(f["span"]))
+        if "sync" in f:
+            answer["sync"] = f["sync"]
+        if "seed" in f:
+            answer["seed"] = int(str(f["seed"]))
+        if "fill" in f:
+            answer["fill"] = f["fill"]
+        if timed:
+            self.measured += 1
+        return HelperResult(0, answer)
+
+
+@dataclass
+class FakeHelpers:
+    """The factory the runner is given: `info` answered, one FakeHelper per session."""
+
+    interrupt_at: int | None = None
+    sessions: list[FakeHelper] = field(default_factory=list)
+
+    def once(self, args: list[str]) -> HelperResult:
+        return HelperResult(0, {"helper_version": "fake", "platform": "linux", "engines": ["direct", "buffered"],
+                                "clock": "fake", "target": {"fs_type": "fake"}})
+
+    def session(self) -> FakeHelper:
+        self.sessions.append(FakeHelper(self.interrupt_at))
+        self.interrupt_at = None            # the next session (a resume) runs to the end
+        return self.sessions[-1]

@@ -1,0 +1,73 @@
+"""The runner's order and resume logic with a fake helper (tests/fake_helper.py): no compiled binary."""
+
+from __future__ import annotations
+
+import pytest
+from rich.console import Console
+
+from stibium_py.preflight import RunError
+from stibium_py.runner import LoadedPlan, RunOptions, resume_run, start_run
+from stibium_py.store import read_measurements, read_run_json
+
+from fake_helper import LATENCY_S, RATE_BYTES_PER_S, FakeHelpers
+
+PLAN = """name: fake
+tests:
+  - name: f
+    kind: files
+    sizes: [64KiB, 256KiB]
+    repeats: 2
+  - name: p
+    kind: pattern
+    op: [read, write]
+    granularities: [4KiB, 16KiB]
+    bytes: 64KiB
+    trials: 2
+"""
+
+
+def _plan(tmp_path):
+    path = tmp_path / "fake.yaml"
+    path.write_text(PLAN)
+    return LoadedPlan.read(path)
+
+
+def _options(tmp_path):
+    return RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False)
+
+
+def test_a_run_measures_every_operation_in_order_and_cleans_up(tmp_path):
+    helpers = FakeHelpers()
+    finished = start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), helpers)
+    assert finished.status == "complete" and read_run_json(finished.path).status == "complete"
+    rows, damaged = read_measurements(finished.path)
+    assert damaged == 0 and sorted(rows.seq.tolist()) == list(range(16))      # 8 files ops, 8 pattern ops
+    # files: every write before any read; each read of a files test and each pattern read evicted first
+    calls = helpers.sessions[0].calls
+    measured = [c for c in calls if c[0] in ("read", "write") and "--latency" not in c]
+    files = [c[0] for c in measured if "/f/" in c[2]]
+    assert files == ["write"] * 4 + ["read"] * 4
+    evicted = {c[2] for c in calls if c[0] == "evict"}
+    assert all(c[2] in evicted for c in measured if c[0] == "read")
+    # the modelled seconds arrive in the rows unchanged
+    first = rows.row(0)
+    assert first.seconds == pytest.approx(LATENCY_S + first.bytes / RATE_BYTES_PER_S)
+    assert list((tmp_path / "t").iterdir()) == []        # the test folder and the probe's file are gone
+
+
+def test_an_interrupted_run_resumes_without_repeating_a_measurement(tmp_path):
+    helpers = FakeHelpers(interrupt_at=5)
+    with pytest.raises(RunError) as e:
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), helpers)
+    assert e.value.exit_code == 130
+    run_dir = next((tmp_path / "r").iterdir())
+    assert read_run_json(run_dir).status == "interrupted"
+    kept, _ = read_measurements(run_dir)
+    assert sorted(kept.seq.tolist()) == [0, 1, 2, 3, 4]
+    finished = resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), helpers)
+    assert finished.status == "complete"
+    rows, _ = read_measurements(run_dir)
+    assert sorted(rows.seq.tolist()) == list(range(16))
+    # the resumed session measured only what was missing
+    resumed = [c for c in helpers.sessions[1].calls if c[0] in ("read", "write") and "--latency" not in c]
+    assert len(resumed) == 11
