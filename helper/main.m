@@ -54,22 +54,46 @@ static int sb_parse_bytes(const char *text, uint64_t *out)
     return -1;
 }
 
-static const sb_engine *sb_engine_named(const char *name)
-{
-    if (strcmp(name, "direct") == 0)
-        return &sb_engine_direct;
-    if (strcmp(name, "buffered") == 0)
-        return &sb_engine_buffered;
-    if (strcmp(name, "foundation") == 0)
-        return &sb_engine_foundation;
-    if (strcmp(name, "app") == 0) {
+/* The engines a command may ask for, each once: the name a plan uses, what moves its bytes on this
+ * platform, the operations it does, and whether it moves one request at a time, as simple app code does
+ * (no queue depth, threads or I/O method then). The lookup, `info`'s list and the one-at-a-time rule read
+ * it; stibium_py/plan/model.py holds the same facts for plans checked without a helper, and a test holds
+ * the two together (tests/test_helper.py). */
+enum { SB_ENGINE_READ = 1, SB_ENGINE_WRITE = 2 };
+typedef struct {
+    const char *name;
+    const sb_engine *engine;
+    unsigned ops;               /* SB_ENGINE_READ | SB_ENGINE_WRITE */
+    int one_at_a_time;
+} sb_engine_entry;
+
+static const sb_engine_entry sb_engines[] = {
+    {"direct", &sb_engine_direct, SB_ENGINE_READ | SB_ENGINE_WRITE, 0},
+    {"buffered", &sb_engine_buffered, SB_ENGINE_READ | SB_ENGINE_WRITE, 0},
+    {"foundation", &sb_engine_foundation, SB_ENGINE_READ | SB_ENGINE_WRITE, 1},
 #ifdef __APPLE__
-        return &sb_engine_foundation;
+    {"app", &sb_engine_foundation, SB_ENGINE_READ | SB_ENGINE_WRITE, 1},   /* what a Mac app uses: Foundation */
 #else
-        return &sb_engine_buffered;
+    {"app", &sb_engine_buffered, SB_ENGINE_READ | SB_ENGINE_WRITE, 1},     /* elsewhere: plain buffered calls */
 #endif
-    }
+};
+#define SB_ENGINE_COUNT (sizeof sb_engines / sizeof sb_engines[0])
+
+static const sb_engine_entry *sb_engine_entry_named(const char *name)
+{
+    for (size_t i = 0; i < SB_ENGINE_COUNT; i++)
+        if (strcmp(name, sb_engines[i].name) == 0)
+            return &sb_engines[i];
     return NULL;
+}
+
+/* "direct, buffered, foundation or app" */
+static NSString *sb_engine_names(void)
+{
+    NSMutableString *names = [NSMutableString string];
+    for (size_t i = 0; i < SB_ENGINE_COUNT; i++)
+        [names appendFormat:@"%s%s", i == 0 ? "" : (i + 1 == SB_ENGINE_COUNT ? " or " : ", "), sb_engines[i].name];
+    return names;
 }
 
 typedef struct {
@@ -189,8 +213,9 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
     }
     case SB_FLAG_ENGINE:
         j->engine_name = v;
-        if (!sb_engine_named(v))
-            return sb_usage(out, "--engine must be direct, buffered, foundation or app, not '%s'", v);
+        if (!sb_engine_entry_named(v))
+            return sb_usage(out, [[NSString stringWithFormat:@"--engine must be %@, not '%%s'", sb_engine_names()]
+                                  UTF8String], v);
         return SB_OK;
     case SB_FLAG_SYNC:
         if ((choice = sb_choice(v, sb_sync_names, 3)) < 0)
@@ -258,10 +283,10 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
         if (rc != SB_OK)
             return rc;
     }
-    j->engine = sb_engine_named(j->engine_name);
+    const sb_engine_entry *entry = sb_engine_entry_named(j->engine_name);
+    j->engine = entry->engine;
     j->path = a->path;
-    int one_at_a_time = strcmp(j->engine_name, "foundation") == 0 || strcmp(j->engine_name, "app") == 0;
-    if (one_at_a_time && (j->queue_depth > 1 || j->threads > 1 || j->io_asked != SB_IO_ASK_AUTO))
+    if (entry->one_at_a_time && (j->queue_depth > 1 || j->threads > 1 || j->io_asked != SB_IO_ASK_AUTO))
         return sb_usage(out, "the %s engine moves one request at a time, as simple app code does; use --engine direct "
                         "or buffered for --queue-depth, --threads or --io-method", j->engine_name);
     if (!a->have_data_seed)
@@ -456,8 +481,24 @@ static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
     [out setObject:sb_u64((uint64_t)sysconf(_SC_PAGESIZE)) forKey:@"page_size_bytes"];
     [out setObject:sb_u64(sb_platform_kernel_page_bytes()) forKey:@"kernel_page_size_bytes"];
     [out setObject:sb_tristate(sb_platform_translated()) forKey:@"translated"];
-    [out setObject:[NSArray arrayWithObjects:@"direct", @"buffered", @"foundation", @"app", nil] forKey:@"engines"];
-    [out setObject:sb_str(sb_engine_named("app")->name) forKey:@"app_engine"];
+    NSMutableArray *engines = [NSMutableArray array];
+    NSMutableDictionary *capabilities = [NSMutableDictionary dictionary];
+    for (size_t i = 0; i < SB_ENGINE_COUNT; i++) {
+        const sb_engine_entry *e = &sb_engines[i];
+        NSMutableArray *ops = [NSMutableArray array];
+        if (e->ops & SB_ENGINE_READ)
+            [ops addObject:@"read"];
+        if (e->ops & SB_ENGINE_WRITE)
+            [ops addObject:@"write"];
+        [engines addObject:sb_str(e->name)];
+        [capabilities setObject:[NSDictionary dictionaryWithObjectsAndKeys:sb_str(e->engine->name), @"moved_by", ops,
+                                 @"ops", [NSNumber numberWithBool:e->one_at_a_time ? YES : NO], @"one_at_a_time",
+                                 [NSNumber numberWithBool:e->engine->uncached ? YES : NO], @"uncached", nil]
+                         forKey:sb_str(e->name)];
+    }
+    [out setObject:engines forKey:@"engines"];
+    [out setObject:capabilities forKey:@"engine_capabilities"];
+    [out setObject:sb_str(sb_engine_entry_named("app")->engine->name) forKey:@"app_engine"];
     [out setObject:sb_str(sb_foundation_implementation()) forKey:@"foundation_implementation"];
     /* How requests in flight move here: what a measurement with a queue depth would use. */
     sb_io_choice many = sb_policy_io_method(sb_platform_os(), sb_uring_probe(), 8, 1, SB_IO_ASK_AUTO, 0);

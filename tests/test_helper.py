@@ -201,6 +201,22 @@ def test_info_names_the_clock_and_the_target_file_system(helper, disk_dir):
     assert list(disk_dir.iterdir()) == []  # the probe file is gone
 
 
+def test_the_helpers_engine_table_is_the_plans(helper):
+    """One engine table in the helper (main.m) read by its lookup, info and the one-at-a-time rule; the plan
+    checks queue depths against the same facts (plan/model.py ENGINES) without a helper."""
+    from stibium_py.plan.model import ENGINES
+    rc, out, _ = run_helper(helper, "info")
+    assert rc == 0 and out["engines"] == list(ENGINES)
+    assert {name: (tuple(c["ops"]), c["one_at_a_time"]) for name, c in out["engine_capabilities"].items()} == \
+        {name: (e.ops, e.one_at_a_time) for name, e in ENGINES.items()}
+    rc, out, _ = run_helper(helper, "read", "--path", "/nonexistent", "--engine", "fast")
+    assert rc == 2 and out["error"] == "--engine must be direct, buffered, foundation or app, not 'fast'"
+    for name, facts in ENGINES.items():
+        rc, out, _ = run_helper(helper, "read", "--path", "/nonexistent", "--bytes", "4KiB", "--engine", name,
+                                "--queue-depth", "4")
+        assert (rc == 2 and "one request at a time" in out["error"]) == facts.one_at_a_time, (name, out)
+
+
 # ------------------------------------------------------------------ errors
 
 def _error(helper, *args, **kw):

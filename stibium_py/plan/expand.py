@@ -12,7 +12,7 @@ import numpy as np
 from ..kinds import Kind, by_kind
 from ..op import Op
 from ..units import SizeError, parse_bytes
-from .model import (MAX_GRANULARITY_BYTES, MAX_IN_FLIGHT, MAX_OPS, MAX_QUEUE_DEPTH, MAX_SIZES, MAX_THREADS,
+from .model import (ENGINES, MAX_GRANULARITY_BYTES, MAX_IN_FLIGHT, MAX_OPS, MAX_QUEUE_DEPTH, MAX_SIZES, MAX_THREADS,
                     MIN_GRANULARITY_BYTES, FilesTest, PatternTest, Plan, PlanError, Size, SizeRange, Sizes,
                     SustainedTest, Where)
 
@@ -165,7 +165,7 @@ def _in_flight_counts(test: "PatternTest | SustainedTest", engine: str, where: W
     time engines and macOS allow."""
     depths = _counts(test.queue_depth, MAX_QUEUE_DEPTH, where / "queue_depth")
     threads = _counts(test.threads, MAX_THREADS, where / "threads")
-    if engine in ("foundation", "app") and (max(depths) > 1 or max(threads) > 1):
+    if ENGINES[engine].one_at_a_time and (max(depths) > 1 or max(threads) > 1):
         raise where.error(f"the {engine} engine moves one request at a time, as simple app code does; use "
                           f"engine: direct or buffered for queue_depth or threads above 1")
     if max(depths) * max(threads) > MAX_IN_FLIGHT:

@@ -23,7 +23,22 @@ MAX_THREADS = 64
 MAX_IN_FLIGHT = 1024
 MAX_OPS = 1_000_000
 
-Engine = Literal["direct", "buffered", "foundation", "app"]
+@dataclass(frozen=True)
+class EngineFacts:
+    """What a plan needs to know of an engine before any helper runs; the helper's own table (helper/main.m,
+    `info`'s engine_capabilities) holds the same facts, and tests/test_helper.py holds the two together."""
+
+    ops: tuple[str, ...]
+    one_at_a_time: bool          # moves one request at a time, as simple app code does
+
+
+ENGINES: dict[str, EngineFacts] = {
+    "direct": EngineFacts(("read", "write"), False),
+    "buffered": EngineFacts(("read", "write"), False),
+    "foundation": EngineFacts(("read", "write"), True),
+    "app": EngineFacts(("read", "write"), True),
+}
+Engine = Literal[tuple(ENGINES)]  # type: ignore[valid-type]
 Sync = Literal["fsync", "full", "none"]
 Units = Literal["decimal", "binary"]
 Access = Literal["sequential", "strided", "random"]
