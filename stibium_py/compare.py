@@ -1,6 +1,6 @@
 """Comparing runs: load each side (a run directory, or the complete runs of a series), check that they
 measured the same things, run the statistics (analysis/comparison.py) in a process pool this module owns,
-and put the result in its JSON form (stibium-compare/2; many runs: stibium-compare-many/1), which the
+and put the result in its JSON form (stibium-compare/3; many runs: stibium-compare-many/2), which the
 terminal table and the comparison page draw."""
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
     sustained = [{"test": key[0], "op": key[1], "a": sa[key].to_json(), "b": sb[key].to_json(),
                   "ratios": [r.to_json() for r in compare_sustained(sa[key], sb[key], settings)]}
                  for key in sa if key in sb]
-    return {"format": "stibium-compare/2", "a": _facts(a), "b": _facts(b), "settings": settings.to_json(),
+    return {"format": "stibium-compare/3", "a": _facts(a), "b": _facts(b), "settings": settings.to_json(),
             "scope": result.scope, "same_machine": same_machine(a, b),
             "advice": _advice(a, b, rows, result.log_rates, settings), "differences": listed,
             "rows": rows, "summaries": [g.to_json() for g in result.groups], "sustained": sustained,
@@ -224,7 +224,7 @@ def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: b
                          "run": other.path.name, "label": other.label, "rate_bytes_per_s": r["rate_b_bytes_per_s"],
                          "reference_rate_bytes_per_s": r["rate_a_bytes_per_s"], "ratio": r["ratio"],
                          "verdict": r["verdict"], "scope": r["scope"], "runs": r["runs_b"], "caution": r["caution"]})
-    return {"format": "stibium-compare-many/1", "reference": _facts(ref), "runs": [_facts(o) for o in others],
+    return {"format": "stibium-compare-many/2", "reference": _facts(ref), "runs": [_facts(o) for o in others],
             "settings": pairs[0]["settings"], "rows": rows,
             "summaries": [{**s, "run": o.path.name} for pair, o in zip(pairs, others) for s in pair["summaries"]],
             "sustained": [{"test": s["test"], "op": s["op"], "run": o.path.name, "label": o.label,

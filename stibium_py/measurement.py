@@ -28,7 +28,7 @@ class Measurement(NamedTuple):
     seq: int
     test: str
     op: str                                # read | write
-    kind: str                              # files | pattern
+    kind: str                              # files | pattern | sustained (kinds.py)
     access: str                            # sequential | random | strided
     size_bytes: int                        # the file's size (files) or the span (pattern)
     granularity_bytes: int                 # bytes per request
@@ -135,7 +135,8 @@ DESCRIPTIONS = {
     "seq": "the operation's place in the run, from 0 (its key: a resumed run skips the seqs it has)",
     "test": "the test's name in the plan",
     "op": "read or write",
-    "kind": "files (whole files of many sizes) or pattern (requests inside one file)",
+    "kind": "files (whole files of many sizes), pattern (requests inside one file) or sustained (a long write "
+            "without pauses, a row per chunk)",
     "access": "sequential, strided or random",
     "size_bytes": "the file's size (files tests) or the span the requests fall in (pattern tests)",
     "granularity_bytes": "bytes per request, as the plan asked",

@@ -78,6 +78,14 @@ def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch
     assert (tmp_path / "c.html").is_file()
 
 
+def test_files_of_two_repeats_a_size_give_no_interval_as_in_the_summary(tmp_path):
+    a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, repeats=2)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=2, repeats=2)
+    files = [r for r in compare_runs(load_run(a), load_run(b))["rows"] if r["kind"] == "files"]
+    assert [(r["verdict"], r["ratio"]["low"]) for r in files] == [("inconclusive: few repeats", None)] * 2
+    assert all(r["ratio"]["estimate"] == pytest.approx(1.5, rel=0.1) for r in files)
+
+
 def test_identical_runs_are_the_same_within_noise(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=5, noise=0.002)
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=6, noise=0.002)
@@ -186,12 +194,13 @@ def test_many_machines_in_one_table(tmp_path):
 
 
 def test_the_ratio_averaged_across_granularities_heads_the_page(tmp_path):
+    from stibium_py.compare import drawn
     from stibium_py.report.compare_page import render
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 2.97, seed=2)
     side_a, side_b = load_run(a), load_run(b)
     result = compare_runs(side_a, side_b, settings=Settings(resamples=500, seed=2024))
-    page = render(result, side_a, side_b)
+    page = render(result, drawn(side_a, side_b))
     pat = next(s for s in result["summaries"] if s["test"] == "pat")["ratio"]
     head = page.index("B / A averaged across all granularities")
     assert head < page.index("<h2>Machines</h2>")

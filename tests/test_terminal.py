@@ -48,14 +48,14 @@ def test_bash_completion_of_commands_and_plans():
 
 
 def test_the_comparison_is_one_line_per_point_at_80_columns_in_a_readable_order(tmp_path, monkeypatch):
-    from stibium_py import cli
     from stibium_py.compare import compare_runs, load_run
+    from stibium_py.report.compare_terminal import two_runs
     a = make_run(tmp_path / "a", rate_bytes_per_s=2e8, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=3e8, seed=2)
     result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=300, seed=1))
     console = Console(width=80, record=True, force_terminal=False)
-    monkeypatch.setattr(cli, "console", console)
-    cli._compare_table(result)
+    for renderable in two_runs(result, console.width):
+        console.print(renderable)
     lines = [ln for ln in console.export_text().splitlines() if ln.strip()]
     body = lines[lines.index(next(ln for ln in lines if set(ln.strip()) <= set("─ "))) + 1:]
     points = body[:len(result["rows"]) + len(result["summaries"])]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -29,20 +29,102 @@ def column(rows: Table, name: str) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class References:
+    """The reference lines beside Theil-Sen (regression.ReferenceLine), each None where it is not computed
+    (one size; Siegel above 5000 points, biweight above 20 000)."""
+
+    ols: regression.ReferenceLine | None
+    biweight: regression.ReferenceLine | None
+    siegel: regression.ReferenceLine | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: line.to_json() if line is not None else None
+                for name, line in (("ols", self.ols), ("biweight", self.biweight), ("siegel", self.siegel))}
+
+
+@dataclass(frozen=True)
+class SizeBand:
+    """The rate of one size: the median over its files with its interval; a burst where the whole interval
+    lies above BURST_FACTOR times the fitted rate."""
+
+    size_bytes: int
+    median_rate: Estimate
+    burst: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"size_bytes": self.size_bytes, "median_rate_bytes_per_s": self.median_rate.as_dict(),
+                "burst": self.burst}
+
+
+@dataclass(frozen=True)
+class Nonlinearity:
+    """Small and large files against each other: the Theil-Sen rates below and above the middle size, and
+    whether their intervals are apart. With fewer than four sizes, not tested (reason)."""
+
+    detected: bool
+    reason: str | None = None
+    split_bytes: int | None = None
+    lower_rate: Estimate | None = None
+    upper_rate: Estimate | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.lower_rate is None or self.upper_rate is None:
+            return {"detected": self.detected, "reason": self.reason}
+        return {"detected": self.detected, "split_bytes": self.split_bytes,
+                "lower_rate_bytes_per_s": self.lower_rate.as_dict(), "upper_rate_bytes_per_s": self.upper_rate.as_dict()}
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """Where the rate changed during the run, with the Theil-Sen rate of the stretch before and after."""
+
+    index: int
+    seq: int
+    started_s: float
+    rate_before_bytes_per_s: float
+    rate_after_bytes_per_s: float
+    step_fraction: float
+    method: str = "theil-sen on each stretch between change points"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """Drift over the run (drift.py): the trend of the residuals in run order and the change points.
+    `fitted` False where there is no line to take residuals from."""
+
+    detected: bool
+    fitted: bool = True
+    p_value: float | None = None
+    drift_fraction: float = 0.0
+    n: int = 0
+    method: str = ""
+    change_points: tuple[ChangePoint, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.fitted:
+            return {"detected": False}
+        return {"detected": self.detected, "p_value": self.p_value, "drift_fraction": self.drift_fraction,
+                "n": self.n, "method": self.method, "change_points": [c.to_json() for c in self.change_points]}
+
+
+@dataclass(frozen=True)
 class FilesResult:
     name: str
     op: str
     measurements: Table                       # the valid measurements of this test and op, in file order
     fit: regression.Fit
     log_residuals: np.ndarray                 # ln(t / fitted t), per measurement
-    fences: dict[str, float]
+    fences: outliers.Fences
     outlier_class: np.ndarray                 # "" or low/high mild/severe, per measurement
     cache_kind: np.ndarray                    # cache.PAGE_CACHE, FAST_OUTLIER, BELOW or "", per measurement
     cache_reasons: dict[int, list[str]]       # why, for each fast measurement
-    references: dict[str, Any]
-    size_bands: list[dict[str, Any]]
-    nonlinearity: dict[str, Any]
-    drift: dict[str, Any]
+    references: References
+    size_bands: list[SizeBand]
+    nonlinearity: Nonlinearity
+    drift: Drift
     without_suspects: regression.Fit | None   # the fit without the page-cache suspects, where there are some
     latency_smallest_size_s: float | None     # the median time of the smallest size: what one small file costs
     memory_shares: np.ndarray                 # reads: each one's rate as a share of memory's (below.py), NaN unknown
@@ -109,13 +191,14 @@ class FilesResult:
         out: dict[str, Any] = {
             "name": self.name, "op": self.op, "kind": "files", "n": self.n,
             "rate_bytes_per_s": self.rate.as_dict(), "latency_s": self.latency.as_dict(),
-            "slope_s_per_byte": self.slope_s_per_byte, "references": self.references,
+            "slope_s_per_byte": self.slope_s_per_byte, "references": self.references.to_json(),
             "latency_smallest_size_s": self.latency_smallest_size_s,
-            "fences": self.fences,
+            "fences": self.fences.to_json(),
             "outliers": [self._point(k, {"class": self.outlier_class[k],
                                          "log_residual": float(self.log_residuals[k])}) for k in self.outliers],
             "cache_suspects": [self._point(k, {"reasons": self.reasons(k)}) for k in self.cache_suspects],
-            "size_bands": self.size_bands, "nonlinearity": self.nonlinearity, "drift": self.drift,
+            "size_bands": [b.to_json() for b in self.size_bands], "nonlinearity": self.nonlinearity.to_json(),
+            "drift": self.drift.to_json(),
             "fast_outliers": [self._point(k, {"reasons": self.reasons(k)}) for k in self.fast_outliers],
             "below_cache": [self._point(k, {"reasons": self.reasons(k)}) for k in self.below_cache],
         }
@@ -171,14 +254,13 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
             without_suspects = lambda: regression.fit_rate(  # noqa: E731
                 x[~flagged], y[~flagged], s.resamples, s.seed, s.confidence)
     found_drift = (lambda: _drift(cols, r, fit)) if math.isfinite(fit.line.slope_s_per_byte) \
-        else (lambda: {"detected": False})
+        else (lambda: Drift(detected=False, fitted=False))
     without, drift_result = _together(without_suspects, found_drift)
     return dict(
         fit=fit, log_residuals=r, fences=f,
         outlier_class=outliers.classify(r, f), cache_kind=kinds, cache_reasons=reasons,
-        references={"ols": regression.ols(x, y, s.confidence) if several_sizes else None,
-                    "biweight": regression.biweight(x, y, fit.line) if several_sizes else None,
-                    "siegel": _siegel(x, y)},
+        references=References(regression.ols(x, y, s.confidence) if several_sizes else None,
+                              regression.biweight(x, y, fit.line) if several_sizes else None, _siegel(x, y)),
         size_bands=_size_bands(x, rate, fit.rate_bytes_per_s.estimate, s),
         nonlinearity=nonlinearity, drift=drift_result, without_suspects=without,
         latency_smallest_size_s=float(np.median(y[x == x.min()])) if len(x) else None,
@@ -192,27 +274,26 @@ def _together(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any,
         return first(), later.result()
 
 
-def _size_bands(x: np.ndarray, rate: np.ndarray, fitted_rate: float, s: Settings) -> list[dict[str, Any]]:
+def _size_bands(x: np.ndarray, rate: np.ndarray, fitted_rate: float, s: Settings) -> list[SizeBand]:
     bands = []
     for size in np.unique(x):
         vals = rate[x == size]
         est = median_estimate(vals, s.resamples, s.seed, s.confidence, "rate")
         burst = bool(math.isfinite(fitted_rate) and est.low > BURST_FACTOR * fitted_rate)
-        bands.append({"size_bytes": int(size), "median_rate_bytes_per_s": est.as_dict(), "burst": burst})
+        bands.append(SizeBand(int(size), est, burst))
     return bands
 
 
-def _nonlinearity(x: np.ndarray, y: np.ndarray, s: Settings) -> dict[str, Any]:
+def _nonlinearity(x: np.ndarray, y: np.ndarray, s: Settings) -> Nonlinearity:
     sizes = np.unique(x)
     if len(sizes) < 4:
-        return {"detected": False, "reason": "fewer than four sizes"}
+        return Nonlinearity(False, "fewer than four sizes")
     cut = sizes[len(sizes) // 2]
     lower = regression.fit_rate(x[x < cut], y[x < cut], NONLINEAR_RESAMPLES, s.seed, s.confidence, False)
     upper = regression.fit_rate(x[x >= cut], y[x >= cut], NONLINEAR_RESAMPLES, s.seed, s.confidence, False)
     a, b = lower.rate_bytes_per_s, upper.rate_bytes_per_s
     apart = a.high < b.low or b.high < a.low
-    return {"detected": bool(apart), "split_bytes": int(cut), "lower_rate_bytes_per_s": a.as_dict(),
-            "upper_rate_bytes_per_s": b.as_dict()}
+    return Nonlinearity(bool(apart), None, int(cut), a, b)
 
 
 def _segment_rate(x: np.ndarray, y: np.ndarray, fallback: float) -> float:
@@ -225,16 +306,15 @@ def _segment_rate(x: np.ndarray, y: np.ndarray, fallback: float) -> float:
     return fallback
 
 
-def _drift(cols: dict[str, np.ndarray], r: np.ndarray, fit: regression.Fit) -> dict[str, Any]:
+def _drift(cols: dict[str, np.ndarray], r: np.ndarray, fit: regression.Fit) -> Drift:
     order = np.argsort(cols["seq"], kind="stable")
     r_run = r[order]
     ok = np.isfinite(r_run)
-    result = drift.trend(r_run)
+    trend = drift.trend(r_run)
     idx_ok = np.flatnonzero(ok)
     cps = drift.change_points(r_run[ok])
     if not cps:
-        result["change_points"] = []
-        return result
+        return Drift(**trend)
     bounds = [0] + cps + [len(idx_ok)]
     rate = fit.rate_bytes_per_s.estimate
     segments = []
@@ -250,17 +330,14 @@ def _drift(cols: dict[str, np.ndarray], r: np.ndarray, fit: regression.Fit) -> d
     changes = []
     for i, cp in enumerate(cps):
         first = int(order[idx_ok[cp]])
-        changes.append({"index": int(cp), "seq": int(cols["seq"][first]), "started_s": float(cols["started_s"][first]),
-                        "rate_before_bytes_per_s": segments[i], "rate_after_bytes_per_s": segments[i + 1],
-                        "step_fraction": segments[i + 1] / segments[i] - 1,
-                        "method": "theil-sen on each stretch between change points"})
-    result["change_points"] = changes
-    return result
+        changes.append(ChangePoint(int(cp), int(cols["seq"][first]), float(cols["started_s"][first]), segments[i],
+                                   segments[i + 1], segments[i + 1] / segments[i] - 1))
+    return Drift(**trend, change_points=tuple(changes))
 
 
-def _siegel(x: np.ndarray, y: np.ndarray) -> dict[str, Any] | None:
+def _siegel(x: np.ndarray, y: np.ndarray) -> regression.ReferenceLine | None:
     if len(np.unique(x)) < 2 or len(x) > 5000:
         return None
     res = stats.siegelslopes(y, x)
-    return {"slope_s_per_byte": float(res.slope), "intercept_s": float(res.intercept),
-            "rate_bytes_per_s": 1 / res.slope if res.slope > 0 else None, "method": "siegel repeated medians (scipy)"}
+    return regression.ReferenceLine(float(res.slope), float(res.intercept), "siegel repeated medians (scipy)",
+                                    latency_given=False)

@@ -4,6 +4,9 @@ that identical points do not make everything an outlier (docs/methods.md)."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import asdict, dataclass
+
 import numpy as np
 
 IQR_FLOOR = 0.01
@@ -17,21 +20,38 @@ def log_residuals(y_s: np.ndarray, predicted_s: np.ndarray) -> np.ndarray:
     return np.where(np.asarray(predicted_s) > 0, r, np.nan)
 
 
-def fences(r: np.ndarray) -> dict[str, float]:
+@dataclass(frozen=True)
+class Fences:
+    """Tukey's fences on the log residuals: the quartiles, the (floored) IQR and the four fences; NaN
+    where there is no residual."""
+
+    q1: float
+    q3: float
+    iqr: float
+    low_severe: float
+    low_mild: float
+    high_mild: float
+    high_severe: float
+
+    FENCES = ("low_severe", "low_mild", "high_mild", "high_severe")
+
+    def to_json(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def fences(r: np.ndarray) -> Fences:
     finite = r[np.isfinite(r)]
     if finite.size == 0:
-        return {"q1": np.nan, "q3": np.nan, "iqr": np.nan, "low_severe": np.nan, "low_mild": np.nan,
-                "high_mild": np.nan, "high_severe": np.nan}
+        return Fences(*[math.nan] * 7)
     q1, q3 = np.quantile(finite, [0.25, 0.75])
     iqr = max(q3 - q1, IQR_FLOOR)
-    return {"q1": float(q1), "q3": float(q3), "iqr": float(iqr),
-            "low_severe": float(q1 - SEVERE_FENCE * iqr), "low_mild": float(q1 - MILD_FENCE * iqr),
-            "high_mild": float(q3 + MILD_FENCE * iqr), "high_severe": float(q3 + SEVERE_FENCE * iqr)}
+    return Fences(float(q1), float(q3), float(iqr), float(q1 - SEVERE_FENCE * iqr), float(q1 - MILD_FENCE * iqr),
+                  float(q3 + MILD_FENCE * iqr), float(q3 + SEVERE_FENCE * iqr))
 
 
-def classify(r: np.ndarray, f: dict[str, float]) -> np.ndarray:
+def classify(r: np.ndarray, f: Fences) -> np.ndarray:
     """Per point '' for an ordinary one, else low/high and mild/severe (NaN residuals are ordinary)."""
     r = np.asarray(r, float)
     with np.errstate(invalid="ignore"):
-        return np.select([r < f["low_severe"], r < f["low_mild"], r > f["high_severe"], r > f["high_mild"]],
+        return np.select([r < f.low_severe, r < f.low_mild, r > f.high_severe, r > f.high_mild],
                          ["low severe", "low mild", "high severe", "high mild"], "")

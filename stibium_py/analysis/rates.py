@@ -66,8 +66,8 @@ def files_rate(x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confiden
     fit = regression.fit_rate(x, y, resamples, seed, confidence, latency_interval)
     if not math.isfinite(fit.line.slope_s_per_byte):
         refused: str | None = ONE_SIZE
-    elif not (math.isfinite(fit.rate_bytes_per_s.low) and math.isfinite(fit.rate_bytes_per_s.high)):
-        refused = FEW_REPEATS      # the method says how many, and how many an interval needs
+    elif min(np.unique(x, return_counts=True)[1]) < regression.MIN_REPEATS_FOR_INTERVAL:
+        refused = FEW_REPEATS      # the summary's method says how many, and how many an interval needs
     else:
         refused = None
     draws = np.array([])

@@ -19,7 +19,7 @@ Tukey-biweight RLM started from Theil-Sen are references only.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -353,7 +353,32 @@ def _widened(point: float, interval: tuple[float, float], factor: float) -> tupl
     return point + (lo - point) * factor, point + (hi - point) * factor
 
 
-def ols(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict:
+@dataclass(frozen=True)
+class ReferenceLine:
+    """A line beside Theil-Sen, as a reference (least squares, biweight, Siegel): the time-against-size
+    figure draws it and summary.json keeps it. Least squares has intervals (rate, latency); the robust
+    references have their point values only, and Siegel no latency."""
+
+    slope_s_per_byte: float
+    intercept_s: float
+    method: str
+    rate: Estimate | None = None        # with its interval, least squares only
+    latency: Estimate | None = None
+    latency_given: bool = True          # Siegel's intercept is not reported as a latency
+
+    def to_json(self) -> dict[str, Any]:
+        b, a = self.slope_s_per_byte, self.intercept_s
+        if self.rate is not None and self.latency is not None:
+            return {"slope_s_per_byte": b, "intercept_s": a, "rate_bytes_per_s": self.rate.as_dict(),
+                    "latency_s": self.latency.as_dict()}
+        out: dict[str, Any] = {"slope_s_per_byte": b, "intercept_s": a,
+                               "rate_bytes_per_s": 1 / b if b and b > 0 else None}
+        if self.latency_given:
+            out["latency_s"] = a if math.isfinite(a) else None
+        return {**out, "method": self.method}
+
+
+def ols(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> ReferenceLine:
     """Least squares, as a reference: one outlier drags it, which is why it is not the headline. The
     closed form with t(n-2) intervals (what statsmodels' OLS gives, without its second of import)."""
     x = np.asarray(x, float)
@@ -368,15 +393,14 @@ def ols(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> dict:
     se_b = math.sqrt(s2 / sxx)
     se_a = math.sqrt(s2 * (1 / n + mx * mx / sxx))
     method = "ols (closed form, t intervals)"
-    return {"slope_s_per_byte": b, "intercept_s": a,
-            "rate_bytes_per_s": Estimate(b, b - t * se_b, b + t * se_b, method, n).inverted(method).as_dict(),
-            "latency_s": Estimate(a, a - t * se_a, a + t * se_a, method, n).as_dict()}
+    return ReferenceLine(b, a, method, Estimate(b, b - t * se_b, b + t * se_b, method, n).inverted(method),
+                         Estimate(a, a - t * se_a, a + t * se_a, method, n))
 
 
 BIWEIGHT_MAX_POINTS = 20_000
 
 
-def biweight(x: np.ndarray, y: np.ndarray, start: Line) -> dict | None:
+def biweight(x: np.ndarray, y: np.ndarray, start: Line) -> ReferenceLine | None:
     """Tukey-biweight robust regression (statsmodels RLM), started from Theil-Sen; a reference line, left
     out above BIWEIGHT_MAX_POINTS points, where its iterations would cost seconds (like Siegel's above
     5000)."""
@@ -391,6 +415,4 @@ def biweight(x: np.ndarray, y: np.ndarray, start: Line) -> dict | None:
         a, b = (float(v) for v in res.params)
     except (ValueError, np.linalg.LinAlgError, ZeroDivisionError):
         a, b = math.nan, math.nan
-    return {"slope_s_per_byte": b, "intercept_s": a,
-            "rate_bytes_per_s": 1 / b if b and b > 0 else None, "latency_s": a if math.isfinite(a) else None,
-            "method": "tukey-biweight rlm (statsmodels), started from theil-sen"}
+    return ReferenceLine(b, a, "tukey-biweight rlm (statsmodels), started from theil-sen")

@@ -117,11 +117,11 @@ def _files_warnings(e: FilesResult, add: Any) -> None:
         add("info", label, f"{len(e.fast_outliers)} reads were fast outliers: not the page cache (measured "
             "absent from it just before), a device cache or burst",
             "they are what the device did and stay in the fit; see the rate per size (size bands)")
-    if e.drift.get("detected"):
-        add("warning", label, f"the rate drifted by {e.drift['drift_fraction']:+.0%} over the run "
-            f"({len(e.drift.get('change_points', []))} change points)",
+    if e.drift.detected:
+        add("warning", label, f"the rate drifted by {e.drift.drift_fraction:+.0%} over the run "
+            f"({len(e.drift.change_points)} change points)",
             "throttling or background work (backups, indexing): see rate against elapsed time; repeat or cool down")
-    if e.nonlinearity.get("detected"):
+    if e.nonlinearity.detected:
         add("warning", label, "small and large files give different rates: one line does not describe this device",
             "read the rate per size (size bands) rather than the single fitted rate")
     rate = e.rate.as_dict()

@@ -46,9 +46,9 @@ def _plus_minus(e: Estimate) -> str:
 
 def _files_drift(e: FilesResult) -> str:
     """The drift over the run in whole percent, with ! where it was detected."""
-    if "drift_fraction" not in e.drift:
+    if not e.drift.fitted:
         return "-"
-    return f"{e.drift['drift_fraction']:+.0%}" + ("!" if e.drift.get("detected") else "")
+    return f"{e.drift.drift_fraction:+.0%}" + ("!" if e.drift.detected else "")
 
 
 def _sustained_drift(e: SustainedTestResult) -> str:

@@ -192,9 +192,9 @@ def time_vs_size(e: FilesResult) -> go.Figure:
                                      hoverinfo="skip"))
         fig.add_trace(go.Scatter(x=grid, y=y_fit, mode="lines", line={"color": "#2ca02c", "width": 2},
                                  name=f"Theil-Sen: {rate['estimate'] / 1e6:.1f} MB/s, {lat['estimate'] * 1e3:.3f} ms"))
-    ols = e.references.get("ols")
+    ols = e.references.ols
     if ols:
-        fig.add_trace(go.Scatter(x=grid, y=ols["intercept_s"] + grid * ols["slope_s_per_byte"], mode="lines",
+        fig.add_trace(go.Scatter(x=grid, y=ols.intercept_s + grid * ols.slope_s_per_byte, mode="lines",
                                  line={"color": "#7f7f7f", "dash": "dash"}, name="least squares (reference)"))
     return layout(fig, f"{e.name} {e.op}: time against size", "size (bytes)", "seconds")
 
@@ -203,10 +203,10 @@ def residuals(e: FilesResult) -> go.Figure:
     if e.slope_s_per_byte is None or e.latency.as_dict()["estimate"] is None:
         return layout(go.Figure(), f"{e.name} {e.op}: no fit, so no residuals", "size (bytes)", "")
     fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: e.log_residuals[i], log_x=True, flagged=True)
-    f = e.fences
-    for key, dash in (("low_severe", "dot"), ("low_mild", "dash"), ("high_mild", "dash"), ("high_severe", "dot")):
-        if f.get(key) is not None and np.isfinite(f[key]):
-            fig.add_hline(y=f[key], line_dash=dash, line_color="#999", annotation_text=key.replace("_", " "))
+    for key, dash in zip(e.fences.FENCES, ("dot", "dash", "dash", "dot")):
+        value = getattr(e.fences, key)
+        if np.isfinite(value):
+            fig.add_hline(y=value, line_dash=dash, line_color="#999", annotation_text=key.replace("_", " "))
     return layout(fig, f"{e.name} {e.op}: log residuals ln(t / fit) with Tukey fences",
                   "size (bytes)", "ln(t / fitted t)", log_x=True)
 
@@ -216,10 +216,10 @@ def rate_vs_size(e: FilesResult) -> go.Figure:
     bands = e.size_bands
     if bands:
         fig.add_trace(go.Scatter(
-            x=[b["size_bytes"] for b in bands], y=[b["median_rate_bytes_per_s"]["estimate"] for b in bands],
+            x=[b.size_bytes for b in bands], y=[b.median_rate.estimate for b in bands],
             error_y={"type": "data", "symmetric": False,
-                     "array": [b["median_rate_bytes_per_s"]["high"] - b["median_rate_bytes_per_s"]["estimate"] for b in bands],
-                     "arrayminus": [b["median_rate_bytes_per_s"]["estimate"] - b["median_rate_bytes_per_s"]["low"] for b in bands]},
+                     "array": [b.median_rate.high - b.median_rate.estimate for b in bands],
+                     "arrayminus": [b.median_rate.estimate - b.median_rate.low for b in bands]},
             mode="lines+markers", name="median per size (95% interval)", line={"color": "#9467bd"}))
     rate = e.rate.as_dict()["estimate"]
     if rate:
@@ -230,9 +230,9 @@ def rate_vs_size(e: FilesResult) -> go.Figure:
 
 def rate_vs_elapsed(e: FilesResult) -> go.Figure:
     fig = _points(e, lambda i: _values(e, i, "started_s"), lambda i: _rates(e, i), log_y=True)
-    for cp in e.drift.get("change_points", []):
-        fig.add_vline(x=cp["started_s"], line_dash="dash", line_color="#d62728",
-                      annotation_text=f"change {cp['step_fraction']:+.0%}")
+    for cp in e.drift.change_points:
+        fig.add_vline(x=cp.started_s, line_dash="dash", line_color="#d62728",
+                      annotation_text=f"change {cp.step_fraction:+.0%}")
     return layout(fig, f"{e.name} {e.op}: rate against elapsed time",
                   "seconds since the run began", "bytes/s", log_y=True)
 
