@@ -1,7 +1,8 @@
 """Comparing runs: load each side (a run directory, or the complete runs of a series), check that they
 measured the same things, run the statistics (analysis/comparison.py) in a process pool this module owns,
-and put the result in its JSON form (stibium-compare/3; many runs: stibium-compare-many/2), which the
-terminal table and the comparison page draw."""
+and return the typed result (analysis/comparison.py: TwoRuns, ManyRuns), which the terminal tables and
+the comparison page draw and whose JSON form (stibium-compare/3; many runs: stibium-compare-many/2) is made
+where it is written."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from .analysis import below
-from .analysis.comparison import compare_points, compare_sustained, runs_needed
-from .analysis.rates import PointKey, by_point, describe, draw_inputs, key_json, key_of
+from .analysis.comparison import (ManyRuns, SideFacts, SustainedPair, TwoRuns, advice, compare_points,
+                                  compare_sustained)
+from .analysis.rates import PointKey, by_point, describe, draw_inputs
 from .analysis.settings import COMPARE, Settings
 from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
@@ -137,7 +139,7 @@ def same_machine(a: Side, b: Side) -> bool:
     return True
 
 
-def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings: Settings = COMPARE) -> dict[str, Any]:
+def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings: Settings = COMPARE) -> TwoRuns:
     ga, gb = by_point(a.rows), by_point(b.rows)
     # sustained tests: the first run of each side (a curve of one uninterrupted write), stretch by stretch
     sa = sustained_results(a.runs[0].rows, settings.confidence, settings.seed)
@@ -151,18 +153,15 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
                                 [(run.path.name, by_point(run.rows)) for run in b.runs], matched, settings, pool)
-    rows = [{**p.to_json(), "caution": _caution(p.key, below_a, below_b)} for p in result.points]
-    sustained = [{"test": key[0], "op": key[1], "a": sa[key].to_json(), "b": sb[key].to_json(),
-                  "ratios": [r.to_json() for r in compare_sustained(sa[key], sb[key], settings)]}
-                 for key in sa if key in sb]
-    return {"format": "stibium-compare/3", "a": _facts(a), "b": _facts(b), "settings": settings.to_json(),
-            "scope": result.scope, "same_machine": same_machine(a, b),
-            "advice": _advice(a, b, rows, result.log_rates, settings), "differences": listed,
-            "rows": rows, "summaries": [g.to_json() for g in result.groups], "sustained": sustained,
-            "unmatched": {"only_in_a": [describe(k) for k in ga if k not in gb] +
-                          [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb],
-                          "only_in_b": [describe(k) for k in gb if k not in ga] +
-                          [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa]}}
+    cautions = {k: c for k in matched for c in (_caution(k, below_a, below_b),) if c is not None}
+    return TwoRuns(
+        a=_facts(a), b=_facts(b), settings=settings, comparison=result, cautions=cautions,
+        same_machine=same_machine(a, b), advice=advice(len(a.runs), len(b.runs), result, settings, RUNS_ADVISED),
+        differences=listed,
+        sustained=[SustainedPair(sa[key], sb[key], compare_sustained(sa[key], sb[key], settings))
+                   for key in sa if key in sb],
+        only_in_a=[describe(k) for k in ga if k not in gb] + [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb],
+        only_in_b=[describe(k) for k in gb if k not in ga] + [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa])
 
 
 def _memory_rates(side: Side) -> dict[Any, float]:
@@ -181,53 +180,22 @@ def _caution(key: Any, below_a: dict[Any, float], below_b: dict[Any, float]) -> 
     return f"served by a cache below the file system ({' and '.join(sides)}): not the drive's speed"
 
 
-def _advice(a: Side, b: Side, rows: list[dict[str, Any]], per_run_logs: dict[tuple, tuple[list[float], list[float]]],
-            settings: Settings) -> str:
-    """What the verdicts cover, and how many runs a comparison of machines would need."""
-    if len(a.runs) > 1 and len(b.runs) > 1:
-        return (f"{len(a.runs)} and {len(b.runs)} runs: the intervals include the variance between runs, so the "
-                f"verdicts are about the machines")
-    spreads = [float(np.std(logs, ddof=1)) for pair in per_run_logs.values() for logs in pair if len(logs) > 1]
-    estimates = [r["ratio"]["estimate"] for r in rows if r["ratio"]["estimate"] and r["ratio"]["estimate"] > 0]
-    ratio = float(np.exp(np.median(np.log(estimates)))) if estimates else 1.0
-    needed = runs_needed(float(np.median(spreads)) if spreads else None, ratio, settings.noise_band,
-                         settings.confidence)
-    base = ("one run on a side: the intervals cannot see the variance between runs (the host's cache, background "
-            "work, the drive's temperature), so the verdicts are about these runs only")
-    if needed is None:
-        return f"{base}; run each side with --runs {RUNS_ADVISED} (at least 3) to compare the machines"
-    return (f"{base}; with the spread between runs measured here, about {min(needed, 1000)}"
-            f"{'+' if needed > 1000 else ''} runs per side would tell a ratio of {ratio:.2f} from 1")
-
-
-def _facts(run: Side) -> dict[str, Any]:
+def _facts(run: Side) -> SideFacts:
     m = run.record.machine
     t = run.record.target_facts
-    return {"run": run.path.name, "plan": run.record.plan.name, "hostname": m.get("hostname"),
-            "os": f"{m.get('os')} {m.get('os_release')}", "cpu": m.get("cpu"), "ram_bytes": m.get("ram_bytes"),
-            "fs_type": t.get("fs_type"), "device_model": t.get("device_model"), "started_utc": run.record.started_utc,
-            "measurements": len(run.rows), "runs": len(run.runs)}
+    return SideFacts(run=run.path.name, plan=run.record.plan.name, hostname=m.get("hostname"),
+                     os=f"{m.get('os')} {m.get('os_release')}", cpu=m.get("cpu"), ram_bytes=m.get("ram_bytes"),
+                     fs_type=t.get("fs_type"), device_model=t.get("device_model"),
+                     started_utc=run.record.started_utc, measurements=len(run.rows), runs=len(run.runs),
+                     label=run.label)
 
 
 def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: bool = False,
-                 settings: Settings = COMPARE) -> dict[str, Any]:
+                 settings: Settings = COMPARE) -> ManyRuns:
     """Many machines in one table: every run against the reference run, per test point its rate and its
     ratio to the reference with an interval (each pair compared as compare_runs does)."""
     ref = sides[reference]
     others = [s for i, s in enumerate(sides) if i != reference]
-    pairs = [compare_runs(ref, other, allow_different_plans, settings.with_seed(settings.seed + 1000 * i))
-             for i, other in enumerate(others)]
-    rows = []
-    for pair, other in zip(pairs, others):
-        for r in pair["rows"]:
-            rows.append({**key_json(key_of(r)),
-                         "run": other.path.name, "label": other.label, "rate_bytes_per_s": r["rate_b_bytes_per_s"],
-                         "reference_rate_bytes_per_s": r["rate_a_bytes_per_s"], "ratio": r["ratio"],
-                         "verdict": r["verdict"], "scope": r["scope"], "runs": r["runs_b"], "caution": r["caution"]})
-    return {"format": "stibium-compare-many/2", "reference": _facts(ref), "runs": [_facts(o) for o in others],
-            "settings": pairs[0]["settings"], "rows": rows,
-            "summaries": [{**s, "run": o.path.name} for pair, o in zip(pairs, others) for s in pair["summaries"]],
-            "sustained": [{"test": s["test"], "op": s["op"], "run": o.path.name, "label": o.label,
-                           "headline": s["b"]["headline"], "reference_headline": s["a"]["headline"],
-                           "ratios": s["ratios"]} for pair, o in zip(pairs, others) for s in pair["sustained"]],
-            "advice": [p["advice"] for p in pairs], "differences": sorted({d for p in pairs for d in p["differences"]})}
+    return ManyRuns(_facts(ref), [compare_runs(ref, other, allow_different_plans,
+                                               settings.with_seed(settings.seed + 1000 * i))
+                                  for i, other in enumerate(others)])

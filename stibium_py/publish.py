@@ -78,8 +78,9 @@ class CompareRequest:
 
 
 def publish_compare(request: CompareRequest, console: Console | None = None, as_json: bool = False,
-                    open_browser: bool = False) -> dict[str, Any]:
-    """Two runs (B / A) or many against a reference: the comparison, its page, and its table or JSON."""
+                    open_browser: bool = False) -> Any:
+    """Two runs (B / A) or many against a reference: the comparison (analysis/comparison.py: TwoRuns or
+    ManyRuns), its page, and its table or its JSON form."""
     from .compare import compare_many, compare_runs, drawn, load_run
     from .report import compare_page, compare_terminal
 
@@ -93,13 +94,13 @@ def publish_compare(request: CompareRequest, console: Console | None = None, as_
     else:
         result = compare_many(sides, request.reference, request.allow_different_plans)
         name = f"compare-{len(sides)}-runs-vs-{names[request.reference]}.html"
-        html_text = compare_page.render_many(result, [s.label for s in sides], request.reference)
+        html_text = compare_page.render_many(result)
         lines = compare_terminal.many_runs(result)
     page = request.out_file or Path("reports") / name
     page.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(page, html_text)
     if as_json:
-        print(json.dumps(result, indent=2, default=str))
+        print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         _print(console, [*lines, f"comparison page: {page}"])
     _open(page, open_browser)

@@ -16,7 +16,7 @@ from synthetic import make_run
 def test_a_known_ratio_is_covered_by_the_interval(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 2.97, seed=2)
-    result = compare_runs(load_run(a), load_run(b))
+    result = compare_runs(load_run(a), load_run(b)).to_json()
     assert len(result["rows"]) == 2 + 4
     for row in result["rows"]:
         q = row["ratio"]
@@ -35,7 +35,7 @@ def test_one_trial_a_side_gives_no_interval_and_no_verdict(tmp_path, monkeypatch
     from stibium_py.pipeline import summarize_run
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, trials=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 1.06, seed=2, trials=1)
-    result = compare_runs(load_run(a), load_run(b))
+    result = compare_runs(load_run(a), load_run(b)).to_json()
     pattern = [r for r in result["rows"] if r["kind"] == "pattern"]
     assert len(pattern) == 4
     for row in pattern:
@@ -64,7 +64,7 @@ def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch
     from stibium_py.pipeline import summarize_run
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, sizes=np.array([4e6]))
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=2, sizes=np.array([4e6]))
-    result = compare_runs(load_run(a), load_run(b))
+    result = compare_runs(load_run(a), load_run(b)).to_json()
     files = [r for r in result["rows"] if r["kind"] == "files"]
     assert [(r["op"], r["verdict"], r["rate_a_bytes_per_s"], r["ratio"]["estimate"]) for r in files] == [
         ("read", "inconclusive: one size", None, None), ("write", "inconclusive: one size", None, None)]
@@ -81,7 +81,7 @@ def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch
 def test_files_of_two_repeats_a_size_give_no_interval_as_in_the_summary(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, repeats=2)
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=2, repeats=2)
-    files = [r for r in compare_runs(load_run(a), load_run(b))["rows"] if r["kind"] == "files"]
+    files = [r for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"] if r["kind"] == "files"]
     assert [(r["verdict"], r["ratio"]["low"]) for r in files] == [("inconclusive: few repeats", None)] * 2
     assert all(r["ratio"]["estimate"] == pytest.approx(1.5, rel=0.1) for r in files)
 
@@ -89,7 +89,7 @@ def test_files_of_two_repeats_a_size_give_no_interval_as_in_the_summary(tmp_path
 def test_identical_runs_are_the_same_within_noise(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=5, noise=0.002)
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=6, noise=0.002)
-    result = compare_runs(load_run(a), load_run(b))
+    result = compare_runs(load_run(a), load_run(b)).to_json()
     assert {r["verdict"] for r in result["rows"]} == {"same within noise"}
 
 
@@ -97,7 +97,7 @@ def test_a_one_percent_difference_is_not_called_faster(tmp_path):
     for noise, allowed in ((0.002, {"same within noise"}), (0.05, {"same within noise", "inconclusive"})):
         a = make_run(tmp_path / f"a{noise}", rate_bytes_per_s=300e6, seed=7, noise=noise)
         b = make_run(tmp_path / f"b{noise}", rate_bytes_per_s=303e6, seed=8, noise=noise)
-        verdicts = {r["verdict"] for r in compare_runs(load_run(a), load_run(b))["rows"]}
+        verdicts = {r["verdict"] for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"]}
         assert verdicts <= allowed, (noise, verdicts)
 
 
@@ -154,7 +154,7 @@ def _with_plan(run, name, files_engine="direct", repeats=10, trials=10, files_sy
 def test_the_same_plan_under_another_name_compares(tmp_path):
     a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8, plan="mine"), "mine")
     b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8, plan="mine-renamed"), "mine-renamed", trials=7)
-    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024))
+    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024)).to_json()
     assert result["rows"] and result["differences"] == ["test pat: trials 10 in A, 7 in B"]
 
 
@@ -167,7 +167,7 @@ def test_a_different_engine_or_sync_is_refused_with_what_differs(tmp_path, chang
         compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024))
     assert str(e.value) == (f"the runs measured different things: test files: {differs}; "
                             "compare like with like, or pass --allow-different-plans")
-    allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, settings=Settings(resamples=500, seed=2024))
+    allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, settings=Settings(resamples=500, seed=2024)).to_json()
     assert allowed["differences"] == [f"test files: {differs}"]
 
 
@@ -199,9 +199,9 @@ def test_the_ratio_averaged_across_granularities_heads_the_page(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 2.97, seed=2)
     side_a, side_b = load_run(a), load_run(b)
-    result = compare_runs(side_a, side_b, settings=Settings(resamples=500, seed=2024))
-    page = render(result, drawn(side_a, side_b))
-    pat = next(s for s in result["summaries"] if s["test"] == "pat")["ratio"]
+    typed = compare_runs(side_a, side_b, settings=Settings(resamples=500, seed=2024))
+    page = render(typed, drawn(side_a, side_b))
+    pat = next(s for s in typed.to_json()["summaries"] if s["test"] == "pat")["ratio"]
     head = page.index("B / A averaged across all granularities")
     assert head < page.index("<h2>Machines</h2>")
     assert f"<b>pat reads: {pat['estimate']:.2f}x [{pat['low']:.2f}x, {pat['high']:.2f}x]</b>, faster" in page

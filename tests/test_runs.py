@@ -28,7 +28,7 @@ def test_two_level_interval_covers_the_true_ratio_with_5_runs_per_side():
 def test_one_run_per_side_is_a_verdict_about_these_runs(tmp_path):
     a = load_run(make_run(tmp_path / "a", rate_bytes_per_s=500e6, seed=1, repeats=4, trials=5))
     b = load_run(make_run(tmp_path / "b", rate_bytes_per_s=550e6, seed=2, repeats=4, trials=5))
-    result = compare_runs(a, b, settings=Settings(resamples=500, seed=2024))
+    result = compare_runs(a, b, settings=Settings(resamples=500, seed=2024)).to_json()
     assert result["scope"] == "these runs only"
     assert all(r["scope"] == "these runs only" and r["runs_a"] == r["runs_b"] == 1 for r in result["rows"])
     assert result["advice"] == ("one run on a side: the intervals cannot see the variance between runs (the host's "
@@ -51,10 +51,10 @@ def test_series_against_series_uses_the_variance_between_runs(tmp_path):
     rng = np.random.default_rng(5)
     a = _series(tmp_path / "a", [500e6 * math.exp(rng.normal(0, 0.2)) for _ in range(4)], 10)
     b = _series(tmp_path / "b", [550e6 * math.exp(rng.normal(0, 0.2)) for _ in range(4)], 20)
-    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=1000, seed=2024))
+    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=1000, seed=2024)).to_json()
     files = next(r for r in result["rows"] if r["kind"] == "files" and r["op"] == "read")
     one_a, one_b = load_run(a / "run-1"), load_run(b / "run-1")
-    single = next(r for r in compare_runs(one_a, one_b, settings=Settings(resamples=1000, seed=2024))["rows"]
+    single = next(r for r in compare_runs(one_a, one_b, settings=Settings(resamples=1000, seed=2024)).to_json()["rows"]
                   if r["kind"] == "files" and r["op"] == "read")
     assert result["scope"] == "machines" and files["runs_a"] == files["runs_b"] == 4
     width = math.log(files["ratio"]["high"] / files["ratio"]["low"])

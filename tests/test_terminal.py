@@ -56,6 +56,7 @@ def test_the_comparison_is_one_line_per_point_at_80_columns_in_a_readable_order(
     console = Console(width=80, record=True, force_terminal=False)
     for renderable in two_runs(result, console.width):
         console.print(renderable)
+    result = result.to_json()
     lines = [ln for ln in console.export_text().splitlines() if ln.strip()]
     body = lines[lines.index(next(ln for ln in lines if set(ln.strip()) <= set("─ "))) + 1:]
     points = body[:len(result["rows"]) + len(result["summaries"])]

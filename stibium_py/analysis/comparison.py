@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -241,3 +241,141 @@ def compare_sustained(a: SustainedTestResult, b: SustainedTestResult, s: Setting
             word = {"faster": "later", "slower": "earlier"}.get(word, word)
         out.append(SustainedRatio(a.name, a.op, what, ea, eb, ratio, word))
     return out
+
+
+# ---------------------------------------------------------------- the comparison of two sides, typed
+
+@dataclass(frozen=True)
+class SideFacts:
+    """What the reader needs to know of one side: its run (or series), plan, machine and disk."""
+
+    run: str
+    plan: str
+    hostname: str | None
+    os: str
+    cpu: str | None
+    ram_bytes: int | None
+    fs_type: str | None
+    device_model: str | None
+    started_utc: str | None
+    measurements: int
+    runs: int
+    label: str                  # for people: "host (run, 3 runs)"
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        del out["label"]
+        return out
+
+
+@dataclass(frozen=True)
+class SustainedPair:
+    """A sustained test both sides ran: each side's result (its first run) and the ratios of its numbers."""
+
+    a: SustainedTestResult
+    b: SustainedTestResult
+    ratios: list[SustainedRatio]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"test": self.a.name, "op": self.a.op, "a": self.a.to_json(), "b": self.b.to_json(),
+                "ratios": [r.to_json() for r in self.ratios]}
+
+
+@dataclass(frozen=True)
+class TwoRuns:
+    """B against A: the ratios per point and per test and op, the sustained tests, the cautions (points served
+    by a cache below the file system), whether both ran on one machine, what the verdicts cover (advice),
+    how the plans differ, and what has no partner."""
+
+    a: SideFacts
+    b: SideFacts
+    settings: Settings
+    comparison: Comparison
+    cautions: dict[PointKey, str]
+    same_machine: bool
+    advice: str
+    differences: list[str]
+    sustained: list[SustainedPair]
+    only_in_a: list[str]
+    only_in_b: list[str]
+
+    FORMAT = "stibium-compare/3"
+
+    @property
+    def points(self) -> list[PointRatio]:
+        return self.comparison.points
+
+    @property
+    def groups(self) -> list[GroupRatio]:
+        return self.comparison.groups
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": self.FORMAT, "a": self.a.to_json(), "b": self.b.to_json(), "settings": self.settings.to_json(),
+                "scope": self.comparison.scope, "same_machine": self.same_machine, "advice": self.advice,
+                "differences": self.differences,
+                "rows": [{**p.to_json(), "caution": self.cautions.get(p.key)} for p in self.points],
+                "summaries": [g.to_json() for g in self.groups], "sustained": [s.to_json() for s in self.sustained],
+                "unmatched": {"only_in_a": self.only_in_a, "only_in_b": self.only_in_b}}
+
+
+def advice(runs_a: int, runs_b: int, comparison: Comparison, s: Settings, runs_advised: int) -> str:
+    """What the verdicts cover, and how many runs a comparison of machines would need."""
+    if runs_a > 1 and runs_b > 1:
+        return (f"{runs_a} and {runs_b} runs: the intervals include the variance between runs, so the "
+                f"verdicts are about the machines")
+    spreads = [float(np.std(logs, ddof=1)) for pair in comparison.log_rates.values() for logs in pair if len(logs) > 1]
+    estimates = [p.ratio.estimate for p in comparison.points
+                 if math.isfinite(p.ratio.estimate) and p.ratio.estimate > 0]
+    ratio = float(np.exp(np.median(np.log(estimates)))) if estimates else 1.0
+    needed = runs_needed(float(np.median(spreads)) if spreads else None, ratio, s.noise_band, s.confidence)
+    base = ("one run on a side: the intervals cannot see the variance between runs (the host's cache, background "
+            "work, the drive's temperature), so the verdicts are about these runs only")
+    if needed is None:
+        return f"{base}; run each side with --runs {runs_advised} (at least 3) to compare the machines"
+    return (f"{base}; with the spread between runs measured here, about {min(needed, 1000)}"
+            f"{'+' if needed > 1000 else ''} runs per side would tell a ratio of {ratio:.2f} from 1")
+
+
+@dataclass(frozen=True)
+class ManyRow:
+    """One run's point against the reference's."""
+
+    run: SideFacts
+    point: PointRatio
+    caution: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.point
+        return {**key_json(p.key), "run": self.run.run, "label": self.run.label,
+                "rate_bytes_per_s": _finite(p.rate_b_bytes_per_s),
+                "reference_rate_bytes_per_s": _finite(p.rate_a_bytes_per_s), "ratio": p.ratio.as_dict(),
+                "verdict": p.verdict, "scope": p.scope, "runs": p.runs_b, "caution": self.caution}
+
+
+@dataclass(frozen=True)
+class ManyRuns:
+    """Many runs in one table, each against the reference (a TwoRuns per run), pivoted by point."""
+
+    reference: SideFacts
+    pairs: list[TwoRuns]
+
+    FORMAT = "stibium-compare-many/2"
+
+    @property
+    def rows(self) -> list[ManyRow]:
+        return [ManyRow(pair.b, p, pair.cautions.get(p.key)) for pair in self.pairs for p in pair.points]
+
+    @property
+    def advice(self) -> list[str]:
+        return list(dict.fromkeys(pair.advice for pair in self.pairs))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": self.FORMAT, "reference": self.reference.to_json(),
+                "runs": [pair.b.to_json() for pair in self.pairs], "settings": self.pairs[0].settings.to_json(),
+                "rows": [r.to_json() for r in self.rows],
+                "summaries": [{**g.to_json(), "run": pair.b.run} for pair in self.pairs for g in pair.groups],
+                "sustained": [{"test": s.a.name, "op": s.a.op, "run": pair.b.run, "label": pair.b.label,
+                               "headline": s.b.result.headline, "reference_headline": s.a.result.headline,
+                               "ratios": [r.to_json() for r in s.ratios]} for pair in self.pairs for s in pair.sustained],
+                "advice": [pair.advice for pair in self.pairs],
+                "differences": sorted({d for pair in self.pairs for d in pair.differences})}

@@ -1,5 +1,5 @@
-"""The terminal's view of a comparison (its JSON form, compare.py): two runs point by point, or many runs
-against a reference. Renderables only; publish.py prints them."""
+"""The terminal's view of a comparison (analysis/comparison.py: TwoRuns, ManyRuns): two runs point by point,
+or many runs against a reference. Renderables only; publish.py prints them."""
 
 from __future__ import annotations
 
@@ -7,47 +7,51 @@ from typing import Any
 
 from rich.table import Table
 
+from ..analysis.comparison import ManyRuns, SustainedRatio, TwoRuns
 from ..analysis.estimate import ratio_text
-from ..analysis.rates import key_of, label
+from ..analysis.rates import label
 from ..units import format_rate, format_size, in_flight_label
-from .sustained import ratio_text as sustained_ratio_text
 from .terminal import WIDE_TERMINAL_COLUMNS, cautions, compact_table
 
 
-def verdict_text(r: dict[str, Any]) -> str:
-    """A row's verdict, with "(these runs)" where one run a side cannot speak for the machines."""
-    return r["verdict"] + (" (these runs)" if r["scope"] != "machines" and r["verdict"] in ("faster", "slower")
-                           else "")
+def verdict_text(verdict: str, scope: str) -> str:
+    """A verdict, with "(these runs)" where one run a side cannot speak for the machines."""
+    return verdict + (" (these runs)" if scope != "machines" and verdict in ("faster", "slower") else "")
 
 
-def many_runs(result: dict[str, Any]) -> list[Any]:
+def sustained_ratio_text(r: SustainedRatio) -> str:
+    """One number of a sustained comparison in words: "fast rate (first stretch) 1.063x [0.991x, 1.140x],
+    inconclusive"."""
+    return f"{r.what} {ratio_text(r.ratio, 'x')}, {r.verdict}"
+
+
+def many_runs(result: ManyRuns) -> list[Any]:
     """Many runs against a reference: the table, the cautions, the sustained tests, the advice."""
     out: list[Any] = []
     table = Table("test", "run", "rate", "ratio to the reference (95% interval)", "verdict",
-                  title=f"against {result['reference']['run']}")
-    for r in result["rows"]:
-        what = label(key_of(r))
-        interval = ratio_text(r["ratio"])
-        table.add_row(what, r["run"], format_rate(r["rate_bytes_per_s"]), interval, verdict_text(r))
-    if result["rows"]:
+                  title=f"against {result.reference.run}")
+    rows = result.rows
+    for r in rows:
+        table.add_row(label(r.point.key), r.run.run, format_rate(r.point.rate_b_bytes_per_s), ratio_text(r.point.ratio),
+                      verdict_text(r.point.verdict, r.point.scope))
+    if rows:
         out.append(table)
-    out += cautions(result["rows"], with_run=True)
-    for s in result.get("sustained", []):
-        out.append(f"[bold]{s['test']} {s['op']}, sustained[/], {s['run']}: {s['headline']}")
-        out += [f"  {sustained_ratio_text(r)} against the reference" for r in s["ratios"]]
-    return out + list(dict.fromkeys(result["advice"]))
+    out += cautions([(f"{label(r.point.key)} ({r.run.run})", r.caution) for r in rows if r.caution])
+    for pair in result.pairs:
+        for s in pair.sustained:
+            out.append(f"[bold]{s.a.name} {s.a.op}, sustained[/], {pair.b.run}: {s.b.result.headline}")
+            out += [f"  {sustained_ratio_text(r)} against the reference" for r in s.ratios]
+    return out + result.advice
 
 
-_SHORT_ACCESS = {"sequential": "seq", "random": "rand", "strided": "str",
-                 "(geometric mean)": "geo-mean"}
+_SHORT_ACCESS = {"sequential": "seq", "random": "rand", "strided": "str", "(geometric mean)": "geo-mean"}
 
 
-def two_runs(result: dict[str, Any], width: int) -> list[Any]:
+def two_runs(result: TwoRuns, width: int) -> list[Any]:
     """B / A per point: below WIDE_TERMINAL_COLUMNS one line per row (the point in one column, cut with an
     ellipsis); wider, a column each. Then the cautions, the sustained tests, the advice and the differences."""
     out: list[Any] = []
-    a, b = result["a"], result["b"]
-    title = "B / A: a repeatability check (both runs on one machine)" if result["same_machine"] else "B / A"
+    title = "B / A: a repeatability check (both runs on one machine)" if result.same_machine else "B / A"
     compact = width < WIDE_TERMINAL_COLUMNS
     if compact:
         # widths that add up to 78 columns with the separators
@@ -56,34 +60,32 @@ def two_runs(result: dict[str, Any], width: int) -> list[Any]:
     else:
         table = Table("test", "op", "access", "granularity", "stride", "in flight", "runs", "B / A (95% interval)",
                       "verdict", title=title)
-    for r in result["rows"] + [dict(s, access="(geometric mean)", granularity_bytes=0, stride_bytes=0)
-                               for s in result["summaries"]]:
-        flight = in_flight_label(r.get("queue_depth", 1), r.get("threads", 1))
-        interval = ratio_text(r["ratio"])
-        runs = f"{r['runs_a']}+{r['runs_b']}" if "runs_a" in r else f"{a['runs']}+{b['runs']}"
-        word = verdict_text(r)
-        size = format_size(r["granularity_bytes"]) if r["granularity_bytes"] else ""
-        stride = format_size(r["stride_bytes"]) if r.get("stride_bytes") else ""
+    lines = [(p.key.test, p.key.op, p.key.access, p.key.granularity_bytes, p.key.stride_bytes,
+              in_flight_label(p.key.queue_depth, p.key.threads), f"{p.runs_a}+{p.runs_b}", p.ratio,
+              verdict_text(p.verdict, p.scope)) for p in result.points]
+    lines += [(g.test, g.op, "(geometric mean)", 0, 0, "", f"{result.a.runs}+{result.b.runs}", g.ratio,
+               verdict_text(g.verdict, g.scope)) for g in result.groups]
+    for test, op, access, granularity, stride_bytes, flight, runs, ratio, word in lines:
+        size = format_size(granularity) if granularity else ""
+        stride = format_size(stride_bytes) if stride_bytes else ""
         if compact:
-            point = " ".join(v for v in (r["test"], r["op"], _SHORT_ACCESS.get(r["access"], r["access"]), size,
+            point = " ".join(v for v in (test, op, _SHORT_ACCESS.get(access, access), size,
                                          f"+{stride}" if stride else "", flight) if v)
-            table.add_row(point, runs, interval, word)
+            table.add_row(point, runs, ratio_text(ratio), word)
         else:
-            table.add_row(r["test"], r["op"], r["access"], size, stride, flight, runs, interval, word)
-    if result["rows"]:
+            table.add_row(test, op, access, size, stride, flight, runs, ratio_text(ratio), word)
+    if result.points:
         out.append(table)
-    out += cautions(result["rows"])
-    for entry in result.get("sustained", []):
-        out.append(f"[bold]{entry['test']} {entry['op']}, sustained[/]: A {entry['a']['headline']}; "
-                   f"B {entry['b']['headline']}")
-        out += [f"  B / A: {sustained_ratio_text(r)}" for r in entry["ratios"]]
-    if compact and any(r["access"] for r in result["rows"]):
+    out += cautions([(label(p.key), result.cautions[p.key]) for p in result.points if p.key in result.cautions])
+    for s in result.sustained:
+        out.append(f"[bold]{s.a.name} {s.a.op}, sustained[/]: A {s.a.result.headline}; B {s.b.result.headline}")
+        out += [f"  B / A: {sustained_ratio_text(r)}" for r in s.ratios]
+    if compact and any(p.key.access for p in result.points):
         out.append("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "
                    "Q8T1: 8 requests in flight on 1 thread")
-    out.append(result["advice"])
-    out += [f"differs: {line}" for line in result.get("differences", [])]
-    un = result["unmatched"]
-    if un["only_in_a"] or un["only_in_b"]:
-        out.append(f"without a partner: only in A: {', '.join(un['only_in_a']) or 'none'}; "
-                   f"only in B: {', '.join(un['only_in_b']) or 'none'}")
+    out.append(result.advice)
+    out += [f"differs: {line}" for line in result.differences]
+    if result.only_in_a or result.only_in_b:
+        out.append(f"without a partner: only in A: {', '.join(result.only_in_a) or 'none'}; "
+                   f"only in B: {', '.join(result.only_in_b) or 'none'}")
     return out

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..analysis.comparison import SustainedPair
 from ..analysis.estimate import estimate_text, ratio_text as ratio_interval
 from ..analysis.sustained import SustainedTestResult
 from ..units import format_bytes, format_rate, format_seconds
@@ -106,30 +107,15 @@ def section(e: SustainedTestResult, first_id: int) -> tuple[str, int]:
     return html, len(figs)
 
 
-def compare_section(entry: dict[str, Any], label_a: str, label_b: str, colours: dict[str, str],
-                    first_id: int) -> str:
+def compare_section(pair: SustainedPair, label_a: str, label_b: str, colours: dict[str, str], first_id: int) -> str:
     """A sustained test of a comparison: both headlines, the ratios of the fast rate, the rate after the
     cliff and the cliff's place, and both curves overlaid against bytes moved."""
-    a, b = entry["a"], entry["b"]
     rows = []
-    for r in entry["ratios"]:
-        fmt = format_bytes if r["what"].startswith("cliff") else format_rate
-        rows.append([r["what"], estimate_text(r["a"], fmt), estimate_text(r["b"], fmt), _ratio(r["ratio"]),
-                     r["verdict"]])
-    fig = rate_curve(a, "bytes", f"A: {label_a}", colours["a"])
-    rate_curve(b, "bytes", f"B: {label_b}", colours["b"], fig)
-    return (f"<h2>{esc(entry['test'])} {esc(entry['op'])}: sustained</h2>"
-            f"<p>A: {esc(a['headline'])}<br>B: {esc(b['headline'])}</p>"
+    for r in pair.ratios:
+        fmt = format_bytes if r.what.startswith("cliff") else format_rate
+        rows.append([r.what, estimate_text(r.a, fmt), estimate_text(r.b, fmt), ratio_interval(r.ratio, "x"), r.verdict])
+    fig = rate_curve(pair.a.to_json(), "bytes", f"A: {label_a}", colours["a"])
+    rate_curve(pair.b.to_json(), "bytes", f"B: {label_b}", colours["b"], fig)
+    return (f"<h2>{esc(pair.a.name)} {esc(pair.a.op)}: sustained</h2>"
+            f"<p>A: {esc(pair.a.result.headline)}<br>B: {esc(pair.b.result.headline)}</p>"
             + table(["", "A", "B", "B / A (95% interval)", "verdict"], rows) + figure(fig, f"sustained{first_id}"))
-
-
-def ratio_text(r: dict[str, Any]) -> str:
-    """One number of a sustained comparison in words: "fast rate (first stretch) 1.063x [0.991x, 1.140x],
-    inconclusive"."""
-    return f"{r['what']} {_ratio(r['ratio'])}, {r['verdict']}"
-
-
-def _ratio(q: dict[str, Any]) -> str:
-    """B / A: "1.063x [0.991x, 1.140x]"."""
-    return ratio_interval(q, "x")
-

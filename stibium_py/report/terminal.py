@@ -41,16 +41,13 @@ def notices(found: Iterable[Any], where: str) -> list[Any]:
     return lines
 
 
-def cautions(rows: Iterable[dict[str, Any]], with_run: bool = False) -> list[Any]:
-    """compare's cautions, a line per row that has one (a point served by a cache below the file system);
-    with_run: the rows of many runs name theirs."""
+def cautions(found: Iterable[tuple[str, str]]) -> list[Any]:
+    """compare's cautions, a line each: (the point, and its run where there are many; the caution)."""
     from rich.text import Text
 
-    from ..analysis.rates import key_of, label
     lines = []
-    for r in rows:
-        if r.get("caution"):
-            line = Text("caution: ", style="bold yellow")
-            line.append(label(key_of(r)) + (f" ({r['run']})" if with_run else "") + f": {r['caution']}")
-            lines.append(line)
+    for point, caution in found:
+        line = Text("caution: ", style="bold yellow")
+        line.append(f"{point}: {caution}")
+        lines.append(line)
     return lines

@@ -11,7 +11,7 @@ import time
 
 from bench_analysis import make_run, run_measured
 from common import scratch
-from stibium_py.compare import compare_runs, load_run
+from stibium_py.compare import compare_runs, drawn, load_run
 from stibium_py.report.compare_page import render
 
 
@@ -30,12 +30,12 @@ def main() -> None:
         t1 = time.perf_counter()
         result = compare_runs(run_a, run_b)
         t2 = time.perf_counter()
-        html = render(result, run_a, run_b)
+        html = render(result, drawn(run_a, run_b))
         t3 = time.perf_counter()
         print(f"{len(run_a.rows)} + {len(run_b.rows)} measurements, 10000 resamples:")
         print(f"  load {t1 - t0:.2f} s, bootstraps and ratios {t2 - t1:.2f} s, page {t3 - t2:.2f} s "
               f"({len(html) / 1e6:.1f} MB)")
-        for row in result["rows"][:2]:
+        for row in result.to_json()["rows"][:2]:
             q = row["ratio"]
             print(f"  {row['test']} {row['op']}: {q['estimate']:.3f} [{q['low']:.3f}, {q['high']:.3f}] ({q['method']})")
         seconds, peak = run_measured([sys.executable, "-m", "stibium_py", "compare", str(d / "a"), str(d / "b"),
