@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from .analysis import below
-from .analysis.comparison import (ManyRuns, SideFacts, SustainedPair, TwoRuns, advice, compare_points,
+from .analysis.comparison import (Drawn, ManyRuns, SideFacts, SustainedPair, TwoRuns, advice, compare_points,
                                   compare_sustained)
-from .analysis.rates import PointKey, by_point, describe, draw_inputs
+from .analysis.rates import by_point, describe, draw_inputs
 from .analysis.settings import COMPARE, Settings
 from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
@@ -63,16 +63,6 @@ class Side:
     def label(self) -> str:
         count = f", {len(self.runs)} runs" if len(self.runs) > 1 else ""
         return f"{self.record.hostname or '?'} ({self.path.name}{count})"
-
-
-@dataclass(frozen=True)
-class Drawn:
-    """What the comparison page draws besides the comparison's numbers: each side's label, and per matched
-    point each side's measurements (the column its rate is computed from, and seconds), every run of a side
-    together."""
-
-    labels: tuple[str, str]
-    measured: dict[PointKey, tuple[tuple[np.ndarray, np.ndarray], ...]]
 
 
 def drawn(a: Side, b: Side) -> Drawn:

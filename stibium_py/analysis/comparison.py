@@ -337,6 +337,16 @@ def advice(runs_a: int, runs_b: int, comparison: Comparison, s: Settings, runs_a
 
 
 @dataclass(frozen=True)
+class Drawn:
+    """What the comparison page draws besides the comparison's numbers: each side's label, and per matched
+    point each side's measurements (the column its rate is computed from, and seconds), every run of a side
+    together."""
+
+    labels: tuple[str, str]
+    measured: dict[PointKey, tuple[tuple[np.ndarray, np.ndarray], ...]]
+
+
+@dataclass(frozen=True)
 class ManyRow:
     """One run's point against the reference's."""
 

@@ -7,9 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis.estimate import ratio_text
-from ..analysis.comparison import ManyRuns, PointRatio, SideFacts, TwoRuns
+from ..analysis.comparison import Drawn, ManyRuns, PointRatio, SideFacts, TwoRuns
 from ..analysis.rates import label
-from ..compare import Drawn
 from ..kinds import by_kind
 from ..units import format_rate, format_size, in_flight_label
 from .figures import DENSITY_ABOVE_POINTS, density, layout
