@@ -71,3 +71,27 @@ def test_an_interrupted_run_resumes_without_repeating_a_measurement(tmp_path):
     # the resumed session measured only what was missing
     resumed = [c for c in helpers.sessions[1].calls if c[0] in ("read", "write") and "--latency" not in c]
     assert len(resumed) == 11
+
+
+def test_a_reboot_between_writes_and_reads_waits_and_resumes_after_the_restart(tmp_path, monkeypatch):
+    from stibium_py import sysinfo
+    path = tmp_path / "boot.yaml"
+    path.write_text("name: boot\ntests:\n  - name: f\n    kind: files\n    sizes: [64KiB, 128KiB]\n    repeats: 3\n"
+                    "    between: reboot\n")
+    monkeypatch.setattr(sysinfo, "boot_id", lambda: "before")
+    finished = start_run(LoadedPlan.read(path), _options(tmp_path), Console(quiet=True), FakeHelpers())
+    assert finished.status == "waiting-for-reboot"
+    rows, _ = read_measurements(finished.path)
+    assert set(rows.op.tolist()) == {"write"} and len(rows) == 6
+    with pytest.raises(RunError) as e:                  # the same boot: not restarted yet
+        resume_run(finished.path, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+    assert "has not restarted since" in str(e.value) and e.value.exit_code == 2
+    monkeypatch.setattr(sysinfo, "boot_id", lambda: "after")
+    helpers = FakeHelpers()
+    assert resume_run(finished.path, RunOptions(progress=False), Console(quiet=True), helpers).status == "complete"
+    rows, _ = read_measurements(finished.path)
+    assert sorted(rows.op.tolist()) == ["read"] * 6 + ["write"] * 6
+    # after the restart no write is measured again, and every file is read once
+    measured = [c for c in helpers.sessions[0].calls if c[0] in ("read", "write") and "--latency" not in c]
+    assert [c[0] for c in measured] == ["read"] * 6
+    assert read_run_json(finished.path).rebooted is True
