@@ -314,7 +314,8 @@ def info(target: Path | None, as_json: bool) -> None:
 
 @main.command()
 @click.option("--target", type=click.Path(path_type=Path), default=Path("."), show_default=True,
-              help="Folder on the disk to check (a temporary folder inside it is removed at the end).")
+              help="Folder on the disk to check (made if missing and removed again; a temporary folder inside it is "
+                   "removed at the end).")
 @click.option("--json", "json_path", type=click.Path(path_type=Path),
               help="Where to write the results as JSON (default: reports/selftest-<host>-<time>.json).")
 @user_errors

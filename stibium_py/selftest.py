@@ -13,6 +13,7 @@ natively (not under Rosetta).
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import statistics
@@ -25,7 +26,7 @@ from typing import Any
 from . import sysinfo
 from .analysis.below import BELOW_SHARE, served_from_memory
 from .helper import Helper, HelperResult, find_helper, op_args, run_once
-from .paths import PathError, existing_folder
+from .paths import PathError, folder_to_write
 from .preflight import RunError
 from .stack import Stack
 
@@ -253,9 +254,24 @@ def run_selftest(target: Path) -> SelftestResult:
     """Every check, in a temporary folder inside target that is removed at the end."""
     target = target.expanduser()
     try:
-        existing_folder(target, "--target", "create it or choose another")
+        folder_to_write(target, "--target", "choose another folder")
     except PathError as e:
         raise RunError(str(e), 2) from None
+    # a target that does not exist is created, as `stibium run` does, and removed again at the end (only the
+    # folders made here, and only where empty)
+    made = [p for p in (Path(os.path.abspath(target)), *Path(os.path.abspath(target)).parents) if not p.exists()]
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        return _checks(target)
+    finally:
+        for folder in made:                              # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+
+def _checks(target: Path) -> SelftestResult:
     helper_path = find_helper()
     info = run_once(["info", "--path", str(target)], helper_path)
     if not info.ok:

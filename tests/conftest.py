@@ -17,6 +17,19 @@ from stibium_py.helper import find_helper
 MEMORY_FILE_SYSTEMS = {"tmpfs", "ramfs"}
 
 
+def default_sigint() -> None:
+    """In a child before it runs: SIGINT back to its default. A command started in the background or under
+    nohup inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it: a test that
+    interrupts a run must not depend on how the shell that started pytest left SIGINT."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def interruptible(args: list[str], **kwargs) -> subprocess.Popen:
+    """A child process that a test will interrupt with SIGINT, whatever this process's SIGINT disposition."""
+    return subprocess.Popen(args, preexec_fn=default_sigint, **kwargs)
+
+
 def target_info(path: Path) -> dict:
     """The helper's facts about the file system of a folder (the same on Linux and macOS)."""
     proc = subprocess.run([str(find_helper()), "info", "--path", str(path)], capture_output=True, text=True)

@@ -17,7 +17,8 @@ SIZES = np.geomspace(1e6, 64e6, 7).round()
 
 def make_run(path: Path, *, rate_bytes_per_s: float, latency_s: float = 2e-4, repeats: int = 10, noise: float = 0.03,
              seed: int = 0, plan: str = "synthetic", host: str = "host", pattern_rate_factor: float = 1.0,
-             trials: int = 10, sizes: np.ndarray = SIZES) -> Path:
+             trials: int = 10, sizes: np.ndarray = SIZES, granularities: tuple[int, ...] = (4096, 65536, 1 << 20, 16 << 20),
+             ram_bytes: int | None = None) -> Path:
     """A complete run with a files test (write and read) and a pattern test (random reads at 4 granularities)."""
     rng = np.random.default_rng(seed)
     path.mkdir(parents=True)
@@ -31,7 +32,7 @@ def make_run(path: Path, *, rate_bytes_per_s: float, latency_s: float = 2e-4, re
                         "file": f"files/f{seq}.bin", "bytes": int(size), "seconds": t, "started_s": seq * 0.1,
                         "resident_before": 0.0 if op == "read" else None, "engine": "direct", "requests": 1}))
             seq += 1
-    for g in (4096, 65536, 1 << 20, 16 << 20):
+    for g in granularities:
         for trial in range(trials):
             moved = 64 << 20
             t = moved / (rate_bytes_per_s * pattern_rate_factor) * float(np.exp(rng.normal(0, noise)))
@@ -42,6 +43,7 @@ def make_run(path: Path, *, rate_bytes_per_s: float, latency_s: float = 2e-4, re
             seq += 1
     log.close()
     write_json_atomic(path / "run.json", {"format": RUN_FORMAT, "plan": {"name": plan, "description": ""},
-                                          "machine": {"hostname": host}, "target_facts": {}, "status": "complete",
+                                          "machine": {"hostname": host, "ram_bytes": ram_bytes}, "target_facts": {},
+                                          "status": "complete",
                                           "started_utc": "2026-01-01T00:00:00Z"})
     return path

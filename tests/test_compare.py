@@ -86,6 +86,19 @@ def test_files_of_two_repeats_a_size_give_no_interval_as_in_the_summary(tmp_path
     assert all(r["ratio"]["estimate"] == pytest.approx(1.5, rel=0.1) for r in files)
 
 
+def test_the_page_shows_facts_in_units_and_no_empty_table(tmp_path):
+    """Memory in GiB, not raw bytes; unknown facts as "unknown"; without two granularities of a test no
+    geometric-mean table (it was a header without rows)."""
+    a = make_run(tmp_path / "a", rate_bytes_per_s=2e8, seed=1, granularities=(4096,), ram_bytes=25276063744)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=3e8, seed=2, granularities=(4096,), ram_bytes=17179869184)
+    result = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "c.html").read_text()
+    assert "<td>memory</td><td>23.5 GiB</td><td>16 GiB</td>" in page and "25276063744" not in page
+    assert "<td>device</td><td>unknown</td><td>unknown</td>" in page
+    assert "geometric mean B / A" not in page
+
+
 def test_identical_runs_are_the_same_within_noise(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=5, noise=0.002)
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=6, noise=0.002)

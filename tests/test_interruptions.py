@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import interruptible
+
 PLAN = """\
 name: slow
 tests:
@@ -37,8 +39,8 @@ N_OPS = 16 + 60
 
 def _start(d: Path) -> subprocess.Popen:
     (d / "slow.yaml").write_text(PLAN)
-    return subprocess.Popen([sys.executable, "-m", "stibium_py", "run", str(d / "slow.yaml"), "--target", str(d / "t"),
-                             "--out", str(d / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return interruptible([sys.executable, "-m", "stibium_py", "run", str(d / "slow.yaml"), "--target", str(d / "t"),
+                          "--out", str(d / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _rows(run_dir: Path) -> list[dict]:
@@ -84,6 +86,22 @@ def test_a_signal_keeps_the_measurements_and_resume_finishes(disk_dir, sig):
     assert rows[: len(kept)] == kept                    # the first measurements untouched
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
     assert (run_dir / "report.html").exists()
+
+
+def test_the_interruption_tests_hold_where_the_shell_ignores_sigint(disk_dir):
+    """pytest started in the background or under nohup inherits SIGINT ignored, and so would every child: the
+    tests give their runs the default back (conftest.interruptible); a run started with SIGINT ignored keeps
+    the ignore, as any program does (docs/run-directory.md)."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)        # as nohup leaves it
+    try:
+        proc = _start(disk_dir)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    run_dir = _wait_for_rows(disk_dir, 10, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
 
 def test_sigkill_loses_at_most_the_operation_in_flight(disk_dir):

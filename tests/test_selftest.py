@@ -22,8 +22,7 @@ def test_every_check_of_the_machine_passes_on_a_disk(disk_dir, tmp_path):
     affair (this machine's reads of a file just written ran at up to 35 % of memory speed): that check is held
     to its threshold, and every check passing is shown on a device of known speed
     (tests/truth/test_truth_below_cache.py)."""
-    target = disk_dir / "t"
-    target.mkdir()
+    target = disk_dir / "t" / "new"             # not there yet: made, as `stibium run` makes its target
     result, data = _selftest(target, tmp_path / "s.json")
     statuses = {c["name"]: c["status"] for c in data["checks"]}
     bypass = next(c for c in data["checks"] if c["name"] == "direct read bypasses the cache")
@@ -34,7 +33,8 @@ def test_every_check_of_the_machine_passes_on_a_disk(disk_dir, tmp_path):
         "clock", "free space", "native helper", "engines", "direct write leaves no cache", "buffered read is cached",
         "evict empties the cache", "direct I/O honoured", "full sync", "no cache below the file system")}
     assert data["failed"] is (bypass["status"] == "fail") and data["facts"]["helper"]["clock"]
-    assert list(target.iterdir()) == []
+    assert data["facts"]["target"] == str(target.resolve())
+    assert not (disk_dir / "t").exists()        # the folders it made are gone again
 
 
 def test_tmpfs_fails_the_cache_checks(mount_tmpfs, tmp_path):
@@ -55,7 +55,9 @@ def test_tmpfs_fails_the_cache_checks(mount_tmpfs, tmp_path):
 
 
 def test_a_target_that_is_not_a_folder_is_one_line(tmp_path):
-    result = CliRunner().invoke(main, ["selftest", "--target", str(tmp_path / "nope")])
+    (tmp_path / "file").write_text("x")
+    result = CliRunner().invoke(main, ["selftest", "--target", str(tmp_path / "file" / "sub")])
     assert result.exit_code == 2
-    assert result.output.strip().splitlines() == [f"stibium: --target {tmp_path / 'nope'} does not exist; create it "
-                                                  f"or choose another"]
+    assert result.output.strip().splitlines() == [f"stibium: --target {tmp_path / 'file' / 'sub'} has a part that is a "
+                                                  f"file, not a folder ({tmp_path / 'file'}); choose another folder"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -25,6 +25,25 @@ def test_the_summary_is_one_line_per_row_at_80_columns(tmp_path):
     assert len(body) == len(summary.tests)          # one line per test and op
     assert all(len(ln) <= 80 for ln in lines)
     assert body[0].split()[:2] == ["files", "write"] and "MB/s ±" in body[0]
+    # the op and the best point's granularity keep a column of their own: a long test name is what is cut
+    from stibium_py.report.build import short_size
+    pat = next(e for e in summary.tests if e.kind == "pattern")
+    line = next(ln for ln in body if ln.split()[0] == "pat")
+    assert line.split()[1:3] == ["read", short_size(pat.best.granularity_bytes)]
+
+
+def test_a_long_test_name_is_cut_and_its_op_and_point_are_not(tmp_path):
+    from stibium_py.table import Table
+    run = make_run(tmp_path / "r", rate_bytes_per_s=4.88e8, repeats=4, trials=5)
+    rows, _ = read_measurements(run)
+    rows = Table.from_rows(m._replace(test="sequential-random-mix") if m.test == "pat" else m
+                           for m in (rows.row(k) for k in range(len(rows))))
+    summary = summarize(rows, Settings(resamples=300))
+    console = Console(width=80, record=True, force_terminal=False)
+    console.print(terminal_table(summary, console.width))
+    line = next(ln for ln in console.export_text().splitlines() if ln.lstrip().startswith("sequentia…"))
+    assert line.split()[1] == "read" and line.split()[2] in ("4K", "64K", "1M", "16M")
+    assert len(line) <= 80
 
 
 def test_wide_terminals_show_the_exact_intervals(tmp_path):

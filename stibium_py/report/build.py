@@ -72,36 +72,50 @@ def negative_latency(e: Result) -> bool:
 
 
 def _files_headline(e: FilesResult, compact: bool) -> tuple[str, str, str]:
+    what = e.op if compact else f"{e.name} {e.op}"
     rate = _plus_minus(e.rate) if compact else _est(e.rate, format_rate)
     if negative_latency(e):
-        return f"{e.name} {e.op}", rate, f"{format_seconds(e.latency_smallest_size_s)}{SMALLEST_MARK}"
+        return what, rate, f"{format_seconds(e.latency_smallest_size_s)}{SMALLEST_MARK}"
     lat = e.latency.as_dict().get("estimate")
     latency = (format_seconds(lat) if lat is not None else "-") if compact else _est(e.latency, format_seconds)
-    return f"{e.name} {e.op}", rate, latency
+    return what, rate, latency
 
 
 def _sustained_headline(e: SustainedTestResult, compact: bool) -> tuple[str, str, str]:
     first = e.result.stretches[0].rate_bytes_per_s
-    latency = f"p50 {format_seconds(e.lat_p50_s)}" if e.lat_p50_s is not None else "-"
+    latency = "-" if e.lat_p50_s is None else format_seconds(e.lat_p50_s) if compact else \
+        f"p50 {format_seconds(e.lat_p50_s)}"
     if compact:
-        return f"{e.name} {e.op}", _plus_minus(first), latency
+        return e.op, _plus_minus(first), latency
     return f"{e.name} {e.op}", e.result.headline, latency
 
 
 def _pattern_headline(e: PatternResult, compact: bool) -> tuple[str, str, str]:
     best = e.best
-    p50 = f"p50 {format_seconds(best.lat_p50_s)}" if best.lat_p50_s is not None else "-"
+    p50 = "-" if best.lat_p50_s is None else format_seconds(best.lat_p50_s) if compact else \
+        f"p50 {format_seconds(best.lat_p50_s)}"
     flight = in_flight_label(best.queue_depth, best.threads)
     if compact:
-        return (f"{e.name} {e.op} @{format_size(best.granularity_bytes)}" + (f" {flight}" if flight else ""),
+        return (" ".join(v for v in (e.op, short_size(best.granularity_bytes), flight) if v),
                 _plus_minus(best.throughput), p50)
     return (f"{e.name} {e.op}", f"{_est(best.throughput, format_rate)} at {format_size(best.granularity_bytes)} "
             f"{best.access}" + (f" {flight}" if flight else ""), p50)
 
 
+def short_size(n: int) -> str:
+    """A request size in few characters, for a narrow terminal: 4K, 64K, 1M (binary), 4kB, 1MB (decimal)."""
+    text = format_size(n)
+    for long, short in ((" KiB", "K"), (" MiB", "M"), (" GiB", "G"), (" KB", "kB"), (" MB", "MB"), (" GB", "GB"),
+                        (" B", "B")):
+        if text.endswith(long):
+            return text[: -len(long)] + short
+    return text
+
+
 def headline(e: Result, compact: bool = False) -> tuple[str, str, str]:
     """The label, rate (or best throughput) and latency of one result: the one headline the terminal and
-    the page both show. Compact: the interval as ± percent."""
+    the page both show. Compact: the label is the op and the point (the test's name has a column of its
+    own), the interval ± percent."""
     return VIEWS[e.kind].headline(e, compact)
 
 
@@ -130,13 +144,17 @@ def terminal_table(summary: Summary, width: int = WIDE_TERMINAL_COLUMNS) -> Tabl
 
 def _terminal_table(summary: Summary, width: int) -> Table:
     if width < WIDE_TERMINAL_COLUMNS:
-        # widths that add up to 78 columns with the separators; the test's name is cut with an ellipsis; the
-        # fast outliers (not the page cache, kept as measured) are counted in the report only
+        # widths that add up to 78 columns with the separators; the op and the point (granularity, requests in
+        # flight) in a column of their own, so that a long test name is what is cut; the latency without its
+        # "p50" (the report says which latency it is); the outliers and the fast outliers (flagged, kept in the
+        # fit, notes of the report) are counted in the report only
         t = compact_table("stibium summary (1 run; intervals 95 %, exact in the report)",
-                          (("test", "left", 20), ("rate", "left", 15), ("latency", "left", 11), ("n", "right", 4),
-                           ("out", "right", 3), ("cache", "right", 6), ("below", "right", 5), ("drift", "right", 6)))
+                          (("test", "left", 11), ("op", "left", 14), ("rate", "left", 15), ("latency", "left", 9),
+                           ("n", "right", 4), ("cache", "right", 6), ("below", "right", 5), ("drift", "right", 6)))
         for e in summary.tests:
-            t.add_row(*headline(e, compact=True), *_counts(e)[:4], _drift(e))
+            what, rate, latency = headline(e, compact=True)
+            n, _, cache, below, _ = _counts(e)
+            t.add_row(e.name, what, rate, latency, n, cache, below, _drift(e))
         return t
     t = Table("test", "op", "rate (95% interval)", "latency", "n", "outliers", "cache suspects", "below the fs",
               "fast", "drift", title="stibium summary (1 run)")

@@ -10,7 +10,7 @@ from ..analysis.estimate import ratio_text
 from ..analysis.comparison import Drawn, ManyRuns, PointRatio, SideFacts, TwoRuns
 from ..analysis.rates import label
 from ..kinds import by_kind
-from ..units import format_rate, format_size, in_flight_label
+from ..units import format_bytes, format_rate, format_size, in_flight_label
 from .figures import DENSITY_ABOVE_POINTS, density, layout
 from .page import esc, figure, page, table
 from . import sustained
@@ -91,9 +91,20 @@ def _headline(result: TwoRuns) -> str:
             f"95 % interval):<ul>{''.join(items)}</ul></div>")
 
 
+# how a fact is shown (the JSON keeps the raw value)
+_FACT_TEXT = {"ram_bytes": ("memory", lambda v: format_bytes(v, "binary")), "measurements": ("measurements", "{:,}".format),
+              "fs_type": ("file system", str), "device_model": ("device", str), "started_utc": ("started (UTC)", str),
+              "os": ("operating system", str), "cpu": ("CPU", str)}
+
+
 def _facts_table(sides: list[SideFacts], names: list[str]) -> str:
     fields = [f for f in sides[0].to_json() if f != "measurements"] + ["measurements"]
-    return table(["", *names], [[f, *[s.to_json().get(f) for s in sides]] for f in fields])
+    rows = []
+    for f in fields:
+        name, show = _FACT_TEXT.get(f, (f, str))
+        rows.append([name, *[show(v) if v is not None and v != "" else "unknown" for v in
+                             (s.to_json().get(f) for s in sides)]])
+    return table(["", *names], rows)
 
 
 def render(result: TwoRuns, drawn: Drawn) -> str:
@@ -107,8 +118,9 @@ def render(result: TwoRuns, drawn: Drawn) -> str:
                    in_flight_label(p.key.queue_depth, p.key.threads),
                    format_rate(p.rate_a_bytes_per_s), format_rate(p.rate_b_bytes_per_s), ratio_text(p.ratio),
                    p.verdict + (f" ({p.hint})" if p.hint else "")] for p in result.points])
+    # the geometric mean over granularities, where a test and op has two or more
     summ = table(["test", "op", "geometric mean B / A (95% interval)", "verdict"],
-                 [[g.test, g.op, ratio_text(g.ratio), g.verdict] for g in result.groups])
+                 [[g.test, g.op, ratio_text(g.ratio), g.verdict] for g in result.groups]) if result.groups else ""
     unmatched = "" if not (result.only_in_a or result.only_in_b) else (
         f"<div class=\"warn\">Without a partner: only in A: {esc(', '.join(result.only_in_a) or 'none')}; "
         f"only in B: {esc(', '.join(result.only_in_b) or 'none')}.</div>")
@@ -144,8 +156,9 @@ def render_many(result: ManyRuns) -> str:
         body.append([label(key), ref + " (reference)", format_rate(mine[0].point.rate_a_bytes_per_s), "1", ""])
         body += [["", r.run.label, format_rate(r.point.rate_b_bytes_per_s), ratio_text(r.point.ratio),
                   verdict_text(r.point.verdict, r.point.scope)] for r in mine]
+    groups = [(pair.b.run, g) for pair in result.pairs for g in pair.groups]
     summ = table(["run", "test", "op", "geometric mean / reference (95% interval)", "verdict"],
-                 [[pair.b.run, g.test, g.op, ratio_text(g.ratio), g.verdict] for pair in result.pairs for g in pair.groups])
+                 [[run, g.test, g.op, ratio_text(g.ratio), g.verdict] for run, g in groups]) if groups else ""
     advice = "".join(f"<div class=\"info\">{esc(a)}.</div>" for a in result.advice)
     sections = [f"<h1>stibium compare: {len(result.pairs) + 1} runs against {esc(ref)}</h1>", advice,
                 "<h2>Rates and ratios to the reference</h2>",
