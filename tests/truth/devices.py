@@ -9,8 +9,9 @@ Recipe C: every request takes a set delay, up to a set number of them at once (p
 FUSE file system in C), with a loop device and ext4 on top: at N requests in flight it answers
 min(N, parallel) / delay requests a second.
 
-Recipe A: a loop device over an image file, throttled by the root blkio cgroup
-(v1) rule for that device only, with separate read and write rates.
+Recipe A: a loop device over an image file, throttled for that device only, with separate read and
+write rates: by the root blkio cgroup's rule (cgroup v1), or where the machine has cgroup v2 only, by the
+io.max of a cgroup of its own that the test's process joins for the while (its helpers are its children).
 
 Both need root; every step is undone in reverse order, also when a test fails or
 is interrupted."""
@@ -62,11 +63,31 @@ def missing_for_recipe_b() -> str | None:
     return _missing_for_fuse(("nbdkit", "nbdfuse"), "nbdkit libnbd-bin fuse3")
 
 
+def cgroup2_with_io() -> Path | None:
+    """The mount of the cgroup v2 hierarchy where the io controller can be used (on a machine with v1 blkio
+    mounted the controller is bound there, and v2 does not offer it), or None."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    for line in mounts:
+        fields = line.split()
+        if len(fields) > 2 and fields[2] == "cgroup2":
+            root = Path(fields[1])
+            try:
+                if "io" in (root / "cgroup.controllers").read_text().split():
+                    return root
+            except OSError:
+                continue
+    return None
+
+
 def missing_for_recipe_a() -> str | None:
     if os.geteuid() != 0:
         return "needs root (losetup, cgroup writes)"
-    if not (BLKIO / "blkio.throttle.read_bps_device").exists():
-        return "no cgroup v1 blkio throttle on this machine"
+    if not (BLKIO / "blkio.throttle.read_bps_device").exists() and cgroup2_with_io() is None:
+        return ("no block I/O throttle here: neither cgroup v1 blkio nor cgroup v2 with the io controller is mounted "
+                "(a chroot or a container without /sys/fs/cgroup)")
     return None
 
 
@@ -187,11 +208,33 @@ def recipe_a(work: Path, read_bytes_per_s: int, write_bytes_per_s: int, size_byt
         loop = _loop(image, stack)
         majmin = Path(f"/sys/block/{Path(loop).name}/dev").read_text().strip()
         _ext4_on(loop, work / "mnt", stack)
-        for kind, bps in (("read", read_bytes_per_s), ("write", write_bytes_per_s)):
-            rule = BLKIO / f"blkio.throttle.{kind}_bps_device"
-            rule.write_text(f"{majmin} {bps}\n")
-            stack.callback(rule.write_text, f"{majmin} 0\n")
+        if (BLKIO / "blkio.throttle.read_bps_device").exists():
+            for kind, bps in (("read", read_bytes_per_s), ("write", write_bytes_per_s)):
+                rule = BLKIO / f"blkio.throttle.{kind}_bps_device"
+                rule.write_text(f"{majmin} {bps}\n")
+                stack.callback(rule.write_text, f"{majmin} 0\n")
+        else:
+            _throttle_v2(majmin, read_bytes_per_s, write_bytes_per_s, stack)
         yield Device(work / "mnt", read_bytes_per_s, write_bytes_per_s)
+
+
+def _throttle_v2(majmin: str, read_bytes_per_s: int, write_bytes_per_s: int, stack: contextlib.ExitStack) -> None:
+    """cgroup v2: io.max of a cgroup of its own, which this process joins (and the helpers it starts with it);
+    undone in reverse: the process back where it was, the cgroup removed, the io controller as it was."""
+    root = cgroup2_with_io()
+    assert root is not None
+    subtree = root / "cgroup.subtree_control"
+    if "io" not in subtree.read_text().split():
+        subtree.write_text("+io\n")
+        stack.callback(subtree.write_text, "-io\n")
+    group = root / f"stibium-truth-{os.getpid()}"
+    group.mkdir()
+    stack.callback(group.rmdir)
+    (group / "io.max").write_text(f"{majmin} rbps={read_bytes_per_s} wbps={write_bytes_per_s}\n")
+    here = next(line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                if line.startswith("0::"))
+    (group / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    stack.callback((root / here.lstrip("/") / "cgroup.procs").write_text, f"{os.getpid()}\n")
 
 
 def drain_burst(device: Device) -> None:
