@@ -51,7 +51,7 @@ elif command -v apt-get >/dev/null 2>&1; then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   packages=(gcc gobjc gnustep-make libgnustep-base-dev liburing-dev python3-pip python3-venv)
-  [ "$mode" = "--test" ] && packages+=(clang strace fio chromium nbdkit libnbd-bin fuse3 libfuse3-dev pkg-config e2fsprogs)
+  [ "$mode" = "--test" ] && packages+=(clang llvm strace fio chromium nbdkit libnbd-bin fuse3 libfuse3-dev pkg-config e2fsprogs)
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
   # GCC's Objective-C builds the helper on Linux (meson would otherwise prefer clang when present).

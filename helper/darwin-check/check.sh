@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Compile the helper's Apple-only code on Linux: clang -fsyntax-only with __APPLE__ defined and
-# __linux__ undefined, against the Darwin declarations in include/ (see README.md). Not a Mac build.
+# Check the helper's Objective-C files as Apple's compiler sees them, on Linux: clang -fsyntax-only with
+# __APPLE__ defined and __linux__ undefined, against GNUstep Base's Foundation headers and the few Apple
+# Foundation declarations GNUstep lacks (include/sb_darwin_foundation.h). Not a Mac build: the C files
+# are built for macOS against Apple's real SDK by build-macos.sh beside this file.
 # Usage: helper/darwin-check/check.sh [SOURCE_DIR]   (default: the helper folder beside this one)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -10,12 +12,8 @@ command -v "$clang" >/dev/null || { echo "darwin-check: clang not found; install
 common=(-fsyntax-only -Werror -Wall -Wno-unknown-pragmas -D__APPLE__ -D__MACH__ -U__linux__ -U__linux -Ulinux
         -U__gnu_linux__ -I"$here/include" -I"$src")
 status=0
-for f in "$src"/*.c; do
-  case "$(basename "$f")" in sb_platform_linux.c) continue ;; esac
-  "$clang" -std=gnu11 "${common[@]}" "$f" || status=1
-done
-# Objective-C: Apple's branches (no GNUSTEP defined) against GNUstep Base's Foundation headers,
-# with GCC's Objective-C runtime headers, as the Linux clang build of the helper.
+# Apple's branches (no GNUSTEP defined) against GNUstep Base's Foundation headers, with GCC's Objective-C
+# runtime headers, as the Linux clang build of the helper.
 objc_flags=$(gnustep-config --objc-flags | tr ' ' '\n' | grep -E '^-I|^-D' | grep -v -E '^-DGNUSTEP$|^-DGNUSTEP_' || true)
 gcc_include=$(gcc -print-file-name=include)
 for f in "$src"/*.m; do
@@ -23,5 +21,5 @@ for f in "$src"/*.m; do
   "$clang" -x objective-c -fobjc-runtime=gcc -fobjc-exceptions -fconstant-string-class=NSConstantString -I"$gcc_include" $objc_flags \
     "${common[@]}" -include "$here/include/sb_darwin_foundation.h" "$f" || status=1
 done
-[ "$status" -eq 0 ] && echo "darwin-check: the Apple-only code compiles (syntax and types; not a Mac build)"
+[ "$status" -eq 0 ] && echo "darwin-check: the Objective-C files compile for Apple (syntax and types; not a Mac build)"
 exit "$status"
