@@ -24,7 +24,22 @@ enum { SB_OK = 0, SB_IO_FAILURE = 1, SB_USAGE = 2 };
 static NSNumber *sb_u64(uint64_t v) { return [NSNumber numberWithUnsignedLongLong:v]; }
 static NSNumber *sb_dbl(double v) { return [NSNumber numberWithDouble:v]; }
 static NSNumber *sb_bool(int v) { return [NSNumber numberWithBool:v ? YES : NO]; }
-static NSString *sb_str(const char *s) { return [NSString stringWithUTF8String:s]; }
+/* Text for the answer: well-formed UTF-8 as it is; anything else (a path's bytes in another encoding, a
+ * character cut by a length limit) with its ill-formed bytes as '?', since Foundation answers nil for it
+ * and a nil value would end the helper instead of the answer. */
+static NSString *sb_str(const char *s)
+{
+    NSString *text = [NSString stringWithUTF8String:s];
+    if (text != nil)
+        return text;
+    char *copy = strdup(s);
+    if (copy == NULL)
+        return @"?";
+    sb_utf8_clean(copy);
+    text = [NSString stringWithUTF8String:copy];
+    free(copy);
+    return text != nil ? text : @"?";
+}
 static double sb_s(uint64_t ns) { return (double)ns / 1e9; }
 
 static id sb_tristate(int v) { return v < 0 ? (id)[NSNull null] : (id)sb_bool(v); }
@@ -114,16 +129,16 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 }
 
 #define SB_USAGE_TEXT                                                                                      \
-    "usage: stibium-helper info [--path DIR] | write|read --path F --bytes N [--granularity G] "           \
+    "usage: stibium-helper info [--path DIR] [--device-block N] | write|read --path F --bytes N [--granularity G] "           \
     "[--access sequential|strided|random] [--stride S] [--span N] [--seed K] [--data-seed K] "             \
     "[--fill random|offset|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
-    "[--verify on|off] [--chunk N] | evict --path F | residency --path F | batch"
+    "[--verify on|off] [--chunk N] [--device-block N] | evict --path F | residency --path F | batch"
 
 /* The flags that take a value, and where each goes. */
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
                     SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY,
-                    SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY, SB_FLAG_CHUNK };
+                    SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY, SB_FLAG_CHUNK, SB_FLAG_DEVICE_BLOCK };
 
 static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--path", SB_FLAG_PATH}, {"--bytes", SB_FLAG_BYTES}, {"--granularity", SB_FLAG_GRANULARITY},
@@ -131,7 +146,7 @@ static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--data-seed", SB_FLAG_DATA_SEED}, {"--access", SB_FLAG_ACCESS}, {"--fill", SB_FLAG_FILL},
     {"--engine", SB_FLAG_ENGINE}, {"--sync", SB_FLAG_SYNC}, {"--latency", SB_FLAG_LATENCY},
     {"--queue-depth", SB_FLAG_QUEUE_DEPTH}, {"--threads", SB_FLAG_THREADS}, {"--io-method", SB_FLAG_IO_METHOD},
-    {"--verify", SB_FLAG_VERIFY}, {"--chunk", SB_FLAG_CHUNK},
+    {"--verify", SB_FLAG_VERIFY}, {"--chunk", SB_FLAG_CHUNK}, {"--device-block", SB_FLAG_DEVICE_BLOCK},
 };
 
 /* Index of v in names (count of them), or -1. */
@@ -173,12 +188,14 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
     case SB_FLAG_STRIDE:
     case SB_FLAG_SPAN:
     case SB_FLAG_CHUNK:
+    case SB_FLAG_DEVICE_BLOCK:
         if (sb_parse_bytes(v, &n) != 0)
             return sb_usage(out, "cannot read the size '%s' (digits with an optional unit such as KB or KiB)", v);
         if (kind == SB_FLAG_BYTES) { j->bytes = n; a->have_bytes = 1; }
         else if (kind == SB_FLAG_GRANULARITY) { j->granularity = n; a->have_granularity = 1; }
         else if (kind == SB_FLAG_STRIDE) j->stride = n;
         else if (kind == SB_FLAG_CHUNK) j->chunk_bytes = n;
+        else if (kind == SB_FLAG_DEVICE_BLOCK) j->device_block_bytes = n;
         else j->span = n;
         return SB_OK;
     case SB_FLAG_SEED:
@@ -516,7 +533,7 @@ static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
         return sb_io_error(out, &err);
     }
     sb_fsinfo info;
-    sb_fsinfo_fd(fd, &info);
+    sb_fsinfo_fd(fd, a->job.device_block_bytes, &info);
     sb_err ignored;
     int direct_open = sb_set_uncached(fd, &ignored) == 0;
     close(fd);

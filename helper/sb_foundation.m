@@ -51,7 +51,9 @@ static int sb_foundation_open(sb_job *job, sb_err *err)
 static int sb_foundation_read_whole(sb_job *job, uint64_t len, sb_err *err)
 {
     NSAutoreleasePool *pool = [[NSAutoreleasePool alloc] init];
-    NSString *path = [NSString stringWithUTF8String:job->path];
+    /* a path's bytes as the file system has them, whatever their encoding (Apple's advice for paths) */
+    NSString *path = [[NSFileManager defaultManager] stringWithFileSystemRepresentation:job->path
+                                                                                 length:strlen(job->path)];
     NSData *data;
 #ifdef GNUSTEP
     data = [NSData dataWithContentsOfFile:path];

@@ -62,6 +62,7 @@ struct sb_job {
     enum sb_io_asked io_asked;  /* --io-method: auto, io_uring, threads */
     int verify;                 /* check each request: its block once; reads: the block-numbered data */
     uint64_t chunk_bytes;       /* stream a row for every chunk_bytes moved (0: none) */
+    uint64_t device_block_bytes;/* --device-block: the disk's block size where the caller knows it (0: not given) */
     void (*on_chunk)(const sb_job *job, const sb_chunk *chunk);
     sb_hist *chunk_hist;        /* the current chunk's latencies (allocated when chunk_bytes is set) */
 

@@ -32,10 +32,11 @@ double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
 /* Page-cache counts of the whole file from cachestat(2) (Linux 6.5+): 0, or -1 where the kernel
  * lacks it (then mincore alone answers). */
 int sb_cachestat_fd(int fd, uint64_t *cached_pages, uint64_t *dirty_pages);
-/* Facts about the file system holding fd. */
-void sb_fsinfo_fd(int fd, sb_fsinfo *info);
-/* The inputs of the uncached-I/O policy for the file behind fd. */
-void sb_uncached_params_fd(int fd, sb_uncached_params *p);
+/* Facts about the file system holding fd. device_block_bytes: the disk's block size where the caller
+ * knows it (diskutil's DeviceBlockSize), else 0; Darwin's uncached-read rule uses it, Linux asks statx. */
+void sb_fsinfo_fd(int fd, uint64_t device_block_bytes, sb_fsinfo *info);
+/* The inputs of the uncached-I/O policy for the file behind fd (device_block_bytes as above). */
+void sb_uncached_params_fd(int fd, uint64_t device_block_bytes, sb_uncached_params *p);
 /* 1 the process runs translated (Rosetta), 0 natively, -1 unknown. */
 int sb_platform_translated(void);
 /* The kernel's page size (Darwin: vm_kernel_page_size; Linux: the page size). */

@@ -1,6 +1,7 @@
 /* sb_platform_darwin.c: Apple platforms: F_NOCACHE, F_FULLFSYNC (with fsync where the
  * file system refuses it), eviction by fsync + mmap + msync(MS_INVALIDATE) (as fio does:
- * F_NOCACHE does not evict pages that are already cached), statfs for the file system,
+ * F_NOCACHE does not evict pages that are already cached), statfs for the file system (and, where the
+ * caller does not know the disk's block size, its allocation block: sb_policy_darwin_device_block),
  * vm_kernel_page_size and sysctl.proc_translated for the uncached-I/O policy.
  * Sources (xnu): F_NOCACHE and F_FULLFSYNC bsd/kern/kern_descrip.c (fcntl); mmap PROT_READ
  * needs a descriptor open for reading bsd/kern/kern_mman.c; proc_translated
@@ -91,28 +92,26 @@ int sb_platform_translated(void)
 
 uint64_t sb_platform_kernel_page_bytes(void) { return (uint64_t)vm_kernel_page_size; }
 
-void sb_fsinfo_fd(int fd, sb_fsinfo *info)
+void sb_fsinfo_fd(int fd, uint64_t device_block_bytes, sb_fsinfo *info)
 {
     memset(info, 0, sizeof *info);
     info->direct_how = "F_NOCACHE";
     long page = sysconf(_SC_PAGESIZE);
     info->mem_align_bytes = (uint64_t)page;
-    info->offset_align_bytes = (uint64_t)page;
-    info->direct_honoured = 1;
+    info->offset_align_bytes = sb_policy_darwin_device_block(device_block_bytes, 0);
+    info->direct_honoured = -1;
     struct statfs sfs;
     if (fstatfs(fd, &sfs) == 0) {
         snprintf(info->fs_type, sizeof info->fs_type, "%s", sfs.f_fstypename);
-        if (sfs.f_bsize > 0)
-            info->offset_align_bytes = (uint64_t)sfs.f_bsize;
-        if (strcmp(sfs.f_fstypename, "macfuse") == 0 || strncmp(sfs.f_fstypename, "osxfuse", 7) == 0)
-            info->direct_honoured = 0;
+        info->offset_align_bytes = sb_policy_darwin_device_block(device_block_bytes, (uint64_t)sfs.f_bsize);
+        info->direct_honoured = sb_policy_darwin_fs_honours(sfs.f_fstypename);
     }
 }
 
-void sb_uncached_params_fd(int fd, sb_uncached_params *p)
+void sb_uncached_params_fd(int fd, uint64_t device_block_bytes, sb_uncached_params *p)
 {
     sb_fsinfo info;
-    sb_fsinfo_fd(fd, &info);
+    sb_fsinfo_fd(fd, device_block_bytes, &info);
     int translated = sb_platform_translated();
     *p = (sb_uncached_params){.os = SB_OS_DARWIN, .kernel_page_bytes = sb_platform_kernel_page_bytes(),
                               .process_page_bytes = (uint64_t)sysconf(_SC_PAGESIZE),

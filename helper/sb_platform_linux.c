@@ -95,18 +95,19 @@ int sb_platform_translated(void) { return 0; }
 
 uint64_t sb_platform_kernel_page_bytes(void) { return (uint64_t)sysconf(_SC_PAGESIZE); }
 
-void sb_uncached_params_fd(int fd, sb_uncached_params *p)
+void sb_uncached_params_fd(int fd, uint64_t device_block_bytes, sb_uncached_params *p)
 {
     sb_fsinfo info;
-    sb_fsinfo_fd(fd, &info);
+    sb_fsinfo_fd(fd, device_block_bytes, &info);
     uint64_t page = sb_platform_kernel_page_bytes();
     *p = (sb_uncached_params){.os = SB_OS_LINUX, .kernel_page_bytes = page, .process_page_bytes = page,
                               .dev_block_bytes = info.offset_align_bytes, .dio_align_bytes = info.offset_align_bytes,
                               .translated = 0, .fs_honours = info.direct_honoured};
 }
 
-void sb_fsinfo_fd(int fd, sb_fsinfo *info)
+void sb_fsinfo_fd(int fd, uint64_t device_block_bytes, sb_fsinfo *info)
 {
+    (void)device_block_bytes;   /* statx answers the alignment here */
     memset(info, 0, sizeof *info);
     info->direct_how = "O_DIRECT";
     info->direct_honoured = -1;

@@ -5,8 +5,9 @@
  *    the cache when the file offset is not aligned to the kernel page (PAGE_MASK), and moves
  *    io_req_size & ~PAGE_MASK directly, the rest through the cache;
  *  - reads: cluster_read_direct needs the file offset aligned to the device block size
- *    (mnt_devblocksize) and takes any length; the part past the last whole block is "misaligned"
- *    and read through the cache;
+ *    (mnt_devblocksize, which vfs_init_io_attributes takes from the disk's DKIOCGETBLOCKSIZE,
+ *    vfs_subr.c 4485-4490) and takes any length; a length that is not a whole number of device
+ *    blocks has its direct part clipped to the kernel page, the rest read through the cache;
  *  - both: no direct I/O when the process's page size is smaller than the kernel's (Rosetta on
  *    Apple Silicon: cluster_io_type turns IO_DIRECT into IO_COPY; cluster_read_direct forces
  *    "misaligned").
@@ -15,6 +16,8 @@
 #include "sb_policy.h"
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
+#include <string.h>
 
 static sb_uncached_decision sb_decision(enum sb_uncached_how how, uint64_t uncached, uint64_t unit)
 {
@@ -52,7 +55,32 @@ sb_uncached_decision sb_policy_request(const sb_uncached_params *p, int is_write
     uint64_t unit = p->dev_block_bytes ? p->dev_block_bytes : p->kernel_page_bytes;
     if (offset % unit != 0)
         return sb_decision(SB_CACHED_MISALIGNED, 0, unit);
-    return sb_body(len, unit);
+    if (len % unit == 0)
+        return sb_decision(SB_UNCACHED_ALL, len, unit);
+    /* a length that ends off the device block: the direct part is clipped to the kernel page, the rest
+     * read through the cache (cluster_read_direct, vfs_cluster.c 5421-5438: io_size &= ~PAGE_MASK) */
+    uint64_t body = len - len % p->kernel_page_bytes;
+    return sb_decision(body ? SB_UNCACHED_BODY : SB_CACHED_SMALL_READ, body, unit);
+}
+
+uint64_t sb_policy_darwin_device_block(uint64_t given_bytes, uint64_t fs_block_bytes)
+{
+    if (given_bytes > 0)
+        return given_bytes;
+    if (fs_block_bytes == 0)
+        return SB_DARWIN_DEVICE_BLOCK_ASSUMED_BYTES;
+    return fs_block_bytes < SB_DARWIN_DEVICE_BLOCK_ASSUMED_BYTES ? fs_block_bytes : SB_DARWIN_DEVICE_BLOCK_ASSUMED_BYTES;
+}
+
+int sb_policy_darwin_fs_honours(const char *fs_type)
+{
+    static const char *const network[] = {"nfs", "smbfs", "webdav", "afpfs", "ftp", "cifs"};
+    if (strcmp(fs_type, "macfuse") == 0 || strncmp(fs_type, "osxfuse", 7) == 0)
+        return 0;
+    for (size_t i = 0; i < sizeof network / sizeof network[0]; i++)
+        if (strcmp(fs_type, network[i]) == 0)
+            return -1;
+    return 1;
 }
 
 int sb_policy_honoured(enum sb_uncached_how how)
@@ -64,6 +92,8 @@ const char *sb_policy_reason(enum sb_uncached_how how)
 {
     switch (how) {
     case SB_CACHED_SMALL: return "writes under 16 KiB go through the page cache on macOS";
+    case SB_CACHED_SMALL_READ: return "a read shorter than the kernel page that ends off the device block goes "
+                                      "through the page cache on macOS";
     case SB_CACHED_MISALIGNED: return "offsets off the kernel's alignment go through the page cache";
     case SB_CACHED_TRANSLATED: return "no uncached I/O under Rosetta: build the helper natively (arm64)";
     case SB_CACHED_FS: return "this file system caches uncached I/O anyway";

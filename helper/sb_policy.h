@@ -13,7 +13,7 @@ typedef struct {
     enum sb_os os;
     uint64_t kernel_page_bytes;  /* Darwin: vm_kernel_page_size (16 KiB on Apple Silicon, 4 KiB on Intel) */
     uint64_t process_page_bytes; /* the process's page size: 4 KiB under Rosetta on a 16 KiB kernel */
-    uint64_t dev_block_bytes;    /* Darwin: statfs f_bsize of the file system (4096 on APFS) */
+    uint64_t dev_block_bytes;    /* Darwin: the device's block size (sb_policy_darwin_device_block) */
     uint64_t dio_align_bytes;    /* Linux: statx STATX_DIOALIGN offset alignment (or 4096 when unknown) */
     int translated;              /* Darwin: the process runs under Rosetta (sysctl.proc_translated) */
     int fs_honours;              /* 1 the file system honours uncached I/O, 0 it caches anyway, -1 unknown */
@@ -27,6 +27,7 @@ enum sb_uncached_how {
     SB_CACHED_MISALIGNED,     /* Darwin: an offset off the required alignment sends the request through the cache */
     SB_CACHED_TRANSLATED,     /* Darwin: no direct I/O for a 4 KiB-page process on a 16 KiB kernel */
     SB_CACHED_FS,             /* the file system caches whatever it is asked (tmpfs, FUSE) */
+    SB_CACHED_SMALL_READ,     /* Darwin: a read under a kernel page whose length ends off the device block */
 };
 
 typedef struct {
@@ -37,6 +38,22 @@ typedef struct {
 
 /* Darwin: the smallest write that may bypass the cache (xnu bsd/vfs/vfs_cluster.c MIN_DIRECT_WRITE_SIZE). */
 #define SB_DARWIN_MIN_DIRECT_WRITE_BYTES ((uint64_t)16384)
+
+/* Darwin: what a device block is assumed to be where the disk's own is not known: no disk a Mac
+ * mounts has larger blocks, and stibium's offsets are multiples of it. */
+#define SB_DARWIN_DEVICE_BLOCK_ASSUMED_BYTES ((uint64_t)4096)
+
+/* Darwin: the device block size that xnu's uncached-read rule uses (mnt_devblocksize, from the disk's
+ * DKIOCGETBLOCKSIZE, which an unprivileged process cannot ask): the caller's (diskutil's
+ * DeviceBlockSize) when given, else the file system's statfs f_bsize capped at 4096. f_bsize is the
+ * allocation unit, never smaller than the device block (4096 on APFS), but the cluster size on FAT and
+ * exFAT (32-128 KiB: msdosfs_vfsops.c 983, 1185), where it would call every 4 KiB read cached. */
+uint64_t sb_policy_darwin_device_block(uint64_t given_bytes, uint64_t fs_block_bytes);
+
+/* Darwin: whether a file system honours F_NOCACHE, from statfs f_fstypename: 0 for macFUSE (it caches
+ * whatever it is asked), -1 unknown for network file systems (nfs, smbfs, webdav, afpfs: the server and
+ * the client's own caches are out of xnu's cluster layer; FUSE-T mounts as nfs), 1 for local ones. */
+int sb_policy_darwin_fs_honours(const char *fs_type);
 
 /* Whether the request (offset, len) of a read or write bypasses the page cache. */
 sb_uncached_decision sb_policy_request(const sb_uncached_params *p, int is_write, uint64_t offset, uint64_t len);

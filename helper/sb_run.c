@@ -94,7 +94,7 @@ static int sb_check_file(sb_job *job, sb_err *err)
     if (job->op == SB_WRITE && job->existing && end > job->file_size_bytes)
         return sb_fail(err, EINVAL, "%s has %llu bytes but the requests reach byte %llu; lay the file out first",
                        job->path, (unsigned long long)job->file_size_bytes, (unsigned long long)end);
-    sb_uncached_params_fd(job->fd, &job->uncached);
+    sb_uncached_params_fd(job->fd, job->device_block_bytes, &job->uncached);
     uint64_t required = sb_policy_required_align(&job->uncached);
     uint64_t keep_aligned = required ? required : job->uncached.kernel_page_bytes;
     job->max_call_bytes = sb_policy_max_syscall_bytes(job->uncached.os, keep_aligned);

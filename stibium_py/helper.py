@@ -106,14 +106,22 @@ def raw_clock_ns() -> int | None:
 LAYOUT_GRANULARITY_BYTES = 8 * 2**20
 
 
-def measure_args(op: "Op", path: Path) -> list[str]:
-    """The helper command of one planned measurement."""
+def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None) -> list[str]:
+    """The helper command of one planned measurement. device_block_bytes: the disk's block size where the
+    target's facts know it (macOS: diskutil's DeviceBlockSize), which xnu's uncached-read rule uses."""
     return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
                    stride=op.stride_bytes or None, span=op.span_bytes,
                    seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
                    sync=op.sync if op.op == "write" else None, existing=op.existing,
                    queue_depth=op.queue_depth if op.queue_depth > 1 else None,
-                   threads=op.threads if op.threads > 1 else None, chunk=op.chunk_bytes or None)
+                   threads=op.threads if op.threads > 1 else None, chunk=op.chunk_bytes or None,
+                   device_block=device_block_bytes or None)
+
+
+def device_block_of(target_facts: dict[str, Any]) -> int | None:
+    """The disk's block size from the target's facts (macOS: diskutil's DeviceBlockSize), or None."""
+    value = target_facts.get("device_block_bytes")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def layout_args(path: Path, size_bytes: int, engine: str, fill: str, data_seed: int) -> list[str]:

@@ -25,7 +25,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from . import __version__, memory, sysinfo
 from .kinds import by_kind
-from .helper import (CompiledHelper, HelperError, HelperFactory, HelperSession, HelperTimeout, find_helper,
+from .helper import (CompiledHelper, HelperError, HelperFactory, HelperSession, HelperTimeout, device_block_of, find_helper,
                      layout_args, measure_args, op_timeout_s, raw_clock_ns)
 from .measurement import MeasurementError, failed, from_answer, from_chunk
 from .paths import device_of
@@ -88,7 +88,9 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
               options.out_dir)
     helpers = helper or CompiledHelper(_helper_path())
     target.mkdir(parents=True, exist_ok=True)
-    info = helpers.once(["info", "--path", str(target)])
+    facts = sysinfo.target_facts(target)
+    block = device_block_of(facts)
+    info = helpers.once(["info", "--path", str(target)] + (["--device-block", str(block)] if block else []))
     if not info.ok:
         raise RunError(f"target {target}: {info.error}", 2)
     started = utc_now()
@@ -117,7 +119,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         work_dir=str(work),
         keep_files=options.keep_files,
         machine=machine,
-        target_facts={**sysinfo.target_facts(target), **info.data.get("target", {})},
+        target_facts={**facts, **info.data.get("target", {})},
         clock={k: info.data.get(k) for k in ("clock", "clock_resolution_ns", "timebase_numer", "timebase_denom")},
         started_utc=iso(started),
         started_epoch_s=time.time(),
@@ -446,7 +448,8 @@ class Runner:
             self._advance(op, m.bytes, m.seconds)
 
         try:
-            result = self.helper.call(measure_args(op, path), timeout_s=op_timeout_s(op),
+            result = self.helper.call(measure_args(op, path, device_block_of(self.run.target_facts)),
+                                      timeout_s=op_timeout_s(op),
                                       on_row=chunk_row if op.chunk_bytes else None)
         except HelperTimeout as e:
             self.log.append(failed(op, str(e), started_s))

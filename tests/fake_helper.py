@@ -99,8 +99,10 @@ class FakeHelpers:
 
     interrupt_at: int | None = None
     sessions: list[FakeHelper] = field(default_factory=list)
+    once_calls: list[list[str]] = field(default_factory=list)
 
     def once(self, args: list[str]) -> HelperResult:
+        self.once_calls.append(list(args))
         return HelperResult(0, {"helper_version": "fake", "platform": "linux", "engines": ["direct", "buffered"],
                                 "clock": "fake", "target": {"fs_type": "fake"}})
 

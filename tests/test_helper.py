@@ -253,6 +253,26 @@ def test_missing_file_is_enoent(helper, disk_dir):
     assert out["errno"] == 2 and out["error"] == f"{disk_dir / 'nope'} does not exist"
 
 
+@pytest.mark.parametrize("prefix", ["", "a", "ab", "abc"])
+def test_an_error_cut_inside_a_character_is_still_answered(helper, disk_dir, prefix):
+    # a missing path of 220 "é" then 120 "ü": the 512-byte message limit falls inside a two-byte
+    # character at two of these four offsets, where Foundation would answer nil and the helper died
+    name = prefix + "é" * 220 + "ü" * 120
+    out = _error(helper, "read", "--path", str(disk_dir / name), "--bytes", "4KiB")
+    assert out["errno"] == 36          # ENAMETOOLONG: no component may exceed 255 bytes
+    # the message cut at 511 bytes; a character split by the cut is one '?'
+    cut = f"cannot examine {disk_dir / name}".encode()[:511]
+    assert out["error"] == cut.decode(errors="replace").replace("\ufffd", "?")
+
+
+def test_a_path_that_is_not_utf8_is_answered_with_its_bytes_replaced(helper, disk_dir):
+    path = os.fsencode(str(disk_dir)) + b"/caf\xe9"          # Latin-1 bytes, as an old archive may hold
+    proc = subprocess.run([os.fsencode(str(helper)), b"read", b"--path", path, b"--bytes", b"4KiB"], capture_output=True)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and out["errno"] == 2
+    assert out["error"] == f"{disk_dir}/caf? does not exist"
+
+
 def test_read_past_the_end_is_refused(helper, disk_dir):
     path = disk_dir / "short"
     _layout(helper, path, "8KiB")

@@ -19,7 +19,7 @@ DRIVER = r"""
 #include <stdlib.h>
 #include "sb_policy.h"
 #include "sb_buffer.h"
-static const char *names[] = {"all", "body", "small", "misaligned", "translated", "fs"};
+static const char *names[] = {"all", "body", "small", "misaligned", "translated", "fs", "small-read"};
 int main(int argc, char **argv) {
     const char *what = argv[1];
     if (argv[1][0] == 'r') {           /* request OS KPAGE PPAGE BLOCK DIO TRANSLATED FS WRITE OFFSET LEN */
@@ -41,6 +41,11 @@ int main(int argc, char **argv) {
         for (long i = 0; i < atol(argv[5]); i++)
             printf("%zu\n", sb_buffer_slice(strtoull(argv[2], 0, 10), &cursor, strtoull(argv[4], 0, 10),
                                             strtoull(argv[3], 0, 10)));
+    } else if (what[0] == 'b') {       /* block GIVEN FS_BSIZE: Darwin's device block */
+        printf("%llu\n", (unsigned long long)sb_policy_darwin_device_block(strtoull(argv[2], 0, 10),
+                                                                          strtoull(argv[3], 0, 10)));
+    } else if (what[0] == 'h') {       /* honours FSTYPENAME: Darwin */
+        printf("%d\n", sb_policy_darwin_fs_honours(argv[2]));
     } else if (what[0] == 'i') {       /* io OS URING QD THREADS ASKED SPLIT */
         static const char *refusals[] = {"runs", "refused-uring", "refused-workers"};
         sb_io_choice c = sb_policy_io_method(argv[2][0] == 'd' ? SB_OS_DARWIN : SB_OS_LINUX,
@@ -132,6 +137,50 @@ def test_nothing_is_uncached_under_rosetta(driver, is_write, length):
     # defect 4: a 4 KiB-page process on a 16 KiB kernel gets no direct I/O
     how, uncached, honoured, _, _, reason = decide(driver, ROSETTA, is_write, 0, length)
     assert (how, uncached, honoured, reason) == ("translated", 0, False, True)
+
+
+def _darwin_device_block(driver: Path, given: int, fs_bsize: int) -> int:
+    return int(subprocess.run([str(driver), "block", str(given), str(fs_bsize)], capture_output=True, text=True,
+                              check=True).stdout)
+
+
+@pytest.mark.parametrize("machine", [APPLE_SILICON, INTEL_MAC], ids=["apple-silicon", "intel-mac"])
+@pytest.mark.parametrize("fs_bsize,given,block", [
+    (32 * KiB, 512, 512),     # FAT32: f_bsize is the cluster; diskutil's DeviceBlockSize of a USB SSD
+    (128 * KiB, 0, 4096),     # exFAT, the disk's block unknown: at most 4096
+    (4096, 0, 4096),          # APFS
+    (4096, 512, 512),         # APFS on an external 512-byte disk: the disk's, less strict
+    (512, 0, 512),            # HFS+ with 512-byte allocation blocks
+])
+def test_darwin_reads_are_judged_against_the_device_block_not_the_cluster(driver, machine, fs_bsize, given, block):
+    # xnu's uncached-read rule uses mnt_devblocksize (the disk's DKIOCGETBLOCKSIZE), not statfs f_bsize,
+    # which msdosfs sets to the cluster size: a 4 KiB read at a 4 KiB offset on FAT is uncached
+    assert _darwin_device_block(driver, given, fs_bsize) == block
+    on_this_disk = machine[:3] + (block,) + machine[4:]
+    assert decide(driver, on_this_disk, READ, 12 * KiB, 4096)[:3] == ("all", 4096, True)
+    if 12 * KiB % fs_bsize:   # the old rule: the cluster size as the unit called this read cached
+        assert decide(driver, machine[:3] + (fs_bsize,) + machine[4:], READ, 12 * KiB, 4096)[:2] == ("misaligned", 0)
+
+
+def test_darwin_read_ending_off_the_device_block_is_clipped_to_the_kernel_page(driver):
+    # vfs_cluster.c 5421-5438: io_size &= ~PAGE_MASK where the length is not a whole number of device blocks
+    assert decide(driver, APPLE_SILICON, READ, 0, 100_000)[:3] == ("body", 6 * 16 * KiB, True)   # 98304 direct
+    assert decide(driver, INTEL_MAC, READ, 0, 100_000)[:3] == ("body", 24 * 4 * KiB, True)       # 98304 direct
+    assert decide(driver, APPLE_SILICON, READ, 0, 40_000)[:3] == ("body", 32 * KiB, True)       # not 36864
+    assert decide(driver, INTEL_MAC, READ, 0, 40_000)[:3] == ("body", 36 * KiB, True)
+    # the articles' 10 KB file: under one 16 KiB page, so all of it through the cache on Apple Silicon
+    how, uncached, honoured, _, _, reason = decide(driver, APPLE_SILICON, READ, 0, 10_000)
+    assert (how, uncached, honoured, reason) == ("small-read", 0, False, True)
+    assert decide(driver, INTEL_MAC, READ, 0, 10_000)[:3] == ("body", 8 * KiB, True)
+    assert decide(driver, APPLE_SILICON, READ, 0, 8 * KiB)[:3] == ("all", 8 * KiB, True)     # whole blocks
+
+
+@pytest.mark.parametrize("fs_type,honours", [("apfs", 1), ("hfs", 1), ("msdos", 1), ("exfat", 1), ("macfuse", 0),
+                                             ("osxfuse_1", 0), ("nfs", -1), ("smbfs", -1), ("webdav", -1),
+                                             ("afpfs", -1)])
+def test_darwin_network_file_systems_are_unknown_not_honoured(driver, fs_type, honours):
+    out = subprocess.run([str(driver), "honours", fs_type], capture_output=True, text=True, check=True).stdout
+    assert int(out) == honours
 
 
 def test_a_file_system_that_caches_anyway_is_never_honoured(driver):

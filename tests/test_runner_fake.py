@@ -55,6 +55,25 @@ def test_a_run_measures_every_operation_in_order_and_cleans_up(tmp_path):
     assert list((tmp_path / "t").iterdir()) == []        # the test folder and the probe's file are gone
 
 
+def test_the_disks_block_size_reaches_every_measurement_where_the_facts_know_it(tmp_path, monkeypatch):
+    # macOS: diskutil's DeviceBlockSize is the unit of xnu's uncached-read rule; the helper cannot ask the disk
+    from stibium_py import sysinfo
+    real = sysinfo.target_facts
+    monkeypatch.setattr(sysinfo, "target_facts", lambda target: {**real(target), "device_block_bytes": 512})
+    helpers = FakeHelpers()
+    start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), helpers)
+    assert helpers.once_calls[0][-2:] == ["--device-block", "512"]
+    measured = [c for c in helpers.sessions[0].calls if c[0] in ("read", "write") and "--latency" not in c]
+    assert measured and all(c[-2:] == ["--device-block", "512"] for c in measured)
+
+
+def test_without_the_disks_block_size_no_flag_is_passed(tmp_path):
+    helpers = FakeHelpers()      # Linux facts: statx gives the helper the alignment itself
+    start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), helpers)
+    assert "--device-block" not in helpers.once_calls[0]
+    assert not any("--device-block" in c for c in helpers.sessions[0].calls)
+
+
 def test_an_interrupted_run_resumes_without_repeating_a_measurement(tmp_path):
     helpers = FakeHelpers(interrupt_at=5)
     with pytest.raises(RunError) as e:
