@@ -1,6 +1,7 @@
 /* sb_policy.c: pure decisions of uncached I/O per platform (see sb_policy.h).
  * Darwin rules read from xnu (bsd/vfs/vfs_cluster.c, xnu-11417 and xnu-8019):
- *  - writes: cluster_write_ext asks cluster_io_type for IO_DIRECT only for a vector of at least
+ *  - writes: cluster_write_copy reads a kernel page the write covers only in part, unless it is cached
+ *    (vfs_cluster.c 4171-4215); cluster_write_ext asks cluster_io_type for IO_DIRECT only for a vector of at least
  *    MIN_DIRECT_WRITE_SIZE (16384) bytes; cluster_write_direct then sends the whole vector through
  *    the cache when the file offset is not aligned to the kernel page (PAGE_MASK), and moves
  *    io_req_size & ~PAGE_MASK directly, the rest through the cache;
@@ -46,8 +47,8 @@ sb_uncached_decision sb_policy_request(const sb_uncached_params *p, int is_write
         return sb_decision(SB_CACHED_TRANSLATED, 0, p->kernel_page_bytes);
     if (is_write) {
         uint64_t unit = p->kernel_page_bytes;
-        if (len < SB_DARWIN_MIN_DIRECT_WRITE_BYTES)
-            return sb_decision(SB_CACHED_SMALL, 0, unit);
+        if (len < SB_DARWIN_MIN_DIRECT_WRITE_BYTES)   /* part of a page: cluster_write_copy reads it first */
+            return sb_decision(offset % unit || len % unit ? SB_CACHED_SMALL_PARTIAL : SB_CACHED_SMALL, 0, unit);
         if (offset % unit != 0)
             return sb_decision(SB_CACHED_MISALIGNED, 0, unit);
         return sb_body(len, unit);
@@ -92,6 +93,9 @@ const char *sb_policy_reason(enum sb_uncached_how how)
 {
     switch (how) {
     case SB_CACHED_SMALL: return "writes under 16 KiB go through the page cache on macOS";
+    case SB_CACHED_SMALL_PARTIAL: return "writes under 16 KiB go through the page cache on macOS; one that covers part "
+                                         "of a kernel page (16 KiB on Apple Silicon) first reads that page unless it "
+                                         "is cached, and the sync writes whole pages back";
     case SB_CACHED_SMALL_READ: return "a read shorter than the kernel page that ends off the device block goes "
                                       "through the page cache on macOS";
     case SB_CACHED_MISALIGNED: return "offsets off the kernel's alignment go through the page cache";

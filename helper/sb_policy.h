@@ -28,6 +28,8 @@ enum sb_uncached_how {
     SB_CACHED_TRANSLATED,     /* Darwin: no direct I/O for a 4 KiB-page process on a 16 KiB kernel */
     SB_CACHED_FS,             /* the file system caches whatever it is asked (tmpfs, FUSE) */
     SB_CACHED_SMALL_READ,     /* Darwin: a read under a kernel page whose length ends off the device block */
+    SB_CACHED_SMALL_PARTIAL,  /* Darwin: a write under 16 KiB that covers part of a kernel page: the page is read
+                               * first unless cached, and the sync writes it back whole */
 };
 
 typedef struct {

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .analysis import below
+from .analysis.durability import sync_caution
 from .analysis.comparison import (Drawn, ManyRuns, SideFacts, SustainedPair, TwoRuns, advice, compare_points,
                                   compare_sustained)
 from .analysis.rates import by_point, describe, draw_inputs
@@ -143,7 +144,8 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
                                 [(run.path.name, by_point(run.rows)) for run in b.runs], matched, settings, pool)
-    cautions = {k: c for k in matched for c in (_caution(k, below_a, below_b),) if c is not None}
+    platforms = (a.record.helper.get("platform"), b.record.helper.get("platform"))
+    cautions = {k: c for k in matched for c in (_caution(k, below_a, below_b, platforms, ga[k], gb[k]),) if c}
     return TwoRuns(
         a=_facts(a), b=_facts(b), settings=settings, comparison=result, cautions=cautions,
         same_machine=same_machine(a, b), advice=advice(len(a.runs), len(b.runs), result, settings, RUNS_ADVISED),
@@ -161,13 +163,20 @@ def _memory_rates(side: Side) -> dict[Any, float]:
     return rates
 
 
-def _caution(key: Any, below_a: dict[Any, float], below_b: dict[Any, float]) -> str | None:
-    """A matched point whose reads on one side or both came from a cache below the file system."""
+def _caution(key: Any, below_a: dict[Any, float], below_b: dict[Any, float], platforms: tuple[Any, Any],
+             rows_a: Table, rows_b: Table) -> str | None:
+    """A matched point whose reads on one side or both came from a cache below the file system, or whose
+    writes were made durable differently (the drive's cache flushed on one side only)."""
+    found = []
     sides = [f"{name} at {shares[key]:.0%} of memory speed" for name, shares in (("A", below_a), ("B", below_b))
              if key in shares]
-    if not sides:
-        return None
-    return f"served by a cache below the file system ({' and '.join(sides)}): not the drive's speed"
+    if sides:
+        found.append(f"served by a cache below the file system ({' and '.join(sides)}): not the drive's speed")
+    if key.op == "write":
+        synced = sync_caution(platforms[0], rows_a.sync_used.tolist(), platforms[1], rows_b.sync_used.tolist())
+        if synced:
+            found.append(synced)
+    return "; ".join(found) or None
 
 
 def _facts(run: Side) -> SideFacts:

@@ -87,6 +87,19 @@ def existing_folder(path: Path, what: str, todo: str) -> Path:
     return probe
 
 
+def volume_change(device_then: int | None, uuid_then: str | None, device_now: int | None,
+                  uuid_now: str | None) -> str | None:
+    """Why a resumed run's target is not the volume it started on, or None where it is (or cannot be told).
+    The volume's UUID decides where both are known: the device number follows the order disks were attached
+    (macOS numbers them diskN, Linux sdX), so an external disk can come back under another number after a
+    reboot; the number decides only where a UUID is missing."""
+    if uuid_then and uuid_now:
+        return None if uuid_then == uuid_now else f"volume {uuid_then} then, {uuid_now} now"
+    if device_then is None or device_now is None or device_then == device_now:
+        return None
+    return f"device {device_then} then, {device_now} now"
+
+
 def device_of(path: Path) -> int | None:
     """The device number of the file system holding path (its existing part), or None."""
     try:

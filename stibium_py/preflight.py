@@ -18,6 +18,8 @@ from .units import format_bytes
 SPACE_MARGIN_FRACTION = 0.05
 SPACE_MARGIN_BYTES = 64 * 10**6
 WORK_MARKER = ".stibium-run"
+# files the Finder writes into any folder a user opens (its view settings, a localized name): not the user's data
+FOLDER_VIEW_FILES = (".DS_Store", ".localized")
 # The helper's buffers: the largest request, beside a write stream of up to 64 MiB (a buffer of
 # 256 MiB or more frees the other one), and the process itself.
 HELPER_OVERHEAD_BYTES = 128 * 2**20
@@ -64,6 +66,13 @@ def check_memory(largest_request: int, available_bytes: int | None, read_slots: 
                    f"{', or fewer requests in flight' if read_slots > largest_request else ''}, or free memory", 2)
 
 
+def foreign_entries(folder: Path) -> list[str]:
+    """What a target holds that stibium did not put there: anything but test folders of its own (with their
+    marker) and the Finder's view files."""
+    return [p.name for p in folder.iterdir() if p.name not in FOLDER_VIEW_FILES
+            and not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())]
+
+
 def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
     """Refuse, before anything is written, a target stibium should not or cannot use."""
     target = target.expanduser()
@@ -81,7 +90,7 @@ def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise RunError(f"target {target} is not writable by this user; choose another folder with --target", 2)
     if target.is_dir() and not allow_nonempty:
-        foreign = [p.name for p in target.iterdir() if not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())]
+        foreign = foreign_entries(target)
         if foreign:
             raise RunError(f"target {target} holds files stibium did not create ({foreign[0]}, ...); use an empty "
                            f"folder or pass --allow-nonempty", 2)
@@ -92,17 +101,33 @@ def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
                        f"plus a margin ({format_bytes(want)}); free some space or choose another --target", 2)
 
 
+# sudo searches only its secure_path, which lacks ~/.local/bin where install.sh links stibium for a user
+SUDO_HOW = 'sudo "$(command -v stibium)" run ... (sudo does not search ~/.local/bin)'
+
+
+def between_refusal(platform: str, euid: int, purge: str | None, drop_caches_writable: bool) -> str | None:
+    """Why between: drop-caches cannot run here (root on Linux, root and `purge` on macOS), or None."""
+    if platform == "darwin":
+        if purge is None:
+            return "between: drop-caches needs macOS's `purge`, which is not on this Mac; use between: evict"
+        if euid != 0:
+            return f"between: drop-caches needs `purge` run as root on macOS; run stibium as root with {SUDO_HOW}, " \
+                   f"or use between: evict"
+        return None
+    if euid != 0 or not drop_caches_writable:
+        return (f"between: drop-caches needs root on Linux (it writes /proc/sys/vm/drop_caches); run stibium as root "
+                f"with {SUDO_HOW}, or use between: evict")
+    return None
+
+
 def check_between(expanded: Expanded) -> None:
     """drop-caches needs root on Linux and `purge` on macOS; say so before the run starts."""
     if not any(t.between == "drop-caches" for t in expanded.tests):
         return
-    if sys.platform == "darwin":
-        if shutil.which("purge") is None or os.geteuid() != 0:
-            raise RunError("between: drop-caches needs `purge` run as root on macOS; run with sudo or use "
-                           "between: evict", 2)
-    elif os.geteuid() != 0 or not os.access("/proc/sys/vm/drop_caches", os.W_OK):
-        raise RunError("between: drop-caches needs root on Linux (it writes /proc/sys/vm/drop_caches); run as root "
-                       "or use between: evict", 2)
+    why = between_refusal(sys.platform, os.geteuid(), shutil.which("purge"),
+                          os.access("/proc/sys/vm/drop_caches", os.W_OK))
+    if why:
+        raise RunError(why, 2)
 
 
 def drop_caches() -> None:

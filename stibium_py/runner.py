@@ -15,6 +15,8 @@ import math
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +30,7 @@ from .kinds import by_kind
 from .helper import (CompiledHelper, HelperError, HelperFactory, HelperSession, HelperTimeout, device_block_of, find_helper,
                      layout_args, measure_args, op_timeout_s, raw_clock_ns)
 from .measurement import MeasurementError, failed, from_answer, from_chunk
-from .paths import device_of
+from .paths import device_of, volume_change
 from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand, expand_at, load_plan
 from .preflight import RunError, drop_caches, preflight
@@ -36,7 +38,7 @@ from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
                     read_series_json, utc_now, write_run_json, write_series_json)
 from .units import format_bytes, format_rate
-from .workdir import WorkDir
+from .workdir import WorkDir, work_dir_name
 
 
 class Interrupted(Exception):
@@ -78,6 +80,27 @@ class LoadedPlan:
         return cls(source, plan, text)
 
 
+def keep_awake_command(platform: str, pid: int, caffeinate: str | None) -> list[str] | None:
+    """macOS: the power assertion that keeps an idle Mac from sleeping while pid runs (a sleep stops the raw
+    clock and the drive mid-measurement): `caffeinate -i -w PID`, which ends with that process. A closed lid
+    still sleeps a laptop on battery; the README says so. None elsewhere, or without caffeinate."""
+    if platform != "darwin" or caffeinate is None:
+        return None
+    return [caffeinate, "-i", "-w", str(pid)]
+
+
+def keep_awake(platform: str, pid: int) -> subprocess.Popen | None:
+    """Start keep_awake_command's process, or None where there is none (or it cannot start)."""
+    command = keep_awake_command(platform, pid, shutil.which("caffeinate"))
+    if command is None:
+        return None
+    try:
+        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+
+
 def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper: HelperFactory | None = None
               ) -> Finished:
     """Check everything, create the run directory and the test folder, and run."""
@@ -98,10 +121,10 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
     if options.run_name:
         run_dir = options.out_dir / options.run_name
         run_dir.mkdir(parents=True)
-        work = target.resolve() / f"stibium-{options.out_dir.name}-{options.run_name}"
+        work = target.resolve() / work_dir_name(f"{options.out_dir.name}-{options.run_name}", sys.platform)
     else:
         run_dir = new_run_dir(options.out_dir, plan.name, machine["hostname"], started)
-        work = target.resolve() / f"stibium-{run_dir.name}"
+        work = target.resolve() / work_dir_name(run_dir.name, sys.platform)
     WorkDir(work, run_dir.name).create()
     ops = expanded.ops_as_dicts()
     run = RunRecord(
@@ -222,10 +245,11 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: Hel
                        f"restore it from a copy of the run", 2) from None
     if ops_digest(expanded.ops_as_dicts()) != run.expanded.get("ops_sha256"):
         raise RunError(f"{run_dir}/run.json: its operations do not match its plan; was it edited?", 2)
-    then, now = run.target_device, device_of(work.parent)
-    if then is not None and now is not None and then != now:
-        raise RunError(f"the target {work.parent} is on a different device than when the run started (device "
-                       f"{then} then, {now} now); mount the same disk there to resume, or start a new run", 2)
+    changed = volume_change(run.target_device, run.target_facts.get("volume_uuid"), device_of(work.parent),
+                            sysinfo.volume_uuid(work.parent) if run.target_facts.get("volume_uuid") else None)
+    if changed:
+        raise RunError(f"the target {work.parent} is on a different device than when the run started ({changed}); "
+                       f"mount the same disk there to resume, or start a new run", 2)
     if not work.is_dir():
         try:
             WorkDir(work, run_dir.name).create(parents=True)
@@ -294,6 +318,7 @@ class Runner:
         self.log = MeasurementLog(self.run_dir)
         previous = signal.signal(signal.SIGTERM, _raise_interrupted)
         status = "failed"
+        awake = keep_awake(sys.platform, os.getpid())
         try:
             with self.helpers.session() as helper, \
                     _ProgressBar(pending, self.console, self.show_progress) as advance:
@@ -318,6 +343,8 @@ class Runner:
         finally:
             signal.signal(signal.SIGTERM, previous)
             self.log.close()
+            if awake is not None:
+                awake.terminate()
         self._finish(status)
         if status == "waiting-for-reboot":
             self.console.print(f"[bold]The writes are done. Restart the machine, then run:[/] stibium resume {self.run_dir}")

@@ -50,13 +50,15 @@ def parse_meminfo_available(text: str) -> int | None:
 
 
 def parse_vm_stat_available(text: str) -> int | None:
-    """Memory macOS can hand out without paging (free, inactive, speculative and purgeable pages) from
-    `vm_stat`, whose first line names the page size."""
+    """The memory macOS counts as available, from `vm_stat` (whose first line names the page size): active,
+    inactive, free and speculative pages, xnu's AVAILABLE_NON_COMPRESSED_MEMORY, which the memory-pressure
+    level of macOS is computed from (osfmk/vm/vm_page.h 1270 and 1291). Purgeable pages are not added: they
+    sit on the active and inactive queues already (vm_resident.c 2782-2787 counts them apart as well)."""
     m = re.search(r"page size of (\d+) bytes", text)
     if not m:
         return None
     pages = 0
-    for name in ("free", "inactive", "speculative", "purgeable"):
+    for name in ("free", "active", "inactive", "speculative"):
         n = re.search(rf"^Pages {name}:\s+(\d+)", text, re.M)
         pages += int(n.group(1)) if n else 0
     return pages * int(m.group(1))
@@ -268,7 +270,7 @@ def parse_diskutil_plist(data: bytes) -> dict[str, Any]:
     info = _plist(data)
     keys = {"device_model": "MediaName", "solid_state": "SolidState", "protocol": "BusProtocol",
             "internal": "Internal", "device_block_bytes": "DeviceBlockSize", "volume_name": "VolumeName",
-            "fs_personality": "FilesystemName"}
+            "fs_personality": "FilesystemName", "volume_uuid": "VolumeUUID"}
     return {ours: info[theirs] for ours, theirs in keys.items() if theirs in info}
 
 
@@ -291,6 +293,33 @@ def _darwin_target_facts(target: Path) -> dict[str, Any]:
     return facts
 
 
+def linux_volume_uuid(device: str | None, by_uuid: Path = Path("/dev/disk/by-uuid")) -> str | None:
+    """The file system's UUID (udev's /dev/disk/by-uuid link to the device), which names the volume across
+    reboots and re-plugs where the device's number may change; None where none links to it."""
+    if not device or not device.startswith("/"):        # tmpfs, server:/share: no block device
+        return None
+    try:
+        target = os.path.realpath(device)
+        for link in by_uuid.iterdir():
+            if os.path.realpath(link) == target:
+                return link.name
+    except OSError:
+        return None
+    return None
+
+
+def volume_uuid(path: Path) -> str | None:
+    """The UUID of the volume holding path (its nearest existing folder): diskutil's VolumeUUID on macOS, the
+    file system's UUID on Linux; None where it has none (tmpfs, a network share) or it cannot be read."""
+    here = Path(os.path.abspath(path))
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if sys.platform == "darwin":
+        device = parse_df_mount(_run(["df", "-P", str(here)]) or "").get("device", "")
+        return parse_diskutil_plist(_diskutil_plist(device)).get("volume_uuid") if device.startswith("/dev/") else None
+    return linux_volume_uuid(stack.mount_of(str(here.resolve()), _read("/proc/self/mounts") or "").get("device"))
+
+
 def target_facts(target: Path) -> dict[str, Any]:
     usage = shutil.disk_usage(target)
     facts: dict[str, Any] = {"free_bytes": usage.free, "total_bytes": usage.total}
@@ -301,5 +330,8 @@ def target_facts(target: Path) -> dict[str, Any]:
     mount = stack.mount_of(str(target.resolve()), mounts)
     facts.update(mount)
     facts["device_model"] = _device_model(mount.get("device"))
+    uuid = linux_volume_uuid(mount.get("device"))
+    if uuid:
+        facts["volume_uuid"] = uuid
     facts["stack"] = stack.linux_stack(mount.get("fs_type"), mount.get("device"), mounts).to_json()
     return facts

@@ -1,13 +1,22 @@
-"""The run's test folder inside the target (`stibium-<run>`): created with a marker file that says
-whose it is, and emptied at the end of exactly the files the plan names, so that clean-up can never
-touch anything else in the target."""
+"""The run's test folder inside the target (`stibium-<run>`, `stibium-<run>.noindex` on macOS): created with a
+marker file that says whose it is, and emptied at the end of exactly the files the plan names (and the
+folder views the Finder leaves), so that clean-up can never touch anything else in the target."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from .plan import ExpandedTest
-from .preflight import WORK_MARKER
+from .preflight import FOLDER_VIEW_FILES, WORK_MARKER
+
+# macOS: Spotlight does not index a folder whose name ends in .noindex, so its indexer does not read the
+# test files during a run (Apple's convention; it is the only per-folder switch a user without admin rights has)
+NO_INDEX_SUFFIX = ".noindex"
+
+
+def work_dir_name(base: str, platform: str) -> str:
+    """The test folder's name: stibium-<base>, with .noindex on macOS."""
+    return f"stibium-{base}" + (NO_INDEX_SUFFIX if platform == "darwin" else "")
 
 
 class WorkDir:
@@ -45,7 +54,8 @@ class WorkDir:
 
     def remove(self) -> None:
         """The folder itself, once its test files are gone (left in place if anything else is in it)."""
-        unlink(self.path / WORK_MARKER)
+        for name in (WORK_MARKER, *FOLDER_VIEW_FILES):
+            unlink(self.path / name)
         try:
             self.path.rmdir()
         except OSError:

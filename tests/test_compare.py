@@ -221,3 +221,40 @@ def test_the_ratio_averaged_across_granularities_heads_the_page(tmp_path):
     head = page.index("B / A averaged across all granularities")
     assert head < page.index("<h2>Machines</h2>")
     assert f"<b>pat reads: {pat['estimate']:.2f}x [{pat['low']:.2f}x, {pat['high']:.2f}x]</b>, faster" in page
+
+
+@pytest.mark.parametrize("mac_sync,caution", [
+    ("fsync", "synced differently: A's writes include a flush of the drive's cache and B's do not (fsync on macOS "
+              "leaves the data in the drive's cache); use sync: full (F_FULLFSYNC) for the Mac's writes to compare "
+              "like with like"),
+    ("F_FULLFSYNC", None),
+    ("fsync (F_FULLFSYNC refused)", "synced differently: A's writes include a flush of the drive's cache and B's "
+                                    "do not (fsync on macOS leaves the data in the drive's cache); use sync: full "
+                                    "(F_FULLFSYNC) for the Mac's writes to compare like with like"),
+])
+def test_a_macs_fsync_writes_against_linux_fsync_writes_carry_a_caution(tmp_path, mac_sync, caution):
+    # xnu's fsync(2) man page: fsync leaves the data in the drive's cache; F_FULLFSYNC flushes it. Linux's fsync does
+    a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, platform="linux", sync_used="fsync")
+    b = make_run(tmp_path / "b", rate_bytes_per_s=200e6, seed=2, platform="darwin", sync_used=mac_sync)
+    rows = compare_runs(load_run(a), load_run(b)).to_json()["rows"]
+    assert [r["caution"] for r in rows if r["op"] == "write"] == [caution]
+    assert all(r["caution"] is None for r in rows if r["op"] == "read")
+
+
+def test_two_macs_with_fsync_compare_without_a_caution(tmp_path):
+    a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, platform="darwin", sync_used="fsync")
+    b = make_run(tmp_path / "b", rate_bytes_per_s=200e6, seed=2, platform="darwin", sync_used="fsync")
+    assert all(r["caution"] is None for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"])
+
+
+def test_a_macs_fsync_writes_are_a_notice_of_the_run(tmp_path):
+    from stibium_py.pipeline import summarize_run
+    run = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, platform="darwin", sync_used="fsync")
+    _, _, summary = summarize_run(run)
+    notices = [n for n in summary.warnings if "drive's write cache" in n.message]
+    assert [(n.level, n.message, n.what_to_do) for n in notices] == [(
+        "info", "70 write measurements were synced with fsync, which on macOS leaves the data in the drive's write "
+        "cache (Linux's fsync flushes it)", "these compare with other Macs' fsync writes, not with Linux's; use "
+        "sync: full (F_FULLFSYNC) for the Mac's writes to compare like with like")]
+    linux = make_run(tmp_path / "b", rate_bytes_per_s=200e6, seed=1, platform="linux", sync_used="fsync")
+    assert not [n for n in summarize_run(linux)[2].warnings if "drive's write cache" in n.message]

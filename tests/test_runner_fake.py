@@ -114,3 +114,40 @@ def test_a_reboot_between_writes_and_reads_waits_and_resumes_after_the_restart(t
     measured = [c for c in helpers.sessions[0].calls if c[0] in ("read", "write") and "--latency" not in c]
     assert [c[0] for c in measured] == ["read"] * 6
     assert read_run_json(finished.path).rebooted is True
+
+
+def _interrupted_on_volume(tmp_path, monkeypatch, uuid: str):
+    """A run interrupted after five measurements, its target's volume recorded as `uuid` and its device number
+    changed since (an external disk that came back as another diskN)."""
+    import json
+
+    from stibium_py import sysinfo
+    real = sysinfo.target_facts
+    monkeypatch.setattr(sysinfo, "target_facts", lambda target: {**real(target), "volume_uuid": uuid})
+    helpers = FakeHelpers(interrupt_at=5)
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), helpers)
+    run_dir = next((tmp_path / "r").iterdir())
+    meta = json.loads((run_dir / "run.json").read_text())
+    meta["target_device"] += 1
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    return run_dir, helpers
+
+
+def test_resume_follows_the_volume_uuid_not_the_device_number(tmp_path, monkeypatch):
+    from stibium_py import sysinfo
+    run_dir, helpers = _interrupted_on_volume(tmp_path, monkeypatch, "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB")
+    monkeypatch.setattr(sysinfo, "volume_uuid", lambda path: "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB")
+    assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), helpers).status == "complete"
+
+
+def test_resume_on_another_volume_is_refused_by_its_uuid(tmp_path, monkeypatch):
+    from stibium_py import sysinfo
+    run_dir, helpers = _interrupted_on_volume(tmp_path, monkeypatch, "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB")
+    monkeypatch.setattr(sysinfo, "volume_uuid", lambda path: "0F00BA44-0000-4000-8000-000000000000")
+    with pytest.raises(RunError) as e:
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), helpers)
+    assert e.value.exit_code == 2
+    assert str(e.value) == (f"the target {tmp_path / 't'} is on a different device than when the run started "
+                            f"(volume 5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB then, 0F00BA44-0000-4000-8000-000000000000 "
+                            f"now); mount the same disk there to resume, or start a new run")

@@ -52,10 +52,45 @@ def test_diskutil_plist_facts():
                                           "protocol": "Apple Fabric", "internal": True, "device_block_bytes": 4096,
                                           "volume_name": "Macintosh HD - Data", "fs_personality": "APFS"}
     assert parse_diskutil_plist(b"not a plist") == {}
+    # an exFAT external SSD: the disk's 512-byte blocks, and the volume's UUID that resume checks
+    exfat = plistlib.dumps({"DeviceBlockSize": 512, "FilesystemName": "ExFAT",
+                            "VolumeUUID": "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB"})
+    assert parse_diskutil_plist(exfat) == {"device_block_bytes": 512, "fs_personality": "ExFAT",
+                                           "volume_uuid": "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB"}
+
+
+def test_a_linux_volume_uuid_is_the_by_uuid_link_to_its_device(tmp_path):
+    from stibium_py.sysinfo import linux_volume_uuid
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev/sdb1").touch()
+    (tmp_path / "by-uuid").mkdir()
+    (tmp_path / "by-uuid/2f6c1d0e-8b7a-4e43-9d36-5f3b2a1c0e9d").symlink_to(tmp_path / "dev/sdb1")
+    (tmp_path / "by-uuid/ABCD-1234").symlink_to(tmp_path / "dev/sda1")
+    (tmp_path / "dev/mapper").mkdir()
+    (tmp_path / "dev/mapper/crypt").symlink_to(tmp_path / "dev/sdb1")       # another name of the same device
+    assert linux_volume_uuid(str(tmp_path / "dev/sdb1"), tmp_path / "by-uuid") == "2f6c1d0e-8b7a-4e43-9d36-5f3b2a1c0e9d"
+    assert linux_volume_uuid(str(tmp_path / "dev/mapper/crypt"), tmp_path / "by-uuid") == (
+        "2f6c1d0e-8b7a-4e43-9d36-5f3b2a1c0e9d")
+    assert linux_volume_uuid(str(tmp_path / "dev/sdc1"), tmp_path / "by-uuid") is None
+    assert linux_volume_uuid("tmpfs", tmp_path / "by-uuid") is None
+    assert linux_volume_uuid(str(tmp_path / "dev/sdb1"), tmp_path / "missing") is None
+
+
+def test_the_volume_uuid_decides_before_the_device_number():
+    from stibium_py.paths import volume_change
+    uuid = "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB"
+    assert volume_change(16777232, uuid, 16777236, uuid) is None         # disk4 came back as disk6: same volume
+    assert volume_change(16777232, uuid, 16777232, "0F00BA44-0000-4000-8000-000000000000") == (
+        f"volume {uuid} then, 0F00BA44-0000-4000-8000-000000000000 now")
+    assert volume_change(2049, None, 2050, None) == "device 2049 then, 2050 now"   # no UUID: the number decides
+    assert volume_change(2049, uuid, 2050, None) == "device 2049 then, 2050 now"
+    assert volume_change(None, None, 2050, None) is None
 
 
 def test_available_memory_from_vm_stat_and_meminfo():
-    assert parse_vm_stat_available(VM_STAT) == (12000 + 100000 + 8000 + 5000) * 16384
+    # xnu's AVAILABLE_NON_COMPRESSED_MEMORY: active + inactive + free + speculative; the 5000 purgeable pages
+    # are on those queues already and were counted twice before
+    assert parse_vm_stat_available(VM_STAT) == (300000 + 100000 + 12000 + 8000) * 16384
     assert parse_vm_stat_available("nonsense") is None
     assert parse_meminfo_available("MemTotal: 24000000 kB\nMemAvailable:   1500000 kB\n") == 1_536_000_000
     assert parse_meminfo_available("MemTotal: 1 kB\n") is None

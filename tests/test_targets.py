@@ -54,6 +54,39 @@ def test_a_nonempty_folder_is_allowed_when_asked(disk_dir):
     assert [p.name for p in t.iterdir()] == ["mine.txt"] and (t / "mine.txt").read_text() == "keep"
 
 
+def test_a_folder_holding_only_the_finders_view_files_counts_as_empty(disk_dir):
+    # the Finder writes .DS_Store into a folder a user has opened; a Mac user's empty disk folder was refused
+    t = disk_dir / "t"
+    t.mkdir()
+    (t / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (t / ".localized").write_bytes(b"")
+    code, out = _run(disk_dir, t, "1MB")
+    assert code == 0, out
+    assert sorted(p.name for p in t.iterdir()) == [".DS_Store", ".localized"]   # the user's, left alone
+    (t / "mine.txt").write_text("keep")
+    code, out = _run(disk_dir, t, "1MB")
+    assert (code, out) == (2, f"stibium: target {t} holds files stibium did not create (mine.txt, ...); use an "
+                              f"empty folder or pass --allow-nonempty")
+
+
+def test_the_test_folder_is_kept_from_spotlight_on_macos_and_its_view_files_removed(tmp_path):
+    from stibium_py.workdir import WorkDir, work_dir_name
+    assert work_dir_name("quick-host-20261124", "darwin") == "stibium-quick-host-20261124.noindex"
+    assert work_dir_name("quick-host-20261124", "linux") == "stibium-quick-host-20261124"
+    work = WorkDir(tmp_path / "stibium-r.noindex", "r")
+    work.create()
+    (work.path / ".DS_Store").write_bytes(b"Bud1")     # the user looked into the folder during the run
+    work.remove()
+    assert not work.path.exists()
+
+
+def test_a_mac_is_kept_awake_for_the_run_and_only_a_mac():
+    from stibium_py.runner import keep_awake_command
+    assert keep_awake_command("darwin", 4242, "/usr/bin/caffeinate") == ["/usr/bin/caffeinate", "-i", "-w", "4242"]
+    assert keep_awake_command("darwin", 4242, None) is None
+    assert keep_awake_command("linux", 4242, "/usr/bin/caffeinate") is None
+
+
 @pytest.fixture
 def tiny_mount(mount_tmpfs):
     return mount_tmpfs("8m")
@@ -104,3 +137,20 @@ def test_bad_plans_leave_nothing_behind(disk_dir, name, expected):
     assert result.exit_code == 2
     assert result.output.strip() == expected.format(d=disk_dir)
     assert not (disk_dir / "t").exists() and not (disk_dir / "reports").exists()
+
+
+@pytest.mark.parametrize("platform,euid,purge,writable,message", [
+    ("darwin", 501, "/usr/sbin/purge", False,
+     'between: drop-caches needs `purge` run as root on macOS; run stibium as root with sudo "$(command -v stibium)" '
+     'run ... (sudo does not search ~/.local/bin), or use between: evict'),
+    ("darwin", 0, "/usr/sbin/purge", False, None),
+    ("darwin", 0, None, False, "between: drop-caches needs macOS's `purge`, which is not on this Mac; use between: "
+                               "evict"),
+    ("linux", 1000, None, False,
+     'between: drop-caches needs root on Linux (it writes /proc/sys/vm/drop_caches); run stibium as root with sudo '
+     '"$(command -v stibium)" run ... (sudo does not search ~/.local/bin), or use between: evict'),
+    ("linux", 0, None, True, None),
+])
+def test_drop_caches_says_how_to_run_as_root(platform, euid, purge, writable, message):
+    from stibium_py.preflight import between_refusal
+    assert between_refusal(platform, euid, purge, writable) == message

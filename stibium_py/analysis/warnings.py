@@ -1,6 +1,7 @@
 """What the reader must know about a run, each with what to do: outliers, page-cache suspects, fast
 outliers, drift, nonlinearity, missing intervals, direct I/O the platform sent through the cache,
-requests split into several calls, GNUstep's Foundation. Pure: results and measurements in."""
+requests split into several calls, writes a Mac synced without flushing the drive's cache, GNUstep's Foundation.
+Pure: results and measurements in."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..kinds import Kind, by_kind
 from ..table import Table
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_size
+from .durability import MAC_ADVICE, unflushed_count
 from .files import FilesResult
 from .patterns import PatternResult
 from .rates import ONE_SIZE, ONE_TRIAL
@@ -67,6 +69,11 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
             f"{largest:,} bytes), smaller than the granularity the plan names",
             "the platform's largest single transfer (or the engine) splits larger requests; the knee uses the real "
             "call size")
+    unflushed = unflushed_count(facts.get("platform"), rows.op.tolist(), rows.sync_used.tolist())
+    if unflushed:
+        add("info", "all", f"{unflushed} write measurements were synced with fsync, which on macOS leaves the data in "
+            "the drive's write cache (Linux's fsync flushes it)",
+            f"these compare with other Macs' fsync writes, not with Linux's; {MAC_ADVICE}")
     engines = set(rows.engine.tolist())
     if "foundation" in engines and facts.get("platform") == "linux":
         add("info", "all", "the foundation engine ran on GNUstep Base, whose implementation is not Apple's",
