@@ -10,6 +10,7 @@ import os
 import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def zig_cache(tmp_path_factory) -> Path:
 
 def _build(out: Path, src: Path, cache: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", str(BUILD), str(out), str(src)], capture_output=True, text=True,
-                          env={**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(cache)})
+                          env={**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(cache), "PYTHON": sys.executable})
 
 
 def _mach_header(data: bytes) -> tuple[int, int, int]:

@@ -5,6 +5,7 @@
 # the SDK (headers and libSystem.tbd) are those the `ziglang` package ships (python -m ziglang cc).
 # Foundation is not in that SDK: the Objective-C files are checked by check.sh beside this file.
 # Usage: helper/darwin-check/build-macos.sh OUT_DIR [SOURCE_DIR]   (default source: the helper folder)
+# PYTHON names the Python that has ziglang installed (default: python3).
 # Writes OUT_DIR/stibium-core-<target> for aarch64-macos and x86_64-macos; exit 1 naming the failing file.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
