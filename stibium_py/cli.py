@@ -2,6 +2,10 @@
 
 Errors reach the user as one line on stderr: exit status 2 for bad input (plan,
 target, run directory), 1 for an I/O failure, never a traceback.
+
+Start-up is cheap: this module imports only click, rich and modules of no weight (errors, units, kinds, the
+plan finder); each command imports what it uses, so `--version`, `--help` and a shell completion never load
+numpy, scipy, pydantic or plotly (tests/test_startup.py holds the list).
 """
 
 from __future__ import annotations
@@ -18,19 +22,12 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .compare import CompareError
+from .errors import (CompareError, HelperError, MeasurementError, PathError, PlanError, RecordError, RunDirError,
+                     RunError, SizeError)
 from .kinds import Kind, by_kind
-from .helper import HelperError, find_helper, run_once
-from .paths import PathError, existing_folder
-from .plan import PlanError, builtin_plans, expand_at, load_and_expand, resolve_plan_path
-from .plan.expand import (ASSUMED_OP_OVERHEAD_S, ASSUMED_PARALLEL_REQUESTS, ASSUMED_RATE_BYTES_PER_S, ASSUMED_REQUEST_S,
-                          SUSTAINED_RATES_BYTES_PER_S)
-from .preflight import RunError, preflight
-from .runner import LoadedPlan, RunOptions, resume_run, resume_series, start_series
-from .store import RunDirError
-from .measurement import MeasurementError
-from .record import RecordError
-from .units import SizeError, format_bytes, format_seconds, format_size, in_flight_label
+from .paths import existing_folder
+from .plan.find import builtin_plans, plan_description, resolve_plan_path
+from .units import format_bytes, format_seconds, in_flight_label
 
 console = Console(stderr=False)
 
@@ -106,6 +103,9 @@ def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) 
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
         runs: int | None, dry_run: bool, open_report: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
+    from .plan import expand_at
+    from .preflight import preflight
+    from .runner import LoadedPlan, RunOptions, start_series
     loaded = LoadedPlan.read(resolve_plan_path(plan))
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
                          allow_nonempty=allow_nonempty)
@@ -128,6 +128,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
 def resume(run_dir: Path, open_report: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
     operations."""
+    from .runner import RunOptions, resume_run, resume_series
     from .store import is_series
     _run_dir(run_dir)
     finished = (resume_series if is_series(run_dir) else resume_run)(run_dir, RunOptions(), console)
@@ -196,6 +197,7 @@ def plan_group() -> None:
 @user_errors
 def plan_check(plan: str, seed: int | None) -> None:
     """Validate PLAN; exit status 0 if it can run."""
+    from .plan import load_and_expand
     path = resolve_plan_path(plan)
     parsed, _, expanded = load_and_expand(path, seed)
     click.echo(f"{path}: ok ({len(expanded.ops)} measurements in {len(parsed.tests)} tests)")
@@ -208,12 +210,14 @@ def plan_check(plan: str, seed: int | None) -> None:
 @user_errors
 def plan_show(plan: str, seed: int | None, show_all: bool) -> None:
     """Show PLAN's expanded operations, bytes written, space needed and an estimated duration."""
+    from .plan import load_and_expand
     parsed, _, expanded = load_and_expand(resolve_plan_path(plan), seed)
     _show_plan(parsed, expanded, brief=not show_all)
 
 
 def _sustained_lines(test: Any) -> str:
     """What a sustained test will do to the drive, and how long it takes, in words."""
+    from .plan.expand import SUSTAINED_RATES_BYTES_PER_S
     writes = [o for o in test.ops if o.op == "write"]
     total = sum(o.bytes for o in writes)
     rows = sum(-(-o.bytes // o.chunk_bytes) for o in writes)
@@ -237,6 +241,8 @@ PLAN_NOTES: dict[Kind, Callable[[Any], str] | None] = by_kind("cli: what plan sh
 
 
 def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
+    from .plan.expand import (ASSUMED_OP_OVERHEAD_S, ASSUMED_PARALLEL_REQUESTS, ASSUMED_RATE_BYTES_PER_S,
+                              ASSUMED_REQUEST_S)
     console.print(f"[bold]{parsed.name}[/]: {parsed.description}")
     flights = any(o.queue_depth * o.threads > 1 for o in expanded.ops)
     columns = ["seq", "test", "op", "access", "file size / span", "granularity", "stride"] + \
@@ -277,11 +283,7 @@ def plans() -> None:
     """List the built-in plans."""
     table = Table("plan", "description")
     for name, path in builtin_plans().items():
-        try:
-            parsed, _, _ = load_and_expand(path)
-            table.add_row(name, parsed.description)
-        except PlanError as e:
-            table.add_row(name, f"[red]invalid: {e}[/]")
+        table.add_row(name, plan_description(path))
     console.print(table)
 
 
@@ -291,6 +293,7 @@ def plans() -> None:
 @user_errors
 def info(target: Path | None, as_json: bool) -> None:
     """The helper, its clock and engines, and direct I/O on the target's file system."""
+    from .helper import find_helper, run_once
     helper = find_helper()
     args = ["info"] + (["--path", str(target)] if target else [])
     if target:

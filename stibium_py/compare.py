@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import CompareError  # noqa: F401 (raised here, declared apart)
 from .analysis import below
 from .analysis.durability import sync_caution
 from .analysis.comparison import (Drawn, ManyRuns, SideFacts, SustainedPair, TwoRuns, advice, compare_points,
@@ -31,10 +32,6 @@ RUNS_ADVISED = 5
 # Facts that name one machine and one disk: equal on both sides means a repeatability check.
 SAME_MACHINE_FACTS = (("machine", "hostname"), ("machine", "cpu"), ("machine", "ram_bytes"), ("machine", "os_release"),
                       ("target_facts", "device"), ("target_facts", "device_model"), ("target_facts", "fs_type"))
-
-
-class CompareError(Exception):
-    """Runs that cannot be compared; the message is one line for the user."""
 
 
 @dataclass(frozen=True)

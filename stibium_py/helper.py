@@ -18,20 +18,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
+from .errors import HelperError, HelperTimeout  # noqa: F401 (raised here, declared apart)
 
 if TYPE_CHECKING:
     from .op import Op
 
 HELPER_NAME = "stibium-helper"
 ENV_VAR = "STIBIUM_HELPER"
-
-
-class HelperError(Exception):
-    """The helper could not be found, started, or answered nonsense."""
-
-
-class HelperTimeout(HelperError):
-    """The helper did not answer within the time allowed for one operation."""
 
 
 def find_helper() -> Path:

@@ -16,11 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple, Optional, get_type_hints
 
+from .errors import MeasurementError  # noqa: F401 (raised here, declared apart)
 from .op import Op
-
-
-class MeasurementError(Exception):
-    """A helper answer that does not fit its operation; the message is one line."""
 
 
 class Measurement(NamedTuple):

@@ -8,12 +8,9 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
+from .errors import PathError  # noqa: F401 (raised here, declared apart)
 
 KERNEL_FILE_SYSTEMS = ("/proc", "/sys", "/dev")
-
-
-class PathError(Exception):
-    """A path that cannot be used; the message is one line for the user."""
 
 
 def _explain(e: OSError, path: Path, what: str, todo: str) -> PathError:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .errors import RunError  # noqa: F401 (raised here, declared apart)
 from . import sysinfo
 from .paths import folder_to_write
 from .plan import Expanded
@@ -26,14 +27,6 @@ HELPER_OVERHEAD_BYTES = 128 * 2**20
 # What "fits comfortably" means: the buffers may take at most this share of the available memory,
 # so the page cache and the rest of the machine keep room.
 MEMORY_SHARE = 0.8
-
-
-class RunError(Exception):
-    """A run that cannot start or go on. exit_code 2: bad input; 1: an I/O failure."""
-
-    def __init__(self, message: str, exit_code: int = 1):
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def largest_request_bytes(expanded: Expanded) -> int:

@@ -20,15 +20,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import RecordError  # noqa: F401 (raised here, declared apart)
 from .memory import MemoryRead, Shape
 
 RUN_FORMAT = "stibium-run/2"
 READABLE_RUN_FORMATS = ("stibium-run/1", RUN_FORMAT)
 SERIES_FORMAT = "stibium-series/1"
-
-
-class RecordError(Exception):
-    """A run.json that is not one of stibium's formats; the message is one line."""
 
 
 def ops_digest(ops: list[dict[str, Any]]) -> str:

@@ -32,7 +32,8 @@ from .helper import (CompiledHelper, HelperError, HelperFactory, HelperSession, 
 from .measurement import MeasurementError, failed, from_answer, from_chunk
 from .paths import device_of, volume_change
 from .op import Op
-from .plan import Expanded, ExpandedTest, Plan, PlanError, expand, expand_at, load_plan
+from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
+from .plan.expand import expand
 from .preflight import RunError, drop_caches, preflight
 from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import RunDirError  # noqa: F401 (raised here, declared apart)
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
 from .record import RecordError, RunRecord, SeriesRecord
@@ -29,10 +30,6 @@ SERIES_JSON = "series.json"
 MEASUREMENTS_CSV = "measurements.csv"
 SUMMARY_JSON = "summary.json"
 REPORT_HTML = "report.html"
-
-class RunDirError(Exception):
-    """A run directory that cannot be read; the message is one line for the user."""
-
 
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)

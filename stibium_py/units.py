@@ -11,14 +11,12 @@ import math
 
 import re
 
+from .errors import SizeError  # noqa: F401 (raised here, declared apart)
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 _DECIMAL = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 _BINARY = {"": 1, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
 _BINARY_ALWAYS = {"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
-
-
-class SizeError(ValueError):
-    """A size that cannot be read."""
 
 
 def parse_bytes(value: int | str, units: str = "decimal") -> int:

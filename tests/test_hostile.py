@@ -154,7 +154,8 @@ def test_resume_on_a_different_device_is_refused(tmp_path, monkeypatch):
     work.mkdir(parents=True)
     plan = tmp_path / "p.yaml"
     plan.write_text("name: p\ntests:\n  - name: f\n    kind: files\n    sizes: [1MB]\n    repeats: 1\n")
-    from stibium_py.plan import expand, load_plan
+    from stibium_py.plan import load_plan
+    from stibium_py.plan.expand import expand
     from stibium_py.record import ops_digest
     parsed, text = load_plan(plan)
     meta.update(status="interrupted", work_dir=str(work), target_device=os.stat(tmp_path).st_dev + 1,

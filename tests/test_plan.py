@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from stibium_py.plan import PlanError, builtin_plans, expand, load_and_expand, load_plan, resolve_plan_path
+from stibium_py.plan import PlanError, builtin_plans, load_and_expand, load_plan, resolve_plan_path
+from stibium_py.plan.expand import expand
 
 FILES = """\
 name: t

@@ -1,13 +1,30 @@
-"""Plans: the model a person writes (model.py), its expansion into operations (expand.py), and its bounded
-reading with errors mapped to the plan's lines (load.py). The names most callers need, in one place."""
+"""Plans: the model a person writes (model.py), its expansion into operations (expand.py), its bounded
+reading with errors mapped to the plan's lines (load.py), and finding a plan by path or name (find.py). The
+names most callers need, in one place, each loaded from its module when first asked for (PEP 562), so that
+naming a light one (find.py's) does not load pydantic and the expansion."""
 
-from .expand import EXPANDERS, Expanded, ExpandedTest, expand
-from .load import (MAX_PLAN_BYTES, MAX_PLAN_DEPTH, MAX_PLAN_NODES, builtin_plans, builtin_plans_dir, expand_at,
-                   free_bytes_at, load_and_expand, load_plan, nesting_depth, resolve_plan_path)
-from .model import (TEST_MODELS, Defaults, FilesTest, PatternTest, Plan, PlanError, Size, SizeRange, SustainedTest,
-                    Where)
+from __future__ import annotations
 
-__all__ = ["EXPANDERS", "Expanded", "ExpandedTest", "expand", "MAX_PLAN_BYTES", "MAX_PLAN_DEPTH", "MAX_PLAN_NODES",
-           "builtin_plans", "builtin_plans_dir", "expand_at", "free_bytes_at", "load_and_expand", "load_plan", "nesting_depth",
-           "resolve_plan_path", "TEST_MODELS", "Defaults", "FilesTest", "PatternTest", "Plan", "PlanError", "Size",
-           "SizeRange", "SustainedTest", "Where"]
+import importlib
+from typing import Any
+
+_FROM = {
+    # the function expand is not here: stibium_py.plan.expand names its module (import it from there)
+    "expand": ("EXPANDERS", "Expanded", "ExpandedTest"),
+    "load": ("MAX_PLAN_BYTES", "MAX_PLAN_DEPTH", "MAX_PLAN_NODES", "expand_at", "free_bytes_at", "load_and_expand",
+             "load_plan", "nesting_depth"),
+    "find": ("builtin_plans", "builtin_plans_dir", "resolve_plan_path"),
+    "model": ("TEST_MODELS", "Defaults", "FilesTest", "PatternTest", "Plan", "PlanError", "Size", "SizeRange",
+              "SustainedTest", "Where"),
+}
+_MODULE_OF = {name: module for module, names in _FROM.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -16,9 +16,9 @@ from ruamel.yaml.error import YAMLError
 from ..kinds import listed
 from ..paths import PathError, existing_part
 from .expand import Expanded, expand
+from .find import PLANS_DIR_NAME, builtin_plans, builtin_plans_dir, resolve_plan_path  # noqa: F401
 from .model import TEST_MODELS, Defaults, Plan, PlanError, SizeRange, SustainedTest, TestSpec
 
-PLANS_DIR_NAME = "plans"
 # A plan is untrusted input (pasted in forums, attached to bug reports): its reading is bounded before any
 # parsing. The built-in plans are under 3 KB and the largest plan a person writes by hand a few dozen KB,
 # so 256 KiB is generous; it parses in about 0.2 s.
@@ -28,39 +28,6 @@ MAX_PLAN_BYTES = 256 * 1024
 MAX_PLAN_DEPTH = 32
 # Values in the whole document (keys, scalars, lists), counted while the document is read.
 MAX_PLAN_NODES = 100_000
-
-
-def builtin_plans_dir() -> Path:
-    """The built-in plans: installed inside the package, or plans/ beside it in a checkout."""
-    installed = Path(__file__).resolve().parent.parent / PLANS_DIR_NAME
-    if installed.is_dir():
-        return installed
-    return Path(__file__).resolve().parent.parent.parent / PLANS_DIR_NAME
-
-
-def builtin_plans() -> dict[str, Path]:
-    folder = builtin_plans_dir()
-    return {p.stem: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
-
-
-def resolve_plan_path(name_or_path: str) -> Path:
-    """PLAN is a path to a YAML file or the name of a built-in plan."""
-    path = Path(name_or_path)
-    if "/" in name_or_path or path.suffix in (".yaml", ".yml"):
-        try:
-            existing_part(path, "plan", "give the path of a plan file, or a built-in plan's name")
-        except PathError as e:
-            raise PlanError(str(e)) from None
-    if path.is_file():
-        return path
-    plans = builtin_plans()
-    if name_or_path in plans:
-        return plans[name_or_path]
-    if path.suffix in (".yaml", ".yml") or "/" in name_or_path:
-        raise PlanError(f"{name_or_path}: no such plan file")
-    near = difflib.get_close_matches(name_or_path, list(plans), n=1)
-    hint = f"did you mean '{near[0]}'? " if near else ""
-    raise PlanError(f"{name_or_path}: not a plan file or a built-in plan; {hint}`stibium plans` lists the built-in ones")
 
 
 def _line_of(data: Any, loc: tuple) -> int | None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from ..errors import PlanError  # noqa: F401 (raised here, declared apart)
 from ..kinds import Kind, by_kind
 
 MIN_GRANULARITY_BYTES = 4000            # 4 KB
@@ -44,15 +45,6 @@ Units = Literal["decimal", "binary"]
 Access = Literal["sequential", "strided", "random"]
 IoOp = Literal["read", "write"]
 Size = Union[StrictInt, str]
-
-
-class PlanError(Exception):
-    """A plan that cannot be run; the message is one line for the user. `loc` is the key path
-    in the plan (("tests", 0, "sizes", 2)) where it points, when it points somewhere."""
-
-    def __init__(self, message: str, loc: tuple = ()):
-        super().__init__(message)
-        self.loc = loc
 
 
 @dataclass(frozen=True)

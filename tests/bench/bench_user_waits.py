@@ -1,0 +1,154 @@
+"""What a user waits for, as the user meets it: whole commands, wall clock and peak memory, medians of
+--repeat runs, for one source tree or several side by side (--tree DIR, e.g. a worktree of an older commit
+beside this checkout). Rows:
+
+  version, plans, plan-show     `stibium --version`, `stibium plans`, `stibium plan show quick`
+  completion                    one shell-completion TAB (`stibium run qu<TAB>`)
+  run-quick                     `stibium run quick`: its wall time against the seconds it measured, and the
+                                share of the run phase (run.json's start to end) outside the timed intervals
+  report-quick                  `stibium report` of that quick run
+  report-100k, report-1m        `stibium report` of synthetic runs of 100k and 1M measurements (1M: two ops,
+                                ten sizes), with the page's size
+  compare-10k                   `stibium compare` of two synthetic runs of 10k measurements each
+
+Every tree runs `python -m stibium_py` with PYTHONPATH set to it and the installed helper (STIBIUM_HELPER),
+so only the Python differs. Goals (issue #30): the first four at most 0.3 s; run-quick at most 1.5x and 5 %;
+report-quick 1 s; report-100k 4 s; report-1m 10 s and 1 GB and 8 MB; compare-10k 5 s.
+
+    PYTHONPATH=tests/bench python3 tests/bench/bench_user_waits.py [--tree DIR ...] [--repeat 5]
+        [--rows version,plans,...] [--dir DIR]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench_analysis import make_run
+from common import scratch
+from stibium_py.helper import find_helper
+
+ROWS = ("version", "plans", "plan-show", "completion", "run-quick", "report-quick", "report-100k", "report-1m",
+        "compare-10k")
+
+
+def measured(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
+    """Wall seconds and the peak resident memory (bytes) of one command: its own high-water mark (VmHWM),
+    read every 2 ms until it ends; the kernel's ru_maxrss would count this benchmark's memory, which the
+    child shares until its exec. cwd: a folder of no code (`python -m` puts it first on the path)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    status_file, peak = Path(f"/proc/{proc.pid}/status"), 0
+    while True:
+        pid, status = os.waitpid(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        try:
+            line = next(ln for ln in status_file.read_text().splitlines() if ln.startswith("VmHWM:"))
+            peak = max(peak, int(line.split()[1]) * 1024)
+        except (OSError, StopIteration):
+            pass
+        time.sleep(0.002)
+    seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+    return seconds, peak
+
+
+def make_million(d: Path) -> None:
+    """1M measurements: writes and reads of ten sizes (make_run's files test cut to ten sizes)."""
+    make_run(d, 1_000_000, False, seed=3)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tree", action="append", help="a source tree to run (default: this checkout)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rows", default=",".join(ROWS))
+    ap.add_argument("--dir", help="where the runs and test files go (default /var/tmp)")
+    a = ap.parse_args()
+    trees = [Path(t).resolve() for t in (a.tree or [Path(__file__).resolve().parents[2]])]
+    rows = a.rows.split(",")
+    d = scratch(a.dir)
+    helper = str(find_helper())
+    results: dict[str, dict[str, tuple[float, float, str]]] = {r: {} for r in rows}
+    try:
+        if any(r.startswith("report-1") or r == "compare-10k" for r in rows):
+            (d / "r100k").mkdir()
+            make_run(d / "r100k", 100_000, False, seed=2)
+            if "report-1m" in rows:
+                (d / "r1m").mkdir()
+                make_million(d / "r1m")
+            for side, seed, rate in (("ca", 1, 2e8), ("cb", 2, 3e8)):
+                (d / side).mkdir()
+                make_run(d / side, 10_000, False, seed=seed, rate_bytes_per_s=rate)
+        for tree in trees:
+            env = {**os.environ, "PYTHONPATH": str(tree), "STIBIUM_HELPER": helper, "COLUMNS": "100"}
+            py = [sys.executable, "-m", "stibium_py"]
+            commands = {
+                "version": (py + ["--version"], env),
+                "plans": (py + ["plans"], env),
+                "plan-show": (py + ["plan", "show", "quick"], env),
+                "completion": ([sys.executable, "-c", "from stibium_py.cli import main; main(prog_name='stibium')"],
+                               {**env, "_STIBIUM_COMPLETE": "bash_complete", "COMP_WORDS": "stibium run qu",
+                                    "COMP_CWORD": "2"}),
+                "report-100k": (py + ["report", str(d / "r100k")], env),
+                "report-1m": (py + ["report", str(d / "r1m")], env),
+                "compare-10k": (py + ["compare", str(d / "ca"), str(d / "cb"), "--out", str(d / "c.html")], env),
+            }
+            for row in rows:
+                if row in ("run-quick", "report-quick"):
+                    continue
+                times, peaks = zip(*(measured(*commands[row], d) for _ in range(a.repeat)))
+                extra = ""
+                if row.startswith("report-1"):
+                    extra = f"page {(d / ('r100k' if row == 'report-100k' else 'r1m') / 'report.html').stat().st_size / 1e6:.1f} MB"
+                results[row][str(tree)] = (statistics.median(times), statistics.median(peaks) / 1e9, extra)
+            if "run-quick" in rows or "report-quick" in rows:
+                walls, ratios, outside, reports = [], [], [], []
+                for i in range(a.repeat):
+                    out = d / f"q-{i}"
+                    t0 = time.perf_counter()
+                    subprocess.run(py + ["run", "quick", "--target", str(d / "t"), "--out", str(out), "--quiet"],
+                                   env=env, cwd=d, check=True, stdout=subprocess.DEVNULL)
+                    wall = time.perf_counter() - t0
+                    run_dir = next(out.iterdir())
+                    run = json.loads((run_dir / "run.json").read_text())
+                    timed = float(np.sum(np.genfromtxt(run_dir / "measurements.csv", delimiter=",", names=True,
+                                                       usecols=("seconds",), dtype=float)["seconds"]))
+                    walls.append(wall)
+                    ratios.append(wall / timed)
+                    outside.append(1 - timed / (run["ended_epoch_s"] - run["started_epoch_s"]))
+                    if "report-quick" in rows:
+                        reports.append(measured(py + ["report", str(run_dir)], env, d))
+                    shutil.rmtree(out)
+                if "run-quick" in rows:
+                    results["run-quick"][str(tree)] = (statistics.median(walls), float("nan"),
+                                                       f"{statistics.median(ratios):.2f}x the timed seconds, "
+                                                       f"{statistics.median(outside):.1%} outside")
+                if reports:
+                    results["report-quick"][str(tree)] = (statistics.median(t for t, _ in reports),
+                                                          statistics.median(p for _, p in reports) / 1e9, "")
+        print(f"medians of {a.repeat}; seconds, peak GB" + "".join(f" | {t}" for t in trees))
+        for row in rows:
+            cells = [results[row].get(str(t)) for t in trees]
+            print(f"{row:13}" + "".join(f" | {c[0]:7.2f} s {c[1]:5.2f} GB {c[2]}" if c else " | -" for c in cells))
+        if len(trees) == 2:
+            print("ratios (second / first): " + ", ".join(
+                f"{row} {results[row][str(trees[1])][0] / results[row][str(trees[0])][0]:.2f}"
+                for row in rows if all(str(t) in results[row] for t in trees)))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""What the command line loads before it does anything: `stibium --version`, `--help`, `plans` and a shell
+completion import no statistics, plotting, plan model or table library (robust, unlike a timing; the times
+are measured by tests/bench/bench_startup.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# the libraries a command must load only when it uses them
+HEAVY = ("numpy", "scipy", "statsmodels", "plotly", "pydantic", "pyarrow", "ruptures", "ruamel")
+
+PROBE = r"""
+import json, os, sys
+from stibium_py.cli import main
+try:
+    main(sys.argv[1:], prog_name="stibium")
+except SystemExit:
+    pass
+print("\nMODULES " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})))
+"""
+
+
+def _loaded(args: list[str], env: dict[str, str] | None = None) -> set[str]:
+    import os
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("MODULES "))
+    if env:                  # the completion answered
+        assert "plain,quick" in proc.stdout.splitlines()
+    return set(json.loads(line[len("MODULES "):]))
+
+
+@pytest.mark.parametrize("args,env", [
+    (["--version"], None),
+    (["--help"], None),
+    (["run", "--help"], None),
+    (["plans"], None),
+    ([], {"_STIBIUM_COMPLETE": "bash_complete", "COMP_WORDS": "stibium run qu", "COMP_CWORD": "2"}),
+], ids=["version", "help", "run-help", "plans", "completion"])
+def test_the_command_line_starts_without_the_heavy_libraries(args, env):
+    loaded = _loaded(args, env)
+    assert "stibium_py" in loaded and "click" in loaded
+    assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_a_command_that_analyses_loads_them_when_it_runs():
+    # the probe itself can see them: plan show needs the plan model
+    assert {"pydantic", "numpy"} <= _loaded(["plan", "show", "quick"])
+
+
+def test_the_listed_descriptions_are_the_plans_own():
+    from stibium_py.plan import builtin_plans, load_plan
+    from stibium_py.plan.find import plan_description
+    plans = builtin_plans()
+    assert plans
+    for name, path in plans.items():
+        assert plan_description(path) == load_plan(path)[0].description, name
