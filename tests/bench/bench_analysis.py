@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import scratch
+from common import run_measured, scratch
 from stibium_py.analysis import files as files_analysis
 from stibium_py.analysis import outliers, regression
 from stibium_py.analysis.settings import SUMMARY
@@ -121,27 +121,6 @@ def stages(d: Path) -> dict[str, float]:
     t["summary + report (publish_run, median of 3: " + ", ".join(f"{w:.2f}" for w in whole) + ")"] = \
         statistics.median(whole)
     return t
-
-
-def run_measured(args: list[str]) -> tuple[float, int]:
-    """Seconds and peak memory (bytes) of one command. The peak is the high-water mark of its own memory
-    (VmHWM in /proc, read until it exits): the resource usage a parent gets back would also count this
-    large benchmark process, which a child forked from it inherits until its exec."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = 0
-    status = Path(f"/proc/{proc.pid}/status")
-    while proc.poll() is None:
-        try:
-            line = next(ln for ln in status.read_text().splitlines() if ln.startswith("VmHWM:"))
-            peak = max(peak, int(line.split()[1]) * 1024)
-        except (OSError, StopIteration):
-            pass
-        time.sleep(0.02)
-    seconds = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise SystemExit(proc.stderr.read().decode() if proc.stderr else "failed")
-    return seconds, peak
 
 
 def main() -> None:

@@ -9,8 +9,8 @@ import shutil
 import sys
 import time
 
-from bench_analysis import make_run, run_measured
-from common import scratch
+from bench_analysis import make_run
+from common import run_measured, scratch
 from stibium_py.compare import compare_runs, drawn, load_run
 from stibium_py.report.compare_page import render
 

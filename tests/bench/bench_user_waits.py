@@ -33,35 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from bench_analysis import make_run
-from common import scratch
+from common import run_measured, scratch
 from stibium_py.helper import find_helper
 
 ROWS = ("version", "plans", "plan-show", "completion", "run-quick", "report-quick", "report-100k", "report-1m",
         "compare-10k")
-
-
-def measured(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
-    """Wall seconds and the peak resident memory (bytes) of one command: its own high-water mark (VmHWM),
-    read every 2 ms until it ends; the kernel's ru_maxrss would count this benchmark's memory, which the
-    child shares until its exec. cwd: a folder of no code (`python -m` puts it first on the path)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    status_file, peak = Path(f"/proc/{proc.pid}/status"), 0
-    while True:
-        pid, status = os.waitpid(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        try:
-            line = next(ln for ln in status_file.read_text().splitlines() if ln.startswith("VmHWM:"))
-            peak = max(peak, int(line.split()[1]) * 1024)
-        except (OSError, StopIteration):
-            pass
-        time.sleep(0.002)
-    seconds = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
-    return seconds, peak
 
 
 def make_million(d: Path) -> None:
@@ -108,7 +84,7 @@ def main() -> None:
             for row in rows:
                 if row in ("run-quick", "report-quick"):
                     continue
-                times, peaks = zip(*(measured(*commands[row], d) for _ in range(a.repeat)))
+                times, peaks = zip(*(run_measured(*commands[row], d) for _ in range(a.repeat)))
                 extra = ""
                 if row.startswith("report-1"):
                     extra = f"page {(d / ('r100k' if row == 'report-100k' else 'r1m') / 'report.html').stat().st_size / 1e6:.1f} MB"
@@ -129,7 +105,7 @@ def main() -> None:
                     ratios.append(wall / timed)
                     outside.append(1 - timed / (run["ended_epoch_s"] - run["started_epoch_s"]))
                     if "report-quick" in rows:
-                        reports.append(measured(py + ["report", str(run_dir)], env, d))
+                        reports.append(run_measured(py + ["report", str(run_dir)], env, d))
                     shutil.rmtree(out)
                 if "run-quick" in rows:
                     results["run-quick"][str(tree)] = (statistics.median(walls), float("nan"),

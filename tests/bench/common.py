@@ -1,14 +1,16 @@
-"""Shared by the benchmarks: a scratch folder on disk, the helper, medians."""
+"""Shared by the benchmarks: a scratch folder on disk, the helper, medians, a command's time and peak memory."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -50,3 +52,27 @@ def truth_device(recipe: str, base: str | None, **options: Any) -> Iterator[Any]
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, work, True)
         yield stack.enter_context(getattr(devices, f"recipe_{recipe}")(work / "dev", **options))
+
+
+def run_measured(args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, int]:
+    """Wall seconds and the peak resident memory (bytes) of one command: its own high-water mark (VmHWM),
+    read every 2 ms until it ends; the kernel's ru_maxrss would count this benchmark's memory, which the
+    child shares until its exec. cwd: a folder of no code (`python -m` puts it first on the path)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    status_file, peak = Path(f"/proc/{proc.pid}/status"), 0
+    while True:
+        pid, status = os.waitpid(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        try:
+            line = next(ln for ln in status_file.read_text().splitlines() if ln.startswith("VmHWM:"))
+            peak = max(peak, int(line.split()[1]) * 1024)
+        except (OSError, StopIteration):
+            pass
+        time.sleep(0.002)
+    seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+    return seconds, peak
