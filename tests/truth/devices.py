@@ -12,6 +12,7 @@ min(N, parallel) / delay requests a second.
 Recipe A: a loop device over an image file, throttled for that device only, with separate read and
 write rates: by the root blkio cgroup's rule (cgroup v1), or where the machine has cgroup v2 only, by the
 io.max of a cgroup of its own that the test's process joins for the while (its helpers are its children).
+Where neither hierarchy is mounted (a chroot, a container) the test mounts one itself in a temporary folder.
 
 Both need root; every step is undone in reverse order, also when a test fails or
 is interrupted."""
@@ -22,6 +23,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,13 +84,42 @@ def cgroup2_with_io() -> Path | None:
     return None
 
 
+@contextlib.contextmanager
+def block_throttle() -> Iterator[tuple[str, Path]]:
+    """Where block I/O can be throttled: ("v1", the blkio hierarchy) or ("v2", a cgroup v2 root with the io
+    controller). The machine's own mounts where it has them; else (a chroot, a container without
+    /sys/fs/cgroup) a mount of the test's own in a temporary folder, unmounted at the end: cgroup v2 where
+    the io controller is free, else v1 blkio (the kernel hands back the hierarchy the host already has)."""
+    if (BLKIO / "blkio.throttle.read_bps_device").exists():
+        yield "v1", BLKIO
+        return
+    root = cgroup2_with_io()
+    if root is not None:
+        yield "v2", root
+        return
+    with tempfile.TemporaryDirectory(prefix="stibium-cgroup-") as d:
+        for version, args in (("v2", ["-t", "cgroup2"]), ("v1", ["-t", "cgroup", "-o", "blkio"])):
+            if subprocess.run(["mount", *args, "none", d], capture_output=True).returncode != 0:
+                continue
+            try:
+                usable = ("io" in (Path(d) / "cgroup.controllers").read_text().split() if version == "v2"
+                          else (Path(d) / "blkio.throttle.read_bps_device").exists())
+                if usable:
+                    yield version, Path(d)
+                    return
+            finally:
+                subprocess.run(["umount", d], capture_output=True)
+        raise OSError("no block I/O throttle: cgroup v2's io controller and v1's blkio could not be mounted")
+
+
 def missing_for_recipe_a() -> str | None:
     if os.geteuid() != 0:
         return "needs root (losetup, cgroup writes)"
-    if not (BLKIO / "blkio.throttle.read_bps_device").exists() and cgroup2_with_io() is None:
-        return ("no block I/O throttle here: neither cgroup v1 blkio nor cgroup v2 with the io controller is mounted "
-                "(a chroot or a container without /sys/fs/cgroup)")
-    return None
+    try:
+        with block_throttle():
+            return None
+    except OSError as e:
+        return f"{e} (a container without the right to mount)"
 
 
 def _run(*args: str) -> str:
@@ -208,21 +239,21 @@ def recipe_a(work: Path, read_bytes_per_s: int, write_bytes_per_s: int, size_byt
         loop = _loop(image, stack)
         majmin = Path(f"/sys/block/{Path(loop).name}/dev").read_text().strip()
         _ext4_on(loop, work / "mnt", stack)
-        if (BLKIO / "blkio.throttle.read_bps_device").exists():
+        version, hierarchy = stack.enter_context(block_throttle())
+        if version == "v1":
             for kind, bps in (("read", read_bytes_per_s), ("write", write_bytes_per_s)):
-                rule = BLKIO / f"blkio.throttle.{kind}_bps_device"
+                rule = hierarchy / f"blkio.throttle.{kind}_bps_device"
                 rule.write_text(f"{majmin} {bps}\n")
                 stack.callback(rule.write_text, f"{majmin} 0\n")
         else:
-            _throttle_v2(majmin, read_bytes_per_s, write_bytes_per_s, stack)
+            _throttle_v2(hierarchy, majmin, read_bytes_per_s, write_bytes_per_s, stack)
         yield Device(work / "mnt", read_bytes_per_s, write_bytes_per_s)
 
 
-def _throttle_v2(majmin: str, read_bytes_per_s: int, write_bytes_per_s: int, stack: contextlib.ExitStack) -> None:
+def _throttle_v2(root: Path, majmin: str, read_bytes_per_s: int, write_bytes_per_s: int,
+                 stack: contextlib.ExitStack) -> None:
     """cgroup v2: io.max of a cgroup of its own, which this process joins (and the helpers it starts with it);
     undone in reverse: the process back where it was, the cgroup removed, the io controller as it was."""
-    root = cgroup2_with_io()
-    assert root is not None
     subtree = root / "cgroup.subtree_control"
     if "io" not in subtree.read_text().split():
         subtree.write_text("+io\n")
