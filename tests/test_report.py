@@ -84,3 +84,18 @@ def test_one_granularity_shows_its_trials_not_a_granularity_axis():
     assert list(trace.x) == [1, 2, 3, 4, 5]
     assert np.allclose(trace.y, [(64 << 20) / (0.1 + 0.01 * t + (1 << 20) / 1e9) for t in range(5)])
     assert fig.layout.xaxis.title.text == "trial" and fig.layout.xaxis.type != "log"
+
+
+def test_facts_nobody_could_read_are_said_unknown(tmp_path):
+    # a target whose device cannot be resolved (a container, a chroot) and a file system that does not say
+    # whether it honours direct I/O (a network share): the page says unknown, never Python's None
+    from synthetic import make_run
+    from stibium_py.publish import publish_report
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    publish_report(run, None, False)
+    page = (run / "report.html").read_text()
+    assert "None" not in page.split("<script")[0]
+    assert " on unknown (unknown, unknown), mount options unknown</td>" in page
+    assert "<td>unknown, honoured: unknown (`stibium selftest --target` on it measures it), alignment unknown B</td>" \
+        in page
+    assert "<td>host — unknown unknown, unknown, unknown CPUs, unknown RAM</td>" in page

@@ -168,6 +168,13 @@ def _fact(value: Any) -> str:
     return "unknown" if value is None or value == "" else str(value)
 
 
+def _honoured(value: Any) -> str:
+    """Whether the target's file system honours direct I/O, in words (unknown: network file systems)."""
+    if value is None:
+        return "unknown (`stibium selftest --target` on it measures it)"
+    return "yes" if value else "no"
+
+
 def _stack_text(facts: dict[str, Any]) -> str:
     """The layers below the target's file system, top down, each with what it means for reads."""
     layers = Stack.from_json(facts.get("stack"))
@@ -192,14 +199,15 @@ def _header(run: RunRecord) -> str:
     t = run.target_facts
     plan = run.plan
     facts = [
-        ["machine", f"{m.get('hostname')} — {m.get('os')} {m.get('os_release')}, {m.get('cpu')}, "
-                    f"{m.get('cpu_count')} CPUs, {format_bytes(m.get('ram_bytes') or 0)} RAM"],
+        ["machine", f"{_fact(m.get('hostname'))} — {_fact(m.get('os'))} {_fact(m.get('os_release'))}, "
+                    f"{_fact(m.get('cpu'))}, {_fact(m.get('cpu_count'))} CPUs, "
+                    f"{format_bytes(m['ram_bytes']) if m.get('ram_bytes') else 'unknown'} RAM"],
         ["target", f"{run.target} on {_fact(t.get('fs_type'))} ({_fact(t.get('device'))}, "
                    f"{_fact(t.get('device_model'))}), mount options {_fact(t.get('mount_options'))}"],
         ["below the file system", _stack_text(t)],
         ["memory speed", _memory_text(run)],
-        ["direct I/O", f"{t.get('direct_how')}, honoured: {t.get('direct_honoured')}, alignment "
-                       f"{t.get('direct_offset_align_bytes')} B"],
+        ["direct I/O", f"{_fact(t.get('direct_how'))}, honoured: {_honoured(t.get('direct_honoured'))}, alignment "
+                       f"{_fact(t.get('direct_offset_align_bytes'))} B"],
         ["plan", f"{plan.name}: {plan.description}"],
         ["versions", f"stibium {run.stibium_version}, helper {run.helper_version}, "
                      f"{run.helper.get('foundation_implementation')}, clock {run.clock.get('clock')}"],
