@@ -59,3 +59,18 @@ def test_the_listed_descriptions_are_the_plans_own():
     assert plans
     for name, path in plans.items():
         assert plan_description(path) == load_plan(path)[0].description, name
+
+
+def test_the_report_of_an_ordinary_run_does_not_load_scipy_stats(tmp_path):
+    # scipy.stats (and ruptures, which imports it) took 0.9 s of every report and run: the rank statistics
+    # of ordinary runs are computed in numpy (analysis/nonparametric.py)
+    import os
+    from synthetic import make_run
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    probe = ("import sys; from stibium_py.publish import publish_report; from pathlib import Path; "
+             f"publish_report(Path({str(run)!r}), None, False); "
+             "print(sorted(m for m in sys.modules if m.startswith(('scipy.stats', 'ruptures', 'statsmodels'))))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    assert (run / "report.html").stat().st_size > 0

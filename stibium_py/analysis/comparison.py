@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from ..table import Table
 from . import runs as runs_analysis
 from .estimate import Estimate
+from .nonparametric import norm_ppf
 from .rates import POINTS, PointDraws, PointKey, draws_per_run, key_json
 from .settings import Settings
 from .sustained import SustainedTestResult
@@ -104,7 +104,7 @@ def runs_needed(spread_log: float | None, ratio: float, band: float, confidence:
         return None
     z = 0.5 + confidence / 2
     d = max(abs(math.log(ratio)) if ratio > 0 and math.isfinite(ratio) else 0.0, math.log(1 + band))
-    return max(2, math.ceil(2 * (stats.norm.ppf(z) * spread_log / d) ** 2))
+    return max(2, math.ceil(2 * (norm_ppf(z) * spread_log / d) ** 2))
 
 
 def _logs(rates: list[runs_analysis.RunRate]) -> list[float]:
@@ -213,7 +213,7 @@ def ratio_of_intervals(a: Estimate, b: Estimate, confidence: float) -> Estimate:
     """B / A from two independent estimates with their intervals: each log estimate taken as normal with the
     spread its interval implies (its half-width on the log scale over the normal quantile), the two spreads
     added in quadrature."""
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    z = norm_ppf(0.5 + confidence / 2)
     point = b.estimate / a.estimate if a.estimate > 0 else math.nan
     if not all(math.isfinite(e.low) and math.isfinite(e.high) and 0 < e.low <= e.high for e in (a, b)) or \
             not math.isfinite(point) or point <= 0:

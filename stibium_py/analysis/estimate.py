@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from .nonparametric import binom_cdf
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -75,8 +77,6 @@ def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float
     neighbouring ones to the confidence asked (Hettmansperger and Sheather 1986): (low, high, the
     confidence it has). Where even the widest interval, [min, max], has less than the confidence asked
     (5 trials or fewer at 95 %), that interval with its real confidence, 1 - 2 / 2^n."""
-    from scipy.stats import binom
-
     x = np.sort(np.asarray(values, float))
     n = len(x)
     if n == 0:
@@ -87,7 +87,7 @@ def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float
     # cover(d) = P(d <= B <= n - d), B ~ Binomial(n, 1/2): the confidence of [X(d), X(n-d+1)], 1-based;
     # computed for every d at once (it falls as d grows)
     ds = np.arange(1, n // 2 + 2)
-    covers = binom.cdf(n - ds, n, 0.5) - binom.cdf(ds - 1, n, 0.5)
+    covers = binom_cdf(n - ds, n, 0.5) - binom_cdf(ds - 1, n, 0.5)
 
     def cover(d: int) -> float:
         return float(covers[d - 1])

@@ -12,11 +12,11 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 import numpy as np
-from scipy import stats
 
 from ..table import Table
 from . import below, cache, drift, outliers, rates, regression
 from .estimate import Estimate, median_estimate
+from .nonparametric import siegel
 from .settings import Settings
 
 BURST_FACTOR = 1.5
@@ -338,6 +338,6 @@ def _drift(cols: dict[str, np.ndarray], r: np.ndarray, fit: regression.Fit) -> D
 def _siegel(x: np.ndarray, y: np.ndarray) -> regression.ReferenceLine | None:
     if len(np.unique(x)) < 2 or len(x) > 5000:
         return None
-    res = stats.siegelslopes(y, x)
-    return regression.ReferenceLine(float(res.slope), float(res.intercept), "siegel repeated medians (scipy)",
+    slope, intercept = siegel(x, y)
+    return regression.ReferenceLine(slope, intercept, "siegel repeated medians",
                                     latency_given=False)

@@ -1,6 +1,7 @@
 """Rate and latency of files tests: `seconds = latency + bytes / rate`.
 
-Theil-Sen with the joint intercept (scipy.stats.theilslopes(method="joint");
+Theil-Sen with the joint intercept (what scipy.stats.theilslopes(method="joint") gives, computed by
+nonparametric.theil_sen_joint;
 never the default "separate" intercept, which gave -5.3 ms for a true +0.2 ms
 when 5 % of reads hit the cache). Above 5000 points an exact O(n log n)
 Theil-Sen: bisect the slope b on the sign of Kendall's tau of (x, y - b x).
@@ -12,8 +13,8 @@ a resample's slope is the median of 5000 of its pairwise slopes drawn at random
 resamples have 500 points (m-out-of-n) and their spread is scaled by sqrt(m / n),
 so that the pair sampling's noise stays small beside the resampling's own: measured
 at 20,020 points, the resamples spread as those of a bootstrap with every
-resample's exact slope (1.08e-12 against 1.09e-12). Least squares (statsmodels OLS) and a
-Tukey-biweight RLM started from Theil-Sen are references only.
+resample's exact slope (1.08e-12 against 1.09e-12). Least squares (what statsmodels' OLS gives) and a
+Tukey-biweight RLM started from Theil-Sen (what statsmodels' RLM gives) are references only.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from typing import Any, Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .estimate import Estimate, percentile_interval
+from .nonparametric import norm_ppf, t_ppf, theil_sen_joint, tukey_biweight_line
 
 EXACT_SCIPY_MAX_POINTS = 5000
 # Fewer repeats per size than this and the bootstrap interval cannot be calibrated (simulation:
@@ -54,8 +55,7 @@ def theil_sen(x: np.ndarray, y: np.ndarray) -> Line:
     if len(np.unique(x)) < 2:
         return Line(math.nan, float(np.median(y)) if len(y) else math.nan)
     if len(x) <= EXACT_SCIPY_MAX_POINTS:
-        res = stats.theilslopes(y, x, method="joint")
-        return Line(float(res.slope), float(res.intercept))
+        return Line(*theil_sen_joint(x, y))
     slope = fast_theil_sen_slope(x, y)
     return Line(slope, float(np.median(y - slope * x)))
 
@@ -69,6 +69,8 @@ def fast_theil_sen_slope(x: np.ndarray, y: np.ndarray, iterations: int = 200) ->
     order = np.argsort(x, kind="stable")
     x = x[order]
     y = y[order]
+
+    from scipy import stats    # O(n log n) tau: a large fit's import, small beside its work
 
     def tau(b: float) -> float:
         return float(stats.kendalltau(x, y - b * x).statistic)
@@ -148,11 +150,11 @@ def small_sample_widening(x: np.ndarray, confidence: float) -> tuple[float, floa
     m = min(len(g) for g in strata)
     if m < 2:
         return 1.0, 1.0
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = norm_ppf(0.5 + confidence / 2)
     bias = math.sqrt(m / (m - 1))
 
     def factor(df: int) -> float:
-        return float(stats.t.ppf(0.5 + confidence / 2, df) / z * bias) if df >= 1 else 1.0
+        return float(t_ppf(0.5 + confidence / 2, df) / z * bias) if df >= 1 else 1.0
 
     return factor(len(strata) - 2), factor(len(x) - 2)
 
@@ -389,7 +391,7 @@ def ols(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> ReferenceLine
     b = float(np.sum((x - mx) * (y - my)) / sxx)
     a = float(my - b * mx)
     s2 = float(np.sum((y - a - b * x) ** 2) / (n - 2)) if n > 2 else math.nan
-    t = float(stats.t.ppf(0.5 + confidence / 2, n - 2)) if n > 2 else math.nan
+    t = t_ppf(0.5 + confidence / 2, n - 2) if n > 2 else math.nan
     se_b = math.sqrt(s2 / sxx)
     se_a = math.sqrt(s2 * (1 / n + mx * mx / sxx))
     method = "ols (closed form, t intervals)"
@@ -401,18 +403,13 @@ BIWEIGHT_MAX_POINTS = 20_000
 
 
 def biweight(x: np.ndarray, y: np.ndarray, start: Line) -> ReferenceLine | None:
-    """Tukey-biweight robust regression (statsmodels RLM), started from Theil-Sen; a reference line, left
-    out above BIWEIGHT_MAX_POINTS points, where its iterations would cost seconds (like Siegel's above
-    5000)."""
+    """Tukey-biweight robust regression (what statsmodels' RLM computes: nonparametric.tukey_biweight_line),
+    started from Theil-Sen; a reference line, left out above BIWEIGHT_MAX_POINTS points, where its
+    iterations would cost seconds (like Siegel's above 5000)."""
     if len(x) > BIWEIGHT_MAX_POINTS:
         return None
-    import statsmodels.api as sm
-
-    X = sm.add_constant(np.asarray(x, float))
     try:
-        res = sm.RLM(np.asarray(y, float), X, M=sm.robust.norms.TukeyBiweight()).fit(
-            start_params=np.array([start.intercept_s, start.slope_s_per_byte]))
-        a, b = (float(v) for v in res.params)
+        a, b = tukey_biweight_line(x, y, start.intercept_s, start.slope_s_per_byte)
     except (ValueError, np.linalg.LinAlgError, ZeroDivisionError):
         a, b = math.nan, math.nan
-    return ReferenceLine(b, a, "tukey-biweight rlm (statsmodels), started from theil-sen")
+    return ReferenceLine(b, a, "tukey-biweight rlm, started from theil-sen")

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
 from .estimate import Estimate, percentile_interval
+from .nonparametric import norm_ppf, t_ppf
 
 MAD_TO_SD = 1.4826
 
@@ -83,8 +83,8 @@ def widening(confidence: float, *sides: Sequence[float]) -> float:
         return 1.0
     total = sum(v for v, _ in terms)
     df = total ** 2 / sum(v ** 2 / (k - 1) for v, k in terms if v > 0)
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    t = stats.t.ppf(0.5 + confidence / 2, df)
+    z = norm_ppf(0.5 + confidence / 2)
+    t = t_ppf(0.5 + confidence / 2, df)
     # the resampling bias (K - 1) / K, weighted by each side's share of the variance
     bias = sum(v * k / (k - 1) for v, k in terms) / total
     return float(t / z * math.sqrt(bias))

@@ -4,7 +4,7 @@ The input is a streamed measurement's chunk rows (the helper's --chunk): each ch
 written up to its end, its start and end on the raw clock, and where known the drive's temperature.
 
 - Stretches: change points in the chunks' log rate against bytes written, found by the drift machinery
-  (ruptures Binseg, L1 cost, penalty 4 ln n, at least MIN_SIZE chunks a stretch, on MAD-standardised
+  (binary segmentation, L1 cost, penalty 4 ln n, at least MIN_SIZE chunks a stretch, on MAD-standardised
   values); neighbouring stretches whose rates differ by less than MIN_STEP are joined, so that noise never
   makes a cliff.
 - Each stretch's rate: the Theil-Sen slope of bytes written against time over its chunks, with a

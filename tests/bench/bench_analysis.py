@@ -26,7 +26,7 @@ from stibium_py.analysis import files as files_analysis
 from stibium_py.analysis import outliers, regression
 from stibium_py.analysis.settings import SUMMARY
 from stibium_py.analysis.summary import summarize
-from stibium_py.measurement import COLUMNS
+from stibium_py.measurement import COLUMN_DEFAULTS, COLUMNS
 from stibium_py.record import RUN_FORMAT
 from stibium_py import publish
 from stibium_py.report import build, figures
@@ -71,7 +71,9 @@ def make_run(d: Path, n: int, pattern: bool, seed: int = 0, rate_bytes_per_s: fl
         "engine": np.full(n, "direct"),
         "requests": np.r_[np.ones(n_files, np.int64), (64 << 20) // g],
     }
-    table = pa.table({c: cols[c] if c in cols else pa.nulls(n) for c in COLUMNS})
+    # columns added since: their defaults where they have one (queue depth and threads 1), else empty
+    table = pa.table({c: cols[c] if c in cols else np.full(n, COLUMN_DEFAULTS[c], np.int64) if c in COLUMN_DEFAULTS
+                      else pa.nulls(n) for c in COLUMNS})
     pa_csv.write_csv(table, d / "measurements.csv", pa_csv.WriteOptions(quoting_style="needed"))
     write_json_atomic(d / "run.json", {"format": RUN_FORMAT, "plan": {"name": "synthetic"}, "status": "complete",
                                        "machine": {"hostname": "bench"}})

@@ -1,0 +1,267 @@
+"""The few rank statistics and quantiles the summary of an ordinary run needs, in numpy alone: importing
+scipy.stats (which ruptures imports too) took 0.9 s of every report and every run on the project's machines,
+longer than the analysis of a quick run itself. Each function computes what its scipy or ruptures namesake
+computes, the same operations on the same floats, and tests/test_nonparametric.py holds each to it on
+random data (ties, repeats and both tails included). A run of more than EXACT_SCIPY_MAX_POINTS points a fit
+still uses scipy.stats (regression.fast_theil_sen_slope): there the import is small beside the work.
+
+- kendall_tau: scipy.stats.kendalltau (tau-b; the exact p-value without ties up to 33 points, else the
+  normal approximation with the tie corrections), for the short series of the drift test (at most 1000).
+- theil_sen_joint: scipy.stats.theilslopes(method="joint"): the median pairwise slope and median(y - b x).
+- siegel: scipy.stats.siegelslopes (repeated medians, the hierarchical intercept).
+- binseg_l1: ruptures.Binseg(model="l1", jump=1).fit(signal).predict(pen=...).
+- tukey_biweight_line: statsmodels' RLM with TukeyBiweight() and its defaults (IRLS, MAD scale, convergence on
+  the deviance), from given start parameters; statsmodels imports pandas and scipy.stats (1.7 s).
+- norm_ppf, t_ppf, binom_cdf: the quantiles and the binomial sums, from the standard library and
+  scipy.special (which does not import scipy.stats)."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+
+
+# ------------------------------------------------------------------ quantiles
+
+def norm_ppf(p: float) -> float:
+    """The standard normal quantile (scipy.stats.norm.ppf)."""
+    return NormalDist().inv_cdf(p)
+
+
+def t_ppf(p: float, df: float) -> float:
+    """Student's t quantile (scipy.stats.t.ppf calls the same special function)."""
+    from scipy.special import stdtrit
+    return float(stdtrit(df, p))
+
+
+def binom_cdf(k: np.ndarray, n: int, p: float) -> np.ndarray:
+    """P(X <= k) for X ~ Binomial(n, p), k whole numbers (scipy.stats.binom.cdf); 0 below 0, 1 from n."""
+    from scipy.special import bdtr
+    k = np.asarray(k)
+    return np.where(k < 0, 0.0, np.where(k >= n, 1.0, bdtr(np.clip(k, 0, n), n, p)))
+
+
+# ------------------------------------------------------------------ Kendall's tau
+
+def _dense_ranks(v: np.ndarray) -> np.ndarray:
+    return np.r_[True, v[1:] != v[:-1]].cumsum(dtype=np.intp)
+
+
+def _tie_counts(ranks: np.ndarray) -> tuple[int, int, int]:
+    cnt = np.bincount(ranks).astype("int64", copy=False)
+    cnt = cnt[cnt > 1]
+    return (int((cnt * (cnt - 1) // 2).sum()), int((cnt * (cnt - 1.) * (cnt - 2)).sum()),
+            int((cnt * (cnt - 1.) * (2 * cnt + 5)).sum()))
+
+
+def _discordant(x: np.ndarray, y: np.ndarray) -> int:
+    """Pairs ordered one way by x and the other by y (x sorted, ties in x ordered by y: pairs tied in x
+    are then never counted)."""
+    n = len(x)
+    total = 0
+    for i in range(n - 1):
+        total += int(np.count_nonzero((y[i + 1:] < y[i]) & (x[i + 1:] > x[i])))
+    return total
+
+
+def _kendall_p_exact(n: int, c: int) -> float:
+    """The two-sided exact p-value of c concordant pairs among n points without ties (Kendall 1970), as
+    scipy.stats._mstats_basic._kendall_p_exact."""
+    c = int(min(c, (n * (n - 1)) // 2 - c))
+    if n == 1:
+        return 1.0
+    if n == 2:
+        return 1.0
+    if c == 0:
+        prob = 2.0 / math.factorial(n) if n < 171 else 0.0
+    elif c == 1:
+        prob = 2.0 / math.factorial(n - 1) if n < 172 else 0.0
+    elif 4 * c == n * (n - 1):
+        prob = 1.0
+    elif n < 171:
+        new = np.zeros(c + 1)
+        new[0:2] = 1.0
+        for j in range(3, n + 1):
+            new = np.cumsum(new)
+            if j <= c:
+                new[j:] -= new[:c + 1 - j]
+        prob = 2.0 * np.sum(new) / math.factorial(n)
+    else:
+        new = np.zeros(c + 1)
+        new[0:2] = 1.0
+        for j in range(3, n + 1):
+            new = np.cumsum(new) / j
+            if j <= c:
+                new[j:] -= new[:c + 1 - j]
+        prob = np.sum(new)
+    return float(np.clip(prob, 0, 1))
+
+
+def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Kendall's tau-b and its two-sided p-value, as scipy.stats.kendalltau(x, y) with its defaults."""
+    x = np.asarray(x).ravel()
+    y = np.asarray(y).ravel()
+    size = x.size
+    if size == 0:
+        return math.nan, math.nan
+    perm = np.argsort(y)
+    x, y = x[perm], y[perm]
+    y = _dense_ranks(y)
+    perm = np.argsort(x, kind="mergesort")
+    x, y = x[perm], y[perm]
+    x = _dense_ranks(x)
+    dis = _discordant(x, y)
+    obs = np.r_[True, (x[1:] != x[:-1]) | (y[1:] != y[:-1]), True]
+    cnt = np.diff(np.nonzero(obs)[0]).astype("int64", copy=False)
+    ntie = int((cnt * (cnt - 1) // 2).sum())
+    xtie, x0, x1 = _tie_counts(x)
+    ytie, y0, y1 = _tie_counts(y)
+    tot = (size * (size - 1)) // 2
+    if xtie == tot or ytie == tot:
+        return math.nan, math.nan
+    con_minus_dis = tot - xtie - ytie + ntie - 2 * dis
+    tau = float(min(1., max(-1., con_minus_dis / np.sqrt(tot - xtie) / np.sqrt(tot - ytie))))
+    if xtie == 0 and ytie == 0 and (size <= 33 or min(dis, tot - dis) <= 1):
+        return tau, _kendall_p_exact(size, tot - dis)
+    m = size * (size - 1.)
+    var = ((m * (2 * size + 5) - x1 - y1) / 18 + (2 * xtie * ytie) / m + x0 * y0 / (9 * m * (size - 2)))
+    z = con_minus_dis / np.sqrt(var)
+    return tau, float(np.clip(math.erfc(abs(z) / math.sqrt(2)), 0, 1))
+
+
+# ------------------------------------------------------------------ lines
+
+def theil_sen_joint(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The median of the pairwise slopes (pairs of distinct x) and the joint intercept median(y - b x)."""
+    x = np.asarray(x, dtype=float).ravel()
+    y = np.asarray(y, dtype=float).ravel()
+    deltax = x[:, np.newaxis] - x
+    deltay = y[:, np.newaxis] - y
+    slopes = deltay[deltax > 0] / deltax[deltax > 0]
+    slopes.sort()
+    slope = float(np.median(slopes))
+    return slope, float(np.median(y - slope * x))
+
+
+def siegel(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Siegel's repeated medians: for each point the median slope to every point of another x, the median of
+    those; the intercept median(y - b x). Points of one x share their partners, so each x's rows are one
+    block (a files test has a few sizes and many points each)."""
+    x = np.asarray(x, dtype=float).ravel()
+    y = np.asarray(y, dtype=float).ravel()
+    per_point = np.empty(len(x))
+    for value in np.unique(x):
+        rows = np.flatnonzero(x == value)
+        cols = np.flatnonzero(x != value)
+        if not len(cols):
+            per_point[rows] = math.nan
+            continue
+        slopes = (y[rows, None] - y[cols]) / (x[rows, None] - x[cols])
+        per_point[rows] = np.median(slopes, axis=1)
+    slope = float(np.median(per_point))
+    return slope, float(np.median(y - slope * x))
+
+
+# ------------------------------------------------------------------ change points
+
+def _l1_cost(signal: np.ndarray, start: int, end: int) -> float:
+    sub = signal[start:end]
+    return float(abs(sub - np.median(sub, axis=0)).sum())
+
+
+def binseg_l1(signal: np.ndarray, min_size: int, pen: float) -> list[int]:
+    """Binary segmentation with the l1 cost, every index admissible: split the segment whose best split
+    gains the most while that gain exceeds pen. The breakpoints (the ends of the segments, the signal's
+    length last), as ruptures.Binseg(model="l1", min_size=min_size, jump=1).fit(signal).predict(pen=pen)."""
+    signal = np.asarray(signal, dtype=float)
+    if signal.ndim == 1:
+        signal = signal.reshape(-1, 1)
+    n = signal.shape[0]
+    min_size = max(min_size, 2)
+    if min_size > n:
+        raise ValueError(f"a signal of {n} points cannot hold a segment of {min_size}")
+    best: dict[tuple[int, int], tuple[int | None, float]] = {}
+
+    def single(start: int, end: int) -> tuple[int | None, float]:
+        if (start, end) not in best:
+            whole = _l1_cost(signal, start, end)
+            gains = [(whole - _l1_cost(signal, start, b) - _l1_cost(signal, b, end), b)
+                     for b in range(start, end) if b - start >= min_size and end - b >= min_size]
+            if gains:
+                gain, b = max(gains)
+                best[(start, end)] = (b, gain)
+            else:
+                best[(start, end)] = (None, 0)
+        return best[(start, end)]
+
+    bkps = [n]
+    while True:
+        starts = [0] + bkps[:-1]
+        bkp, gain = max((single(s, e) for s, e in zip(starts, bkps)), key=lambda t: t[1])
+        if bkp is None or not gain > pen:
+            break
+        bkps.append(bkp)
+        bkps.sort()
+    return bkps
+
+
+# ------------------------------------------------------------------ robust regression
+
+BIWEIGHT_C = 4.685            # statsmodels' TukeyBiweight() default: 95 % efficiency at the normal
+MAD_NORMAL = NormalDist().inv_cdf(0.75)    # statsmodels.robust.scale.mad's c
+
+
+def _biweight_rho(z: np.ndarray) -> np.ndarray:
+    inside = np.less_equal(np.abs(z), BIWEIGHT_C)
+    factor = BIWEIGHT_C ** 2 / 6.
+    return -(1 - (z / BIWEIGHT_C) ** 2) ** 3 * inside * factor + factor
+
+
+def _biweight_weights(z: np.ndarray) -> np.ndarray:
+    return (1 - (z / BIWEIGHT_C) ** 2) ** 2 * np.less_equal(np.abs(z), BIWEIGHT_C)
+
+
+def tukey_biweight_line(x: np.ndarray, y: np.ndarray, intercept: float, slope: float,
+                        tol: float = 1e-8, maxiter: int = 50) -> tuple[float, float]:
+    """(intercept, slope) of y = a + b x by iteratively reweighted least squares with Tukey's biweight,
+    started from (intercept, slope): the steps of statsmodels' RLM(y, [1, x], M=TukeyBiweight()).fit(
+    start_params=...) with its defaults (the scale the MAD of the residuals about 0 after each fit; stop when
+    the deviance, the sum of rho of the residuals over the fit's residual variance, changes by at most tol,
+    or after maxiter fits). Raises ValueError for weights that are not finite and ZeroDivisionError for two
+    points (no residual degrees of freedom), as statsmodels does."""
+    y = np.asarray(y, dtype=float)
+    X = np.column_stack([np.ones(len(y)), np.asarray(x, dtype=float)])
+    df = X.shape[0] - X.shape[1]
+    if df <= 0:
+        raise ZeroDivisionError("no residual degrees of freedom")
+
+    def results(params: np.ndarray, w_half: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, float]:
+        resid = y - X.dot(params)
+        wresid = w_half * y - (w_half[:, None] * X if isinstance(w_half, np.ndarray) else w_half * X).dot(params)
+        return params, resid, float(np.dot(wresid, wresid) / df)
+
+    def deviance(resid: np.ndarray, fit_scale: float) -> float:
+        return float(_biweight_rho(resid / fit_scale).sum())
+
+    params, resid, fit_scale = results(np.array([intercept, slope], dtype=float), 1.0)
+    scale = float(np.median(np.abs(resid - 0.0) / MAD_NORMAL))
+    history = [np.inf, deviance(resid, fit_scale)]
+    iteration = 1
+    while True:
+        if scale == 0.0:        # a perfect fit of the weighted data
+            break
+        weights = _biweight_weights(resid / scale)
+        w_half = np.sqrt(weights)
+        if not np.all(np.isfinite(w_half)):
+            raise ValueError("weights are not finite")
+        wexog = w_half[:, None] * X
+        params = np.linalg.pinv(wexog).dot(w_half * y)
+        params, resid, fit_scale = results(params, w_half)
+        scale = float(np.median(np.abs(resid - 0.0) / MAD_NORMAL))
+        history.append(deviance(resid, fit_scale))
+        iteration += 1
+        if not (abs(history[iteration] - history[iteration - 1]) > tol and iteration < maxiter):
+            break
+    return float(params[0]), float(params[1])
