@@ -7,8 +7,8 @@ beside this checkout). Rows:
   run-quick                     `stibium run quick`: its wall time against the seconds it measured, and the
                                 share of the run phase (run.json's start to end) outside the timed intervals
   report-quick                  `stibium report` of that quick run
-  report-100k, report-1m        `stibium report` of synthetic runs of 100k and 1M measurements (1M: two ops,
-                                ten sizes), with the page's size
+  report-100k, report-1m        `stibium report` of synthetic runs of 100k and 1M measurements (writes and
+                                reads of 14 sizes, bench_analysis.make_run), with the page's size
   compare-10k                   `stibium compare` of two synthetic runs of 10k measurements each
 
 Every tree runs `python -m stibium_py` with PYTHONPATH set to it and the installed helper (STIBIUM_HELPER),
@@ -40,11 +40,6 @@ ROWS = ("version", "plans", "plan-show", "completion", "run-quick", "report-quic
         "compare-10k")
 
 
-def make_million(d: Path) -> None:
-    """1M measurements: writes and reads of ten sizes (make_run's files test cut to ten sizes)."""
-    make_run(d, 1_000_000, False, seed=3)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tree", action="append", help="a source tree to run (default: this checkout)")
@@ -63,7 +58,7 @@ def main() -> None:
             make_run(d / "r100k", 100_000, False, seed=2)
             if "report-1m" in rows:
                 (d / "r1m").mkdir()
-                make_million(d / "r1m")
+                make_run(d / "r1m", 1_000_000, False, seed=3)
             for side, seed, rate in (("ca", 1, 2e8), ("cb", 2, 3e8)):
                 (d / side).mkdir()
                 make_run(d / side, 10_000, False, seed=seed, rate_bytes_per_s=rate)
