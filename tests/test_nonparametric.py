@@ -112,3 +112,13 @@ def test_the_biweight_line_is_statsmodels(seed):
         assert npm.tukey_biweight_line(x, y, a, b) == pytest.approx(tuple(theirs), rel=1e-12)
         compared += 1
     assert compared >= 13
+
+
+@pytest.mark.parametrize("distinct", [65, 300])
+def test_theil_sen_with_many_distinct_sizes_is_scipys(distinct):
+    # above 64 distinct x the slopes come from the whole difference matrix, below it group by group
+    rng = np.random.default_rng(distinct)
+    x = np.repeat(np.geomspace(1e4, 2e9, distinct).round(), 2)
+    y = (2e-4 + x / 5e8) * np.exp(rng.normal(0, 0.05, len(x)))
+    res = stats.theilslopes(y, x, method="joint")
+    assert npm.theil_sen_joint(x, y) == (float(res.slope), float(res.intercept))

@@ -133,14 +133,27 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 # ------------------------------------------------------------------ lines
 
+# above this many distinct x the pairwise slopes are taken from the whole n x n difference, below it group by
+# group (a files test has a few sizes and many points each: half the pairs, none of the n x n matrices)
+DENSE_ABOVE_GROUPS = 64
+
+
 def theil_sen_joint(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """The median of the pairwise slopes (pairs of distinct x) and the joint intercept median(y - b x)."""
+    """The median of the pairwise slopes (pairs of distinct x) and the joint intercept median(y - b x). The
+    slopes are the same numbers scipy's theilslopes divides out, and their median does not depend on their
+    order, so they are neither sorted nor kept in an n x n matrix where x has few distinct values."""
     x = np.asarray(x, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
-    deltax = x[:, np.newaxis] - x
-    deltay = y[:, np.newaxis] - y
-    slopes = deltay[deltax > 0] / deltax[deltax > 0]
-    slopes.sort()
+    values = np.unique(x)
+    if len(values) > DENSE_ABOVE_GROUPS:
+        deltax = x[:, np.newaxis] - x
+        deltay = y[:, np.newaxis] - y
+        slopes = deltay[deltax > 0] / deltax[deltax > 0]
+    else:
+        groups = [y[x == v] for v in values]
+        slopes = np.concatenate([((groups[b][np.newaxis, :] - groups[a][:, np.newaxis])
+                                  / (values[b] - values[a])).ravel()
+                                 for a in range(len(values)) for b in range(a + 1, len(values))] or [np.empty(0)])
     slope = float(np.median(slopes))
     return slope, float(np.median(y - slope * x))
 

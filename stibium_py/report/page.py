@@ -79,7 +79,8 @@ _UNPACK = """(async function(){
 
 @functools.lru_cache(maxsize=1)
 def _plotly_gz_b64() -> str:
-    return base64.b64encode(gzip.compress(get_plotlyjs().encode("utf-8"), 9, mtime=0)).decode("ascii")
+    # level 6: 0.14 s against level 9's 0.25 s for 3 KB more of plotly.js's 1.47 MB (measured here)
+    return base64.b64encode(gzip.compress(get_plotlyjs().encode("utf-8"), 6, mtime=0)).decode("ascii")
 
 
 def page(title: str, sections: list[str]) -> str:
