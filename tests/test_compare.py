@@ -258,3 +258,10 @@ def test_a_macs_fsync_writes_are_a_notice_of_the_run(tmp_path):
         "sync: full (F_FULLFSYNC) for the Mac's writes to compare like with like")]
     linux = make_run(tmp_path / "b", rate_bytes_per_s=200e6, seed=1, platform="linux", sync_used="fsync")
     assert not [n for n in summarize_run(linux)[2].warnings if "drive's write cache" in n.message]
+
+
+def test_rows_that_do_not_say_their_sync_carry_no_sync_caution(tmp_path):
+    # runs from before sync_used was recorded: nothing is known, so nothing is claimed
+    a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, platform="linux")
+    b = make_run(tmp_path / "b", rate_bytes_per_s=200e6, seed=2, platform="linux", sync_used="fsync")
+    assert all(r["caution"] is None for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"])

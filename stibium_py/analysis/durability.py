@@ -15,8 +15,11 @@ MAC_ADVICE = "use sync: full (F_FULLFSYNC) for the Mac's writes to compare like 
 
 
 def flushes_drive_cache(platform: str | None, sync_used: str | None) -> bool | None:
-    """Whether the sync that ran also flushed the drive's write cache; None where not known."""
-    if not sync_used or sync_used == "none":
+    """Whether the sync that ran also flushed the drive's write cache; None where not known (a row from
+    before sync_used was recorded)."""
+    if not sync_used:
+        return None
+    if sync_used == "none":
         return False
     if platform == "linux":
         return True                      # fsync and GNUstep's synchronizeFile are both fsync(2)
@@ -34,16 +37,18 @@ def flushed(platform: str | None, syncs: Iterable[str | None]) -> bool | None:
 def sync_caution(platform_a: str | None, syncs_a: Iterable[str | None],
                  platform_b: str | None, syncs_b: Iterable[str | None]) -> str | None:
     """compare's caution for a write point whose two sides made different things durable, or None."""
+    syncs_a, syncs_b = list(syncs_a), list(syncs_b)
     fa, fb = flushed(platform_a, syncs_a), flushed(platform_b, syncs_b)
     if fa is None or fb is None or fa == fb:
         return None
-    done, undone = ("A", platform_a), ("B", platform_b)
+    done, undone = ("A", platform_a, syncs_a), ("B", platform_b, syncs_b)
     if fb:
         done, undone = undone, done
-    mac = "darwin" in (platform_a, platform_b)
+    why = ("they were not synced" if "none" in undone[2] else
+           f"fsync on {PLATFORM_NAMES.get(str(undone[1]), undone[1])} leaves the data in the drive's cache")
+    mac = undone[1] == "darwin" and "none" not in undone[2]
     return (f"synced differently: {done[0]}'s writes include a flush of the drive's cache and "
-            f"{undone[0]}'s do not (fsync on {PLATFORM_NAMES.get(str(undone[1]), undone[1])} leaves the data in "
-            f"the drive's cache)" + (f"; {MAC_ADVICE}" if mac else ""))
+            f"{undone[0]}'s do not ({why})" + (f"; {MAC_ADVICE}" if mac else ""))
 
 
 def unflushed_count(platform: str | None, ops: Iterable[str], syncs: Iterable[str | None]) -> int:
