@@ -55,7 +55,9 @@ def test_the_c_code_links_into_a_mach_o_executable(built, target):
 
 
 def _lipo() -> str:
-    found = shutil.which("llvm-lipo") or next(iter(sorted(glob.glob("/usr/bin/llvm-lipo-*"))), None)
+    """LLVM's lipo (Debian names it llvm-lipo-VERSION), or Apple's own on a Mac: the same options."""
+    found = (shutil.which("llvm-lipo") or next(iter(sorted(glob.glob("/usr/bin/llvm-lipo-*"))), None)
+             or shutil.which("lipo"))
     assert found, "llvm-lipo not found: install.sh --test installs llvm"
     return found
 
