@@ -346,6 +346,10 @@ class Runner:
             self.log.close()
             if awake is not None:
                 awake.terminate()
+                try:
+                    awake.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    awake.kill()
         self._finish(status)
         if status == "waiting-for-reboot":
             self.console.print(f"[bold]The writes are done. Restart the machine, then run:[/] stibium resume {self.run_dir}")
