@@ -75,7 +75,7 @@ uint64_t sb_policy_darwin_device_block(uint64_t given_bytes, uint64_t fs_block_b
 
 int sb_policy_darwin_fs_honours(const char *fs_type)
 {
-    static const char *const network[] = {"nfs", "smbfs", "webdav", "afpfs", "ftp", "cifs"};
+    static const char *const network[] = {"nfs", "smbfs", "webdav", "afpfs", "ftp"};
     if (strcmp(fs_type, "macfuse") == 0 || strncmp(fs_type, "osxfuse", 7) == 0)
         return 0;
     for (size_t i = 0; i < sizeof network / sizeof network[0]; i++)

@@ -310,6 +310,7 @@ class Runner:
         self.log: MeasurementLog | None = None
         self._advance: Callable[[Op, int, float | None], None] = lambda op, nbytes, seconds: None
         self.temperature = _Temperature(run.target_facts.get("device"))
+        self.device_block_bytes = device_block_of(run.target_facts)   # macOS: what xnu's read rule uses
         self.temperature_said = False
 
     def execute(self) -> str:
@@ -480,8 +481,7 @@ class Runner:
             self._advance(op, m.bytes, m.seconds)
 
         try:
-            result = self.helper.call(measure_args(op, path, device_block_of(self.run.target_facts)),
-                                      timeout_s=op_timeout_s(op),
+            result = self.helper.call(measure_args(op, path, self.device_block_bytes), timeout_s=op_timeout_s(op),
                                       on_row=chunk_row if op.chunk_bytes else None)
         except HelperTimeout as e:
             self.log.append(failed(op, str(e), started_s))

@@ -309,15 +309,13 @@ def linux_volume_uuid(device: str | None, by_uuid: Path = Path("/dev/disk/by-uui
 
 
 def volume_uuid(path: Path) -> str | None:
-    """The UUID of the volume holding path (its nearest existing folder): diskutil's VolumeUUID on macOS, the
-    file system's UUID on Linux; None where it has none (tmpfs, a network share) or it cannot be read."""
+    """The UUID of the volume holding path (its nearest existing folder), as target_facts reads it:
+    diskutil's VolumeUUID on macOS, the file system's UUID on Linux; None where it has none (tmpfs, a
+    network share) or it cannot be read."""
     here = Path(os.path.abspath(path))
     while not here.exists() and here != here.parent:
         here = here.parent
-    if sys.platform == "darwin":
-        device = parse_df_mount(_run(["df", "-P", str(here)]) or "").get("device", "")
-        return parse_diskutil_plist(_diskutil_plist(device)).get("volume_uuid") if device.startswith("/dev/") else None
-    return linux_volume_uuid(stack.mount_of(str(here.resolve()), _read("/proc/self/mounts") or "").get("device"))
+    return target_facts(here).get("volume_uuid")
 
 
 def target_facts(target: Path) -> dict[str, Any]:

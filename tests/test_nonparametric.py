@@ -43,6 +43,11 @@ def test_kendall_tau_of_a_perfect_order_and_of_constants():
     theirs = stats.kendalltau(x, 2 * x)
     assert npm.kendall_tau(x, 2 * x) == (float(theirs.statistic), pytest.approx(float(theirs.pvalue), rel=REL))
     assert all(math.isnan(v) for v in npm.kendall_tau(x, np.ones(10)))
+    long = np.arange(200.0)        # the exact p-value of a perfect order past 170 points (no float factorial)
+    for y in (long, long[::-1], np.r_[1.0, 0.0, long[2:]]):
+        theirs = stats.kendalltau(long, y)
+        assert npm.kendall_tau(long, y) == pytest.approx((float(theirs.statistic), float(theirs.pvalue)),
+                                                         rel=REL, abs=1e-300)
 
 
 def _files_like(seed: int, sizes: int = 7, repeats: int = 10):

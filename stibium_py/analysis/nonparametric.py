@@ -68,11 +68,11 @@ def _discordant(x: np.ndarray, y: np.ndarray) -> int:
 
 def _kendall_p_exact(n: int, c: int) -> float:
     """The two-sided exact p-value of c concordant pairs among n points without ties (Kendall 1970), as
-    scipy.stats._mstats_basic._kendall_p_exact."""
+    scipy.stats._mstats_basic._kendall_p_exact. kendall_tau asks for it up to 33 points, or with at most one
+    pair out of order (c 0 or 1 after the fold), so scipy's scaled branch for 171 points or more is not
+    needed; the two closed forms keep its guard against factorials too large for a float."""
     c = int(min(c, (n * (n - 1)) // 2 - c))
-    if n == 1:
-        return 1.0
-    if n == 2:
+    if n <= 2:
         return 1.0
     if c == 0:
         prob = 2.0 / math.factorial(n) if n < 171 else 0.0
@@ -80,7 +80,7 @@ def _kendall_p_exact(n: int, c: int) -> float:
         prob = 2.0 / math.factorial(n - 1) if n < 172 else 0.0
     elif 4 * c == n * (n - 1):
         prob = 1.0
-    elif n < 171:
+    else:
         new = np.zeros(c + 1)
         new[0:2] = 1.0
         for j in range(3, n + 1):
@@ -88,14 +88,6 @@ def _kendall_p_exact(n: int, c: int) -> float:
             if j <= c:
                 new[j:] -= new[:c + 1 - j]
         prob = 2.0 * np.sum(new) / math.factorial(n)
-    else:
-        new = np.zeros(c + 1)
-        new[0:2] = 1.0
-        for j in range(3, n + 1):
-            new = np.cumsum(new) / j
-            if j <= c:
-                new[j:] -= new[:c + 1 - j]
-        prob = np.sum(new)
     return float(np.clip(prob, 0, 1))
 
 

@@ -63,7 +63,8 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
     for label, count, total, reason in _not_honoured(rows):
         add("warning", label, f"{count} of {total} direct measurements went through the page cache: {reason}",
             "these are not uncached numbers; on macOS write requests of at least 16 KiB at offsets aligned to the "
-            "kernel page (16 KiB on Apple Silicon) bypass the cache")
+            "kernel page (16 KiB on Apple Silicon) bypass the cache, and reads at offsets aligned to the disk's block "
+            "whose length is whole blocks or at least a kernel page")
     for label, count, largest in _split_calls(rows):
         add("info", label, f"{count} measurements moved each request in more than one call (the largest "
             f"{largest:,} bytes), smaller than the granularity the plan names",
