@@ -130,7 +130,7 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 
 #define SB_USAGE_TEXT                                                                                      \
     "usage: stibium-helper info [--path DIR] [--device-block N] | write|read --path F --bytes N [--granularity G] "           \
-    "[--access sequential|strided|random] [--stride S] [--span N] [--seed K] [--data-seed K] "             \
+    "[--access sequential|strided|random] [--stride S] [--span N] [--offset N] [--seed K] [--data-seed K] "             \
     "[--fill random|offset|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
     "[--verify on|off] [--chunk N] [--device-block N] | evict --path F | residency --path F | batch"
@@ -138,7 +138,8 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 /* The flags that take a value, and where each goes. */
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
                     SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY,
-                    SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY, SB_FLAG_CHUNK, SB_FLAG_DEVICE_BLOCK };
+                    SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY, SB_FLAG_CHUNK, SB_FLAG_DEVICE_BLOCK,
+                    SB_FLAG_OFFSET };
 
 static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--path", SB_FLAG_PATH}, {"--bytes", SB_FLAG_BYTES}, {"--granularity", SB_FLAG_GRANULARITY},
@@ -147,6 +148,7 @@ static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--engine", SB_FLAG_ENGINE}, {"--sync", SB_FLAG_SYNC}, {"--latency", SB_FLAG_LATENCY},
     {"--queue-depth", SB_FLAG_QUEUE_DEPTH}, {"--threads", SB_FLAG_THREADS}, {"--io-method", SB_FLAG_IO_METHOD},
     {"--verify", SB_FLAG_VERIFY}, {"--chunk", SB_FLAG_CHUNK}, {"--device-block", SB_FLAG_DEVICE_BLOCK},
+    {"--offset", SB_FLAG_OFFSET},
 };
 
 /* Index of v in names (count of them), or -1. */
@@ -189,6 +191,7 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
     case SB_FLAG_SPAN:
     case SB_FLAG_CHUNK:
     case SB_FLAG_DEVICE_BLOCK:
+    case SB_FLAG_OFFSET:
         if (sb_parse_bytes(v, &n) != 0)
             return sb_usage(out, "cannot read the size '%s' (digits with an optional unit such as KB or KiB)", v);
         if (kind == SB_FLAG_BYTES) { j->bytes = n; a->have_bytes = 1; }
@@ -196,6 +199,7 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
         else if (kind == SB_FLAG_STRIDE) j->stride = n;
         else if (kind == SB_FLAG_CHUNK) j->chunk_bytes = n;
         else if (kind == SB_FLAG_DEVICE_BLOCK) j->device_block_bytes = n;
+        else if (kind == SB_FLAG_OFFSET) j->offset = n;
         else j->span = n;
         return SB_OK;
     case SB_FLAG_SEED:
@@ -382,6 +386,8 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
     [out setObject:sb_str(sb_access_names[j->access]) forKey:@"access"];
     [out setObject:sb_u64(j->stride) forKey:@"stride_bytes"];
     [out setObject:sb_u64(j->span) forKey:@"span_bytes"];
+    if (j->offset)
+        [out setObject:sb_u64(j->offset) forKey:@"offset_bytes"];
     [out setObject:sb_u64(j->seed) forKey:@"seed"];
     [out setObject:sb_str(a->fill_text) forKey:@"fill"];
     [out setObject:sb_dbl(sb_s(j->end_ns - j->start_ns)) forKey:@"seconds"];

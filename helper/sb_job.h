@@ -41,7 +41,7 @@ typedef struct {
 /* State of the direct engine (sb_posix.c). */
 typedef struct {
     int tail_fd;                /* Linux: buffered descriptor for an unaligned final part, or -1 */
-    uint64_t body_end;          /* Linux: requests end here at most on the direct descriptor */
+    uint64_t body_end;          /* Linux: requests end here at most on the direct descriptor (a file offset) */
 } sb_direct_state;
 
 struct sb_job {
@@ -49,6 +49,8 @@ struct sb_job {
     enum sb_op op;
     const char *path;
     uint64_t bytes, granularity, stride, span;
+    uint64_t offset;            /* --offset: every request lies this many bytes further into the file (a client's
+                                 * segment of a shared file) */
     enum sb_access access;
     uint64_t seed, data_seed;
     int fill_byte;              /* -1: random data from data_seed; SB_FILL_OFFSET: each 8-byte word its own offset */

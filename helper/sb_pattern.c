@@ -3,7 +3,9 @@
  * sequential: 0, G, 2G, ... (the last request may be short);
  * strided:    0, G+S, 2(G+S), ... (S bytes skipped after each request);
  * random:     distinct G-aligned blocks of the span, in an order drawn from the seed
- *             (a partial Fisher-Yates shuffle), each at most once. */
+ *             (a partial Fisher-Yates shuffle), each at most once.
+ * --offset moves every request by that many bytes (a client's segment of a shared file): the pattern is
+ * the same, shifted. */
 #include "sb_job.h"
 #include "sb_rng.h"
 #include <errno.h>
@@ -69,10 +71,18 @@ int sb_pattern_plan(sb_job *job, sb_err *err)
     job->offsets = malloc((job->nrequests ? job->nrequests : 1) * sizeof *job->offsets);
     if (!job->offsets)
         return sb_fail(err, ENOMEM, "cannot allocate %llu request offsets", (unsigned long long)job->nrequests);
-    if (job->access == SB_RANDOM)
-        return sb_random_offsets(job, err);
-    uint64_t step = job->access == SB_STRIDED ? g + job->stride : g;
+    if (job->access == SB_RANDOM) {
+        if (sb_random_offsets(job, err) != 0)
+            return -1;
+    } else {
+        uint64_t step = job->access == SB_STRIDED ? g + job->stride : g;
+        for (uint64_t i = 0; i < job->nrequests; i++)
+            job->offsets[i] = i * step;
+    }
+    if (job->offset > UINT64_MAX - job->span)
+        return sb_fail(err, EINVAL, "--offset %llu with a span of %llu reaches past the largest file offset",
+                       (unsigned long long)job->offset, (unsigned long long)job->span);
     for (uint64_t i = 0; i < job->nrequests; i++)
-        job->offsets[i] = i * step;
+        job->offsets[i] += job->offset;
     return 0;
 }

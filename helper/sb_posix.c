@@ -50,7 +50,7 @@ static int sb_direct_open(sb_job *job, sb_err *err)
 {
     if (sb_set_uncached(job->fd, err) != 0)
         return -1;
-    if (job->direct.body_end < job->bytes) {
+    if (job->direct.body_end < job->offset + job->bytes) {
         job->direct.tail_fd = open(job->path, (job->op == SB_WRITE ? O_WRONLY : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
         if (job->direct.tail_fd < 0)
             return sb_fail(err, errno, "open %s for the buffered tail: %s", job->path, strerror(errno));

@@ -75,7 +75,7 @@ unsigned char *sb_request_data(const sb_job *job, uint64_t i, unsigned slot)
 int sb_verify_request(sb_job *job, uint64_t i, const unsigned char *data, sb_err *err)
 {
     uint64_t offset = job->offsets[i], len = sb_request_len(job, i);
-    uint64_t block = offset / job->granularity;
+    uint64_t block = (offset - job->offset) / job->granularity;   /* the block within the span */
     unsigned char bit = (unsigned char)(1u << (block & 7));
     if (__atomic_fetch_or(&job->seen[block >> 3], bit, __ATOMIC_RELAXED) & bit)
         return sb_fail(err, EINVAL, "verify: the block at offset %llu was moved twice", (unsigned long long)offset);

@@ -111,7 +111,7 @@ static int sb_check_file(sb_job *job, sb_err *err)
                            "sizes or --engine buffered", (unsigned long long)job->stride, (unsigned long long)required);
     }
     if (sb_policy_split_tail(&job->uncached) && job->access == SB_SEQUENTIAL)
-        job->direct.body_end = job->bytes - job->bytes % required;
+        job->direct.body_end = job->offset + job->bytes - job->bytes % required;   /* in file offsets */
     int honoured = 1;
     for (uint64_t i = 0; i < job->nrequests; i++) {
         uint64_t len = sb_request_len(job, i);
@@ -237,7 +237,7 @@ static int sb_prepare_buffer(sb_job *job, sb_err *err)
 /* How the requests move (sb_policy_io_method), once the file system is known. */
 static int sb_choose_io(sb_job *job, sb_err *err)
 {
-    int split_tail = job->engine->uncached && job->direct.body_end < job->bytes;
+    int split_tail = job->engine->uncached && job->direct.body_end < job->offset + job->bytes;
     int wants_ring = sb_inflight(job) > 1 || job->io_asked == SB_IO_ASK_URING;
     enum sb_uring_state ring = wants_ring ? sb_uring_probe() : SB_URING_NOT_BUILT;
     job->io = sb_policy_io_method(job->uncached.os, ring, job->queue_depth, job->threads, job->io_asked, split_tail);

@@ -105,10 +105,16 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     from .plan import expand_at
     from .preflight import preflight
-    from .runner import LoadedPlan, RunOptions, start_series
-    loaded = LoadedPlan.read(resolve_plan_path(plan))
+    from .runner import RunOptions, read_plan_once, start_series
+    from .team import join
+    team = join()                  # many clients under mpiexec or srun; else one
+    if team.rank:
+        console.quiet = True       # rank 0 speaks for the run
+    loaded = read_plan_once(team, plan)
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
                          allow_nonempty=allow_nonempty)
+    if dry_run and team.rank:
+        return
     if dry_run:
         expanded = expand_at(loaded.source, loaded.plan, loaded.text, seed, target)
         preflight(expanded, (target or Path(loaded.plan.target)).expanduser(), expanded.space_needed_bytes(keep_files),
@@ -116,8 +122,9 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         _show_plan(loaded.plan, expanded, brief=True)
         click.echo("dry run: nothing was written")
         return
-    finished = start_series(loaded, options, runs, console)
-    _after_run(finished.path, finished.status, open_report)
+    finished = start_series(loaded, options, runs, console, team=team)
+    if not team.rank:
+        _after_run(finished.path, finished.status, open_report)
 
 
 @main.command()
@@ -130,8 +137,17 @@ def resume(run_dir: Path, open_report: bool) -> None:
     operations."""
     from .runner import RunOptions, resume_run, resume_series
     from .store import is_series
+    from .team import join
+    team = join()
+    if team.rank:
+        console.quiet = True
+        finished = resume_run(run_dir, RunOptions(), console, team=team)   # rank 0 tells the others what
+        return
     _run_dir(run_dir)
-    finished = (resume_series if is_series(run_dir) else resume_run)(run_dir, RunOptions(), console)
+    if is_series(run_dir):
+        finished = resume_series(run_dir, RunOptions(), console)
+    else:
+        finished = resume_run(run_dir, RunOptions(), console, team=team)
     _after_run(finished.path, finished.status, open_report)
 
 

@@ -103,7 +103,7 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None) ->
     """The helper command of one planned measurement. device_block_bytes: the disk's block size where the
     target's facts know it (macOS: diskutil's DeviceBlockSize), which xnu's uncached-read rule uses."""
     return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
-                   stride=op.stride_bytes or None, span=op.span_bytes,
+                   stride=op.stride_bytes or None, span=op.span_bytes, offset=op.offset_bytes or None,
                    seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
                    sync=op.sync if op.op == "write" else None, existing=op.existing,
                    queue_depth=op.queue_depth if op.queue_depth > 1 else None,

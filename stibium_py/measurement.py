@@ -77,6 +77,10 @@ class Measurement(NamedTuple):
     temperature_c: Optional[float] = None  # sustained: the drive's temperature when the chunk's row arrived
     run_start_s: Optional[float] = None    # sustained: the chunk's start and end on the run's clock
     run_end_s: Optional[float] = None
+    offset_bytes: Optional[int] = None     # many clients, a shared file: where the client's segment begins
+    rank: Optional[int] = None             # many clients: the MPI rank that measured it (empty with one client)
+    host: Optional[str] = None             # many clients: that rank's machine
+    written_by: Optional[int] = None       # many clients, reads: the rank whose writes the read met
 
     @property
     def ok(self) -> bool:
@@ -194,6 +198,13 @@ DESCRIPTIONS = {
                    "started_s): its start_ns placed by the helper's clock read beside the run's clock as the row "
                    "arrived; empty where the package cannot read the helper's clock",
     "run_end_s": "sustained tests: the chunk's end on the run's clock, as run_start_s",
+    "offset_bytes": "many clients with a shared file: where this client's segment begins (its requests are the "
+                    "pattern's, moved this far into the file); empty otherwise",
+    "rank": "many clients (mpiexec): the rank that measured it, from 0; its start_ns and end_ns are its own "
+            "machine's clock, placed on rank 0's by run.json's clients offsets; empty with one client",
+    "host": "many clients: the machine of that rank",
+    "written_by": "many clients, reads: the rank whose writes (or laid-out file) the read met; differs from rank "
+                  "with read_from: other",
 }
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
              "queue_depth", "threads")
@@ -230,6 +241,7 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
             expected["sync"] = op.sync
         if op.span_bytes is not None:
             expected["span_bytes"] = op.span_bytes
+        expected["offset_bytes"] = op.offset_bytes
         for key, want in expected.items():
             if key in answer and answer[key] != want and not (key == "fill" and _same_fill(answer[key], want)):
                 raise MeasurementError(f"operation {op.seq}: the helper measured {key}={answer[key]!r} where the "

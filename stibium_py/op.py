@@ -38,6 +38,7 @@ class Op:
     queue_depth: int = 1    # requests in flight per thread
     threads: int = 1
     chunk_bytes: int = 0    # sustained: a row after every this many bytes (0: one answer at the end)
+    offset_bytes: int = 0   # many clients, a shared file: where this client's segment begins (sharing.py)
 
     @property
     def span_bytes(self) -> int | None:
@@ -48,7 +49,7 @@ class Op:
         """Its fields; queue depth, threads and chunk only where they are set, so that the digest of a plan
         made before they existed stays what it was (a run of then still resumes)."""
         out = asdict(self)
-        for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0)):
+        for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0)):
             if out[key] == unset:
                 del out[key]
         return out

@@ -123,6 +123,14 @@ def check_between(expanded: Expanded) -> None:
         raise RunError(why, 2)
 
 
+def check_clients(expanded: Expanded) -> None:
+    """What many clients cannot do: stop for a reboot of every machine in the middle of a run."""
+    rebooting = [t.name for t in expanded.tests if t.between == "reboot"]
+    if rebooting:
+        raise RunError(f"{rebooting[0]}: between: reboot cannot run with many clients (every machine would have to "
+                       f"restart in the middle of the run); use between: evict or drop-caches", 2)
+
+
 def drop_caches() -> None:
     """Empty the whole page cache (between: drop-caches): `purge` on macOS, drop_caches on Linux."""
     if sys.platform == "darwin":
@@ -148,8 +156,10 @@ def drop_caches() -> None:
 
 
 def preflight(expanded: Expanded, target: Path, needed_bytes: int, allow_nonempty: bool,
-              out_dir: Path | None = None) -> None:
-    """Every check before a run starts."""
+              out_dir: Path | None = None, clients: int = 1) -> None:
+    """Every check before a run starts (with many clients, on every rank's machine)."""
+    if clients > 1:
+        check_clients(expanded)
     if out_dir is not None:
         folder_to_write(out_dir, "output folder", "choose another with --out")
     check_target(target, needed_bytes, allow_nonempty)

@@ -73,6 +73,9 @@ class RunRecord:
     rebooted: bool = False
     resumed_utc: tuple[str, ...] = ()
     memory_reads: tuple[MemoryRead, ...] = ()     # what memory does for the run's read shapes (memory.py)
+    stopped_by: str | None = None   # an interrupted or failed run: what stopped it (a signal, which rank, why)
+    # many clients (mpiexec): ranks, hosts, the read shift, and each launch's clock offsets (team.ClientClock)
+    clients: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)       # keys of a newer format, kept as they are
 
     # -- reading and writing
@@ -96,7 +99,7 @@ class RunRecord:
         if not isinstance(plan, dict):
             raise RecordError(f"{where}: its plan section is damaged; restore it from a copy of the run")
         plan_names = {f.name for f in dataclasses.fields(PlanRecord)}
-        for key in ("helper", "expanded", "machine", "target_facts", "clock"):
+        for key in ("helper", "expanded", "machine", "target_facts", "clock", "clients"):
             if known.get(key) is not None and not isinstance(known[key], dict):
                 raise RecordError(f"{where}: its {key} section is damaged; restore it from a copy of the run")
         known = {k: v for k, v in known.items() if v is not None}     # a null reads as the field's default
@@ -108,6 +111,14 @@ class RunRecord:
                    extra={k: v for k, v in data.items() if k not in names})
 
     # -- facts the views and compare read
+    @property
+    def ranks(self) -> int:
+        """Clients of the run: 1 unless it ran under MPI with more."""
+        try:
+            return max(int(self.clients.get("ranks", 1)), 1)
+        except (TypeError, ValueError):
+            return 1
+
     @property
     def hostname(self) -> str | None:
         return self.machine.get("hostname")

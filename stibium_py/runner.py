@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,7 +34,10 @@ from .paths import device_of, volume_change
 from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
 from .plan.expand import expand
+from .errors import PathError, SizeError
 from .preflight import RunError, drop_caches, preflight
+from .sharing import Place, read_shift
+from .team import Solo, Team
 from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
                     read_series_json, utc_now, write_run_json, write_series_json)
@@ -81,6 +84,24 @@ class LoadedPlan:
         return cls(source, plan, text)
 
 
+def read_plan_once(team: Team, plan_arg: str) -> LoadedPlan:
+    """The plan, read and checked by rank 0 and handed to every rank (the other machines need not have the
+    file); one client reads it as it is."""
+    from .plan.find import resolve_plan_path
+    if team.size == 1:
+        return LoadedPlan.read(resolve_plan_path(plan_arg))
+
+    def read() -> tuple[str, str] | None:
+        if team.rank:
+            return None
+        loaded = LoadedPlan.read(resolve_plan_path(plan_arg))
+        return str(loaded.source), loaded.text
+
+    source, text = team.share(every_rank_or_none(team, read))
+    plan, text = load_plan(Path(source), text=text)
+    return LoadedPlan(Path(source), plan, text)
+
+
 def keep_awake_command(platform: str, pid: int, caffeinate: str | None) -> list[str] | None:
     """macOS: the power assertion that keeps an idle Mac from sleeping while pid runs (a sleep stops the raw
     clock and the drive mid-measurement): `caffeinate -i -w PID`, which ends with that process. A closed lid
@@ -102,72 +123,183 @@ def keep_awake(platform: str, pid: int) -> subprocess.Popen | None:
         return None
 
 
-def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper: HelperFactory | None = None
-              ) -> Finished:
-    """Check everything, create the run directory and the test folder, and run."""
+def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper: HelperFactory | None = None,
+              team: Team | None = None) -> Finished:
+    """Check everything, create the run directory and the test folder, and run. With many clients (team),
+    every rank checks its own machine before anything is written, and the test folder rank 0 creates must
+    be seen by every rank; rank 0 alone writes the run directory."""
+    team = team or Solo()
+    leads = team.rank == 0
     plan, text, plan_path = loaded.plan, loaded.text, loaded.source
-    expanded = expand_at(plan_path, plan, text, options.seed, options.target)
     target = (options.target or Path(plan.target)).expanduser()
-    preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty,
-              options.out_dir)
+    if leads:
+        expanded = expand_at(plan_path, plan, text, options.seed, options.target, clients=team.size)
+        free = next((t.free_bytes for t in expanded.tests if t.free_bytes is not None), None)
+    free = team.share(free if leads else None)
+    if not leads:
+        expanded = expand(plan, options.seed, free)
+    digest = ops_digest(expanded.ops_as_dicts())
     helpers = helper or CompiledHelper(_helper_path())
-    target.mkdir(parents=True, exist_ok=True)
-    facts = sysinfo.target_facts(target)
-    block = device_block_of(facts)
-    info = helpers.once(["info", "--path", str(target)] + (["--device-block", str(block)] if block else []))
-    if not info.ok:
-        raise RunError(f"target {target}: {info.error}", 2)
+
+    def check() -> dict[str, Any]:
+        """This rank's machine: the plan's operations, the target, the space, the memory, the helper."""
+        if team.share(digest) != digest:
+            raise RunError(f"this rank expanded the plan into other operations than rank 0; install the same "
+                           f"stibium ({__version__}) on every machine", 2)
+        preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
+                  options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
+        target.mkdir(parents=True, exist_ok=True)
+        facts = sysinfo.target_facts(target)
+        block = device_block_of(facts)
+        info = helpers.once(["info", "--path", str(target)] + (["--device-block", str(block)] if block else []))
+        if not info.ok:
+            raise RunError(f"target {target}: {info.error}", 2)
+        return {"facts": facts, "info": info.data}
+
+    mine = every_rank_or_none(team, check)
+    facts, info = mine["facts"], mine["info"]
     started = utc_now()
     machine = sysinfo.machine_facts()
-    if options.run_name:
-        run_dir = options.out_dir / options.run_name
-        run_dir.mkdir(parents=True)
-        work = target.resolve() / work_dir_name(f"{options.out_dir.name}-{options.run_name}", sys.platform)
+    run_dir, work = Path(), Path()
+    if leads:
+        if options.run_name:
+            run_dir = options.out_dir / options.run_name
+            run_dir.mkdir(parents=True)
+            work = target.resolve() / work_dir_name(f"{options.out_dir.name}-{options.run_name}", sys.platform)
+        else:
+            run_dir = new_run_dir(options.out_dir, plan.name, machine["hostname"], started)
+            work = target.resolve() / work_dir_name(run_dir.name, sys.platform)
+    if team.size == 1:
+        crew = Crew()
+        WorkDir(work, run_dir.name).create()
     else:
-        run_dir = new_run_dir(options.out_dir, plan.name, machine["hostname"], started)
-        work = target.resolve() / work_dir_name(run_dir.name, sys.platform)
-    WorkDir(work, run_dir.name).create()
+        run_name, work = team.share((run_dir.name, work))
+        try:
+            crew = join_crew(team, WorkDir(work, run_name))
+        except (RunError, SystemExit):
+            if leads:
+                run_dir.rmdir()
+            raise
+        if not leads:
+            return _follow(expanded, work, run_name, crew, helpers, console)
     ops = expanded.ops_as_dicts()
     run = RunRecord(
         stibium_version=__version__,
-        helper_version=info.data.get("helper_version"),
-        helper=info.data,
+        helper_version=info.get("helper_version"),
+        helper=info,
         plan=PlanRecord(name=plan.name, description=plan.description, source=str(plan_path), text=text,
                         as_given=plan.model_dump(mode="json", by_alias=True)),
         seed=options.seed,
         expanded={"tests": [_test_facts(t) for t in expanded.tests], "ops_count": len(ops),
-                  "ops_sha256": ops_digest(ops), "bytes_written": expanded.bytes_written,
-                  "space_needed_bytes": expanded.space_needed_bytes(options.keep_files)},
+                  "ops_sha256": digest, "bytes_written": expanded.bytes_written * team.size,
+                  "space_needed_bytes": expanded.space_needed_bytes(options.keep_files) * team.size},
         target=str(target),
         target_device=os.stat(target).st_dev,
         work_dir=str(work),
         keep_files=options.keep_files,
         machine=machine,
-        target_facts={**facts, **info.data.get("target", {})},
-        clock={k: info.data.get(k) for k in ("clock", "clock_resolution_ns", "timebase_numer", "timebase_denom")},
+        target_facts={**facts, **info.get("target", {})},
+        clock={k: info.get(k) for k in ("clock", "clock_resolution_ns", "timebase_numer", "timebase_denom")},
         started_utc=iso(started),
         started_epoch_s=time.time(),
         status="running",
         pid=os.getpid(),
+        clients=crew.record({}),
     )
     write_run_json(run_dir, run)
     for test in expanded.tests:
         if ORDERS[test.kind].wears_drive:
             console.print(f"[yellow]{test.name} wears the drive:[/] {format_bytes(test.files_bytes)} of real writes "
                           f"to its flash, without a pause")
-    status = Runner(run_dir, run, expanded, helpers, options.progress, console).execute()
+    status = Runner(run_dir, run, expanded, helpers, options.progress, console, crew).execute()
     return Finished(run_dir, status)
 
 
+def every_rank_or_none(team: Team, work: Callable[[], Any]) -> Any:
+    """work() on every rank; where it fails on any, nothing goes on: rank 0 raises one error naming each rank
+    that failed and why, the others end quietly with its exit status. One client: work() as it is."""
+    if team.size == 1:
+        return work()
+    try:
+        result, failure = work(), None
+    except (RunError, PlanError, PathError, SizeError, HelperError, OSError) as e:
+        code = e.exit_code if isinstance(e, RunError) else 1 if isinstance(e, (HelperError, OSError)) else 2
+        result, failure = None, (code, str(e) if not isinstance(e, OSError) else f"{e.filename or ''}: {e.strerror}")
+    failures = [(r, f) for r, f in enumerate(team.everyone(failure)) if f is not None]
+    if failures:
+        code = max(c for _, (c, _) in failures)
+        if team.rank != 0:
+            raise SystemExit(code)
+        ranks_of: dict[str, list[int]] = {}
+        for r, (_, text) in failures:
+            ranks_of.setdefault(text, []).append(r)
+        said = "; ".join(f"rank{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs))}: {text}"
+                         for text, rs in ranks_of.items())
+        raise RunError(said, code)
+    return result
+
+
+def join_crew(team: Team, work: WorkDir, existing: bool = False) -> Crew:
+    """Many clients: the test folder rank 0 created must be seen by every rank (one store), then each rank's
+    clock is placed on rank 0's and every rank learns whose writes its reads meet."""
+    token = f"{os.getpid()}-{time.time_ns()}"
+    if team.rank == 0:
+        try:
+            work.mark(token) if existing else work.create(token=token)
+        except OSError as e:
+            team.share(None)
+            raise RunError(f"cannot create the test folder {work.path}: {e.strerror}", 2) from None
+    token = team.share(token if team.rank == 0 else None)
+    if token is None:
+        raise SystemExit(2)
+    sees = team.everyone(work.shows(token))
+    hosts = team.everyone(team.host)
+    blind = [r for r, seen in enumerate(sees) if not seen]
+    if blind:
+        if team.rank != 0:
+            raise SystemExit(2)
+        work.remove()
+        names = ", ".join(f"{r} ({hosts[r]})" for r in blind)
+        raise RunError(f"rank{'s' if len(blind) > 1 else ''} {names} cannot see the test folder {work.path} that rank 0 "
+                       f"created: the clients must share one store; give every rank the same shared folder with "
+                       f"--target", 2)
+    shift = read_shift(hosts)
+    clocks = team.clocks(_raw_clock_or_fail, sysinfo.boot_id())
+    base = team.share(raw_clock_ns() if team.rank == 0 else None)
+    mine = team.share(clocks)[team.rank]
+    return Crew(team, Place(team.rank, team.size, shift), mine.offset_ns, int(base or 0),
+                hosts=tuple(hosts), clocks=tuple(clocks or ()))
+
+
+def _raw_clock_or_fail() -> int:
+    ns = raw_clock_ns()
+    if ns is None:
+        raise RunError("many clients need the helper's raw clock read from Python, which this platform does not "
+                       "give; run one client per machine", 2)
+    return ns
+
+
+def _follow(expanded: Expanded, work: Path, run_name: str, crew: Crew, helpers: HelperFactory,
+            console: Console) -> Finished:
+    """A rank other than 0: the same operations in step with rank 0, its rows sent to rank 0; no run
+    directory of its own."""
+    run = RunRecord(work_dir=str(work), started_epoch_s=time.time(), status="running")
+    status = Runner(Path(), run, expanded, helpers, False, console, crew).execute()
+    return Finished(Path(), status)
+
+
 def start_series(loaded: LoadedPlan, options: RunOptions, runs: int | None, console: Console,
-                 helper: HelperFactory | None = None) -> Finished:
+                 helper: HelperFactory | None = None, team: Team | None = None) -> Finished:
     """N complete runs of the plan, one after another, each a run directory of its own (run-1, run-2, ...)
     inside one series folder with series.json; each with fresh test files and the plan's eviction. One run
     is an ordinary run directory, as before."""
     plan, plan_path = loaded.plan, loaded.source
     runs = runs or plan.runs
     if runs == 1:
-        return start_run(loaded, options, console, helper)
+        return start_run(loaded, options, console, helper, team)
+    if team is not None and team.size > 1:
+        raise (RunError(f"a series of {runs} runs with many clients is not supported; start each run with mpiexec "
+                        f"and --runs 1, then compare them", 2) if team.rank == 0 else SystemExit(2))
     expanded = expand_at(plan_path, plan, loaded.text, options.seed, options.target)
     target = (options.target or Path(plan.target)).expanduser()
     preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty,
@@ -216,9 +348,49 @@ def resume_series(series: Path, options: RunOptions, console: Console, helper: H
     return _run_series(series, LoadedPlan.read(source), options, console, helper)
 
 
-def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None
-               ) -> Finished:
-    """Carry on with a run that was interrupted or stopped for a reboot."""
+def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None,
+               team: Team | None = None) -> Finished:
+    """Carry on with a run that was interrupted or stopped for a reboot. A run of many clients resumes under
+    the same number of ranks: rank 0 reads the run directory and tells the others what to do."""
+    team = team or Solo()
+    if team.size > 1:
+        return _resume_team(run_dir, options, console, helper, team)
+    run, expanded = _resumable(run_dir, clients=1)
+    run = replace(run, rebooted=run.status == "waiting-for-reboot" or run.rebooted, status="running", pid=os.getpid(),
+                  machine={**run.machine, "boot_id": sysinfo.boot_id()},
+                  resumed_utc=(*run.resumed_utc, iso(utc_now())))
+    write_run_json(run_dir, run)
+    status = Runner(run_dir, run, expanded, helper or CompiledHelper(_helper_path()), options.progress,
+                    console).execute()
+    return Finished(run_dir, status)
+
+
+def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None,
+                 team: Team) -> Finished:
+    leads = team.rank == 0
+    found = every_rank_or_none(team, lambda: _resumable(run_dir, team.size) if leads else None)
+    shared = team.share(None if not leads else (found[0].plan.source, found[0].plan.text, found[0].seed,
+                                                 found[0].expanded, found[0].work_dir, run_dir.name))
+    source, text, seed, facts, work_dir, name = shared
+    if leads:
+        run, expanded = found
+    else:
+        plan, _ = load_plan(Path(source), text=text)
+        free = next((t.get("free_bytes") for t in facts.get("tests", []) if t.get("free_bytes") is not None), None)
+        expanded = expand(plan, seed, free)
+    helpers = helper or CompiledHelper(_helper_path())
+    crew = join_crew(team, WorkDir(Path(work_dir), name), existing=True)
+    if not leads:
+        return _follow(expanded, Path(work_dir), name, crew, helpers, console)
+    run = replace(run, status="running", pid=os.getpid(), machine={**run.machine, "boot_id": sysinfo.boot_id()},
+                  resumed_utc=(*run.resumed_utc, iso(utc_now())), clients=crew.record(run.clients))
+    write_run_json(run_dir, run)
+    status = Runner(run_dir, run, expanded, helpers, options.progress, console, crew).execute()
+    return Finished(run_dir, status)
+
+
+def _resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
+    """A run directory that can go on here, its record and its operations; else one line saying why not."""
     run = read_run_json(run_dir)
     status = run.status
     if status == "complete":
@@ -251,18 +423,16 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: Hel
     if changed:
         raise RunError(f"the target {work.parent} is on a different device than when the run started ({changed}); "
                        f"mount the same disk there to resume, or start a new run", 2)
+    if run.ranks != clients:
+        raise RunError(f"{run_dir} ran with {run.ranks} client{'s' if run.ranks > 1 else ''}; resume it with "
+                       + (f"mpiexec -n {run.ranks} stibium resume {run_dir}" if run.ranks > 1 else
+                          f"stibium resume {run_dir}, without mpiexec"), 2)
     if not work.is_dir():
         try:
             WorkDir(work, run_dir.name).create(parents=True)
         except OSError as e:
             raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
-    run = replace(run, rebooted=status == "waiting-for-reboot" or run.rebooted, status="running", pid=os.getpid(),
-                  machine={**run.machine, "boot_id": sysinfo.boot_id()},
-                  resumed_utc=(*run.resumed_utc, iso(utc_now())))
-    write_run_json(run_dir, run)
-    status = Runner(run_dir, run, expanded, helper or CompiledHelper(_helper_path()), options.progress,
-                    console).execute()
-    return Finished(run_dir, status)
+    return run, expanded
 
 
 def _alive(pid: Any) -> bool:
@@ -292,11 +462,60 @@ class OpFailed(Exception):
     pass
 
 
+class Stopped(Exception):
+    """Another rank stopped the run: its status (interrupted or failed) and why."""
+
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+# the error of a row whose step not every rank finished (the run was stopped mid-step)
+CUT_SHORT = "cut short: the run stopped before every client finished this step; resume measures it again"
+
+
+@dataclass(frozen=True)
+class Crew:
+    """This process's part in a run: its team (Solo: one client), its place (which files it touches), and its
+    clock on rank 0's: rank 0's raw clock = ours + clock_offset_ns; base_ns is rank 0's raw clock when the
+    run began, so that a row's run_start_s is seconds since then on one clock for every rank."""
+
+    team: Team = field(default_factory=Solo)
+    place: Place = Place()
+    clock_offset_ns: int = 0
+    base_ns: int = 0
+    hosts: tuple[str, ...] = ()
+    clocks: tuple[Any, ...] = ()             # team.ClientClock of every rank (rank 0's copy)
+
+    def record(self, before: dict[str, Any]) -> dict[str, Any]:
+        """run.json's clients: ranks, hosts, the read shift, and this launch's clocks after the earlier ones'
+        (a resumed run is a new launch, with offsets of its own). Empty with one client."""
+        if not self.many:
+            return {}
+        launch = {"started_utc": iso(utc_now()), "clocks": [c.to_json() for c in self.clocks]}
+        return {"ranks": self.team.size, "hosts": list(self.hosts), "read_shift": self.place.shift,
+                "launches": [*before.get("launches", []), launch]}
+
+    @property
+    def many(self) -> bool:
+        return self.team.size > 1
+
+    @property
+    def leads(self) -> bool:
+        return self.team.rank == 0
+
+
 class Runner:
     """The run order and the resume state: which operations are done, what comes next, the status."""
 
     def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory,
-                 progress: bool, console: Console):
+                 progress: bool, console: Console, crew: "Crew | None" = None):
+        self.crew = crew or Crew()
+        self.place = self.crew.place
+        self.tests = {t.name: t for t in expanded.tests}
+        self.outbox: list[Measurement] = []      # many clients: this step's rows, sent at the next step
+        self.stopping = False
         self.run_dir = run_dir
         self.run = run
         self.expanded = expanded
@@ -314,37 +533,54 @@ class Runner:
         self.temperature_said = False
 
     def execute(self) -> str:
-        rows, _ = read_measurements(self.run_dir)
-        self.done = completed_seqs(rows)
+        leads = self.crew.leads
+        done: set[int] | None = None
+        if leads:
+            rows, _ = read_measurements(self.run_dir)
+            done = completed_seqs(rows)
+        self.done = set(self.crew.team.share(done))       # one set for every rank: they move in step
         pending = [o for o in self.expanded.ops if o.seq not in self.done]
-        self.log = MeasurementLog(self.run_dir)
+        self.log = MeasurementLog(self.run_dir) if leads else None
         previous = signal.signal(signal.SIGTERM, _raise_interrupted)
         status = "failed"
         awake = keep_awake(sys.platform, os.getpid())
         try:
             with self.helpers.session() as helper, \
-                    _ProgressBar(pending, self.console, self.show_progress) as advance:
+                    _ProgressBar(pending, self.console, self.show_progress and leads) as advance:
                 self.helper = helper
                 self._advance = advance
-                self._measure_memory(pending)
+                if leads:
+                    self._measure_memory(pending)
                 status = self._run_tests()
-        except (KeyboardInterrupt, Interrupted):
-            status = "interrupted"
-            if self.helper:
-                self.helper.kill()
-            self._finish(status)
+                self._step()                               # the last rows reach rank 0
+        except (KeyboardInterrupt, Interrupted) as e:
+            self._kill_helper()
+            name = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
+            # after SIGTERM (the launcher ending the job) the other ranks may be gone: no last step with them
+            self._stop("interrupted", f"{name} at rank {self.crew.team.rank}" if self.crew.many else name,
+                       together=not isinstance(e, Interrupted))
+            self._quiet_unless_leading(130)
             self.console.print(f"[yellow]Interrupted.[/] Every completed measurement is kept in "
                                f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume {self.run_dir}")
+            if self.crew.many and isinstance(e, Interrupted) and leads:
+                self.crew.team.abort(130)      # the other ranks may wait for a step that will not come
             raise RunError(f"run interrupted; finish it with `stibium resume {self.run_dir}`", 130) from None
+        except Stopped as e:                   # another rank stopped the run; rank 0 has its reason
+            self._kill_helper()
+            self._finish(e.status, e.reason)
+            self._quiet_unless_leading(130 if e.status == "interrupted" else 1)
+            raise RunError(f"{e.reason}. The measurements so far are kept in {self.run_dir}; `stibium resume "
+                           f"{self.run_dir}` finishes the run", 130 if e.status == "interrupted" else 1) from None
         except (OpFailed, HelperError, RunError, MeasurementError) as e:
-            if self.helper:
-                self.helper.kill()
-            self._finish("failed")
+            self._kill_helper()
+            self._stop("failed", f"rank {self.crew.team.rank}: {e}" if self.crew.many else str(e), together=True)
+            self._quiet_unless_leading(1)
             raise RunError(f"{e}. The measurements so far are kept in {self.run_dir}; `stibium report "
                            f"{self.run_dir}` builds a report from them", 1) from None
         finally:
             signal.signal(signal.SIGTERM, previous)
-            self.log.close()
+            if self.log:
+                self.log.close()
             if awake is not None:
                 awake.terminate()
                 try:
@@ -356,15 +592,84 @@ class Runner:
             self.console.print(f"[bold]The writes are done. Restart the machine, then run:[/] stibium resume {self.run_dir}")
         return status
 
-    def _finish(self, status: str) -> None:
+    def _quiet_unless_leading(self, code: int) -> None:
+        """A rank other than 0 ends without a word: rank 0 says what happened to the run, for every rank."""
+        if not self.crew.leads:
+            raise SystemExit(code)
+
+    def _kill_helper(self) -> None:
+        if self.helper:
+            self.helper.kill()
+
+    def _stop(self, status: str, reason: str, together: bool) -> None:
+        """End the run on this rank: with many clients, a last step tells every rank to stop and brings their
+        rows to rank 0 (not after SIGTERM, whose sender may have ended the others); then the run's status."""
+        if self.crew.many:
+            if together:
+                try:
+                    verdict = self._step((status, reason))
+                    if verdict is not None:
+                        status, reason = verdict
+                except (KeyboardInterrupt, Interrupted):
+                    pass
+            elif self.crew.leads:
+                self._receive([self.outbox])       # rank 0's own rows of the step, marked as cut short
+                self.outbox = []
+        self._finish(status, reason)
+
+    def _finish(self, status: str, stopped_by: str | None = None) -> None:
+        """Rank 0 (the only one with one client): the test files of every rank removed, the status written."""
+        if not self.crew.leads:
+            return
         self.work.unlink(memory.PROBE_FILE)    # the memory probe's file is not the user's to keep
         if status != "waiting-for-reboot" and not self.run.keep_files:
             for test in self.expanded.tests:
-                self.work.remove_test_files(test)
+                self.work.remove_files(self.place.files(test))
             self.work.remove()
         self.run = replace(self.run, status=status, ended_epoch_s=time.time(),
-                           ended_utc=iso(utc_now()) if status != "running" else None)
+                           ended_utc=iso(utc_now()) if status != "running" else None,
+                           stopped_by=stopped_by if status in ("interrupted", "failed") else None)
         write_run_json(self.run_dir, self.run)
+
+    # -- many clients
+    def _step(self, stopping: tuple[str, str] | None = None) -> tuple[str, str] | None:
+        """With many clients, a barrier: this rank's rows since the last step go to rank 0, and every rank
+        learns whether all go on; raises Stopped where another rank stopped (returns the verdict to a rank
+        that is stopping itself). One client: nothing."""
+        if not self.crew.many:
+            return None
+        rows, self.outbox = self.outbox, []
+        verdict = self.crew.team.step(rows, stopping, self._receive)
+        if verdict is not None and stopping is None:
+            raise Stopped(*verdict)
+        return verdict
+
+    def _receive(self, batches: list[list[Measurement]]) -> None:
+        """Rank 0: every rank's rows of a step, in rank order, into measurements.csv. A step is whole when
+        every rank has its row: rows of a step some rank did not finish (a run stopped mid-step) are kept
+        with an error, so that they count nowhere and resume measures the step again."""
+        assert self.log is not None
+        rows = [m for batch in batches for m in batch]
+        finished: dict[int, set[Any]] = {}
+        for m in rows:
+            if m.chunk is None and not m.error:
+                finished.setdefault(m.seq, set()).add(m.rank)
+        for m in rows:
+            if len(finished.get(m.seq, ())) < self.crew.team.size and not m.error:
+                m = m._replace(error=CUT_SHORT)
+            self.log.append(m)
+
+    def _keep(self, m: Measurement, written_by: int | None = None) -> None:
+        """A measurement, into measurements.csv (one client) or into the next step's rows (many), with the
+        rank, its host, whose writes a read met, and its start and end on rank 0's clock."""
+        if not self.crew.many:
+            assert self.log is not None
+            self.log.append(m)
+            return
+        crew = self.crew
+        on_zero = (lambda ns: None if ns is None else (ns + crew.clock_offset_ns - crew.base_ns) / 1e9)
+        self.outbox.append(m._replace(rank=crew.team.rank, host=crew.team.host, written_by=written_by,
+                                      run_start_s=on_zero(m.start_ns), run_end_s=on_zero(m.end_ns)))
 
     def _measure_memory(self, pending: list[Op]) -> None:
         """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a
@@ -380,7 +685,8 @@ class Runner:
     def _run_tests(self) -> str:
         # Removing a test's files (a TRIM on file systems mounted with discard) is disk work that would
         # disturb the next test: it waits for the end of the run when the free space allows.
-        remove_at_end = shutil.disk_usage(self.work.path).free >= self.expanded.space_needed_bytes(keep_files=True)
+        needed = self.expanded.space_needed_bytes(keep_files=True) * self.crew.team.size
+        remove_at_end = self.crew.team.share(shutil.disk_usage(self.work.path).free >= needed)
         self.run = replace(self.run, cleanup="end of run" if remove_at_end else "after each test")
         for test in self.expanded.tests:
             if all(o.seq in self.done for o in test.ops):
@@ -389,7 +695,9 @@ class Runner:
             if order.run(self, test) == "waiting-for-reboot":
                 return "waiting-for-reboot"
             if not self.run.keep_files and (not remove_at_end or not order.files_wait_for_end):
-                self.work.remove_test_files(test)
+                self._step()                  # every rank is done with the files before rank 0 removes them
+                if self.crew.leads:
+                    self.work.remove_files(self.place.files(test))
         return "complete"
 
     # -- tests
@@ -405,10 +713,11 @@ class Runner:
         if test.between == "reboot" and not self.run.rebooted:
             return "waiting-for-reboot"
         for op in pending:       # files lost to an interruption are laid out again, unmeasured
-            self._ensure_file(op.file, op.bytes, op.engine, op.fill, op.data_seed)
+            self._ensure_file(op, test)
+        self._step()
         if test.between == "evict":
             for op in pending:
-                self._helper_ok(["evict", "--path", str(self.work.path / op.file)])
+                self._evict(op, test)
         elif test.between == "drop-caches":
             drop_caches()
         for op in pending:
@@ -420,12 +729,13 @@ class Runner:
             if op.seq in self.done:
                 continue
             if op.existing:
-                self._ensure_file(op.file, op.size_bytes, op.engine, op.fill, op.data_seed)
+                self._ensure_file(op, test)
             if op.op == "read":
-                self._helper_ok(["evict", "--path", str(self.work.path / op.file)])
+                self._step()
+                self._evict(op, test)
             self._measure(op)
             if not op.existing:
-                self.work.unlink(op.file)
+                self.work.unlink(self.place.touch(op, test).file)
         return "complete"
 
     def _sustained_test(self, test: ExpandedTest) -> str:
@@ -441,20 +751,30 @@ class Runner:
             if op.seq in self.done:
                 continue
             if op.op == "read":
-                self._ensure_file(op.file, op.bytes, op.engine, op.fill, op.data_seed)
-                self._helper_ok(["evict", "--path", str(self.work.path / op.file)])
+                self._ensure_file(op, test)
+                self._step()
+                self._evict(op, test)
             self._measure(op)
         return "complete"
 
     # -- helper calls
-    def _ensure_file(self, name: str, size_bytes: int, engine: str, fill: str, data_seed: int) -> None:
-        """Lay out a file (untimed, not a measurement) unless it is there whole."""
+    def _evict(self, op: Op, test: ExpandedTest) -> None:
+        """The file the operation will touch, out of this machine's page cache."""
+        self._helper_ok(["evict", "--path", str(self.work.path / self.place.touch(op, test).file)])
+
+    def _ensure_file(self, op: Op, test: ExpandedTest) -> None:
+        """Lay out the file this rank lays out for the operation (untimed, not a measurement) unless it is
+        there whole; with many clients, a shared file is rank 0's to lay out."""
+        lays_out = self.place.lays_out(op, test)
+        if lays_out is None:
+            return
+        name, size_bytes = lays_out
         if self.work.holds_whole(name, size_bytes):
             return
         self.work.unlink(name)
         path = self.work.file(name)
-        self._helper_ok(layout_args(path, size_bytes, engine, fill, data_seed))
-        if engine != "direct":
+        self._helper_ok(layout_args(path, size_bytes, op.engine, op.fill, op.data_seed))
+        if op.engine != "direct":
             self._helper_ok(["evict", "--path", str(path)])
 
     def _helper_ok(self, args: list[str]) -> dict[str, Any]:
@@ -465,29 +785,32 @@ class Runner:
         return result.data
 
     def _measure(self, op: Op) -> None:
-        assert self.helper is not None and self.log is not None
+        assert self.helper is not None
+        self._step()                     # many clients: every rank begins the operation together
+        test = self.tests[op.test]
+        touch = self.place.touch(op, test)
+        op = replace(op, file=touch.file, offset_bytes=touch.offset_bytes)
         if op.op == "write" and not op.existing:
             self.work.unlink(op.file)   # a new file's path can only hold one left half-written by an interrupted run
         path = self.work.file(op.file)
         started_s = time.time() - self.t0
-        log = self.log
         # the run's clock minus the helper's, read once for the file so that its chunks keep their order
         raw_ns = raw_clock_ns() if op.chunk_bytes else None
         offset_s = None if raw_ns is None else time.time() - self.t0 - raw_ns / 1e9
 
         def chunk_row(row: dict[str, Any]) -> None:     # a sustained measurement's chunks, as they come
             m = from_chunk(op, row, started_s, self.temperature.read(), offset_s)
-            log.append(m)
+            self._keep(m, touch.written_by)
             self._advance(op, m.bytes, m.seconds)
 
         try:
             result = self.helper.call(measure_args(op, path, self.device_block_bytes), timeout_s=op_timeout_s(op),
                                       on_row=chunk_row if op.chunk_bytes else None)
         except HelperTimeout as e:
-            self.log.append(failed(op, str(e), started_s))
+            self._keep(failed(op, str(e), started_s), touch.written_by)
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
         m = from_answer(op, result.ok, result.data, started_s)
-        self.log.append(m)
+        self._keep(m, touch.written_by)
         if not result.ok:
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) failed: {result.error}")
         self.done.add(op.seq)

@@ -4,9 +4,9 @@ folder views the Finder leaves), so that clean-up can never touch anything else 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from .plan import ExpandedTest
 from .preflight import FOLDER_VIEW_FILES, WORK_MARKER
 
 # macOS: Spotlight does not index a folder whose name ends in .noindex, so its indexer does not read the
@@ -24,9 +24,29 @@ class WorkDir:
         self.path = path
         self.run_name = run_name
 
-    def create(self, parents: bool = False) -> None:
+    def create(self, parents: bool = False, token: str = "") -> None:
+        """The folder and its marker; with many clients the marker carries a token that every rank must read
+        back (shows), the proof that they share one store."""
         self.path.mkdir(parents=parents)
-        (self.path / WORK_MARKER).write_text(f"stibium test files of run {self.run_name}; safe to delete\n")
+        self.mark(token)
+
+    def mark(self, token: str = "") -> None:
+        (self.path / WORK_MARKER).write_text(f"stibium test files of run {self.run_name}; safe to delete\n"
+                                             + (f"clients: {token}\n" if token else ""))
+
+    def shows(self, token: str, wait_s: float = 3.0) -> bool:
+        """Whether this machine sees the marker with the token (a network file system may show a new file a
+        moment later: asked again for up to wait_s)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                if f"clients: {token}\n" in (self.path / WORK_MARKER).read_text(errors="replace"):
+                    return True
+            except OSError:
+                pass
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
 
     def file(self, name: str) -> Path:
         """A test file's path, its folder created."""
@@ -41,16 +61,16 @@ class WorkDir:
     def unlink(self, name: str) -> None:
         unlink(self.path / name)
 
-    def remove_test_files(self, test: ExpandedTest) -> None:
-        names = {o.file for o in test.ops} | ({test.layout_file} if test.layout_file else set())
+    def remove_files(self, names: set[str]) -> None:
+        """Test files by name (sharing.Place.files: every rank's files of a test), then their emptied folders."""
         for name in names:
             self.unlink(name)
-        for name in sorted({str(Path(n).parent) for n in names}, key=len, reverse=True):
-            if name not in (".", ""):
-                try:
-                    (self.path / name).rmdir()
-                except OSError:
-                    pass
+        folders = {str(p) for n in names for p in Path(n).parents if str(p) not in (".", "")}
+        for name in sorted(folders, key=len, reverse=True):       # the deepest first
+            try:
+                (self.path / name).rmdir()
+            except OSError:
+                pass
 
     def remove(self) -> None:
         """The folder itself, once its test files are gone (left in place if anything else is in it)."""

@@ -187,9 +187,10 @@ def _project_exceptions() -> list[type[BaseException]]:
     return found
 
 
-# raised and caught inside, never out: OpFailed becomes a RunError, Interrupted a RunError 130 (the runner);
-# HistogramError leaves a pattern point without its latency histogram (analysis/patterns.py)
-INTERNAL_ONLY = {"OpFailed", "Interrupted", "HistogramError"}
+# raised and caught inside, never out: OpFailed becomes a RunError, Interrupted a RunError 130, Stopped (another
+# rank stopped the run) a RunError (the runner); HistogramError leaves a pattern point without its latency
+# histogram (analysis/patterns.py)
+INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError"}
 
 
 def test_every_exception_stibium_raises_on_bad_input_is_one_line(capsys):

@@ -101,17 +101,17 @@ def test_builtin_plans_are_valid():
 @pytest.mark.parametrize("text,message", [
     ("name: q\ntests: []\n", "plan.yaml:2: tests: List should have at least 1 item after validation, not 0 (got [])"),
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizse: [1KB]\n",
-     "plan.yaml:5: tests[0].sizse: unknown key 'sizse'; did you mean 'sizes'? allowed: between, engine, fill, "
+     "plan.yaml:5: tests[0].sizse: unknown key 'sizse'; did you mean 'sizes'? allowed: between, clients, engine, fill, "
      "kind, name, read_order, repeats, seed, sizes, sync, units, write_order"),
     # a misspelt key of a sustained test: the key's line and path, as for the other kinds (issue #26)
     ("name: q\ntests:\n  - name: s\n    kind: sustained\n    bytes: 8MiB\n    granularty: 1MiB\n",
      "plan.yaml:6: tests[0].granularty: unknown key 'granularty'; did you mean 'granularity'? allowed: bytes, chunk, "
-     "engine, file_size, fill, fraction_of_free, granularity, kind, max_bytes, name, queue_depth, read_back, seed, "
+     "clients, engine, file_size, fill, fraction_of_free, granularity, kind, max_bytes, name, queue_depth, read_back, seed, "
      "sync, threads, units"),
     ("name: q\ntests:\n  - name: p\n    kind: pattern\n    op: read\n    granularities: [4KiB]\n    bytes: 1MiB\n"
      "    trails: 3\n",
-     "plan.yaml:8: tests[0].trails: unknown key 'trails'; did you mean 'trials'? allowed: access, bytes, engine, fill, "
-     "granularities, kind, layout, name, op, queue_depth, seed, span, strides, sync, threads, trials, units"),
+     "plan.yaml:8: tests[0].trails: unknown key 'trails'; did you mean 'trials'? allowed: access, bytes, clients, engine, "
+     "fill, granularities, kind, layout, name, op, queue_depth, seed, span, strides, sync, threads, trials, units"),
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: [1KB, 10XB]\n",
      "plan.yaml:5: tests[0] (a).sizes[1]: unknown unit 'XB' in '10XB'; use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB"),
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: [0]\n",

@@ -4,7 +4,7 @@ choice (orders, offsets) drawn from the plan's seed, so that the same plan and s
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,8 @@ class ExpandedTest:
     layout_bytes: int = 0
     files_bytes: int = 0                       # bytes of test files that exist at once
     free_bytes: int | None = None              # sustained with fraction_of_free: the free space it was taken of
+    sharing: str = "per-client"                # with many clients: per-client files, or one shared file
+    read_from: str = "own"                     # with many clients: own, or another client's writes
 
 
 @dataclass(frozen=True)
@@ -298,7 +300,8 @@ def expand(plan: Plan, seed: int | None = None, free_bytes: int | None = None) -
         if seed is not None:
             settings["seed"] = seed
         where = Where(("tests", i), f"tests[{i}] ({test.name})")
-        expanded = EXPANDERS[test.kind](test, where, settings, seq, free_bytes)
+        expanded = replace(EXPANDERS[test.kind](test, where, settings, seq, free_bytes),
+                           sharing=test.clients.layout, read_from=test.clients.read_from)
         seq += len(expanded.ops)
         tests.append(expanded)
     return Expanded(plan=plan, tests=tests, ops=[o for t in tests for o in t.ops])

@@ -255,12 +255,14 @@ def load_and_expand(source: str | Path, seed: int | None = None,
 
 
 def expand_at(source: str | Path, plan: Plan, text: str, seed: int | None = None,
-              target: str | Path | None = None) -> Expanded:
+              target: str | Path | None = None, clients: int = 1) -> Expanded:
     """A plan read once, expanded against the target's free space now (each run of a series takes a
-    sustained test's fraction_of_free of the space free when it starts), with the plan's line in errors."""
+    sustained test's fraction_of_free of the space free when it starts; with many clients, each client
+    takes its share of it), with the plan's line in errors."""
     free = None
     if any(isinstance(t, SustainedTest) and t.fraction_of_free is not None for t in plan.tests):
         free = free_bytes_at(target if target is not None else plan.target)
+        free = None if free is None else free // clients
     try:
         return expand(plan, seed, free)
     except PlanError as e:

@@ -108,6 +108,17 @@ class Defaults(_Strict):
         return value
 
 
+class Clients(_Strict):
+    """How the clients of a run with many (mpiexec -n N stibium run ...) share the store; one client ignores it."""
+
+    layout: Literal["per-client", "shared"] = Field(
+        "per-client", description="per-client: each client its own files (IOR's N-N) | shared: one file in "
+        "segments, a client's segment as large as the test's span (IOR's N-1; pattern tests with layout: laid-out)")
+    read_from: Literal["own", "other"] = Field(
+        "own", description="own: a client reads what it wrote | other: what another client wrote, on another "
+        "machine where the hosts allow (IOR's -C: no client's own cache can serve it)")
+
+
 class _TestBase(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64,
                       description="names the test in the run; letters, digits, . _ -")
@@ -116,8 +127,16 @@ class _TestBase(_Strict):
     units: Units | None = Field(None, description="overrides defaults.units")
     sync: Sync | None = Field(None, description="overrides defaults.sync")
     seed: StrictInt | None = Field(None, ge=0, description="overrides defaults.seed")
+    clients: Clients = Field(Clients(), description="with many clients (mpiexec): how they share the store")
 
     _fill = field_validator("fill")(lambda cls, v: v if v is None else Defaults._fill(v))
+
+
+def _not_shared(test: Any, kind: str) -> Any:
+    if test.clients.layout == "shared":
+        raise ValueError(f"clients.layout: shared is one file in segments, for pattern tests; a {kind} test gives "
+                         f"each client its own files (clients.layout: per-client)")
+    return test
 
 
 class FilesTest(_TestBase):
@@ -132,6 +151,8 @@ class FilesTest(_TestBase):
         "random", description="as-written | random | directory (file-name order)")
     between: Literal["none", "evict", "drop-caches", "reboot"] = Field(
         "evict", description="what happens between the writes and the reads")
+
+    _own_files = model_validator(mode="after")(lambda self: _not_shared(self, "files"))
 
 
 class PatternTest(_TestBase):
@@ -153,6 +174,13 @@ class PatternTest(_TestBase):
     layout: Literal["laid-out", "fresh"] = Field(
         "laid-out", description="writes go into a file laid out beforehand, or a fresh file per trial")
 
+    @model_validator(mode="after")
+    def _shared_is_laid_out(self) -> "PatternTest":
+        if self.clients.layout == "shared" and self.layout == "fresh":
+            raise ValueError("clients.layout: shared needs layout: laid-out (the clients write into one file laid "
+                             "out beforehand, each in its own segment)")
+        return self
+
 
 class SustainedTest(_TestBase):
     """Writes without a pause, one file after another, timed chunk by chunk: where the fast cache ends."""
@@ -168,6 +196,8 @@ class SustainedTest(_TestBase):
     queue_depth: StrictInt = Field(1, description="requests in flight per thread, 1 to 256")
     threads: StrictInt = Field(1, description="threads, each with its own part of every file's requests, 1 to 64")
     read_back: bool = Field(False, description="afterwards, read the files back the same way")
+
+    _own_files = model_validator(mode="after")(lambda self: _not_shared(self, "sustained"))
 
     @model_validator(mode="after")
     def _how_much(self) -> "SustainedTest":

@@ -1,0 +1,253 @@
+"""The clients of a run: one process (`Solo`), or the ranks of an MPI job (`MpiTeam`) started by `mpiexec` or
+`srun`, each driving its own helper against one shared store. MPI is the launcher and the only channel:
+stibium opens no port and runs no daemon; MPI's own launch and authentication (ssh keys, Slurm) decide who
+may start it.
+
+Every collective step here is made of point-to-point messages to and from rank 0, waited for in Python
+(`_poll`): a rank blocked in a C collective would not see SIGINT or SIGTERM until it returned, and a rank
+waiting for a dead peer would never return; polling lets every rank act on a signal at once.
+
+Clocks: each rank's raw monotonic clock (the helper's) is placed on rank 0's by Cristian's method: the
+offset of the round trip with the shortest time, with half that time as its uncertainty (`clock_offset`).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+from .errors import RunError
+
+# Environment variables an MPI launcher sets in every rank: the job's size (Open MPI, MPICH/Intel MPI's PMI,
+# Slurm's PMIx). Without one of them above 1, stibium runs alone and never imports MPI.
+SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS")
+CLOCK_ROUNDS = 40                # round trips per rank to place its clock on rank 0's
+_SPIN_S = 0.002                   # poll without sleeping this long, then sleep between polls
+_NAP_S = 0.0002
+
+
+def launched_size(environ: dict[str, str]) -> int:
+    """How many ranks the launcher started, from its environment; 1 when none did."""
+    for name in SIZE_VARIABLES:
+        try:
+            n = int(environ.get(name, ""))
+        except ValueError:
+            continue
+        if n >= 1:
+            return n
+    return 1
+
+
+@dataclass(frozen=True)
+class ClientClock:
+    """A rank's raw clock placed on rank 0's: rank 0's time = this rank's time + offset_ns, within
+    +- uncertainty_ns (half the shortest round trip). A rank on rank 0's machine (the same boot) reads the
+    same clock: its offset is 0 exactly, and measured_offset_ns shows what the method found there."""
+
+    rank: int
+    host: str
+    pid: int
+    offset_ns: int
+    uncertainty_ns: int
+    round_trip_ns: int
+    measured_offset_ns: int
+    same_clock: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def clock_offset(samples: Sequence[tuple[int, int, int]]) -> tuple[int, int, int]:
+    """Cristian's method: from (sent, rank 0's time, received) round trips, the offset of the one with the
+    shortest round trip (rank 0's time minus the midpoint), half that round trip as the uncertainty, and
+    the round trip."""
+    sent, theirs, received = min(samples, key=lambda s: s[2] - s[0])
+    rtt = received - sent
+    return theirs - (sent + received) // 2, (rtt + 1) // 2, rtt
+
+
+class Team(Protocol):
+    rank: int
+    size: int
+    host: str
+
+    def share(self, value: Any) -> Any:
+        """Rank 0's value, on every rank."""
+
+    def collect(self, value: Any) -> list[Any] | None:
+        """Every rank's value, in rank order, on rank 0 (None elsewhere); every rank waits for all."""
+
+    def everyone(self, value: Any) -> list[Any]:
+        """Every rank's value, in rank order, on every rank."""
+
+    def step(self, rows: list[Any], stopping: tuple[str, str] | None,
+             receive: Callable[[list[list[Any]]], None]) -> tuple[str, str] | None:
+        """A barrier that carries each rank's rows to rank 0 (given to receive, in rank order) and returns
+        None where every rank goes on, else the run's status and why (`verdict`) where any rank is stopping."""
+
+    def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock] | None:
+        """Each rank's clock on rank 0's (rank 0's own offset 0), on rank 0; boot_id tells a rank on rank 0's
+        machine, whose clock is rank 0's."""
+
+    def abort(self, code: int) -> None:
+        """End every rank at once (a rank stopped by the launcher, whose peers may be gone)."""
+
+
+class Solo:
+    """One client: the collective steps are the identity."""
+
+    rank = 0
+    size = 1
+
+    def __init__(self) -> None:
+        self.host = socket.gethostname()
+
+    def share(self, value: Any) -> Any:
+        return value
+
+    def collect(self, value: Any) -> list[Any]:
+        return [value]
+
+    def everyone(self, value: Any) -> list[Any]:
+        return [value]
+
+    def step(self, rows: list[Any], stopping: tuple[str, str] | None,
+             receive: Callable[[list[list[Any]]], None]) -> tuple[str, str] | None:
+        receive([rows])
+        return stopping
+
+    def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock]:
+        return [ClientClock(0, self.host, os.getpid(), 0, 0, 0, 0, True)]
+
+    def abort(self, code: int) -> None:
+        raise SystemExit(code)
+
+
+_TAG_UP, _TAG_DOWN, _TAG_CLOCK = 71, 72, 73
+
+
+class MpiTeam:
+    """The ranks of an MPI job (mpi4py's COMM_WORLD)."""
+
+    def __init__(self, comm: Any):
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.host = socket.gethostname()
+
+    def _poll(self, ready: Callable[[], Any]) -> Any:
+        """Poll until ready() gives something other than None (a signal is seen between polls)."""
+        started = time.monotonic()
+        while True:
+            value = ready()
+            if value is not None:
+                return value
+            if time.monotonic() - started > _SPIN_S:
+                time.sleep(_NAP_S)
+
+    def _send(self, value: Any, dest: int, tag: int) -> None:
+        request = self.comm.isend(value, dest=dest, tag=tag)
+        self._poll(lambda: True if request.test()[0] else None)
+
+    def _receive(self, source: int, tag: int) -> Any:
+        """A whole pickled value of any size: probe for the message, then receive it."""
+        return self._poll(lambda: self.comm.improbe(source=source, tag=tag)).recv()
+
+    def _up(self, value: Any) -> list[Any] | None:
+        """Every rank's value to rank 0, waited for."""
+        if self.rank:
+            self._send(value, 0, _TAG_UP)
+            return None
+        out = [value]
+        for r in range(1, self.size):
+            out.append(self._receive(r, _TAG_UP))
+        return out
+
+    def _down(self, value: Any) -> Any:
+        """Rank 0's value to every rank, waited for."""
+        if self.rank:
+            return self._receive(0, _TAG_DOWN)
+        requests = [self.comm.isend(value, dest=r, tag=_TAG_DOWN) for r in range(1, self.size)]
+        self._poll(lambda: True if all(q.test()[0] for q in requests) else None)
+        return value
+
+    def share(self, value: Any) -> Any:
+        return self._down(value)
+
+    def collect(self, value: Any) -> list[Any] | None:
+        out = self._up(value)
+        self._down(None)          # nobody leaves before rank 0 has every value
+        return out
+
+    def everyone(self, value: Any) -> list[Any]:
+        return self._down(self._up(value))
+
+    def step(self, rows: list[Any], stopping: tuple[str, str] | None,
+             receive: Callable[[list[list[Any]]], None]) -> tuple[str, str] | None:
+        got = self._up((rows, stopping))
+        found = None
+        if got is not None:
+            receive([r for r, _ in got])
+            found = verdict([s for _, s in got])
+        return self._down(found)
+
+    def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock] | None:
+        same = self.share((self.host, boot_id)) == (self.host, boot_id) and boot_id is not None
+        mine = None
+        for r in range(1, self.size):
+            if self.rank == 0:
+                for _ in range(CLOCK_ROUNDS):
+                    self._receive(r, _TAG_CLOCK)
+                    self._send(read_ns(), r, _TAG_CLOCK)
+            elif self.rank == r:
+                samples = []
+                for _ in range(CLOCK_ROUNDS):
+                    sent = read_ns()
+                    self._send(0, 0, _TAG_CLOCK)
+                    theirs = self._receive(0, _TAG_CLOCK)
+                    samples.append((sent, theirs, read_ns()))
+                mine = clock_offset(samples)
+        offset, uncertainty, rtt = mine or (0, 0, 0)
+        found = self._up(ClientClock(self.rank, self.host, os.getpid(), 0 if same else offset, 0 if same else uncertainty,
+                                     rtt, offset, same))
+        self._down(None)
+        return found
+
+    def abort(self, code: int) -> None:
+        self.comm.Abort(code)
+
+
+def verdict(stops: list[tuple[str, str] | None]) -> tuple[str, str] | None:
+    """What the ranks' stops add up to: None where none stops; failed where any failed, else interrupted;
+    every stopping rank's reason."""
+    said = [s for s in stops if s is not None]
+    if not said:
+        return None
+    status = "failed" if any(st == "failed" for st, _ in said) else "interrupted"
+    return status, "; ".join(dict.fromkeys(reason for _, reason in said))
+
+
+def join(environ: dict[str, str] | None = None) -> Team:
+    """The team this process belongs to: MPI's when a launcher started more than one rank, else Solo. Under a
+    launcher without mpi4py, one line says what to install."""
+    size = launched_size(dict(os.environ if environ is None else environ))
+    if size <= 1:
+        return Solo()
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise RunError(f"started as one of {size} MPI ranks, but mpi4py is not installed; install it with "
+                       f"pip install 'stibium[mpi]' (or run without mpiexec for one client)", 2) from None
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() <= 1:
+        return Solo()
+    return MpiTeam(comm)
+
+
+def pickled_bytes(value: Any) -> int:
+    """The size of a value as it travels between ranks (for the overhead figures)."""
+    return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
