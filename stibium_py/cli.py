@@ -185,10 +185,12 @@ def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
 @click.option("--open", "open_page", is_flag=True, help="Open the page in a browser.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON instead of the table.")
 @click.option("--allow-different-plans", is_flag=True, help="Compare runs of different plans (matching tests only).")
+@click.option("--allow-mixed-clients", is_flag=True, help="Compare a run of many clients (their aggregate) with a run "
+              "of one.")
 @quiet_option
 @user_errors
 def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | None, open_page: bool, as_json: bool,
-            allow_different_plans: bool) -> None:
+            allow_different_plans: bool, allow_mixed_clients: bool) -> None:
     """Compare RUN_B with RUN_A (ratios B / A with intervals, and a comparison page); or three runs or more,
     each against the first (or --reference), in one table."""
     from .publish import CompareRequest, publish_compare
@@ -199,7 +201,8 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
     for path in runs:
         _run_dir(path)
     index = runs.index(reference) if reference is not None else 0
-    publish_compare(CompareRequest(runs, index, out_file, allow_different_plans), console, as_json, open_page)
+    publish_compare(CompareRequest(runs, index, out_file, allow_different_plans, allow_mixed_clients), console, as_json,
+                    open_page)
 
 
 @main.group("plan")

@@ -186,6 +186,18 @@ def _facts(run: Side) -> SideFacts:
                      label=run.label)
 
 
+def check_clients(sides: list[Side], allow_mixed: bool) -> None:
+    """A run of many clients measures the store's aggregate, a run of one measures one client: refused side by
+    side unless asked for (4 clients against 8, or store A against store B, compare as they are)."""
+    counts = [side.record.ranks for side in sides]
+    if not allow_mixed and min(counts) == 1 and max(counts) > 1:
+        many = next(side for side in sides if side.record.ranks > 1)
+        one = next(side for side in sides if side.record.ranks == 1)
+        raise CompareError(f"{many.path.name} ran {many.record.ranks} clients (its rates are their aggregate) and "
+                           f"{one.path.name} one; compare runs of many clients with each other, or pass "
+                           f"--allow-mixed-clients")
+
+
 def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: bool = False,
                  settings: Settings = COMPARE) -> ManyRuns:
     """Many machines in one table: every run against the reference run, per test point its rate and its

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .analysis.settings import SUMMARY, Settings
@@ -21,8 +21,9 @@ from .table import Table
 class LoadedRun:
     path: Path
     record: RunRecord
-    measurements: Table                 # every whole row, failed ones included
+    measurements: Table                 # every whole row, failed ones included; many clients: their aggregate
     damaged_rows: int
+    per_client: Table | None = None     # many clients: every client's own rows
 
     @property
     def valid(self) -> Table:
@@ -30,8 +31,14 @@ class LoadedRun:
 
 
 def load_run(run_dir: Path) -> LoadedRun:
+    """A run's record and measurements. A run of many clients is read as its aggregate (one measurement per
+    step of all clients together, analysis/clients.py), so that every view and compare read the store's
+    numbers; each client's rows are kept beside it."""
     record = read_run_json(run_dir)
     rows, damaged = read_measurements(run_dir)
+    if record.ranks > 1:
+        from .analysis.clients import aggregate
+        return LoadedRun(run_dir, record, aggregate(rows, record.ranks), damaged, rows)
     return LoadedRun(run_dir, record, rows, damaged)
 
 
@@ -44,6 +51,10 @@ def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecor
         summary = summarize(run.measurements, settings, run.record.helper, run.damaged_rows,
                             run.record.plan.ceiling_bytes_per_s, pool, run.record.memory_rates,
                             run.record.target_facts)
+        if run.per_client is not None:
+            from .analysis.clients import straggler_notices, summarize_clients
+            clients = summarize_clients(run.per_client, run.record.clients, settings)
+            summary = replace(summary, clients=clients, warnings=[*summary.warnings, *straggler_notices(clients)])
     return run.record, run.measurements, summary
 
 

@@ -75,16 +75,18 @@ class CompareRequest:
     reference: int = 0
     out_file: Path | None = None
     allow_different_plans: bool = False
+    allow_mixed_clients: bool = False
 
 
 def publish_compare(request: CompareRequest, console: Console | None = None, as_json: bool = False,
                     open_browser: bool = False) -> Any:
     """Two runs (B / A) or many against a reference: the comparison (analysis/comparison.py: TwoRuns or
     ManyRuns), its page, and its table or its JSON form."""
-    from .compare import compare_many, compare_runs, drawn, load_run
+    from .compare import check_clients, compare_many, compare_runs, drawn, load_run
     from .report import compare_page, compare_terminal
 
     sides = [load_run(path) for path in request.runs]
+    check_clients(sides, request.allow_mixed_clients)
     names = [path.name for path in request.runs]
     if len(sides) == 2 and request.reference == 0:
         result = compare_runs(sides[0], sides[1], request.allow_different_plans)

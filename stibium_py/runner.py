@@ -173,7 +173,10 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         crew = Crew()
         WorkDir(work, run_dir.name).create()
     else:
-        run_name, work = team.share((run_dir.name, work))
+        # each rank's test folder is its own target's, by rank 0's name: machines may mount one store at
+        # different paths (/Volumes/share on a Mac, /mnt/share on Linux)
+        run_name, work_name = team.share((run_dir.name, work.name))
+        work = target.resolve() / work_name
         try:
             crew = join_crew(team, WorkDir(work, run_name))
         except (RunError, SystemExit):
@@ -556,9 +559,15 @@ class Runner:
         except (KeyboardInterrupt, Interrupted) as e:
             self._kill_helper()
             name = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
+            said = name
+            if self.crew.many:
+                said = f"{name} at rank {self.crew.team.rank}"
+                silent = self.crew.team.silent() if isinstance(e, Interrupted) else []
+                if silent:
+                    said += (f" (the launcher ends every rank when one ends; rank{'s' if len(silent) > 1 else ''} "
+                             f"{', '.join(map(str, silent))} had not reached the step in progress)")
             # after SIGTERM (the launcher ending the job) the other ranks may be gone: no last step with them
-            self._stop("interrupted", f"{name} at rank {self.crew.team.rank}" if self.crew.many else name,
-                       together=not isinstance(e, Interrupted))
+            self._stop("interrupted", said, together=not isinstance(e, Interrupted))
             self._quiet_unless_leading(130)
             self.console.print(f"[yellow]Interrupted.[/] Every completed measurement is kept in "
                                f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume {self.run_dir}")

@@ -93,6 +93,9 @@ class Team(Protocol):
         """Each rank's clock on rank 0's (rank 0's own offset 0), on rank 0; boot_id tells a rank on rank 0's
         machine, whose clock is rank 0's."""
 
+    def silent(self) -> list[int]:
+        """Rank 0, stopped inside a step: the ranks that have not reached it."""
+
     def abort(self, code: int) -> None:
         """End every rank at once (a rank stopped by the launcher, whose peers may be gone)."""
 
@@ -123,6 +126,9 @@ class Solo:
     def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock]:
         return [ClientClock(0, self.host, os.getpid(), 0, 0, 0, 0, True)]
 
+    def silent(self) -> list[int]:
+        return []
+
     def abort(self, code: int) -> None:
         raise SystemExit(code)
 
@@ -135,6 +141,7 @@ class MpiTeam:
 
     def __init__(self, comm: Any):
         self.comm = comm
+        self.awaiting: list[int] = []     # rank 0, inside a step: the ranks it has not heard from yet
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.host = socket.gethostname()
@@ -163,8 +170,10 @@ class MpiTeam:
             self._send(value, 0, _TAG_UP)
             return None
         out = [value]
+        self.awaiting = list(range(1, self.size))
         for r in range(1, self.size):
             out.append(self._receive(r, _TAG_UP))
+            self.awaiting.remove(r)
         return out
 
     def _down(self, value: Any) -> Any:
@@ -216,6 +225,10 @@ class MpiTeam:
                                      rtt, offset, same))
         self._down(None)
         return found
+
+    def silent(self) -> list[int]:
+        """Rank 0, stopped inside a step: the ranks that have not reached it (no message waiting from them)."""
+        return [r for r in self.awaiting if not self.comm.iprobe(source=r, tag=_TAG_UP)]
 
     def abort(self, code: int) -> None:
         self.comm.Abort(code)

@@ -31,9 +31,10 @@ class Summary:
     damaged_rows: int
     tests: list[Result]
     warnings: list[Notice]
+    clients: Any = None           # many clients: analysis.clients.ClientsSummary (the tests are their aggregate)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": SUMMARY_FORMAT,
+        return {"format": SUMMARY_FORMAT, **({"clients": self.clients.to_json()} if self.clients else {}),
                 "settings": {**self.settings.to_json(), "ceiling_bytes_per_s": self.ceiling_bytes_per_s},
                 "measurements": self.measurements, "failed_measurements": self.failed_measurements,
                 "damaged_rows": self.damaged_rows, "tests": [t.to_json() for t in self.tests],

@@ -20,7 +20,7 @@ from ..analysis.warnings import Result
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label
-from . import figures, in_flight, sustained
+from . import clients, figures, in_flight, sustained
 from .terminal import WIDE_TERMINAL_COLUMNS, compact_table, notices
 from .page import esc, figure, page, table
 
@@ -30,6 +30,8 @@ def terminal(summary: Summary, width: int) -> list[Any]:
     headline), the disk-mark table where requests were in flight, and the warnings."""
     out: list[Any] = [terminal_table(summary, width)]
     out += [line for e in summary.tests for line in VIEWS[e.kind].lines(e)]
+    if summary.clients is not None:
+        out += clients.terminal_lines(summary.clients)
     if in_flight.shows_mark_table(summary):
         out.append(in_flight.mark_table_terminal(summary, width))
     return out + notices(summary.warnings, "the report")
@@ -342,6 +344,9 @@ def render(run: RunRecord, summary: Summary) -> str:
     if in_flight.shows_mark_table(summary):
         sections.append(in_flight.mark_table_html(summary))
     n = 0
+    if summary.clients is not None:
+        drawn_clients, n = clients.section(summary.clients, n)
+        sections.append(drawn_clients)
     for kind in PAGE_ORDER:
         drawn, n = VIEWS[kind].sections([e for e in summary.tests if e.kind == kind], n)
         sections.extend(drawn)

@@ -1,0 +1,77 @@
+"""The view of a run's many clients: a line per point under the terminal's table (the slowest client, first
+and last done), and the report's section (every client's rate with its interval, stragglers, the clocks'
+offsets, a timeline of each client's steps). It draws the summary's numbers and computes none."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import plotly.graph_objects as go
+
+from ..analysis.clients import ClientsSummary
+from ..analysis.rates import label
+from ..units import format_rate, format_seconds
+from .figures import layout
+from .page import esc, figure, table
+
+
+def hosts_text(c: ClientsSummary) -> str:
+    distinct = list(dict.fromkeys(c.hosts))
+    return f"{c.ranks} clients on {len(distinct)} machine{'s' if len(distinct) != 1 else ''} ({', '.join(distinct)})"
+
+
+def terminal_lines(c: ClientsSummary) -> list[Any]:
+    from rich.text import Text
+    lines = [Text(f"{hosts_text(c)}: the table's rates are the aggregate (all bytes from the first client's start "
+                  f"to the last one's end); slowest client per point:")]
+    for p in c.points:
+        slow = p.slowest
+        if slow is None:
+            continue
+        lines.append(Text(f"  {label(p.key)}: rank {slow.rank} ({slow.host}) {format_rate(slow.rate)}; first done "
+                          f"{format_seconds(p.first_done_s)}, last {format_seconds(p.last_done_s)} after the start"))
+    return lines
+
+
+def section(c: ClientsSummary, n: int) -> tuple[str, int]:
+    """The section's HTML and the next figure number."""
+    parts = [f"<h2>Clients</h2><p>{esc(hosts_text(c))}. The rates above are the aggregate as IOR defines it: every "
+             f"client's bytes over the time from the first client's start to the last client's end, on rank 0's "
+             f"clock. Below, each client's own rate (the same estimator on its own measurements), flagged as a "
+             f"straggler where Tukey's fences on log(rate / the clients' median) call it low; stragglers count in "
+             f"the aggregate.</p>"]
+    rows = []
+    for p in c.points:
+        for cl in p.clients:
+            interval = "" if not math.isfinite(cl.low) else f"{format_rate(cl.low)} to {format_rate(cl.high)}"
+            rows.append([label(p.key), cl.rank, cl.host, format_rate(cl.rate), interval, cl.n, cl.straggler or ""])
+    parts.append(table(["point", "rank", "host", "rate", "interval", "n", "straggler"], rows))
+    done = [[label(p.key), format_seconds(p.first_done_s), format_seconds(p.last_done_s)] for p in c.points]
+    parts.append("<h3>First and last done (median over the point's steps, after the step's first start)</h3>"
+                 + table(["point", "first client done", "last client done"], done))
+    clocks = [[k.get("rank"), k.get("host"), "same machine as rank 0: its clock" if k.get("same_clock") else
+               f"{k.get('offset_ns', 0):,} ns", f"± {k.get('uncertainty_ns', 0):,} ns", f"{k.get('round_trip_ns', 0):,} ns"]
+              for k in c.clocks]
+    parts.append("<h3>Clocks: each rank's offset to rank 0's (the shortest of 40 round trips)</h3>"
+                 + table(["rank", "host", "offset", "uncertainty", "round trip"], clocks))
+    if c.timeline:
+        parts.append(figure(timeline_figure(c), f"fig{n}"))
+        n += 1
+    return "".join(parts), n
+
+
+def timeline_figure(c: ClientsSummary) -> go.Figure:
+    """Each client's steps as bars from start to end, a row per rank, a colour per test and op."""
+    fig = go.Figure()
+    by_phase: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
+    for rank, test, op, start, end in c.timeline:
+        by_phase.setdefault((test, op), []).append((rank, start, end))
+    for (test, op), steps in by_phase.items():
+        fig.add_trace(go.Bar(y=[f"rank {r}" for r, _, _ in steps], x=[e - s for _, s, e in steps],
+                             base=[s for _, s, _ in steps], orientation="h", name=esc(f"{test} {op}"),
+                             hovertemplate="%{y}: %{base:.4f} s to %{x:.4f} s later<extra>" + esc(f"{test} {op}")
+                             + "</extra>"))
+    fig.update_layout(barmode="overlay", bargap=0.3)
+    fig.update_yaxes(categoryorder="array", categoryarray=[f"rank {r}" for r in range(c.ranks)][::-1])
+    return layout(fig, "Each client's measurements on rank 0's clock", "seconds since the clients joined", "")
