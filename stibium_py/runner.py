@@ -233,6 +233,8 @@ def every_rank_or_none(team: Team, work: Callable[[], Any]) -> Any:
         code = max(c for _, (c, _) in failures)
         if team.rank != 0:
             raise SystemExit(code)
+        if [r for r, _ in failures] == [0]:
+            raise RunError(failures[0][1][1], code)      # rank 0's own check (the plan, the run directory)
         ranks_of: dict[str, list[int]] = {}
         for r, (_, text) in failures:
             ranks_of.setdefault(text, []).append(r)

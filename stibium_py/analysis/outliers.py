@@ -39,12 +39,12 @@ class Fences:
         return asdict(self)
 
 
-def fences(r: np.ndarray) -> Fences:
+def fences(r: np.ndarray, iqr_floor: float = IQR_FLOOR) -> Fences:
     finite = r[np.isfinite(r)]
     if finite.size == 0:
         return Fences(*[math.nan] * 7)
     q1, q3 = np.quantile(finite, [0.25, 0.75])
-    iqr = max(q3 - q1, IQR_FLOOR)
+    iqr = max(q3 - q1, iqr_floor)
     return Fences(float(q1), float(q3), float(iqr), float(q1 - SEVERE_FENCE * iqr), float(q1 - MILD_FENCE * iqr),
                   float(q3 + MILD_FENCE * iqr), float(q3 + SEVERE_FENCE * iqr))
 

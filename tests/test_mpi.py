@@ -1,0 +1,230 @@
+"""Many clients under `mpiexec --oversubscribe -n 4` on one machine (Open MPI and mpi4py from the package
+index, installed by the README's test command): both layouts, read_from: other, a rank that cannot see the
+target, an interrupted run and its resume, a killed rank, compare's refusal of many clients against one."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+MPIEXEC = shutil.which("mpiexec") or str(Path(sys.executable).parent / "mpiexec")
+STIBIUM = [sys.executable, "-m", "stibium_py"]
+
+PLAN = """\
+name: four
+tests:
+  - name: f
+    kind: files
+    sizes: [64KiB, 256KiB]
+    repeats: 3
+    clients: {read_from: other}
+  - name: p
+    kind: pattern
+    op: [write, read]
+    granularities: [64KiB]
+    bytes: 1MiB
+    trials: 3
+    clients: {layout: shared, read_from: other}
+"""
+
+LONG_PLAN = """\
+name: long
+tests:
+  - name: p
+    kind: pattern
+    op: [write, read]
+    granularities: [64KiB]
+    bytes: 4MiB
+    trials: 1000
+"""
+
+
+def _env() -> dict[str, str]:
+    # Open MPI refuses root unless told; CI runs as root
+    return {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def mpi(n: int, *args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([MPIEXEC, "--oversubscribe", "-n", str(n), *STIBIUM, *args], cwd=cwd, env=_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def mpi_background(n: int, *args: str, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([MPIEXEC, "--oversubscribe", "-n", str(n), *STIBIUM, *args], cwd=cwd, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def rows_of(run_dir: Path) -> list[dict[str, str]]:
+    with open(run_dir / "measurements.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def the_run(out: Path) -> Path:
+    runs = [p for p in out.iterdir() if p.is_dir()]
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+@pytest.fixture(scope="module")
+def four(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    """One run of PLAN by four ranks: (its run directory, its target, the finished mpiexec)."""
+    tmp = tmp_path_factory.mktemp("four")
+    (tmp / "plan.yaml").write_text(PLAN)
+    target = tmp / "store"
+    done = mpi(4, "run", "plan.yaml", "--target", str(target), "--out", "reports", cwd=tmp)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return the_run(tmp / "reports"), target, done
+
+
+def test_four_clients_in_step_with_both_layouts_and_reads_of_another_clients_writes(four):
+    run_dir, target, done = four
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "complete" and run["clients"]["ranks"] == 4
+    clocks = run["clients"]["launches"][0]["clocks"]
+    assert [c["rank"] for c in clocks] == [0, 1, 2, 3]
+    assert all(c["same_clock"] and c["offset_ns"] == 0 for c in clocks)    # one machine: one clock
+    rows = rows_of(run_dir)
+    assert not [r for r in rows if r["error"]]
+    by_seq: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        by_seq.setdefault(r["seq"], []).append(r)
+    assert len(by_seq) == 2 * 2 * 3 + 2 * 3
+    assert all(sorted(int(r["rank"]) for r in rs) == [0, 1, 2, 3] for rs in by_seq.values())
+    for r in rows:
+        rank = int(r["rank"])
+        if r["test"] == "f":
+            owner = rank if r["op"] == "write" else (rank + 1) % 4
+            assert r["file"].startswith(f"client-{owner}/")
+            assert r["written_by"] == ("" if r["op"] == "write" else str(owner))
+        else:
+            owner = rank if r["op"] == "write" else (rank + 1) % 4
+            assert r["file"] == "p/data.bin"
+            assert int(r["offset_bytes"] or 0) == owner << 20
+    assert list(target.iterdir()) == []                  # every rank's files removed by rank 0
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["clients"]["ranks"] == 4
+    assert all(len(p["clients"]) == 4 for p in summary["clients"]["points"])
+    assert "4 clients on 1 machine" in done.stdout
+    assert "<h2>Clients</h2>" in (run_dir / "report.html").read_text()
+
+
+def test_the_aggregate_of_a_step_is_every_clients_bytes_over_its_whole_span(four):
+    from stibium_py.pipeline import load_run
+    run_dir, _, _ = four
+    loaded = load_run(run_dir)
+    rows = rows_of(run_dir)
+    pattern = [r for r in rows if r["test"] == "p"]
+    seqs = sorted({int(r["seq"]) for r in pattern})
+    agg = loaded.measurements
+    for seq in seqs:
+        step = [r for r in pattern if int(r["seq"]) == seq]
+        span = max(float(r["run_end_s"]) for r in step) - min(float(r["run_start_s"]) for r in step)
+        k = list(agg.col("seq")).index(seq)
+        assert agg.value(k, "bytes") == 4 << 20
+        assert agg.value(k, "seconds") == pytest.approx(span)
+
+
+def test_many_clients_against_one_are_refused_unless_asked(four, tmp_path):
+    run_dir, _, _ = four
+    (tmp_path / "plan.yaml").write_text(PLAN)
+    one = subprocess.run([*STIBIUM, "run", "plan.yaml", "--target", str(tmp_path / "t"), "--out", "solo"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr
+    solo = the_run(tmp_path / "solo")
+    refused = subprocess.run([*STIBIUM, "compare", str(run_dir), str(solo), "--out", str(tmp_path / "c.html")],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2
+    assert refused.stderr == (f"stibium: {run_dir.name} ran 4 clients (its rates are their aggregate) and {solo.name} "
+                              f"one; compare runs of many clients with each other, or pass --allow-mixed-clients\n")
+    asked = subprocess.run([*STIBIUM, "compare", str(run_dir), str(solo), "--allow-mixed-clients", "--out",
+                            str(tmp_path / "c.html")], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert asked.returncode == 0, asked.stderr
+
+
+def test_a_rank_that_cannot_see_the_target_is_refused_in_one_line(tmp_path):
+    """Rank 3 is given another folder (as a machine whose share is mounted elsewhere, or not at all): it
+    cannot see the test folder rank 0 created, and nothing is left behind."""
+    (tmp_path / "plan.yaml").write_text(PLAN)
+    shared, elsewhere = tmp_path / "store", tmp_path / "elsewhere"
+    done = subprocess.run([MPIEXEC, "--oversubscribe", "-n", "3", *STIBIUM, "run", "plan.yaml", "--target", str(shared),
+                           "--out", "reports", ":", "-n", "1", *STIBIUM, "run", "plan.yaml", "--target", str(elsewhere),
+                           "--out", "reports"], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if line.startswith("stibium:")]
+    host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+    assert len(said) == 1, done.stderr
+    assert said[0].startswith(f"stibium: rank 3 ({host}) cannot see the test folder {shared.resolve()}/stibium-four-")
+    assert said[0].endswith("that rank 0 created: the clients must share one store; give every rank the same shared "
+                            "folder with --target")
+    assert list(shared.iterdir()) == [] and list(elsewhere.iterdir()) == []
+    assert not (tmp_path / "reports").exists() or list((tmp_path / "reports").iterdir()) == []
+
+
+def _wait_for_rows(out: Path, proc: subprocess.Popen, rows: int, timeout_s: float = 120) -> Path:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        runs = list(out.iterdir()) if out.exists() else []
+        if runs and (runs[0] / "measurements.csv").exists() and len(rows_of(runs[0])) >= rows:
+            return runs[0]
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    raise AssertionError("the run did not get going")
+
+
+def _assert_stopped_clean(run_dir: Path, target: Path, stopped_by: str) -> list[dict[str, str]]:
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["status"] == "interrupted"
+    assert run["stopped_by"].startswith(stopped_by), run["stopped_by"]
+    assert list(target.iterdir()) == []            # every rank's test files removed
+    rows = rows_of(run_dir)
+    complete = Counter(r["seq"] for r in rows if not r["error"])
+    assert complete and set(complete.values()) == {4}   # a step is kept whole, or its rows carry an error
+    return rows
+
+
+def test_an_interrupted_run_keeps_every_ranks_rows_and_resumes(tmp_path):
+    (tmp_path / "plan.yaml").write_text(LONG_PLAN)
+    target = tmp_path / "store"
+    proc = mpi_background(4, "run", "plan.yaml", "--target", str(target), "--out", "reports", cwd=tmp_path)
+    run_dir = _wait_for_rows(tmp_path / "reports", proc, 40)
+    rank0 = json.loads((run_dir / "run.json").read_text())["pid"]
+    os.kill(rank0, signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    _assert_stopped_clean(run_dir, target, "SIGINT at rank 0")
+    # resumed with another number of clients: refused in one line
+    two = mpi(2, "resume", str(run_dir), cwd=tmp_path)
+    said = [line for line in two.stderr.splitlines() if line.startswith("stibium:")]
+    assert said == [f"stibium: {run_dir} ran with 4 clients; resume it with mpiexec -n 4 stibium resume {run_dir}"]
+    alone = subprocess.run([*STIBIUM, "resume", str(run_dir)], cwd=tmp_path, capture_output=True, text=True)
+    assert alone.returncode == 2 and "resume it with mpiexec -n 4" in alone.stderr
+    done = mpi(4, "resume", str(run_dir), cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = rows_of(run_dir)
+    kept = Counter((r["seq"], r["rank"]) for r in rows if not r["error"])
+    assert set(kept.values()) == {1} and len(kept) == 2 * 1000 * 4      # every step of every rank, once
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert len(json.loads((run_dir / "run.json").read_text())["clients"]["launches"]) == 2
+    assert list(target.iterdir()) == []
+
+
+def test_a_killed_rank_stops_the_run_and_the_status_says_so(tmp_path):
+    (tmp_path / "plan.yaml").write_text(LONG_PLAN)
+    target = tmp_path / "store"
+    proc = mpi_background(4, "run", "plan.yaml", "--target", str(target), "--out", "reports", cwd=tmp_path)
+    run_dir = _wait_for_rows(tmp_path / "reports", proc, 40)
+    clocks = json.loads((run_dir / "run.json").read_text())["clients"]["launches"][0]["clocks"]
+    os.kill(clocks[2]["pid"], signal.SIGKILL)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    _assert_stopped_clean(run_dir, target, "SIGTERM at rank 0")
