@@ -77,8 +77,11 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
                    "lat_p999_s": merged.quantile_s(0.999)}
     else:
         latency = {"lat_hist_ns": None, "lat_p50_s": None, "lat_p90_s": None, "lat_p99_s": None, "lat_p999_s": None}
+    moved = int(step.col("bytes").sum())
     return row._replace(
-        bytes=int(step.col("bytes").sum()), seconds=last_end_s - first_start_s,
+        # a files test's rate is fitted against the size: the step's size is every client's file together
+        size_bytes=moved if row.kind == "files" else row.size_bytes,
+        bytes=moved, seconds=last_end_s - first_start_s,
         started_s=float(np.nanmin(step.col("started_s").astype(float))), file=ALL_CLIENTS,
         requests=total("requests"), syscalls=total("syscalls"), cached_bytes=total("cached_bytes"),
         direct_honoured=None if not np.isfinite(honoured).all() else bool(honoured.min() > 0),
