@@ -196,12 +196,15 @@ DESCRIPTIONS = {
                      "empty where the machine cannot tell",
     "run_start_s": "sustained tests: the chunk's start on the run's clock (seconds since the run began, as "
                    "started_s): its start_ns placed by the helper's clock read beside the run's clock as the row "
-                   "arrived; empty where the package cannot read the helper's clock",
+                   "arrived; empty where the package cannot read the helper's clock. Many clients: every row's "
+                   "start on rank 0's clock (seconds since the clients joined), its start_ns placed by its rank's "
+                   "measured offset",
     "run_end_s": "sustained tests: the chunk's end on the run's clock, as run_start_s",
     "offset_bytes": "many clients with a shared file: where this client's segment begins (its requests are the "
                     "pattern's, moved this far into the file); empty otherwise",
     "rank": "many clients (mpiexec): the rank that measured it, from 0; its start_ns and end_ns are its own "
-            "machine's clock, placed on rank 0's by run.json's clients offsets; empty with one client",
+            "machine's clock, run_start_s and run_end_s the same placed on rank 0's (run.json's clients keeps "
+            "the offsets); empty with one client",
     "host": "many clients: the machine of that rank",
     "written_by": "many clients, reads: the rank whose writes (or laid-out file) the read met; differs from rank "
                   "with read_from: other",

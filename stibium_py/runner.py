@@ -520,7 +520,6 @@ class Runner:
         self.place = self.crew.place
         self.tests = {t.name: t for t in expanded.tests}
         self.outbox: list[Measurement] = []      # many clients: this step's rows, sent at the next step
-        self.stopping = False
         self.run_dir = run_dir
         self.run = run
         self.expanded = expanded
@@ -573,7 +572,7 @@ class Runner:
             self._quiet_unless_leading(130)
             self.console.print(f"[yellow]Interrupted.[/] Every completed measurement is kept in "
                                f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume {self.run_dir}")
-            if self.crew.many and isinstance(e, Interrupted) and leads:
+            if self.crew.many and isinstance(e, Interrupted):
                 self.crew.team.abort(130)      # the other ranks may wait for a step that will not come
             raise RunError(f"run interrupted; finish it with `stibium resume {self.run_dir}`", 130) from None
         except Stopped as e:                   # another rank stopped the run; rank 0 has its reason

@@ -78,9 +78,6 @@ class Team(Protocol):
     def share(self, value: Any) -> Any:
         """Rank 0's value, on every rank."""
 
-    def collect(self, value: Any) -> list[Any] | None:
-        """Every rank's value, in rank order, on rank 0 (None elsewhere); every rank waits for all."""
-
     def everyone(self, value: Any) -> list[Any]:
         """Every rank's value, in rank order, on every rank."""
 
@@ -111,9 +108,6 @@ class Solo:
 
     def share(self, value: Any) -> Any:
         return value
-
-    def collect(self, value: Any) -> list[Any]:
-        return [value]
 
     def everyone(self, value: Any) -> list[Any]:
         return [value]
@@ -186,11 +180,6 @@ class MpiTeam:
 
     def share(self, value: Any) -> Any:
         return self._down(value)
-
-    def collect(self, value: Any) -> list[Any] | None:
-        out = self._up(value)
-        self._down(None)          # nobody leaves before rank 0 has every value
-        return out
 
     def everyone(self, value: Any) -> list[Any]:
         return self._down(self._up(value))

@@ -44,12 +44,14 @@ def aggregate(rows: Table, ranks: int) -> Table:
         return Table.empty()
     seq = ok.col("seq").astype(np.int64)
     chunk = np.nan_to_num(ok.col("chunk").astype(float), nan=-1.0).astype(np.int64)
-    keys, first, inverse = np.unique(np.stack([seq, chunk]), axis=1, return_index=True, return_inverse=True)
+    _, first, inverse = np.unique(np.stack([seq, chunk]), axis=1, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
+    # each step's rows at once (a sort, not a scan of every row per step)
+    members = np.split(np.argsort(inverse, kind="stable"), np.cumsum(np.bincount(inverse))[:-1])
     start, end = ok.col("run_start_s").astype(float), ok.col("run_end_s").astype(float)
     out = []
     for g in np.argsort(first):                       # steps in the order they were measured
-        idx = np.flatnonzero(inverse == g)
+        idx = members[g]
         if len(idx) < ranks or not (np.isfinite(start[idx]).all() and np.isfinite(end[idx]).all()):
             continue
         out.append(_together(ok.take(idx), float(start[idx].min()), float(end[idx].max())))
@@ -61,22 +63,21 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
     end, the page cache's evidence kept at its worst (any cached byte, the most resident file), the
     requests' latencies merged."""
     row = step.row(0)
+
     def total(name: str) -> Any:
         values = step.col(name).astype(float)
         return int(values.sum()) if np.isfinite(values).all() else None
+
     honoured = step.col("direct_honoured").astype(float)
     resident = step.col("resident_before").astype(float)
     try:
         merged = LatencyHistogram.merged(step.col("lat_hist_ns").tolist())
     except HistogramError:
         merged = None
-    latency: dict[str, Any] = {}
-    if merged is not None and merged.n:
-        latency = {"lat_hist_ns": merged.to_text(), "lat_p50_s": merged.quantile_s(0.5),
-                   "lat_p90_s": merged.quantile_s(0.9), "lat_p99_s": merged.quantile_s(0.99),
-                   "lat_p999_s": merged.quantile_s(0.999)}
-    else:
-        latency = {"lat_hist_ns": None, "lat_p50_s": None, "lat_p90_s": None, "lat_p99_s": None, "lat_p999_s": None}
+    whole = merged is not None and merged.n > 0
+    latency = {f"lat_{name}_s": merged.quantile_s(q) if whole else None
+               for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999))}
+    latency["lat_hist_ns"] = merged.to_text() if whole else None
     moved = int(step.col("bytes").sum())
     return row._replace(
         # a files test's rate is fitted against the size: the step's size is every client's file together
@@ -151,10 +152,6 @@ class ClientsSummary:
     def stragglers(self) -> list[tuple[ClientPoint, ClientRate]]:
         return [(p, c) for p in self.points for c in p.clients if c.straggler]
 
-    @property
-    def worst_clock_uncertainty_ns(self) -> int:
-        return max((int(c.get("uncertainty_ns") or 0) for c in self.clocks), default=0)
-
     def to_json(self) -> dict[str, Any]:
         return {"ranks": self.ranks, "hosts": self.hosts, "read_shift": self.read_shift, "clocks": self.clocks,
                 "points": [p.to_json() for p in self.points],
@@ -208,7 +205,8 @@ def _done_spread(point: Table) -> tuple[float, float]:
     first start."""
     firsts, lasts = [], []
     for _, idx in point.groups("seq").items():
-        start, end = point.take(idx).col("run_start_s").astype(float), point.take(idx).col("run_end_s").astype(float)
+        step = point.take(idx)
+        start, end = step.col("run_start_s").astype(float), step.col("run_end_s").astype(float)
         if np.isfinite(start).all() and np.isfinite(end).all():
             firsts.append(end.min() - start.min())
             lasts.append(end.max() - start.min())
