@@ -9,6 +9,7 @@
 #include "sb_platform.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ static NSString *sb_engine_names(void)
 typedef struct {
     const char *command;
     const char *path;
-    int have_bytes, have_granularity, have_data_seed;
+    int have_bytes, have_granularity, have_data_seed, have_read_fraction;
     sb_job job;
     const char *fill_text;
 } sb_args;
@@ -129,17 +130,18 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 }
 
 #define SB_USAGE_TEXT                                                                                      \
-    "usage: stibium-helper info [--path DIR] [--device-block N] | write|read --path F --bytes N [--granularity G] "           \
+    "usage: stibium-helper info [--path DIR] [--device-block N] | write|read|mixed --path F --bytes N [--granularity G] "     \
     "[--access sequential|strided|random] [--stride S] [--span N] [--offset N] [--seed K] [--data-seed K] "             \
     "[--fill random|offset|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
-    "[--verify on|off] [--chunk N] [--device-block N] | evict --path F | residency --path F | batch"
+    "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] | "     \
+    "evict --path F | residency --path F | batch"
 
 /* The flags that take a value, and where each goes. */
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
                     SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY,
                     SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY, SB_FLAG_CHUNK, SB_FLAG_DEVICE_BLOCK,
-                    SB_FLAG_OFFSET };
+                    SB_FLAG_OFFSET, SB_FLAG_READ_FRACTION, SB_FLAG_DURATION, SB_FLAG_WARMUP };
 
 static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--path", SB_FLAG_PATH}, {"--bytes", SB_FLAG_BYTES}, {"--granularity", SB_FLAG_GRANULARITY},
@@ -148,8 +150,12 @@ static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--engine", SB_FLAG_ENGINE}, {"--sync", SB_FLAG_SYNC}, {"--latency", SB_FLAG_LATENCY},
     {"--queue-depth", SB_FLAG_QUEUE_DEPTH}, {"--threads", SB_FLAG_THREADS}, {"--io-method", SB_FLAG_IO_METHOD},
     {"--verify", SB_FLAG_VERIFY}, {"--chunk", SB_FLAG_CHUNK}, {"--device-block", SB_FLAG_DEVICE_BLOCK},
-    {"--offset", SB_FLAG_OFFSET},
+    {"--offset", SB_FLAG_OFFSET}, {"--read-fraction", SB_FLAG_READ_FRACTION}, {"--duration", SB_FLAG_DURATION},
+    {"--warmup", SB_FLAG_WARMUP},
 };
+
+/* The longest --duration or --warmup: a week. */
+#define SB_MAX_SECONDS (7.0 * 24 * 3600)
 
 /* Index of v in names (count of them), or -1. */
 static int sb_choice(const char *v, const char *const *names, int count)
@@ -269,6 +275,27 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
             return sb_usage(out, "--verify must be on or off, not '%s'", v);
         j->verify = choice;
         return SB_OK;
+    case SB_FLAG_READ_FRACTION:
+    case SB_FLAG_DURATION:
+    case SB_FLAG_WARMUP: {
+        errno = 0;
+        double x = strtod(v, &end);
+        int ok = !errno && end != v && !*end && isfinite(x);
+        if (kind == SB_FLAG_READ_FRACTION) {
+            if (!ok || x < 0 || x > 1)
+                return sb_usage(out, "--read-fraction must be a number from 0 to 1, such as 0.7, not '%s'", v);
+            j->read_fraction = x;
+            a->have_read_fraction = 1;
+            return SB_OK;
+        }
+        if (!ok || x <= 0 || x > SB_MAX_SECONDS)
+            return sb_usage(out, kind == SB_FLAG_DURATION ? "--duration must be seconds above 0, at most a week, not '%s'"
+                                                         : "--warmup must be seconds above 0, at most a week, not '%s'", v);
+        uint64_t ns = (uint64_t)llround(x * 1e9);
+        if (kind == SB_FLAG_DURATION) j->duration_ns = ns;
+        else j->warmup_ns = ns;
+        return SB_OK;
+    }
     }
     return sb_usage(out, "unknown flag '%s'", flag);
 }
@@ -310,6 +337,16 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
     if (entry->one_at_a_time && (j->queue_depth > 1 || j->threads > 1 || j->io_asked != SB_IO_ASK_AUTO))
         return sb_usage(out, "the %s engine moves one request at a time, as simple app code does; use --engine direct "
                         "or buffered for --queue-depth, --threads or --io-method", j->engine_name);
+    int mixed = strcmp(a->command, "mixed") == 0;
+    if (mixed != a->have_read_fraction)
+        return sb_usage(out, "%s", mixed ? "mixed needs --read-fraction (the share of requests that read, such as 0.7)"
+                                         : "--read-fraction is for mixed; read and write move one way");
+    if (j->warmup_ns && !j->duration_ns)
+        return sb_usage(out, "%s", "--warmup needs --duration: the warm-up is the first part of a measurement by time");
+    if (j->duration_ns && (j->chunk_bytes || j->verify))
+        return sb_usage(out, "%s", j->chunk_bytes ? "--duration does not go with --chunk; give one or the other"
+                                                  : "--verify checks that each block moves once, which a measurement "
+                                                    "by time repeats; drop --duration to verify");
     if (!a->have_data_seed)
         j->data_seed = j->seed;
     if (!a->have_granularity)
@@ -360,10 +397,37 @@ static void sb_print_chunk(const sb_job *job, const sb_chunk *c)
     fflush(stdout);
 }
 
+/* A mixed measurement's reads and writes apart: bytes, requests, latencies. */
+static void sb_put_mix(NSMutableDictionary *out, const sb_job *j)
+{
+    static const char *const names[2] = {"read", "write"};
+    [out setObject:sb_dbl(j->read_fraction) forKey:@"read_fraction"];
+    for (int w = 0; w < 2; w++) {
+        [out setObject:sb_u64(j->op_bytes[w]) forKey:[NSString stringWithFormat:@"%s_bytes", names[w]]];
+        [out setObject:sb_u64(j->op_requests[w]) forKey:[NSString stringWithFormat:@"%s_requests", names[w]]];
+        const sb_hist *h = &j->op_hists[w];
+        if (!j->latency || h->n == 0)
+            continue;
+        [out setObject:sb_dbl(sb_s(sb_hist_quantile(h, 0.5))) forKey:[NSString stringWithFormat:@"%s_lat_p50_s", names[w]]];
+        [out setObject:sb_dbl(sb_s(sb_hist_quantile(h, 0.99))) forKey:[NSString stringWithFormat:@"%s_lat_p99_s", names[w]]];
+        size_t need = sb_hist_format(h, NULL, 0) + 1;
+        char *text = malloc(need);
+        if (text) {
+            sb_hist_format(h, text, need);
+            [out setObject:sb_str(text) forKey:[NSString stringWithFormat:@"%s_lat_hist_ns", names[w]]];
+            free(text);
+        }
+    }
+}
+
+static const char *const sb_op_names[] = {"read", "write", "mixed"};
+
 static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
 {
     sb_job *j = &a->job;
-    j->op = strcmp(a->command, "write") == 0 ? SB_WRITE : SB_READ;
+    j->op = (enum sb_op)sb_choice(a->command, sb_op_names, 3);
+    if (j->op == SB_MIXED)
+        j->existing = 1;        /* reads need data: a mixed measurement works in a laid-out file */
     if (!a->path || !a->have_bytes)
         return sb_usage(out, "%s needs --path and --bytes", a->command);
     sb_err err;
@@ -376,12 +440,25 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
     [out setObject:sb_str(j->engine->name) forKey:@"engine"];
     [out setObject:sb_str(j->engine_name) forKey:@"engine_requested"];
     [out setObject:sb_str(a->path) forKey:@"path"];
-    [out setObject:sb_u64(j->bytes_moved) forKey:@"bytes"];
+    /* the bytes of the measured interval: a warm-up's are apart */
+    [out setObject:sb_u64(j->bytes_moved - (rc == 0 ? j->warm_bytes : 0)) forKey:@"bytes"];
     if (rc != 0) {
+        free(j->op_hists);
+        j->op_hists = NULL;
         [out setObject:sb_bool(j->removed_partial) forKey:@"removed_partial_file"];
         return sb_io_error(out, &err);
     }
-    [out setObject:sb_u64(j->nrequests) forKey:@"requests"];
+    [out setObject:sb_u64(j->requests_done) forKey:@"requests"];
+    if (j->op == SB_MIXED)
+        sb_put_mix(out, j);
+    free(j->op_hists);
+    j->op_hists = NULL;
+    if (j->duration_ns) {
+        [out setObject:sb_dbl(sb_s(j->duration_ns)) forKey:@"duration_s"];
+        [out setObject:sb_dbl(sb_s(j->warmup_ns)) forKey:@"warmup_s"];
+        [out setObject:sb_u64(j->warm_bytes) forKey:@"warmup_bytes"];
+        [out setObject:sb_u64(j->warm_requests) forKey:@"warmup_requests"];
+    }
     [out setObject:sb_u64(j->granularity) forKey:@"granularity_bytes"];
     [out setObject:sb_str(sb_access_names[j->access]) forKey:@"access"];
     [out setObject:sb_u64(j->stride) forKey:@"stride_bytes"];
@@ -397,8 +474,8 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
     [out setObject:sb_dbl(sb_s(j->close_ns)) forKey:@"close_seconds"];
     [out setObject:sb_u64(j->start_ns) forKey:@"start_ns"];
     [out setObject:sb_u64(j->end_ns) forKey:@"end_ns"];
-    [out setObject:sb_str(j->op == SB_WRITE ? sb_sync_names[j->sync] : "none") forKey:@"sync"];
-    [out setObject:sb_str(j->op == SB_WRITE ? j->sync_used : "none") forKey:@"sync_used"];
+    [out setObject:sb_str(j->op != SB_READ ? sb_sync_names[j->sync] : "none") forKey:@"sync"];
+    [out setObject:sb_str(j->op != SB_READ ? j->sync_used : "none") forKey:@"sync_used"];
     [out setObject:sb_u64(j->calls) forKey:@"syscalls"];
     [out setObject:sb_u64(j->largest_call_bytes) forKey:@"largest_syscall_bytes"];
     [out setObject:(j->op == SB_READ && j->resident_before >= 0 ? (id)sb_dbl(j->resident_before) : (id)[NSNull null])
@@ -421,7 +498,7 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
     }
     if (!j->engine->counts_syscalls)
         [out setObject:sb_str(sb_foundation_implementation()) forKey:@"foundation_implementation"];
-    if (j->latency && j->nrequests > 1)
+    if (j->latency && j->hist.n > 1)
         sb_put_latency(out, &j->hist);
     return SB_OK;
 }
@@ -563,7 +640,7 @@ static int sb_command(int argc, char **argv, NSMutableDictionary *out)
     int rc = sb_parse(argc, argv, &a, out);
     if (rc != SB_OK)
         return rc;
-    if (strcmp(a.command, "write") == 0 || strcmp(a.command, "read") == 0)
+    if (sb_choice(a.command, sb_op_names, 3) >= 0)
         return sb_cmd_io(&a, out);
     if (strcmp(a.command, "evict") == 0 || strcmp(a.command, "residency") == 0)
         return sb_cmd_cache(&a, out);

@@ -24,13 +24,14 @@ static void sb_slot_free(sb_slot *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Make s hold at least bytes (page-aligned memory); returns 1 if it was (re)allocated. */
-static int sb_slot_reserve(sb_slot *s, sb_slot *other, size_t bytes, sb_err *err)
+/* Make s hold at least bytes (page-aligned memory); returns 1 if it was (re)allocated. A large one frees the
+ * other buffer first unless the measurement needs both (keep_other). */
+static int sb_slot_reserve(sb_slot *s, sb_slot *other, size_t bytes, int keep_other, sb_err *err)
 {
     if (s->capacity >= bytes)
         return 0;
     sb_slot_free(s);
-    if (bytes >= SB_LARGE_BUFFER_BYTES)
+    if (bytes >= SB_LARGE_BUFFER_BYTES && !keep_other)
         sb_slot_free(other);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (posix_memalign((void **)&s->data, page, bytes) != 0) {
@@ -41,10 +42,10 @@ static int sb_slot_reserve(sb_slot *s, sb_slot *other, size_t bytes, sb_err *err
     return 1;
 }
 
-unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, sb_err *err)
+unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, int keep_read, sb_err *err)
 {
     sb_slot *s = &sb_write_slot;
-    if (sb_slot_reserve(s, &sb_read_slot, bytes, err) < 0)
+    if (sb_slot_reserve(s, &sb_read_slot, bytes, keep_read, err) < 0)
         return NULL;
     int same = s->valid >= bytes && s->fill_byte == fill_byte && (fill_byte >= 0 || s->data_seed == data_seed);
     if (!same) {
@@ -59,19 +60,19 @@ unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, 
     return s->data;
 }
 
-unsigned char *sb_buffer_write_scratch(size_t bytes, sb_err *err)
+unsigned char *sb_buffer_write_scratch(size_t bytes, int keep_read, sb_err *err)
 {
     sb_slot *s = &sb_write_slot;
-    if (sb_slot_reserve(s, &sb_read_slot, bytes, err) < 0)
+    if (sb_slot_reserve(s, &sb_read_slot, bytes, keep_read, err) < 0)
         return NULL;
     s->valid = 0;   /* the caller writes its own data: nothing later may take them for seeded data */
     return s->data;
 }
 
-unsigned char *sb_buffer_read(size_t bytes, sb_err *err)
+unsigned char *sb_buffer_read(size_t bytes, int keep_write, sb_err *err)
 {
     sb_slot *s = &sb_read_slot;
-    int fresh = sb_slot_reserve(s, &sb_write_slot, bytes, err);
+    int fresh = sb_slot_reserve(s, &sb_write_slot, bytes, keep_write, err);
     if (fresh < 0)
         return NULL;
     if (fresh)

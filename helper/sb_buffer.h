@@ -4,7 +4,7 @@
  * so that every request is one contiguous slice: one system call, and data that do not
  * repeat within the request. Read buffer: as large as the largest request, pre-touched.
  * A buffer of 256 MiB or more frees the other one first, so that a run of 2 GB files
- * holds one 2 GB buffer, not two. */
+ * holds one 2 GB buffer, not two, unless the measurement needs both (keep_*: a mixed one). */
 #ifndef SB_BUFFER_H
 #define SB_BUFFER_H
 #include <stddef.h>
@@ -12,10 +12,10 @@
 #include "sb_err.h"
 
 /* fill_byte -1: data from the seed's stream; 0-255: that byte. */
-unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, sb_err *err);
+unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, int keep_read, sb_err *err);
 /* The write buffer for data the caller writes itself (--fill offset). */
-unsigned char *sb_buffer_write_scratch(size_t bytes, sb_err *err);
-unsigned char *sb_buffer_read(size_t bytes, sb_err *err);
+unsigned char *sb_buffer_write_scratch(size_t bytes, int keep_read, sb_err *err);
+unsigned char *sb_buffer_read(size_t bytes, int keep_write, sb_err *err);
 
 /* Where the next write request of len bytes starts in a buffer of buf_bytes whose cursor is at
  * *cursor: a contiguous slice (back to the start when it would run past the end), after which

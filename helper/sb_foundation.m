@@ -73,10 +73,11 @@ static int sb_foundation_read_whole(sb_job *job, uint64_t len, sb_err *err)
     return 0;
 }
 
-static int sb_foundation_io(sb_job *job, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err)
+static int sb_foundation_io(sb_job *job, enum sb_op op, uint64_t offset, uint64_t len, unsigned char *data,
+                            sb_err *err)
 {
     NSFileHandle *fh = (NSFileHandle *)job->handle;
-    if (job->op == SB_READ && job->nrequests == 1 && offset == 0 && len == job->file_size_bytes)
+    if (job->op == SB_READ && job->nrequests == 1 && !job->duration_ns && offset == 0 && len == job->file_size_bytes)
         return sb_foundation_read_whole(job, len, err);
     int rc = 0;
     @try {
@@ -85,7 +86,7 @@ static int sb_foundation_io(sb_job *job, uint64_t offset, uint64_t len, unsigned
             NSAutoreleasePool *pool = [[NSAutoreleasePool alloc] init];
             uint64_t chunk = len < SB_FOUNDATION_CHUNK_BYTES ? len : SB_FOUNDATION_CHUNK_BYTES;
             sb_count_call(job, chunk);
-            if (job->op == SB_WRITE) {
+            if (op == SB_WRITE) {
                 NSData *d = [[NSData alloc] initWithBytesNoCopy:data length:(NSUInteger)chunk freeWhenDone:NO];
                 [fh writeData:d];
                 [d release];
@@ -103,7 +104,7 @@ static int sb_foundation_io(sb_job *job, uint64_t offset, uint64_t len, unsigned
         }
     }
     @catch (NSException *e) {
-        rc = sb_fail_exception(err, e, job->op == SB_WRITE ? "writeData:" : "readDataOfLength:");
+        rc = sb_fail_exception(err, e, op == SB_WRITE ? "writeData:" : "readDataOfLength:");
     }
     return rc;
 }

@@ -8,7 +8,7 @@
 #include "sb_hist.h"
 #include "sb_policy.h"
 
-enum sb_op { SB_READ, SB_WRITE };
+enum sb_op { SB_READ, SB_WRITE, SB_MIXED };   /* mixed: each request a read or a write (--read-fraction) */
 enum sb_access { SB_SEQUENTIAL, SB_STRIDED, SB_RANDOM };
 enum sb_sync { SB_SYNC_FSYNC, SB_SYNC_FULL, SB_SYNC_NONE };
 
@@ -24,7 +24,7 @@ typedef struct {
 } sb_chunk;
 
 /* An I/O engine: one table per engine, as fio's ioengines. io() moves one request of len
- * bytes at offset from or into data (a contiguous buffer slice of at least len bytes), in as
+ * bytes at offset (op: SB_READ or SB_WRITE) from or into data (a contiguous buffer slice of at least len bytes), in as
  * few calls as the platform allows, continuing short transfers; every function returns 0 or
  * -1 with err filled. */
 typedef struct {
@@ -33,10 +33,22 @@ typedef struct {
     int counts_syscalls; /* its calls are system calls the helper makes itself (POSIX engines);
                           * the foundation engine counts its Foundation calls instead */
     int (*open)(sb_job *job, sb_err *err);
-    int (*io)(sb_job *job, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err);
+    int (*io)(sb_job *job, enum sb_op op, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err);
     int (*sync)(sb_job *job, sb_err *err);
     int (*close)(sb_job *job, sb_err *err);
 } sb_engine;
+
+/* The clock of a measurement bounded by time (--duration, --warmup), set when its requests start: a request
+ * that completes before warm_end_ns counts into the warm-up, none is submitted at or after deadline_ns. */
+typedef struct {
+    uint64_t warm_end_ns, deadline_ns;
+} sb_phase;
+
+/* One request of the measurement's stream: which of the pass's requests it is, and whether it reads or writes. */
+typedef struct {
+    uint64_t index;
+    enum sb_op op;
+} sb_req;
 
 /* State of the direct engine (sb_posix.c). */
 typedef struct {
@@ -65,18 +77,24 @@ struct sb_job {
     int verify;                 /* check each request: its block once; reads: the block-numbered data */
     uint64_t chunk_bytes;       /* stream a row for every chunk_bytes moved (0: none) */
     uint64_t device_block_bytes;/* --device-block: the disk's block size where the caller knows it (0: not given) */
+    double read_fraction;       /* mixed: the share of the requests that read (--read-fraction) */
+    uint64_t duration_ns;       /* --duration: submit requests until this much time after the warm-up (0: one pass) */
+    uint64_t warmup_ns;         /* --warmup: requests completed this long after the start count apart */
     void (*on_chunk)(const sb_job *job, const sb_chunk *chunk);
     sb_hist *chunk_hist;        /* the current chunk's latencies (allocated when chunk_bytes is set) */
 
     /* prepared before the timer */
     uint64_t *offsets;
-    uint64_t nrequests;
+    uint64_t nrequests;         /* of one pass; a measurement by time repeats the pass until its deadline */
+    unsigned char *writes;      /* mixed: 1 where request i of the first pass writes (exactly the asked share) */
+    const sb_phase *phase;      /* the warm-up's end and the deadline (zero: none) */
     size_t *slices;             /* writes: where request i's data start in buf */
     size_t slot_bytes;          /* reads with requests in flight: each one's part of buf */
     unsigned char *seen;        /* verify: one bit per block */
     sb_io_choice io;            /* how the requests move (sb_policy_io_method) */
-    unsigned char *buf;
+    unsigned char *buf;         /* writes: the data stream */
     size_t buf_bytes;
+    unsigned char *rbuf;        /* reads: one slot per request in flight */
     size_t page_bytes;
     sb_uncached_params uncached;/* what decides whether requests bypass the cache */
     uint64_t max_call_bytes;    /* the largest transfer one call makes */
@@ -97,7 +115,11 @@ struct sb_job {
 
     /* measured */
     uint64_t open_ns, io_ns, sync_ns, close_ns, start_ns, end_ns;
-    uint64_t bytes_moved;
+    uint64_t bytes_moved;       /* every request's, warm-up included */
+    uint64_t requests_done;     /* requests completed after the warm-up */
+    uint64_t warm_bytes, warm_requests;  /* requests completed inside the warm-up */
+    uint64_t op_bytes[2], op_requests[2];/* mixed, after the warm-up: by op (0 read, 1 write) */
+    sb_hist *op_hists;          /* mixed: the latencies by op (two histograms; NULL otherwise) */
     uint64_t calls, largest_call_bytes;  /* I/O calls made inside the timed interval */
     const char *sync_used;      /* fsync, F_FULLFSYNC, fsync (F_FULLFSYNC refused), synchronizeFile, none */
     double resident_before;     /* reads; -1 unknown */
@@ -119,6 +141,16 @@ void sb_count_call(sb_job *job, uint64_t bytes);
 
 /* Request offsets for the access pattern (sb_pattern.c): fills job->offsets. */
 int sb_pattern_plan(sb_job *job, sb_err *err);
+/* Request a of the stream (from 0) among requests [first, first + len) of the pass: a measurement by time
+ * cycles over them; a mixed one's reads and writes move to other requests from pass to pass (sb_request.c). */
+sb_req sb_request_at(const sb_job *job, uint64_t first, uint64_t len, uint64_t a);
+/* The warm-up's end and the deadline of a measurement whose requests start at origin_ns. */
+sb_phase sb_phase_from(const sb_job *job, uint64_t origin_ns);
+/* Whether request a of a part of len requests is submitted at now: within the pass, or before the deadline. */
+int sb_request_more(const sb_job *job, uint64_t a, uint64_t len, uint64_t now);
+/* A request of len bytes that took latency_ns completed at now: into the warm-up's counts or the
+ * measurement's (and a mixed one's op); returns 1 where it counted into the measurement. */
+int sb_request_account(sb_job *job, sb_req r, uint64_t len, uint64_t latency_ns, uint64_t now);
 /* Length of request i (the last sequential request may be short). */
 uint64_t sb_request_len(const sb_job *job, uint64_t i);
 /* The largest request of the job. */
@@ -136,8 +168,8 @@ int sb_chunk_add(sb_job *job, sb_chunk *c, uint64_t len, uint64_t latency_ns);
 /* --chunk: close chunk c at end_ns (its row written by job->on_chunk) and start the next one; returns its
  * start, the time after the row was written (sb_request.c). */
 uint64_t sb_close_chunk(sb_job *job, sb_chunk *c, uint64_t end_ns);
-/* verify: request i's block was not moved before, and a read brought its own offsets. */
-int sb_verify_request(sb_job *job, uint64_t i, const unsigned char *data, sb_err *err);
+/* verify: request r's block was not moved before, and a read brought its own offsets. */
+int sb_verify_request(sb_job *job, sb_req r, const unsigned char *data, sb_err *err);
 /* Run the measurement (sb_run.c): validate, prepare, time, report in job. */
 int sb_run(sb_job *job, sb_err *err);
 #endif

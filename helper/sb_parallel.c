@@ -24,6 +24,7 @@ typedef struct {
     pthread_cond_t cond;
     unsigned ready;
     int go;
+    sb_phase phase;             /* a measurement by time: set from the clock as the gate opens */
 } sb_gate;
 
 typedef struct {
@@ -31,24 +32,27 @@ typedef struct {
     sb_gate *gate;
 } sb_start;
 
-/* The threads method: take the part's next request until none is left. */
+/* The threads method: take the part's next request until none is left (or the deadline has come). */
 static int sb_thread_worker(sb_worker *w)
 {
     sb_job *j = &w->job;
-    for (;;) {
+    uint64_t len = w->end - w->first;
+    while (len) {
         if (__atomic_load_n(w->stop, __ATOMIC_RELAXED))
             return 0;
-        uint64_t i = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
-        if (i >= w->end)
-            return 0;
-        unsigned char *data = sb_request_data(j, i, w->slot);
+        uint64_t a = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
         uint64_t t = sb_now_ns();
+        if (!sb_request_more(j, a, len, t))
+            return 0;
+        sb_req r = sb_request_at(j, w->first, len, a);
+        unsigned char *data = sb_request_data(j, r, w->slot);
         sb_worker_submitted(w, t);
-        if (j->engine->io(j, j->offsets[i], sb_request_len(j, i), data, &w->err) != 0)
+        if (j->engine->io(j, r.op, j->offsets[r.index], sb_request_len(j, r.index), data, &w->err) != 0)
             return -1;
-        if (sb_worker_done(w, i, data, t, sb_now_ns()) != 0)
+        if (sb_worker_done(w, r, data, t, sb_now_ns()) != 0)
             return -1;
     }
+    return 0;
 }
 
 static void *sb_worker_main(void *arg)
@@ -74,13 +78,43 @@ static void *sb_worker_main(void *arg)
 /* Add a worker's counters and latencies into the measurement. */
 static void sb_merge(sb_job *job, const sb_worker *w)
 {
-    job->calls += w->job.calls;
-    if (w->job.largest_call_bytes > job->largest_call_bytes)
-        job->largest_call_bytes = w->job.largest_call_bytes;
-    job->bytes_moved += w->job.bytes_moved;
-    job->tail_bytes_buffered += w->job.tail_bytes_buffered;
-    job->verified += w->job.verified;
-    sb_hist_merge(&job->hist, &w->job.hist);
+    const sb_job *from = &w->job;
+    job->calls += from->calls;
+    if (from->largest_call_bytes > job->largest_call_bytes)
+        job->largest_call_bytes = from->largest_call_bytes;
+    job->bytes_moved += from->bytes_moved;
+    job->tail_bytes_buffered += from->tail_bytes_buffered;
+    job->verified += from->verified;
+    job->requests_done += from->requests_done;
+    job->warm_bytes += from->warm_bytes;
+    job->warm_requests += from->warm_requests;
+    sb_hist_merge(&job->hist, &from->hist);
+    if (job->op == SB_MIXED) {
+        for (int k = 0; k < 2; k++) {
+            job->op_bytes[k] += from->op_bytes[k];
+            job->op_requests[k] += from->op_requests[k];
+            sb_hist_merge(&job->op_hists[k], &from->op_hists[k]);
+        }
+    }
+}
+
+/* A worker's own copy of the measurement: its counters and histograms start empty (a mixed one's two by-op
+ * histograms in `hists`). */
+static void sb_worker_job(sb_worker *w, const sb_job *job, sb_hist *hists, const sb_phase *phase)
+{
+    sb_job *j = &w->job;
+    *j = *job;
+    j->calls = j->largest_call_bytes = j->bytes_moved = j->tail_bytes_buffered = j->verified = 0;
+    j->requests_done = j->warm_bytes = j->warm_requests = 0;
+    memset(j->op_bytes, 0, sizeof j->op_bytes);
+    memset(j->op_requests, 0, sizeof j->op_requests);
+    sb_hist_reset(&j->hist);
+    j->op_hists = hists;
+    if (hists) {
+        sb_hist_reset(&hists[0]);
+        sb_hist_reset(&hists[1]);
+    }
+    j->phase = phase;
 }
 
 int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *err)
@@ -92,22 +126,18 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
     sb_start *starts = calloc(nworkers, sizeof *starts);
     pthread_t *tids = calloc(nworkers, sizeof *tids);
     uint64_t *next = calloc(threads, sizeof *next);
+    sb_hist *hists = job->op == SB_MIXED ? calloc(2 * (size_t)nworkers, sizeof *hists) : NULL;
     int stop = 0, rc = 0;
-    if (!workers || !starts || !tids || !next) {
+    if (!workers || !starts || !tids || !next || (job->op == SB_MIXED && !hists)) {
         rc = sb_fail(err, ENOMEM, "cannot allocate %u workers", nworkers);
         goto done;
     }
-    sb_gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+    sb_gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {0, 0}};
     sb_stream stream = {PTHREAD_MUTEX_INITIALIZER, job, {.hist = job->chunk_hist}};
-    for (unsigned t = 0; t < threads; t++)
-        next[t] = job->nrequests * t / threads;
     for (unsigned i = 0; i < nworkers; i++) {
         sb_worker *w = &workers[i];
         unsigned part = uring ? i : i / depth;
-        w->job = *job;
-        w->job.calls = w->job.largest_call_bytes = w->job.bytes_moved = w->job.tail_bytes_buffered = 0;
-        w->job.verified = 0;
-        sb_hist_reset(&w->job.hist);
+        sb_worker_job(w, job, hists ? &hists[2 * (size_t)i] : NULL, &gate.phase);
         w->first = job->nrequests * part / threads;
         w->end = job->nrequests * (part + 1) / threads;
         w->next = &next[part];
@@ -134,6 +164,7 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
     pthread_mutex_lock(&gate.lock);
     while (gate.ready < started)
         pthread_cond_wait(&gate.cond, &gate.lock);
+    gate.phase = sb_phase_from(job, sb_now_ns());
     gate.go = 1;
     pthread_cond_broadcast(&gate.cond);
     pthread_mutex_unlock(&gate.lock);
@@ -153,8 +184,11 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
             last = w->last_complete_ns;
     }
     *start_ns = first == UINT64_MAX ? sb_now_ns() : first;
+    if (job->warmup_ns)
+        *start_ns = gate.phase.warm_end_ns;
     *end_ns = last > *start_ns ? last : *start_ns;
 done:
+    free(hists);
     free(workers);
     free(starts);
     free(tids);

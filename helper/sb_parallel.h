@@ -17,7 +17,7 @@ typedef struct {
 typedef struct {
     sb_job job;                 /* a copy of the measurement: its own counters and histogram */
     uint64_t first, end;        /* this thread's part of the requests: [first, end), in order */
-    uint64_t *next;             /* threads method: the next request of the part, shared by its workers */
+    uint64_t *next;             /* threads method: the part's next request of the stream, shared by its workers */
     unsigned slot;              /* reads: this worker's first buffer slot (io_uring: queue_depth of them) */
     int *stop;                  /* set by the first worker that fails */
     sb_stream *stream;          /* --chunk: the shared chunk; NULL without */
@@ -26,12 +26,12 @@ typedef struct {
     sb_err err;
 } sb_worker;
 
-/* The data of request i: a write's slice of the buffer, or a read's buffer slot. */
-unsigned char *sb_request_data(const sb_job *job, uint64_t i, unsigned slot);
+/* The data of request r: a write's slice of the write buffer, or a read's slot of the read buffer. */
+unsigned char *sb_request_data(const sb_job *job, sb_req r, unsigned slot);
 /* A worker submitted requests at t: its first submission, and with --chunk the first chunk's start. */
 void sb_worker_submitted(sb_worker *w, uint64_t t);
-/* Request i completed `ns` after it was submitted, at `now`. Returns 0, or -1 (verify failed). */
-int sb_worker_done(sb_worker *w, uint64_t i, const unsigned char *data, uint64_t submit_ns, uint64_t now);
+/* Request r, submitted at submit_ns, completed at now. Returns 0, or -1 (verify failed). */
+int sb_worker_done(sb_worker *w, sb_req r, const unsigned char *data, uint64_t submit_ns, uint64_t now);
 
 /* io_uring (Linux, built with liburing): one ring of queue_depth entries moves the worker's part. */
 int sb_uring_worker(sb_worker *w);

@@ -14,11 +14,12 @@
 #include <unistd.h>
 
 /* Move len bytes at offset through fd from or into data, continuing short transfers. */
-static int sb_rw_loop(sb_job *job, int fd, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err)
+static int sb_rw_loop(sb_job *job, enum sb_op op, int fd, uint64_t offset, uint64_t len, unsigned char *data,
+                      sb_err *err)
 {
     while (len > 0) {
         uint64_t chunk = len < job->max_call_bytes ? len : job->max_call_bytes;
-        ssize_t n = job->op == SB_WRITE ? pwrite(fd, data, (size_t)chunk, (off_t)offset)
+        ssize_t n = op == SB_WRITE ? pwrite(fd, data, (size_t)chunk, (off_t)offset)
                                         : pread(fd, data, (size_t)chunk, (off_t)offset);
         sb_count_call(job, chunk);
         if (n < 0) {
@@ -28,13 +29,13 @@ static int sb_rw_loop(sb_job *job, int fd, uint64_t offset, uint64_t len, unsign
             if (e == EINVAL && fd == job->fd && job->engine->uncached)
                 return sb_fail(err, e, "%s at offset %llu (%llu bytes) refused with EINVAL: direct I/O needs "
                                "offsets and lengths aligned to %llu bytes; use binary sizes (KiB) or --engine buffered",
-                               job->op == SB_WRITE ? "pwrite" : "pread", (unsigned long long)offset,
+                               op == SB_WRITE ? "pwrite" : "pread", (unsigned long long)offset,
                                (unsigned long long)chunk, (unsigned long long)sb_policy_required_align(&job->uncached));
-            return sb_fail(err, e, "%s at offset %llu: %s", job->op == SB_WRITE ? "pwrite" : "pread",
+            return sb_fail(err, e, "%s at offset %llu: %s", op == SB_WRITE ? "pwrite" : "pread",
                            (unsigned long long)offset, strerror(e));
         }
         if (n == 0) {
-            if (job->op == SB_READ)
+            if (op == SB_READ)
                 return sb_fail(err, 0, "read past the end of the file at offset %llu", (unsigned long long)offset);
             return sb_fail(err, ENOSPC, "pwrite at offset %llu wrote nothing", (unsigned long long)offset);
         }
@@ -51,28 +52,29 @@ static int sb_direct_open(sb_job *job, sb_err *err)
     if (sb_set_uncached(job->fd, err) != 0)
         return -1;
     if (job->direct.body_end < job->offset + job->bytes) {
-        job->direct.tail_fd = open(job->path, (job->op == SB_WRITE ? O_WRONLY : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+        int mode = job->op == SB_MIXED ? O_RDWR : job->op == SB_WRITE ? O_WRONLY : O_RDONLY;
+        job->direct.tail_fd = open(job->path, mode | O_NOFOLLOW | O_CLOEXEC);
         if (job->direct.tail_fd < 0)
             return sb_fail(err, errno, "open %s for the buffered tail: %s", job->path, strerror(errno));
     }
     return 0;
 }
 
-static int sb_direct_io(sb_job *job, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err)
+static int sb_direct_io(sb_job *job, enum sb_op op, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err)
 {
     uint64_t end = offset + len;
     if (end <= job->direct.body_end)
-        return sb_rw_loop(job, job->fd, offset, len, data, err);
+        return sb_rw_loop(job, op, job->fd, offset, len, data, err);
     uint64_t body = offset < job->direct.body_end ? job->direct.body_end - offset : 0;
-    if (body && sb_rw_loop(job, job->fd, offset, body, data, err) != 0)
+    if (body && sb_rw_loop(job, op, job->fd, offset, body, data, err) != 0)
         return -1;
     job->tail_bytes_buffered += len - body;
-    return sb_rw_loop(job, job->direct.tail_fd, offset + body, len - body, data + body, err);
+    return sb_rw_loop(job, op, job->direct.tail_fd, offset + body, len - body, data + body, err);
 }
 
-static int sb_posix_io(sb_job *job, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err)
+static int sb_posix_io(sb_job *job, enum sb_op op, uint64_t offset, uint64_t len, unsigned char *data, sb_err *err)
 {
-    return sb_rw_loop(job, job->fd, offset, len, data, err);
+    return sb_rw_loop(job, op, job->fd, offset, len, data, err);
 }
 
 static int sb_posix_open(sb_job *job, sb_err *err)

@@ -9,6 +9,56 @@
 #include <errno.h>
 #include <string.h>
 
+/* A mixed measurement's writes fall on other requests from pass to pass: pass p reads the first pass's
+ * choice rotated by p times this share of the requests (the golden ratio's, so that the passes differ). */
+#define SB_MIX_ROTATION 0.6180339887498949
+
+sb_req sb_request_at(const sb_job *job, uint64_t first, uint64_t len, uint64_t a)
+{
+    sb_req r = {first + a % len, job->op};
+    if (job->op == SB_MIXED) {
+        uint64_t n = job->nrequests, pass = a / len;
+        uint64_t rotation = (uint64_t)((double)n * SB_MIX_ROTATION);
+        r.op = job->writes[(r.index + (pass % n) * rotation) % n] ? SB_WRITE : SB_READ;
+    }
+    return r;
+}
+
+sb_phase sb_phase_from(const sb_job *job, uint64_t origin_ns)
+{
+    sb_phase p = {0, 0};
+    if (job->warmup_ns)
+        p.warm_end_ns = origin_ns + job->warmup_ns;
+    if (job->duration_ns)
+        p.deadline_ns = origin_ns + job->warmup_ns + job->duration_ns;
+    return p;
+}
+
+int sb_request_more(const sb_job *job, uint64_t a, uint64_t len, uint64_t now)
+{
+    return job->duration_ns ? now < job->phase->deadline_ns : a < len;
+}
+
+int sb_request_account(sb_job *job, sb_req r, uint64_t len, uint64_t latency_ns, uint64_t now)
+{
+    if (now < job->phase->warm_end_ns) {
+        job->warm_bytes += len;
+        job->warm_requests++;
+        return 0;
+    }
+    job->requests_done++;
+    if (job->latency)
+        sb_hist_record(&job->hist, latency_ns);
+    if (job->op == SB_MIXED) {
+        int w = r.op == SB_WRITE;
+        job->op_bytes[w] += len;
+        job->op_requests[w]++;
+        if (job->latency)
+            sb_hist_record(&job->op_hists[w], latency_ns);
+    }
+    return 1;
+}
+
 int sb_chunk_add(sb_job *job, sb_chunk *c, uint64_t len, uint64_t latency_ns)
 {
     if (job->latency)
@@ -65,21 +115,21 @@ void sb_count_call(sb_job *job, uint64_t bytes)
         job->largest_call_bytes = bytes;
 }
 
-unsigned char *sb_request_data(const sb_job *job, uint64_t i, unsigned slot)
+unsigned char *sb_request_data(const sb_job *job, sb_req r, unsigned slot)
 {
-    if (job->op == SB_WRITE)
-        return job->buf + job->slices[i];
-    return job->buf + (size_t)slot * job->slot_bytes;
+    if (r.op == SB_WRITE)
+        return job->buf + job->slices[r.index];
+    return job->rbuf + (size_t)slot * job->slot_bytes;
 }
 
-int sb_verify_request(sb_job *job, uint64_t i, const unsigned char *data, sb_err *err)
+int sb_verify_request(sb_job *job, sb_req r, const unsigned char *data, sb_err *err)
 {
-    uint64_t offset = job->offsets[i], len = sb_request_len(job, i);
+    uint64_t offset = job->offsets[r.index], len = sb_request_len(job, r.index);
     uint64_t block = (offset - job->offset) / job->granularity;   /* the block within the span */
     unsigned char bit = (unsigned char)(1u << (block & 7));
     if (__atomic_fetch_or(&job->seen[block >> 3], bit, __ATOMIC_RELAXED) & bit)
         return sb_fail(err, EINVAL, "verify: the block at offset %llu was moved twice", (unsigned long long)offset);
-    if (job->op == SB_READ) {
+    if (r.op == SB_READ) {
         for (uint64_t k = 0; k + 8 <= len; k += 8) {
             uint64_t word;
             memcpy(&word, data + k, sizeof word);
@@ -104,13 +154,13 @@ void sb_worker_submitted(sb_worker *w, uint64_t t)
         __atomic_compare_exchange_n(&w->stream->chunk.start_ns, &unset, t, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-int sb_worker_done(sb_worker *w, uint64_t i, const unsigned char *data, uint64_t submit_ns, uint64_t now)
+int sb_worker_done(sb_worker *w, sb_req r, const unsigned char *data, uint64_t submit_ns, uint64_t now)
 {
     sb_job *j = &w->job;
-    if (j->latency)
-        sb_hist_record(&j->hist, now - submit_ns);
+    uint64_t len = sb_request_len(j, r.index);
+    sb_request_account(j, r, len, now - submit_ns, now);
     w->last_complete_ns = now;
     if (w->stream)
-        sb_stream_done(w->stream, sb_request_len(j, i), now - submit_ns, now);
-    return j->verify ? sb_verify_request(j, i, data, &w->err) : 0;
+        sb_stream_done(w->stream, len, now - submit_ns, now);
+    return j->verify ? sb_verify_request(j, r, data, &w->err) : 0;
 }

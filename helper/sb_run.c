@@ -10,7 +10,9 @@
 #include "sb_buffer.h"
 #include "sb_clock.h"
 #include "sb_platform.h"
+#include "sb_rng.h"
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +49,7 @@ static int sb_open_file(sb_job *job, sb_err *err)
     if (create)
         flags |= O_WRONLY | O_CREAT | O_EXCL;
     else
-        flags |= job->op == SB_WRITE ? O_WRONLY : O_RDONLY;
+        flags |= job->op == SB_MIXED ? O_RDWR : job->op == SB_WRITE ? O_WRONLY : O_RDONLY;
     job->fd = open(job->path, flags, 0600);
     if (job->fd < 0) {
         int e = errno;
@@ -88,7 +90,7 @@ static uint64_t sb_extent_end(const sb_job *job)
 static int sb_check_file(sb_job *job, sb_err *err)
 {
     uint64_t end = sb_extent_end(job);
-    if (job->op == SB_READ && end > job->file_size_bytes)
+    if (job->op != SB_WRITE && end > job->file_size_bytes)
         return sb_fail(err, EINVAL, "read past the end of the file: the requests reach byte %llu but %s has %llu bytes",
                        (unsigned long long)end, job->path, (unsigned long long)job->file_size_bytes);
     if (job->op == SB_WRITE && job->existing && end > job->file_size_bytes)
@@ -112,14 +114,19 @@ static int sb_check_file(sb_job *job, sb_err *err)
     }
     if (sb_policy_split_tail(&job->uncached) && job->access == SB_SEQUENTIAL)
         job->direct.body_end = job->offset + job->bytes - job->bytes % required;   /* in file offsets */
+    /* a mixed measurement's request may read in one pass and write in another: both are asked */
     int honoured = 1;
     for (uint64_t i = 0; i < job->nrequests; i++) {
         uint64_t len = sb_request_len(job, i);
-        sb_uncached_decision d = sb_policy_request(&job->uncached, job->op == SB_WRITE, job->offsets[i], len);
-        job->cached_bytes += len - d.uncached_bytes;
-        if (honoured && !sb_policy_honoured(d.how)) {
-            honoured = 0;
-            job->first_cached_how = d.how;
+        sb_req first = sb_request_at(job, 0, job->nrequests, i);
+        for (int w = job->op == SB_WRITE; w <= (job->op != SB_READ); w++) {
+            sb_uncached_decision d = sb_policy_request(&job->uncached, w, job->offsets[i], len);
+            if (w == (first.op == SB_WRITE))
+                job->cached_bytes += len - d.uncached_bytes;
+            if (honoured && !sb_policy_honoured(d.how)) {
+                honoured = 0;
+                job->first_cached_how = d.how;
+            }
         }
     }
     job->direct_honoured = !honoured ? 0 : job->uncached.fs_honours < 0 ? -1 : 1;
@@ -188,38 +195,60 @@ static void sb_stamp_offsets(sb_job *job)
     }
 }
 
-/* The buffer of this measurement. Reads: one slot as large as the largest request per request in
+/* A mixed measurement's reads and writes: exactly the asked share of the pass's requests write (rounded to
+ * whole requests), which ones drawn from the seed (a Fisher-Yates shuffle), before the timer. */
+static int sb_prepare_mix(sb_job *job, sb_err *err)
+{
+    uint64_t n = job->nrequests;
+    job->writes = calloc(n ? n : 1, 1);
+    job->op_hists = malloc(2 * sizeof *job->op_hists);
+    if (!job->writes || !job->op_hists)
+        return sb_fail(err, ENOMEM, "cannot allocate the reads and writes of %llu requests", (unsigned long long)n);
+    sb_hist_reset(&job->op_hists[0]);
+    sb_hist_reset(&job->op_hists[1]);
+    uint64_t nwrites = (uint64_t)llround((1.0 - job->read_fraction) * (double)n);
+    memset(job->writes, 1, nwrites);
+    sb_rng r;
+    sb_rng_seed(&r, job->seed ^ 0x6d69786564ULL);   /* "mixed": a stream apart from the offsets' */
+    for (uint64_t i = n; i > 1; i--) {
+        uint64_t j = sb_rng_below(&r, i);
+        unsigned char t = job->writes[i - 1];
+        job->writes[i - 1] = job->writes[j];
+        job->writes[j] = t;
+    }
+    return 0;
+}
+
+/* The buffers of this measurement. Reads: one slot as large as the largest request per request in
  * flight. Writes: at least the data stream and the largest request; with --fill offset, a slice
- * per request. */
+ * per request. A mixed measurement has both. */
 static int sb_prepare_buffer(sb_job *job, sb_err *err)
 {
     uint64_t page = job->page_bytes;
     uint64_t slot = (sb_largest_request(job) + page - 1) / page * page;
-    uint64_t want = slot;
-    if (job->op == SB_READ) {
-        want = slot * sb_inflight(job);
-    } else if (job->fill_byte == SB_FILL_OFFSET) {
+    uint64_t want = slot, slots = slot * sb_inflight(job);
+    int reads = job->op != SB_WRITE, writes = job->op != SB_READ, both = reads && writes;
+    if (job->fill_byte == SB_FILL_OFFSET) {
         want = slot * job->nrequests;
-        if (want > SB_FILL_OFFSET_MAX_BYTES)
+        if (writes && want > SB_FILL_OFFSET_MAX_BYTES)
             return sb_fail(err, EINVAL, "--fill offset is for checks of at most 256 MiB; lower --bytes");
     } else {
         uint64_t stream = job->bytes < SB_WRITE_STREAM_BYTES ? job->bytes : SB_WRITE_STREAM_BYTES;
         if (stream > want)
             want = (stream + page - 1) / page * page;
     }
-    if (want > (uint64_t)SIZE_MAX)
-        return sb_fail(err, ENOMEM, "a %llu-byte buffer does not fit this process", (unsigned long long)want);
-    if (job->op == SB_READ)
-        job->buf = sb_buffer_read((size_t)want, err);
-    else if (job->fill_byte == SB_FILL_OFFSET)
-        job->buf = sb_buffer_write_scratch((size_t)want, err);
-    else
-        job->buf = sb_buffer_write((size_t)want, job->fill_byte, job->data_seed, err);
-    if (!job->buf)
+    if ((writes ? want : 0) + (reads ? slots : 0) > (uint64_t)SIZE_MAX)
+        return sb_fail(err, ENOMEM, "a %llu-byte buffer does not fit this process",
+                       (unsigned long long)((writes ? want : 0) + (reads ? slots : 0)));
+    if (reads && !(job->rbuf = sb_buffer_read((size_t)slots, both, err)))
         return -1;
-    job->buf_bytes = (size_t)want;
+    if (writes && !(job->buf = job->fill_byte == SB_FILL_OFFSET
+                                   ? sb_buffer_write_scratch((size_t)want, both, err)
+                                   : sb_buffer_write((size_t)want, job->fill_byte, job->data_seed, both, err)))
+        return -1;
+    job->buf_bytes = writes ? (size_t)want : 0;
     job->slot_bytes = (size_t)slot;
-    if (job->op == SB_WRITE) {
+    if (writes) {
         if (sb_prepare_slices(job, err) != 0)
             return -1;
         if (job->fill_byte == SB_FILL_OFFSET)
@@ -251,29 +280,32 @@ static int sb_choose_io(sb_job *job, sb_err *err)
     return 0;
 }
 
-/* One request at a time on this thread: the interval from before the first to after the last. */
-static int sb_sequential_io(sb_job *job, uint64_t *t0, uint64_t *t1, sb_err *err)
+/* One request at a time on this thread: the interval from before the first to after the last (with a
+ * warm-up, from its end). */
+static int sb_sequential_io(sb_job *job, sb_phase *phase, uint64_t *t0, uint64_t *t1, sb_err *err)
 {
-    uint64_t prev = *t0 = sb_now_ns();
+    uint64_t prev = *t0 = sb_now_ns(), now = prev, n = job->nrequests;
+    int timed = job->latency || job->duration_ns;
+    *phase = sb_phase_from(job, *t0);
     sb_chunk chunk = {.start_ns = *t0, .hist = job->chunk_hist};
-    for (uint64_t i = 0; i < job->nrequests; i++) {
-        uint64_t len = sb_request_len(job, i);
-        unsigned char *data = sb_request_data(job, i, 0);
-        if (job->engine->io(job, job->offsets[i], len, data, err) != 0)
+    for (uint64_t a = 0; sb_request_more(job, a, n, now); a++) {
+        sb_req r = sb_request_at(job, 0, n, a);
+        uint64_t len = sb_request_len(job, r.index);
+        unsigned char *data = sb_request_data(job, r, 0);
+        if (job->engine->io(job, r.op, job->offsets[r.index], len, data, err) != 0)
             return -1;
-        uint64_t latency_ns = 0;
-        if (job->latency) {
-            uint64_t now = sb_now_ns();
-            latency_ns = now - prev;
-            sb_hist_record(&job->hist, latency_ns);
-            prev = now;
-        }
-        if (job->verify && sb_verify_request(job, i, data, err) != 0)
+        now = timed ? sb_now_ns() : 0;
+        uint64_t latency_ns = now - prev;
+        sb_request_account(job, r, len, latency_ns, now);
+        prev = now;
+        if (job->verify && sb_verify_request(job, r, data, err) != 0)
             return -1;
         if (job->chunk_bytes && sb_chunk_add(job, &chunk, len, latency_ns))
-            prev = sb_close_chunk(job, &chunk, sb_now_ns());
+            prev = now = sb_close_chunk(job, &chunk, sb_now_ns());
     }
     *t1 = sb_now_ns();
+    if (job->warmup_ns)
+        *t0 = phase->warm_end_ns;
     return 0;
 }
 
@@ -286,6 +318,13 @@ static void sb_reset_measured(sb_job *job)
     job->first_cached_how = SB_UNCACHED_ALL;
     job->cached_bytes = job->tail_bytes_buffered = 0;
     job->calls = job->largest_call_bytes = 0;
+    job->bytes_moved = job->requests_done = job->warm_bytes = job->warm_requests = 0;
+    memset(job->op_bytes, 0, sizeof job->op_bytes);
+    memset(job->op_requests, 0, sizeof job->op_requests);
+    job->writes = NULL;
+    job->op_hists = NULL;
+    job->buf = job->rbuf = NULL;
+    job->phase = NULL;
     job->sync_used = "none";
     job->page_bytes = (size_t)sysconf(_SC_PAGESIZE);
     job->verified = 0;
@@ -305,7 +344,8 @@ static int sb_measure(sb_job *job, sb_err *err)
         job->span = job->bytes;
     if (job->access != SB_STRIDED && job->stride != 0)
         return sb_fail(err, EINVAL, "--stride applies to strided access only");
-    if (sb_pattern_plan(job, err) != 0 || sb_prepare_buffer(job, err) != 0)
+    if (sb_pattern_plan(job, err) != 0 || (job->op == SB_MIXED && sb_prepare_mix(job, err) != 0) ||
+        sb_prepare_buffer(job, err) != 0)
         return -1;
     if (job->chunk_bytes && !(job->chunk_hist = malloc(sizeof *job->chunk_hist)))
         return sb_fail(err, ENOMEM, "cannot allocate the chunk histogram");
@@ -315,7 +355,7 @@ static int sb_measure(sb_job *job, sb_err *err)
     uint64_t t_open = sb_now_ns();
     if (sb_open_file(job, err) != 0 || sb_check_file(job, err) != 0 || sb_choose_io(job, err) != 0)
         goto failed;
-    if (job->op == SB_READ) {
+    if (job->op != SB_WRITE) {
         uint64_t pages, resident;
         sb_err ignored;
         job->resident_before = sb_residency_fd(job->fd, &pages, &resident, &ignored);
@@ -326,9 +366,12 @@ static int sb_measure(sb_job *job, sb_err *err)
 
     /* The timed interval: nothing but the requests (and, for writes, the sync). */
     uint64_t t0, t1;
-    if (job->io.method == SB_IO_SYNC ? sb_sequential_io(job, &t0, &t1, err) : sb_parallel_io(job, &t0, &t1, err))
+    sb_phase phase = {0, 0};
+    job->phase = &phase;
+    if (job->io.method == SB_IO_SYNC ? sb_sequential_io(job, &phase, &t0, &t1, err)
+                                     : sb_parallel_io(job, &t0, &t1, err))
         goto failed;
-    int syncs = job->op == SB_WRITE && job->sync != SB_SYNC_NONE;
+    int syncs = job->op != SB_READ && job->sync != SB_SYNC_NONE;
     if (syncs && job->engine->sync(job, err) != 0)
         goto failed;
     uint64_t t2 = syncs ? sb_now_ns() : t1;
@@ -337,7 +380,9 @@ static int sb_measure(sb_job *job, sb_err *err)
     job->io_ns = t1 - t0;
     job->sync_ns = t2 - t1;
 
-    if (job->engine->uncached && job->cached_bytes && job->op == SB_WRITE && job->sync != SB_SYNC_NONE &&
+    if (job->duration_ns && job->bytes)     /* the cached part of a pass, as often as the passes ran */
+        job->cached_bytes = (uint64_t)((double)job->cached_bytes * (double)(job->bytes_moved) / (double)job->bytes);
+    if (job->engine->uncached && job->cached_bytes && job->op != SB_READ && job->sync != SB_SYNC_NONE &&
         sb_evict_cached_part(job, err) != 0)
         goto failed;
     uint64_t t_close = sb_now_ns();
@@ -357,8 +402,10 @@ int sb_run(sb_job *job, sb_err *err)
     free(job->slices);
     free(job->seen);
     free(job->chunk_hist);
+    free(job->writes);
     job->slices = NULL;
     job->seen = NULL;
     job->chunk_hist = NULL;
+    job->writes = NULL;
     return rc;
 }

@@ -27,7 +27,8 @@ enum sb_uring_state sb_uring_probe(void)
 }
 
 typedef struct {
-    uint64_t request, offset, left, submit_ns;
+    sb_req request;
+    uint64_t offset, left, submit_ns;
     unsigned char *data, *start;
 } sb_uring_slot;
 
@@ -39,7 +40,7 @@ static int sb_uring_queue(struct io_uring *ring, sb_worker *w, sb_uring_slot *s,
     if (!sqe)
         return sb_fail(&w->err, EBUSY, "io_uring: no free submission entry");
     uint64_t chunk = s->left < j->max_call_bytes ? s->left : j->max_call_bytes;
-    if (j->op == SB_WRITE)
+    if (s->request.op == SB_WRITE)
         io_uring_prep_write(sqe, j->fd, s->data, (unsigned)chunk, s->offset);
     else
         io_uring_prep_read(sqe, j->fd, s->data, (unsigned)chunk, s->offset);
@@ -57,10 +58,10 @@ static int sb_uring_complete(struct io_uring *ring, sb_worker *w, sb_uring_slot 
     if (res == -EINTR || res == -EAGAIN)
         return sb_uring_queue(ring, w, s, k);
     if (res < 0)
-        return sb_fail(&w->err, -res, "io_uring %s at offset %llu: %s", j->op == SB_WRITE ? "write" : "read",
-                       (unsigned long long)s->offset, strerror(-res));
+        return sb_fail(&w->err, -res, "io_uring %s at offset %llu: %s",
+                       s->request.op == SB_WRITE ? "write" : "read", (unsigned long long)s->offset, strerror(-res));
     if (res == 0)
-        return j->op == SB_READ
+        return s->request.op == SB_READ
                    ? sb_fail(&w->err, 0, "read past the end of the file at offset %llu", (unsigned long long)s->offset)
                    : sb_fail(&w->err, ENOSPC, "io_uring write at offset %llu wrote nothing", (unsigned long long)s->offset);
     j->bytes_moved += (uint64_t)res;
@@ -85,17 +86,18 @@ int sb_uring_worker(sb_worker *w)
     unsigned free_slots[SB_MAX_QUEUE_DEPTH], fresh[SB_MAX_QUEUE_DEPTH];
     for (unsigned k = depth; k-- > 0;)
         free_slots[nfree++] = k;
-    uint64_t next = w->first;
+    uint64_t next = 0, len = w->end - w->first;
     rc = 0;
     for (;;) {
         unsigned nfresh = 0;
-        while (nfree && next < w->end && !__atomic_load_n(w->stop, __ATOMIC_RELAXED)) {
+        while (nfree && len && sb_request_more(j, next, len, j->duration_ns ? sb_now_ns() : 0) &&
+               !__atomic_load_n(w->stop, __ATOMIC_RELAXED)) {
             unsigned k = free_slots[--nfree];
             sb_uring_slot *s = &slots[k];
-            s->request = next;
-            s->offset = j->offsets[next];
-            s->left = sb_request_len(j, next);
-            s->data = s->start = sb_request_data(j, next, w->slot + k);
+            s->request = sb_request_at(j, w->first, len, next);
+            s->offset = j->offsets[s->request.index];
+            s->left = sb_request_len(j, s->request.index);
+            s->data = s->start = sb_request_data(j, s->request, w->slot + k);
             next++;
             if ((rc = sb_uring_queue(&ring, w, s, k)) != 0)
                 goto out;

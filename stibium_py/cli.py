@@ -27,7 +27,7 @@ from .errors import (CompareError, HelperError, MeasurementError, PathError, Pla
 from .kinds import Kind, by_kind
 from .paths import existing_folder
 from .plan.find import builtin_plans, plan_description, resolve_plan_path
-from .units import format_bytes, format_seconds, in_flight_label
+from .units import format_bytes, format_seconds, in_flight_label, op_label
 
 console = Console(stderr=False)
 
@@ -261,7 +261,7 @@ PLAN_NOTES: dict[Kind, Callable[[Any], str] | None] = by_kind("cli: what plan sh
 
 def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
     from .plan.expand import (ASSUMED_OP_OVERHEAD_S, ASSUMED_PARALLEL_REQUESTS, ASSUMED_RATE_BYTES_PER_S,
-                              ASSUMED_REQUEST_S)
+                              ASSUMED_REQUEST_S, estimated_bytes)
     console.print(f"[bold]{parsed.name}[/]: {parsed.description}")
     flights = any(o.queue_depth * o.threads > 1 for o in expanded.ops)
     columns = ["seq", "test", "op", "access", "file size / span", "granularity", "stride"] + \
@@ -270,7 +270,7 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
     for test in expanded.tests:
         ops = test.ops[:6] if brief else test.ops
         for o in ops:
-            table.add_row(str(o.seq), o.test, o.op, o.access, format_bytes(o.size_bytes),
+            table.add_row(str(o.seq), o.test, op_label(o.op, o.read_fraction), o.access, format_bytes(o.size_bytes),
                           format_bytes(o.granularity_bytes), format_bytes(o.stride_bytes),
                           *([in_flight_label(o.queue_depth, o.threads) or "Q1T1"] if flights else []), str(o.trial),
                           o.file)
@@ -278,10 +278,15 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
             table.add_row("...", test.name, f"{len(test.ops) - len(ops)} more", *[""] * (len(columns) - 3))
     console.print(table)
     for test in expanded.tests:
-        written = sum(o.bytes for o in test.ops if o.op == "write") + test.layout_bytes
-        read = sum(o.bytes for o in test.ops if o.op == "read")
+        moved = [estimated_bytes(o) for o in test.ops]
+        written = round(sum(w for _, w in moved)) + test.layout_bytes
+        read = sum(r for r, _ in moved)
+        timed = [o for o in test.ops if o.duration_s]
+        about = (f" (by time: about, at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s); each measurement runs "
+                 f"{format_seconds(timed[0].duration_s)}" + (f" after a {format_seconds(timed[0].warmup_s)} warm-up"
+                                                            if timed[0].warmup_s else "") if timed else "")
         console.print(f"  {test.name}: {len(test.ops)} measurements; writes {written} bytes "
-                      f"({format_bytes(written)}), reads {format_bytes(read)}")
+                      f"({format_bytes(written)}), reads {format_bytes(read)}{about}")
     for test in expanded.tests:
         note = PLAN_NOTES[test.kind]
         if note is not None:

@@ -105,10 +105,11 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None) ->
     return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
                    stride=op.stride_bytes or None, span=op.span_bytes, offset=op.offset_bytes or None,
                    seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
-                   sync=op.sync if op.op == "write" else None, existing=op.existing,
+                   sync=op.sync if op.writes else None, existing=op.existing,
                    queue_depth=op.queue_depth if op.queue_depth > 1 else None,
                    threads=op.threads if op.threads > 1 else None, chunk=op.chunk_bytes or None,
-                   device_block=device_block_bytes or None)
+                   device_block=device_block_bytes or None, read_fraction=op.read_fraction,
+                   duration=op.duration_s or None, warmup=op.warmup_s or None)
 
 
 def device_block_of(target_facts: dict[str, Any]) -> int | None:
@@ -127,7 +128,10 @@ def layout_args(path: Path, size_bytes: int, engine: str, fill: str, data_seed: 
 
 def op_timeout_s(op: "Op") -> float:
     """Time one operation may take before the helper counts as hung: generous for a
-    slow disk (1 MB/s, 50 ms a request) and never under a minute."""
+    slow disk (1 MB/s, 50 ms a request) and never under a minute; one by time, twice its time (a sync after
+    it may write out what a buffered engine held)."""
+    if op.duration_s:
+        return 60.0 + 2 * (op.warmup_s + op.duration_s)
     requests = -(-op.bytes // op.granularity_bytes)
     return 60.0 + op.bytes / 1e6 + 0.05 * requests
 

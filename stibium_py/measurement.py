@@ -81,6 +81,21 @@ class Measurement(NamedTuple):
     rank: Optional[int] = None             # many clients: the MPI rank that measured it (empty with one client)
     host: Optional[str] = None             # many clients: that rank's machine
     written_by: Optional[int] = None       # many clients, reads: the rank whose writes the read met
+    read_fraction: Optional[float] = None  # mixed: the share of requests that read, as the plan asked
+    read_bytes: Optional[int] = None       # mixed: the bytes of its reads and of its writes
+    write_bytes: Optional[int] = None
+    read_requests: Optional[int] = None
+    write_requests: Optional[int] = None
+    read_lat_p50_s: Optional[float] = None
+    read_lat_p99_s: Optional[float] = None
+    write_lat_p50_s: Optional[float] = None
+    write_lat_p99_s: Optional[float] = None
+    read_lat_hist_ns: Optional[str] = None
+    write_lat_hist_ns: Optional[str] = None
+    duration_s: Optional[float] = None     # by time: how long it ran after the warm-up, as the plan asked
+    warmup_s: Optional[float] = None
+    warmup_bytes: Optional[int] = None     # by time: what the warm-up moved, kept out of bytes and seconds
+    warmup_requests: Optional[int] = None
 
     @property
     def ok(self) -> bool:
@@ -135,7 +150,7 @@ OPTIONAL_TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[str]) 
 DESCRIPTIONS = {
     "seq": "the operation's place in the run, from 0 (its key: a resumed run skips the seqs it has)",
     "test": "the test's name in the plan",
-    "op": "read or write",
+    "op": "read, write or mixed (each request a read or a write: read_fraction)",
     "kind": "files (whole files of many sizes), pattern (requests inside one file) or sustained (a long write "
             "without pauses, a row per chunk)",
     "access": "sequential, strided or random",
@@ -208,9 +223,29 @@ DESCRIPTIONS = {
     "host": "many clients: the machine of that rank",
     "written_by": "many clients, reads: the rank whose writes (or laid-out file) the read met; differs from rank "
                   "with read_from: other",
+    "read_fraction": "mixed: the share of the requests that read, as the plan asked (exactly that many of each "
+                     "pass over the requests, rounded to whole requests; which ones drawn from the seed); empty for "
+                     "a read or a write",
+    "read_bytes": "mixed: bytes of the requests that read (bytes is reads and writes together, all in one interval)",
+    "write_bytes": "mixed: bytes of the requests that wrote",
+    "read_requests": "mixed: requests that read",
+    "write_requests": "mixed: requests that wrote",
+    "read_lat_p50_s": "mixed: the median latency of its reads",
+    "read_lat_p99_s": "mixed: the 99th percentile latency of its reads",
+    "write_lat_p50_s": "mixed: the median latency of its writes",
+    "write_lat_p99_s": "mixed: the 99th percentile latency of its writes",
+    "read_lat_hist_ns": "mixed: its reads' latencies as a histogram (as lat_hist_ns, which holds every request)",
+    "write_lat_hist_ns": "mixed: its writes' latencies as a histogram",
+    "duration_s": "by time: how long the requests went on after the warm-up, as the plan asked (seconds and "
+                  "io_seconds are what they took: the last requests end after it, a write's sync is in seconds); "
+                  "empty for a measurement of its bytes",
+    "warmup_s": "by time: the warm-up before the measured interval, as the plan asked (0: none)",
+    "warmup_bytes": "by time: the bytes of the requests that completed in the warm-up; kept out of bytes, "
+                    "seconds and the latencies, so out of the rate",
+    "warmup_requests": "by time: the requests that completed in the warm-up",
 }
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
-             "queue_depth", "threads")
+             "queue_depth", "threads", "read_fraction")
 
 # Keys of the helper's answer that are not columns, each with why. `from_answer` checks the echoed
 # request against the operation before dropping it.
@@ -227,7 +262,8 @@ DROPPED_KEYS = {
 # Echoed request keys: the answer's value must equal the operation's.
 _ECHOED = {"op": "op", "access": "access", "granularity_bytes": "granularity_bytes",
            "stride_bytes": "stride_bytes", "engine_requested": "engine", "seed": "seed", "fill": "fill",
-           "queue_depth": "queue_depth", "threads": "threads"}
+           "queue_depth": "queue_depth", "threads": "threads", "read_fraction": "read_fraction",
+           "duration_s": "duration_s", "warmup_s": "warmup_s"}
 
 
 def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | None) -> Measurement:
@@ -239,14 +275,16 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
                                f"reinstall stibium so that the helper and the package match")
     if ok:
         expected = {key: getattr(op, field) for key, field in _ECHOED.items()}
-        expected["bytes"] = op.bytes
-        if op.op == "write":
+        if not op.duration_s:
+            expected["bytes"] = op.bytes           # by time, the bytes are what the time allowed
+        if op.writes:
             expected["sync"] = op.sync
         if op.span_bytes is not None:
             expected["span_bytes"] = op.span_bytes
         expected["offset_bytes"] = op.offset_bytes
         for key, want in expected.items():
-            if key in answer and answer[key] != want and not (key == "fill" and _same_fill(answer[key], want)):
+            if key in answer and answer[key] != want and not (key == "fill" and _same_fill(answer[key], want)) \
+                    and not (key in ("duration_s", "warmup_s") and _same_seconds(answer[key], want)):
                 raise MeasurementError(f"operation {op.seq}: the helper measured {key}={answer[key]!r} where the "
                                        f"plan asked for {want!r}; reinstall stibium so that the helper and the "
                                        f"package match")
@@ -255,7 +293,8 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
         measured["seconds"] = None
         measured["error"] = str(answer.get("error") or "failed")
     fields = {f: getattr(op, f) for f in OP_FIELDS}
-    return Measurement(**fields, **{"bytes": op.bytes, **measured, "started_s": started_s})
+    asked = {"duration_s": op.duration_s, "warmup_s": op.warmup_s} if op.duration_s else {}
+    return Measurement(**fields, **{"bytes": op.bytes, **asked, **measured, "started_s": started_s})
 
 
 # A chunk row's keys (the helper's --chunk), each to its column: the chunk's own bytes, time and latencies.
@@ -286,6 +325,11 @@ def failed(op: Op, error: str, started_s: float | None) -> Measurement:
     """The row of an operation that got no answer (a hung helper)."""
     return Measurement(**{f: getattr(op, f) for f in OP_FIELDS}, bytes=0, started_s=started_s, engine=op.engine,
                        error=error)
+
+
+def _same_seconds(answered: Any, planned: float) -> bool:
+    """The helper keeps a time in whole nanoseconds."""
+    return isinstance(answered, (int, float)) and abs(answered - planned) <= 1e-9 * max(1.0, planned)
 
 
 def _same_fill(answered: Any, planned: Any) -> bool:

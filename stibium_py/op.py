@@ -21,7 +21,7 @@ class Op:
     seq: int
     test: str
     kind: Kind
-    op: str                 # read | write
+    op: str                 # read | write | mixed
     access: str
     size_bytes: int         # file size (files) or span (pattern)
     granularity_bytes: int
@@ -39,6 +39,19 @@ class Op:
     threads: int = 1
     chunk_bytes: int = 0    # sustained: a row after every this many bytes (0: one answer at the end)
     offset_bytes: int = 0   # many clients, a shared file: where this client's segment begins (sharing.py)
+    read_fraction: float | None = None  # mixed: the share of requests that read
+    duration_s: float = 0.0             # a measurement by time: how long after the warm-up (0: its bytes once)
+    warmup_s: float = 0.0               # the warm-up before it, counted apart
+
+    @property
+    def reads(self) -> bool:
+        """Some of its requests read (a read, or a mixed measurement)."""
+        return self.op != "write"
+
+    @property
+    def writes(self) -> bool:
+        """Some of its requests write (a write, or a mixed measurement)."""
+        return self.op != "read"
 
     @property
     def span_bytes(self) -> int | None:
@@ -49,7 +62,8 @@ class Op:
         """Its fields; queue depth, threads and chunk only where they are set, so that the digest of a plan
         made before they existed stays what it was (a run of then still resumes)."""
         out = asdict(self)
-        for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0)):
+        for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0),
+                           ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0)):
             if out[key] == unset:
                 del out[key]
         return out

@@ -37,7 +37,7 @@ def largest_request_bytes(expanded: Expanded) -> int:
 def largest_read_slots_bytes(expanded: Expanded) -> int:
     """Reads with requests in flight hold a request's worth of buffer for each of them."""
     return max((min(o.granularity_bytes, o.bytes) * o.queue_depth * o.threads for o in expanded.ops
-                if o.op == "read"), default=0)
+                if o.reads), default=0)
 
 
 def memory_needed_bytes(largest_request: int) -> int:

@@ -33,7 +33,7 @@ from .measurement import MeasurementError, failed, from_answer, from_chunk
 from .paths import device_of, volume_change
 from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
-from .plan.expand import expand
+from .plan.expand import estimated_bytes, expand
 from .errors import PathError, SizeError
 from .preflight import RunError, drop_caches, preflight
 from .sharing import Place, read_shift
@@ -41,7 +41,7 @@ from .team import Solo, Team
 from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
                     read_series_json, utc_now, write_run_json, write_series_json)
-from .units import format_bytes, format_rate
+from .units import format_bytes, format_rate, op_label
 from .workdir import WorkDir, work_dir_name
 
 
@@ -740,7 +740,7 @@ class Runner:
                 continue
             if op.existing:
                 self._ensure_file(op, test)
-            if op.op == "read":
+            if op.reads:
                 self._step()
                 self._evict(op, test)
             self._measure(op)
@@ -851,7 +851,7 @@ class _ProgressBar:
     """A rich progress bar: current test, bytes done of the measurements, ETA, the last rate."""
 
     def __init__(self, pending: list[Op], console: Console, enabled: bool):
-        self.total = sum(o.bytes for o in pending)
+        self.total = round(sum(sum(estimated_bytes(o)) for o in pending))   # by time: on the assumed device
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=False),
                                  TimeRemainingColumn(), TextColumn("{task.fields[last]}"), console=console,
                                  disable=not (enabled and console.is_terminal), transient=False)
@@ -866,8 +866,9 @@ class _ProgressBar:
 
     def advance(self, op: Op, nbytes: int, seconds: float | None) -> None:
         rate = format_rate(nbytes / seconds) if seconds else ""
-        self.progress.update(self.task, advance=nbytes, description=f"{op.test} {op.op}",
-                             last=f"last {format_bytes(nbytes)} {op.op} at {rate}")
+        what = op_label(op.op, op.read_fraction)
+        self.progress.update(self.task, advance=nbytes, description=f"{op.test} {what}",
+                             last=f"last {format_bytes(nbytes)} {what} at {rate}")
 
 
 class _Temperature:

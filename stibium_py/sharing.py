@@ -59,7 +59,7 @@ class Place:
 
     def owner(self, op: Op, test: ExpandedTest) -> int:
         """The rank whose file or segment the operation touches."""
-        if op.op == "write" or test.read_from == "own":
+        if op.op == "write" or test.read_from == "own":      # a mixed one reads (and writes) another's
             return self.rank
         return (self.rank + self.shift) % self.size
 
@@ -67,7 +67,7 @@ class Place:
         if self.alone:
             return Touch(op.file, 0, None)
         owner = self.owner(op, test)
-        written_by = owner if op.op == "read" else None
+        written_by = owner if op.reads else None
         if test.sharing == "shared":
             return Touch(op.file, owner * op.size_bytes, written_by)
         return Touch(client_file(op.file, owner), 0, written_by)

@@ -106,8 +106,8 @@ class Table:
         return self.take(np.flatnonzero(self.ok))
 
     def groups(self, *names: str) -> dict[tuple, np.ndarray]:
-        """The indexes of the measurements per distinct value of the named columns (never missing ones),
-        the groups in the order their first measurement appears."""
+        """The indexes of the measurements per distinct value of the named columns (a missing number is None
+        there), the groups in the order their first measurement appears."""
         if not self._n:
             return {}
         codes, values = [], []
@@ -140,8 +140,16 @@ class Table:
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values and each value's code into them (text by a dict: sorting a million str is slow)."""
     if values.dtype != object:
-        distinct, code = np.unique(values, return_inverse=True)
-        return distinct, code.ravel()
+        missing = np.isnan(values) if values.dtype.kind == "f" else None
+        if missing is None or not missing.any():
+            distinct, code = np.unique(values, return_inverse=True)
+            return distinct, code.ravel()
+        distinct, code = np.unique(values[~missing], return_inverse=True)
+        out = np.empty(len(distinct) + 1, dtype=object)      # missing: None, after every value
+        out[:-1] = [v.item() for v in distinct]
+        full = np.full(len(values), len(distinct), dtype=np.int64)
+        full[~missing] = code.ravel()
+        return out, full
     seen: dict[Any, int] = {}
     code = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int64, count=len(values))
     distinct = np.empty(len(seen), dtype=object)

@@ -49,6 +49,37 @@ def parse_bytes(value: int | str, units: str = "decimal") -> int:
     return int(result)
 
 
+_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|min|h)?\s*$")
+_SECONDS_FACTOR = {None: 1, "s": 1, "min": 60, "h": 3600}
+
+
+def parse_seconds(value: int | float | str) -> float:
+    """Seconds for a time such as 30, 2.5, "30s", "5min" or "1h" (a plan's duration and warm-up)."""
+    if isinstance(value, bool):
+        raise SizeError(f"{value!r} is not a time; write seconds, such as 30s or 5min")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        match = _SECONDS.match(value) if isinstance(value, str) else None
+        if not match:
+            raise SizeError(f"cannot read the time {value!r}; write seconds such as 30 or 30s, or 5min or 1h")
+        seconds = float(match.group(1)) * _SECONDS_FACTOR[match.group(2)]
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise SizeError(f"{value!r} is not a time above zero")
+    return seconds
+
+
+def mix_label(read_fraction: float) -> str:
+    """A mixed load's reads and writes as the disk-mark tools write them: "70/30" (per cent read / write)."""
+    read = round(read_fraction * 100, 1)
+    return f"{read:g}/{100 - read:g}"
+
+
+def op_label(op: str, read_fraction: float | None) -> str:
+    """An operation for people: read, write, or "mixed 70/30" (per cent read / write)."""
+    return f"mixed {mix_label(read_fraction)}" if op == "mixed" and read_fraction is not None else op
+
+
 def format_bytes(n_bytes: float, units: str = "decimal") -> str:
     """A short human form: 10 KB, 1.5 GB (or KiB, GiB with units="binary")."""
     base, names = (1000, ["B", "KB", "MB", "GB", "TB"]) if units == "decimal" else (1024, ["B", "KiB", "MiB", "GiB", "TiB"])

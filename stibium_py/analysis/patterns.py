@@ -67,11 +67,16 @@ class PatternPoint:
     threads: int = 1
     io_method: str = ""         # how its requests moved (the first trial's; "" in older files)
     memory_share: float | None = None   # reads: the trials' share of memory speed (below.point_share)
+    mix: "Mix | None" = None    # mixed: its reads and writes apart
 
     @property
     def below_cache(self) -> bool:
         """Served by a cache below the file system: at memory speed with the page cache measured empty."""
         return self.memory_share is not None and self.memory_share >= below.BELOW_SHARE
+
+    @property
+    def read_fraction(self) -> float | None:
+        return self.mix.read_fraction if self.mix is not None else None
 
     @property
     def lat_p50_s(self) -> float | None:
@@ -96,7 +101,48 @@ class PatternPoint:
                 "iops_estimate": self.iops_estimate.as_dict(),
                 **self.latency_s, "trials": self.trials, "resident_before_max": self.resident_before_max,
                 "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None,
-                "memory_share": self.memory_share, "below_cache": self.below_cache}
+                "memory_share": self.memory_share, "below_cache": self.below_cache,
+                **({"mix": self.mix.to_json()} if self.mix is not None else {})}
+
+
+@dataclass(frozen=True)
+class Mix:
+    """A mixed point's reads and writes: each one's rate over the same intervals as the whole (the median over
+    trials of its bytes over the trial's seconds, with its interval), its share of the bytes, and its
+    latencies (the helper's percentiles, medians over trials)."""
+
+    read_fraction: float              # as the plan asked, of the requests
+    read_rate: Estimate
+    write_rate: Estimate
+    read_share_bytes: float           # of every trial's bytes together, what its reads moved
+    latency_s: dict[str, float | None]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"read_fraction": self.read_fraction, "read_bytes_per_s": self.read_rate.as_dict(),
+                "write_bytes_per_s": self.write_rate.as_dict(), "read_share_bytes": self.read_share_bytes,
+                **self.latency_s}
+
+
+MIX_LATENCY_KEYS = ("read_lat_p50_s", "read_lat_p99_s", "write_lat_p50_s", "write_lat_p99_s")
+
+
+def _mix(rs: Table, fraction: float | None, resamples: int, seed: int, confidence: float) -> Mix | None:
+    """The reads and writes of a mixed point's trials (None for a read or a write)."""
+    if fraction is None:
+        return None
+    read, written, seconds = rs.read_bytes, rs.write_bytes, rs.seconds
+    rate = (lambda moved: rates.pattern_rate(np.nan_to_num(moved), seconds, resamples, seed, confidence,
+                                             with_draws=False).rate)
+    total = float(np.nansum(read) + np.nansum(written))
+    return Mix(read_fraction=float(fraction), read_rate=rate(read), write_rate=rate(written),
+               read_share_bytes=float(np.nansum(read)) / total if total else math.nan,
+               latency_s={k: _median(rs, k) for k in MIX_LATENCY_KEYS})
+
+
+def _median(rs: Table, key: str) -> float | None:
+    vals = rs.col(key)
+    vals = vals[np.isfinite(vals)]
+    return float(np.median(vals)) if len(vals) else None
 
 
 LATENCY_KEYS = ("lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s")
@@ -105,20 +151,14 @@ LATENCY_KEYS = ("lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s"
 def points(rows: Table, resamples: int, seed: int, confidence: float,
            shares: np.ndarray | None = None) -> list[PatternPoint]:
     """The points of one test and op; shares: each measurement's rate as a share of memory's (below.py)."""
-    groups = rows.groups("access", "granularity_bytes", "stride_bytes", "queue_depth", "threads")
+    groups = rows.groups("access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction")
     out = []
-    for (access, gran, stride, depth, threads), idx in sorted(groups.items()):
+    for (access, gran, stride, depth, threads, fraction), idx in sorted(groups.items(),
+                                                                        key=lambda kv: (kv[0][:5], kv[0][5] or 0)):
         rs = rows.take(idx)
         seconds = rs.seconds
-        tput = rs.bytes / seconds
         requests = rs.requests
         iops = np.where(requests > 0, requests, 1.0) / seconds
-
-        def med(key: str) -> float | None:
-            vals = rs.col(key)
-            vals = vals[np.isfinite(vals)]
-            return float(np.median(vals)) if len(vals) else None
-
         calls = rs.largest_syscall_bytes
         calls = calls[calls > 0]
         resident = np.nan_to_num(rs.resident_before, nan=0.0)
@@ -127,12 +167,13 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
                                 call_bytes=int(calls.min()) if len(calls) else int(gran),
                                 throughput=rates.pattern_rate(rs.bytes, seconds, resamples, seed, confidence,
                                                               with_draws=False).rate,
-                                iops=float(np.median(iops)), latency_s={k: med(k) for k in LATENCY_KEYS},
+                                iops=float(np.median(iops)), latency_s={k: _median(rs, k) for k in LATENCY_KEYS},
                                 trials=len(rs), resident_before_max=float(resident.max()),
                                 latency_hist=_merged_histogram(rs.col("lat_hist_ns")), queue_depth=int(depth),
                                 threads=int(threads), io_method=rs.io_method[0] or "",
                                 memory_share=below.point_share(shares[idx], rs.resident_before.astype(float))
-                                if shares is not None else None))
+                                if shares is not None else None,
+                                mix=_mix(rs, fraction, resamples, seed, confidence)))
     return out
 
 
@@ -145,15 +186,43 @@ def _merged_histogram(texts: np.ndarray) -> LatencyHistogram | None:
 
 
 @dataclass(frozen=True)
+class Timing:
+    """A test by time: what each trial was asked to run, what its warm-ups moved (kept out of the rates), and
+    how far past its duration the last request of a trial ended (the requests in flight at the deadline)."""
+
+    duration_s: float
+    warmup_s: float
+    warmup_bytes: int
+    warmup_requests: int
+    overrun_max_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"duration_s": self.duration_s, "warmup_s": self.warmup_s, "warmup_bytes": self.warmup_bytes,
+                "warmup_requests": self.warmup_requests, "overrun_max_s": self.overrun_max_s}
+
+
+def timing(rows: Table) -> Timing | None:
+    """The timing of a test's measurements by time; None for a test of bytes."""
+    asked = rows.duration_s
+    if not len(rows) or not np.isfinite(asked).any():
+        return None
+    timed = np.isfinite(asked)
+    return Timing(duration_s=float(np.nanmax(asked)), warmup_s=float(np.nanmax(rows.warmup_s)),
+                  warmup_bytes=int(np.nansum(rows.warmup_bytes)), warmup_requests=int(np.nansum(rows.warmup_requests)),
+                  overrun_max_s=float(np.nanmax(rows.io_seconds[timed] - asked[timed])))
+
+
+@dataclass(frozen=True)
 class PatternResult:
     name: str
     op: str
     measurements: Table
     points: list[PatternPoint]
     knees_bytes: dict[str, int | None]     # per access
-    # per (access, granularity, stride, threads) with two or more queue depths: the queue-depth knee
-    depth_knees: dict[tuple[str, int, int, int], int | None] = field(default_factory=dict)
+    # per (access, granularity, stride, threads, read share) with two or more queue depths: the queue-depth knee
+    depth_knees: dict[tuple[str, int, int, int, float | None], int | None] = field(default_factory=dict)
     kind: str = "pattern"
+    timing: Timing | None = None        # a test by time
 
     @property
     def n(self) -> int:
@@ -178,7 +247,9 @@ class PatternResult:
                 "drift": {"detected": False}, "points": [p.to_json() for p in self.points],
                 "knee_bytes": self.knee_bytes, "knees_bytes": self.knees_bytes,
                 "queue_depth_knees": [{"access": a, "granularity_bytes": g, "stride_bytes": st, "threads": t,
-                                       "queue_depth": d} for (a, g, st, t), d in self.depth_knees.items()]}
+                                       "queue_depth": d, **({} if f is None else {"read_fraction": f})}
+                                      for (a, g, st, t, f), d in self.depth_knees.items()],
+                **({"timing": self.timing.to_json()} if self.timing is not None else {})}
 
 
 def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
@@ -187,18 +258,20 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
     knees: dict[str, int | None] = {}
     for access in sorted({p.access for p in pts}):
         # strided access: the knee over all strides together (the heatmap shows them apart); the
-        # granularity knee at the fewest requests in flight the test has
+        # granularity knee at the fewest requests in flight the test has, and a mixed test's at its
+        # largest read share
         fewest = min(p.in_flight for p in pts if p.access == access)
+        share = max((p.read_fraction for p in pts if p.read_fraction is not None), default=None)
         sel = [p for p in pts if p.access == access and (p.stride_bytes == 0 or access == "strided")
-               and p.in_flight == fewest]
+               and p.in_flight == fewest and p.read_fraction == share]
         by_g: dict[int, list[float]] = {}
         for p in sel:
             # the knee is a property of the calls the device saw: their real size, not the plan's
             by_g.setdefault(p.call_bytes or p.granularity_bytes, []).append(p.throughput.estimate)
         knees[access] = knee(list(by_g), [float(np.median(v)) for v in by_g.values()])
-    by_depth: dict[tuple[str, int, int, int], list[PatternPoint]] = {}
+    by_depth: dict[tuple[str, int, int, int, float | None], list[PatternPoint]] = {}
     for p in pts:
-        by_depth.setdefault((p.access, p.granularity_bytes, p.stride_bytes, p.threads), []).append(p)
+        by_depth.setdefault((p.access, p.granularity_bytes, p.stride_bytes, p.threads, p.read_fraction), []).append(p)
     depth_knees = {key: queue_depth_knee([p.queue_depth for p in ps], [p.throughput for p in ps])
                    for key, ps in by_depth.items() if len(ps) > 1}
-    return PatternResult(name, op, rows, pts, knees, depth_knees)
+    return PatternResult(name, op, rows, pts, knees, depth_knees, timing=timing(rows))

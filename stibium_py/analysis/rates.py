@@ -19,14 +19,15 @@ import numpy as np
 
 from ..kinds import Kind, by_kind
 from ..table import Table
-from ..units import format_size, in_flight_label
+from ..units import format_size, in_flight_label, op_label
 from . import regression
 from .estimate import Estimate, bootstrap_medians, median_estimate
 from .settings import Settings
 
 
 class PointKey(NamedTuple):
-    """What two runs match: a files test and op has one point (its access empty, one request in flight)."""
+    """What two runs match: a files test and op has one point (its access empty, one request in flight); a
+    mixed point's read share is part of it (None for a read or a write)."""
 
     test: str
     op: str
@@ -36,6 +37,7 @@ class PointKey(NamedTuple):
     stride_bytes: int
     queue_depth: int
     threads: int
+    read_fraction: float | None = None
 
 
 KEY_FIELDS = PointKey._fields
@@ -97,7 +99,7 @@ class PointRule:
     granularity, stride, queue depth, threads), the column its rate is computed from against seconds, and
     the estimator."""
 
-    key: Callable[[str, str, str, int, int, int, int], PointKey]
+    key: Callable[[str, str, str, int, int, int, int, float | None], PointKey]
     x_column: str
     estimate: Callable[[np.ndarray, np.ndarray, int, int, float], PointRate]
     name: str                   # the estimate in words
@@ -107,8 +109,8 @@ class PointRule:
 POINTS: dict[Kind, PointRule | None] = by_kind("analysis: a kind's points and their estimator", {
     "files": PointRule(lambda test, op, *_: PointKey(test, op, "files", "", 0, 0, 1, 1), "size_bytes",
                        lambda x, y, b, seed, c: files_rate(x, y, b, seed, c, latency_interval=False), "theil-sen rate"),
-    "pattern": PointRule(lambda test, op, access, gran, stride, depth, threads: PointKey(
-        test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads)), "bytes", pattern_rate,
+    "pattern": PointRule(lambda test, op, access, gran, stride, depth, threads, mix: PointKey(
+        test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix), "bytes", pattern_rate,
         "median throughput"),
     "sustained": None,
 })
@@ -118,16 +120,17 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
     """The measurements of each test point: tests in the order the run reached them, and inside a test
     by op, access, granularity, stride, queue depth and threads (not the run's shuffled order)."""
     keys: dict[PointKey, list[np.ndarray]] = {}
-    for (test, op, kind, access, gran, stride, depth, threads), idx in rows.groups(
-            "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads").items():
+    for (test, op, kind, access, gran, stride, depth, threads, mix), idx in rows.groups(
+            "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads",
+            "read_fraction").items():
         rule = POINTS.get(kind)
         if rule is None:
             continue
-        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads), []).append(idx)
+        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads, mix), []).append(idx)
     # groups come in the order of their first measurement, so the tests in the order the run reached them
     reached = {test: i for i, test in enumerate(dict.fromkeys(key.test for key in keys))}
     return {key: rows.take(np.sort(np.concatenate(keys[key])))
-            for key in sorted(keys, key=lambda k: (reached[k.test], k[1:]))}
+            for key in sorted(keys, key=lambda k: (reached[k.test], k[1:-1], k.read_fraction or 0.0))}
 
 
 def key_json(key: PointKey) -> dict[str, Any]:
@@ -136,13 +139,14 @@ def key_json(key: PointKey) -> dict[str, Any]:
 
 
 def key_of(row: dict[str, Any]) -> PointKey:
-    """The key of a JSON row."""
-    return PointKey(*(row[f] for f in KEY_FIELDS))
+    """The key of a JSON row (one made before mixed points lacks the read share: None)."""
+    return PointKey(*(row.get(f) if f == "read_fraction" else row[f] for f in KEY_FIELDS))
 
 
 def label(key: PointKey) -> str:
     """A point for people: "rnd-4k read random 4 KiB Q32T1", "patterns write strided 4 KiB +64 KiB"."""
-    parts = [key.test, key.op, key.access, format_size(key.granularity_bytes) if key.granularity_bytes else "",
+    parts = [key.test, op_label(key.op, key.read_fraction), key.access,
+             format_size(key.granularity_bytes) if key.granularity_bytes else "",
              f"+{format_size(key.stride_bytes)}" if key.stride_bytes else "",
              in_flight_label(key.queue_depth, key.threads)]
     return " ".join(p for p in parts if p)
@@ -151,7 +155,8 @@ def label(key: PointKey) -> str:
 def describe(key: PointKey) -> str:
     """A point in exact numbers: "rnd-4k read random 4096 B Q32T1"."""
     flight = in_flight_label(key.queue_depth, key.threads)
-    parts = [key.test, key.op, key.access, f"{key.granularity_bytes} B" if key.granularity_bytes else "",
+    parts = [key.test, op_label(key.op, key.read_fraction), key.access,
+             f"{key.granularity_bytes} B" if key.granularity_bytes else "",
              f"stride {key.stride_bytes} B" if key.stride_bytes else "", flight]
     return " ".join(p for p in parts if p)
 

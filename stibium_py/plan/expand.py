@@ -11,10 +11,10 @@ import numpy as np
 
 from ..kinds import Kind, by_kind
 from ..op import Op
-from ..units import SizeError, parse_bytes
-from .model import (ENGINES, MAX_GRANULARITY_BYTES, MAX_IN_FLIGHT, MAX_OPS, MAX_QUEUE_DEPTH, MAX_SIZES, MAX_THREADS,
-                    MIN_GRANULARITY_BYTES, FilesTest, PatternTest, Plan, PlanError, Size, SizeRange, Sizes,
-                    SustainedTest, Where)
+from ..units import SizeError, parse_bytes, parse_seconds
+from .model import (ENGINES, MAX_DURATION_S, MAX_GRANULARITY_BYTES, MAX_IN_FLIGHT, MAX_OPS, MAX_QUEUE_DEPTH, MAX_SIZES,
+                    MAX_THREADS, MIN_GRANULARITY_BYTES, FilesTest, PatternTest, Plan, PlanError, Seconds, Size,
+                    SizeRange, Sizes, SustainedTest, Where)
 
 
 # The duration model of `plan show` and `run --dry-run`: an assumed device, so that a plan's time is known
@@ -28,10 +28,21 @@ SUSTAINED_RATES_BYTES_PER_S = (200e6, 2e9)     # a sustained test on a slow exte
 
 def estimated_s(o: Op) -> float:
     """One operation on the assumed device: its bytes at the assumed rate, or its requests at the assumed
-    latency overlapped up to the assumed parallelism, whichever takes longer, plus the overhead."""
+    latency overlapped up to the assumed parallelism, whichever takes longer, plus the overhead; one by time
+    takes its warm-up and duration."""
+    if o.duration_s:
+        return o.warmup_s + o.duration_s + ASSUMED_OP_OVERHEAD_S
     requests = -(-o.bytes // o.granularity_bytes)
     overlap = min(o.queue_depth * o.threads, ASSUMED_PARALLEL_REQUESTS)
     return max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap) + ASSUMED_OP_OVERHEAD_S
+
+
+def estimated_bytes(o: Op) -> tuple[float, float]:
+    """The bytes an operation reads and writes: its bytes, split by its read share where it is mixed; one by
+    time, what the assumed device moves in its warm-up and duration."""
+    moved = o.bytes if not o.duration_s else ASSUMED_RATE_BYTES_PER_S * (o.warmup_s + o.duration_s)
+    read_share = {"read": 1.0, "write": 0.0}.get(o.op, o.read_fraction or 0.0)
+    return moved * read_share, moved * (1 - read_share)
 
 
 @dataclass(frozen=True)
@@ -56,8 +67,8 @@ class Expanded:
 
     @property
     def bytes_written(self) -> int:
-        """Every byte the run writes: measured writes and layouts."""
-        return sum(o.bytes for o in self.ops if o.op == "write") + sum(t.layout_bytes for t in self.tests)
+        """Every byte the run writes: measured writes (those by time on the assumed device) and layouts."""
+        return round(sum(estimated_bytes(o)[1] for o in self.ops)) + sum(t.layout_bytes for t in self.tests)
 
     def space_needed_bytes(self, keep_files: bool = False) -> int:
         """Free space the run needs at its peak (test files are removed after each test)."""
@@ -182,6 +193,30 @@ def _in_flight(queue_depth: int, threads: int) -> tuple[int, ...]:
     return () if queue_depth == threads == 1 else (queue_depth, threads)
 
 
+def _seconds(value: Seconds, where: Where) -> float:
+    try:
+        seconds = parse_seconds(value)
+    except SizeError as e:
+        raise where.error(str(e)) from None
+    if seconds > MAX_DURATION_S:
+        raise where.error(f"{value!r} is longer than a week; split the test")
+    return seconds
+
+
+def _read_fractions(spec: float | list[float] | None, where: Where) -> list[float]:
+    """A test's read shares, each from 0 to 1, in the order given, without repeats."""
+    if spec is None:
+        return []
+    values = [spec] if not isinstance(spec, list) else list(spec)
+    if not values:
+        raise where.error("the list is empty; give a share such as 0.7, or leave read_fraction out")
+    for i, v in enumerate(values):
+        if not 0 <= v <= 1:
+            raise (where if not isinstance(spec, list) else where / i).error(
+                f"a share of the requests is from 0 to 1 (0.7: 70 % reads), not {v}")
+    return list(dict.fromkeys(float(v) for v in values))
+
+
 def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, free_bytes: int | None) -> ExpandedTest:
     units = s["units"]
     grans = [_granularity(g, where / "granularities" / i)
@@ -189,8 +224,18 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
     strides = [_size(v, units, where / "strides" / i) if v != 0 else 0 for i, v in enumerate(test.strides)]
     if not strides:
         raise (where / "strides").error("the list is empty; use [0] for no stride")
-    moved = _size(test.bytes, units, where / "bytes")
-    ops_list = [test.op] if isinstance(test.op, str) else list(dict.fromkeys(test.op))
+    duration_s = _seconds(test.duration, where / "duration") if test.duration is not None else 0.0
+    warmup_s = _seconds(test.warmup, where / "warmup") if test.warmup is not None else 0.0
+    if test.bytes is not None:
+        moved = _size(test.bytes, units, where / "bytes")
+    elif test.span is not None:
+        moved = _size(test.span, units, where / "span")      # by time: a pass goes over the whole span
+    else:
+        raise where.error("a test by duration needs span (the file its requests go round in) or bytes (a pass)")
+    ops_list: list[tuple[str, float | None]] = [
+        (op, None) for op in ([] if test.op is None else [test.op] if isinstance(test.op, str) else
+                              list(dict.fromkeys(test.op)))]
+    ops_list += [("mixed", f) for f in _read_fractions(test.read_fraction, where / "read_fraction")]
     accesses = [test.access] if isinstance(test.access, str) else list(dict.fromkeys(test.access))
     if not ops_list or not accesses:
         raise where.error("op and access need at least one value")
@@ -198,16 +243,16 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
         raise (where / "strides").error("a stride needs strided access; add 'strided' to access or use strides: [0]")
     depths, threads = _in_flight_counts(test, s["engine"], where)
     combos = []
-    for op in ops_list:
+    for op, fraction in ops_list:
         for access in accesses:
             for g in grans:
                 for st in strides if access == "strided" else [0]:
                     for qd in depths:
                         for t in threads:
-                            combos.append((op, access, g, st, qd, t))
+                            combos.append((op, fraction, access, g, st, qd, t))
     _check_count(len(combos) * test.trials, where / "trials")
     needed = 0
-    for op, access, g, st, _qd, _t in combos:
+    for op, _f, access, g, st, _qd, _t in combos:
         if moved % g and access != "sequential":
             raise (where / "bytes").error(f"{moved} bytes is not a multiple of the granularity {g}, "
                                           f"as {access} access needs")
@@ -224,14 +269,17 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
     ops = []
     for trial in range(test.trials):
         for ci in rng.permutation(len(combos)):
-            op, access, g, st, qd, t = combos[ci]
+            op, fraction, access, g, st, qd, t = combos[ci]
             fresh = op == "write" and test.layout == "fresh"
+            mix = () if fraction is None else (fraction,)        # plans without a mix draw the seeds they drew
             ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="pattern", op=op, access=access,
                           size_bytes=span, granularity_bytes=g, stride_bytes=st, trial=trial,
                           file=f"{test.name}/fresh-{seq0 + len(ops)}.bin" if fresh else layout,
-                          bytes=moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op == "write" else "none",
-                          seed=_derive_seed(s["seed"], test.name, trial, op, access, g, st, *_in_flight(qd, t)),
-                          data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t))
+                          bytes=moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op != "read" else "none",
+                          seed=_derive_seed(s["seed"], test.name, trial, op, *mix, access, g, st,
+                                            *_in_flight(qd, t)),
+                          data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t, read_fraction=fraction,
+                          duration_s=duration_s, warmup_s=warmup_s))
     needs_layout = any(o.existing for o in ops)
     return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
                         layout_bytes=span if needs_layout else 0,

@@ -45,6 +45,8 @@ Units = Literal["decimal", "binary"]
 Access = Literal["sequential", "strided", "random"]
 IoOp = Literal["read", "write"]
 Size = Union[StrictInt, str]
+Seconds = Union[StrictInt, float, str]
+MAX_DURATION_S = 7 * 24 * 3600            # the helper's limit of --duration and --warmup
 
 
 @dataclass(frozen=True)
@@ -159,12 +161,23 @@ class PatternTest(_TestBase):
     """Requests of one granularity inside one file, over several trials."""
 
     kind: Literal["pattern"] = Field(description="pattern: requests of a granularity inside one file")
-    op: IoOp | list[IoOp] = Field(description="read | write, or both as a list")
+    op: IoOp | list[IoOp] | None = Field(None, description="read | write, or both as a list (give op, read_fraction "
+                                         "or both)")
+    read_fraction: float | list[float] | None = Field(
+        None, description="mixed reads and writes: the share of each measurement's requests that read, 0 to 1 (0.7: "
+        "CrystalDiskMark's 70/30 mix), or a list; each request a read or a write by a draw from the seed")
     access: Access | list[Access] = Field("sequential", description="sequential | strided | random, or a list")
     granularities: Sizes = Field(description="request sizes, 4 KB to 2 GB: a list or {from, to, count|factor}")
     strides: list[Size] = Field([0], description="bytes skipped after each request (strided access)")
-    bytes: Size = Field(description="bytes moved per trial")
+    bytes: Size | None = Field(None, description="bytes moved per trial; with duration, per pass over the requests "
+                               "(default: the span)")
     span: Size | None = Field(None, description="size of the file the requests fall in (>= bytes; default = bytes)")
+    duration: Seconds | None = Field(
+        None, description="run each trial for this long instead of for its bytes, such as 30s or 5min: the "
+        "requests go round their pattern until the time is spent (fio's runtime with time_based)")
+    warmup: Seconds | None = Field(
+        None, description="with duration: first run this long, such as 5s; the warm-up's requests are counted in "
+        "their own columns and kept out of the rate (fio's ramp_time)")
     queue_depth: Union[StrictInt, list[StrictInt]] = Field(
         1, description="requests in flight per thread, 1 to 256, or a list such as [1, 8, 32]")
     threads: Union[StrictInt, list[StrictInt]] = Field(
@@ -173,6 +186,16 @@ class PatternTest(_TestBase):
                         description="repeats of each (op, access, granularity, stride, queue depth, threads)")
     layout: Literal["laid-out", "fresh"] = Field(
         "laid-out", description="writes go into a file laid out beforehand, or a fresh file per trial")
+
+    @model_validator(mode="after")
+    def _what_and_how_long(self) -> "PatternTest":
+        if self.op is None and self.read_fraction is None:
+            raise ValueError("give op (read, write or both), read_fraction (mixed reads and writes), or both")
+        if self.bytes is None and self.duration is None:
+            raise ValueError("give bytes (moved per trial) or duration (how long each trial runs)")
+        if self.warmup is not None and self.duration is None:
+            raise ValueError("warmup needs duration: the warm-up is the first part of a trial that runs for a time")
+        return self
 
     @model_validator(mode="after")
     def _shared_is_laid_out(self) -> "PatternTest":

@@ -19,8 +19,8 @@ from ..analysis.summary import Summary
 from ..analysis.warnings import Result
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
-from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label
-from . import clients, figures, in_flight, sustained
+from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label, op_label
+from . import clients, figures, in_flight, mix, sustained
 from .terminal import WIDE_TERMINAL_COLUMNS, compact_table, notices
 from .page import esc, figure, page, table
 
@@ -97,10 +97,11 @@ def _pattern_headline(e: PatternResult, compact: bool) -> tuple[str, str, str]:
     p50 = "-" if best.lat_p50_s is None else format_seconds(best.lat_p50_s) if compact else \
         f"p50 {format_seconds(best.lat_p50_s)}"
     flight = in_flight_label(best.queue_depth, best.threads)
+    op = op_label(e.op, best.read_fraction)
     if compact:
-        return (" ".join(v for v in (e.op, short_size(best.granularity_bytes), flight) if v),
+        return (" ".join(v for v in (op, short_size(best.granularity_bytes), flight) if v),
                 _plus_minus(best.throughput), p50)
-    return (f"{e.name} {e.op}", f"{_est(best.throughput, format_rate)} at {format_size(best.granularity_bytes)} "
+    return (f"{e.name} {op}", f"{_est(best.throughput, format_rate)} at {format_size(best.granularity_bytes)} "
             f"{best.access}" + (f" {flight}" if flight else ""), p50)
 
 
@@ -287,7 +288,7 @@ def _pattern_sections(results: list[PatternResult], n: int) -> tuple[list[str], 
     for e in results:
         by_test.setdefault(e.name, []).append(e)
     for name, entries in by_test.items():
-        sections.append(f"<h2>{esc(name)}: access patterns</h2>")
+        sections.append(f"<h2>{esc(name)}: access patterns</h2>" + mix.section(entries))
         figs = [figures.throughput_vs_granularity(entries)]
         for extra in (figures.stride_heatmap(entries), in_flight.latency_vs_queue_depth(entries)):
             if extra is not None:
@@ -331,7 +332,7 @@ VIEWS: dict[Kind, KindView] = by_kind("report: a kind's sections of the report",
                       lambda e: [str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.below_cache)),
                                  str(len(e.fast_outliers))], _files_drift, _files_sections),
     "pattern": KindView(_pattern_headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"],
-                        lambda e: "-", _pattern_sections),
+                        lambda e: "-", _pattern_sections, mix.terminal_lines),
     "sustained": KindView(_sustained_headline, lambda e: ["0", "0", "0", "0"], _sustained_drift, _sustained_sections,
                           lambda e: [f"{e.name} ({e.op}s, {format_bytes(e.result.bytes_written)}): {e.result.headline}"]),
 })

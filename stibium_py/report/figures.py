@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from ..analysis.files import FilesResult, column
 from ..analysis.patterns import LATENCY_KEYS, PatternResult
-from ..units import in_flight_label
+from ..units import in_flight_label, op_label
 from .page import esc
 
 WEBGL_ABOVE_POINTS = 10000
@@ -237,14 +237,16 @@ def rate_vs_elapsed(e: FilesResult) -> go.Figure:
                   "seconds since the run began", "bytes/s", log_y=True)
 
 
-def _line(p: Any) -> tuple[str, int, int, int]:
-    """What one line of a figure over granularities holds: an access, stride and requests in flight."""
-    return p.access, p.stride_bytes, p.queue_depth, p.threads
+def _line(p: Any) -> tuple[str, int, int, int, float | None]:
+    """What one line of a figure over granularities holds: an access, stride, requests in flight and, mixed,
+    the read share."""
+    return p.access, p.stride_bytes, p.queue_depth, p.threads, p.read_fraction
 
 
-def _line_name(op: str, access: str, stride: int, depth: int, threads: int, granularity: int = 0) -> str:
-    parts = (op, access, f"{granularity:,} B" if granularity else "", f"stride {stride:,} B" if stride else "",
-             in_flight_label(depth, threads))
+def _line_name(op: str, access: str, stride: int, depth: int, threads: int, read_fraction: float | None = None,
+               granularity: int = 0) -> str:
+    parts = (op_label(op, read_fraction), access, f"{granularity:,} B" if granularity else "",
+             f"stride {stride:,} B" if stride else "", in_flight_label(depth, threads))
     return " ".join(part for part in parts if part)
 
 
@@ -263,7 +265,9 @@ def throughput_per_trial(entries: list[PatternResult]) -> go.Figure:
         m = e.measurements
         for p in e.points:
             mine = np.flatnonzero((m.access == p.access) & (m.stride_bytes == p.stride_bytes) &
-                                  (m.queue_depth == p.queue_depth) & (m.threads == p.threads))
+                                  (m.queue_depth == p.queue_depth) & (m.threads == p.threads) &
+                                  (np.isnan(m.read_fraction) if p.read_fraction is None
+                                   else m.read_fraction == p.read_fraction))
             order = mine[np.argsort(m.seq[mine], kind="stable")]
             t = p.throughput.as_dict()
             name = _line_name(e.op, *_line(p), granularity=p.granularity_bytes)
@@ -284,10 +288,10 @@ def throughput_vs_granularity(entries: list[PatternResult]) -> go.Figure:
         return throughput_per_trial(entries)
     fig = go.Figure()
     for e in entries:
-        by_line: dict[tuple[str, int, int, int], list] = {}
+        by_line: dict[tuple[str, int, int, int, float | None], list] = {}
         for p in e.points:
             by_line.setdefault(_line(p), []).append(p)
-        for line, pts in sorted(by_line.items()):
+        for line, pts in sorted(by_line.items(), key=lambda kv: (kv[0][:4], kv[0][4] or 0)):
             pts = sorted(pts, key=lambda p: p.granularity_bytes)
             t = [p.throughput.as_dict() for p in pts]
             name = _line_name(e.op, *line)
@@ -313,9 +317,14 @@ def _panel_title(op: str, access: str, stride: int) -> str:
     return esc(f"{op} {access}" + (f" stride {stride:,} B" if stride else ""))
 
 
+def _op(e: PatternResult, p: Any) -> str:
+    """A point's op as a panel names it: read, write, or mixed with its read share."""
+    return op_label(e.op, p.read_fraction)
+
+
 def _panel_points(entries: list[PatternResult], op: str, access: str, stride: int) -> list:
     """The points of one (op, access, stride) panel, by granularity."""
-    return sorted((p for e in entries if e.op == op for p in e.points if (p.access, p.stride_bytes) == (access, stride)),
+    return sorted((p for e in entries for p in e.points if (_op(e, p), p.access, p.stride_bytes) == (op, access, stride)),
                   key=lambda p: p.granularity_bytes)
 
 
@@ -340,7 +349,7 @@ def _grid_layout(fig: go.Figure, entries: list[PatternResult], title: str, x: st
 def latency_heatmap(entries: list[PatternResult]) -> go.Figure:
     """Many granularities: one heatmap per op, access and stride (granularity against percentile), the
     colour the latency on a log scale, each cell labelled."""
-    panels = sorted({(e.op, p.access, p.stride_bytes) for e in entries for p in e.points})
+    panels = sorted({(_op(e, p), p.access, p.stride_bytes) for e in entries for p in e.points})
     fig, cols = _small_multiples(panels, horizontal_spacing=0.12, vertical_spacing=0.18)
     for i, panel in enumerate(panels):
         pts = _panel_points(entries, *panel)
@@ -385,7 +394,7 @@ CDF_PANELS_MAX = 6
 def _cdf_panels(entries: list[PatternResult]) -> list[tuple[str, str, int]]:
     """The (op, access, stride) panels of the CDF figure: all of them up to CDF_PANELS_MAX, else per op
     and access the smallest and the largest stride (the stride heatmap shows the ones between)."""
-    panels = sorted({(e.op, p.access, p.stride_bytes) for e in entries for p in e.points
+    panels = sorted({(_op(e, p), p.access, p.stride_bytes) for e in entries for p in e.points
                      if p.latency_hist is not None})
     if len(panels) <= CDF_PANELS_MAX:
         return panels
@@ -425,7 +434,7 @@ def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
 
 
 def stride_heatmap(entries: list[PatternResult]) -> go.Figure | None:
-    pts = [(e.op, p) for e in entries for p in e.points if p.access == "strided"]
+    pts = [(_op(e, p), p) for e in entries for p in e.points if p.access == "strided"]
     strides = sorted({p.stride_bytes for _, p in pts})
     if len(strides) < 2:
         return None

@@ -14,7 +14,7 @@ from ..analysis.estimate import Estimate
 from ..analysis.patterns import PatternPoint, PatternResult
 from ..analysis.summary import Summary
 from ..analysis.estimate import estimate_text
-from ..units import format_rate
+from ..units import format_rate, op_label
 from .figures import layout
 from .page import esc, table
 from .terminal import WIDE_TERMINAL_COLUMNS, compact_table
@@ -22,7 +22,7 @@ from .terminal import WIDE_TERMINAL_COLUMNS, compact_table
 ACCESS_ORDER = {"sequential": 0, "strided": 1, "random": 2}
 ACCESS_SHORT = {"sequential": "SEQ", "strided": "STR", "random": "RND"}
 
-Line = tuple[str, str, int, int, int]          # op, access, granularity, stride, threads
+Line = tuple[str, str, int, int, int, Any]     # op, access, granularity, stride, threads, read share (mixed)
 
 
 def _size(n: int) -> str:
@@ -48,20 +48,22 @@ def depth_lines(entries: list[PatternResult]) -> dict[Line, list[PatternPoint]]:
     lines: dict[Line, list[PatternPoint]] = {}
     for e in entries:
         for p in e.points:
-            lines.setdefault((e.op, p.access, p.granularity_bytes, p.stride_bytes, p.threads), []).append(p)
-    return {k: sorted(v, key=lambda p: p.queue_depth) for k, v in sorted(lines.items()) if len(v) > 1}
+            lines.setdefault((e.op, p.access, p.granularity_bytes, p.stride_bytes, p.threads, p.read_fraction),
+                             []).append(p)
+    return {k: sorted(v, key=lambda p: p.queue_depth)
+            for k, v in sorted(lines.items(), key=lambda kv: (kv[0][:5], kv[0][5] or 0)) if len(v) > 1}
 
 
 def _line_name(line: Line) -> str:
-    """read RND4K T1: a line over queue depths."""
-    op, access, gran, stride, threads = line
-    return f"{op} {_shape(access, gran, stride)} T{threads}"
+    """read RND4K T1, mixed 70/30 RND4K T1: a line over queue depths."""
+    op, access, gran, stride, threads, mix = line
+    return f"{op_label(op, mix)} {_shape(access, gran, stride)} T{threads}"
 
 
 def _knee(entries: list[PatternResult], line: Line) -> int | None:
-    op, access, gran, stride, threads = line
+    op, access, gran, stride, threads, mix = line
     e = next((e for e in entries if e.op == op), None)
-    return e.depth_knees.get((access, gran, stride, threads)) if e is not None else None
+    return e.depth_knees.get((access, gran, stride, threads, mix)) if e is not None else None
 
 
 def _errors(values: list[Estimate]) -> dict[str, Any]:
@@ -129,8 +131,15 @@ def latency_vs_queue_depth(entries: list[PatternResult]) -> go.Figure | None:
                   "seconds", log_y=True)
 
 
-def mark_rows(summary: Summary) -> list[tuple[str, PatternPoint | None, PatternPoint | None]]:
-    """The disk-mark table's rows: (label, read point, write point), sequential before strided before random,
+def mark_columns(summary: Summary) -> list[str]:
+    """The disk-mark table's columns: read and write, then a mixed load's (CrystalDiskMark's Mix) per read share."""
+    mixes = sorted({p.read_fraction for e in summary.tests if isinstance(e, PatternResult) for p in e.points
+                    if p.read_fraction is not None}, reverse=True)
+    return ["read", "write", *(op_label("mixed", f) for f in mixes)]
+
+
+def mark_rows(summary: Summary) -> list[tuple[str, dict[str, PatternPoint]]]:
+    """The disk-mark table's rows: (label, its points by column), sequential before strided before random,
     large requests and more in flight first (CrystalDiskMark's order); the test's name before the label
     where two tests have the same one."""
     cells: dict[tuple, dict[str, PatternPoint]] = {}
@@ -138,12 +147,11 @@ def mark_rows(summary: Summary) -> list[tuple[str, PatternPoint | None, PatternP
         if isinstance(e, PatternResult):
             for p in e.points:
                 cells.setdefault((e.name, p.access, p.granularity_bytes, p.stride_bytes, p.queue_depth, p.threads),
-                                 {})[e.op] = p
+                                 {})[op_label(e.op, p.read_fraction)] = p
     order = sorted(cells, key=lambda k: (ACCESS_ORDER.get(k[1], 9), -k[2], k[3], -k[4] * k[5], -k[4]))
     labels = [mark_label(next(iter(cells[k].values()))) for k in order]
     clash = {lab for lab in labels if labels.count(lab) > 1}
-    return [(f"{k[0]}: {lab}" if lab in clash else lab, cells[k].get("read"), cells[k].get("write"))
-            for k, lab in zip(order, labels)]
+    return [(f"{k[0]}: {lab}" if lab in clash else lab, cells[k]) for k, lab in zip(order, labels)]
 
 
 def shows_mark_table(summary: Summary) -> bool:
@@ -159,15 +167,20 @@ def _cell(p: PatternPoint | None, compact: bool) -> str:
         return text
     if p.access != "sequential":
         text += f", {p.iops_estimate.estimate:,.0f} IOPS"
+    if p.mix is not None:
+        text += f" (reads {format_rate(p.mix.read_rate.estimate)}, writes {format_rate(p.mix.write_rate.estimate)})"
     return text
 
 
 def mark_table_html(summary: Summary) -> str:
-    rows = [[label, _cell(r, False), _cell(w, False)] for label, r, w in mark_rows(summary)]
+    columns = mark_columns(summary)
+    rows = [[label, *(_cell(cells.get(c), False) for c in columns)] for label, cells in mark_rows(summary)]
+    mixed = ("; a mixed column is both at once, each request a read or a write in the share its heading gives "
+             "(CrystalDiskMark's Mix), its reads' and writes' rates beside" if len(columns) > 2 else "")
     return ("<h2>Disk-mark table</h2><p class=\"muted\">Laid out as CrystalDiskMark's: SEQ1M Q8T1 is sequential "
             "1 MiB requests, 8 in flight on 1 thread. Each cell is the median over trials with its 95 % interval "
-            "(IOPS for non-sequential access). The helper moves fresh incompressible data, syncs each write and "
-            "keeps every trial.</p>" + table(["", "read", "write"], rows))
+            f"(IOPS for non-sequential access){mixed}. The helper moves fresh incompressible data, syncs each write "
+            "and keeps every trial.</p>" + table(["", *columns], rows))
 
 
 def mark_table_terminal(summary: Summary, width: int) -> Any:
@@ -175,10 +188,11 @@ def mark_table_terminal(summary: Summary, width: int) -> Any:
     from rich.table import Table
 
     compact = width < WIDE_TERMINAL_COLUMNS
+    columns = mark_columns(summary)
     title = "disk-mark table (median over trials; 95 % interval)"
-    t = compact_table(title, (("", "left", 22), ("read", "left", 26), ("write", "left", 26))) if compact else \
-        Table("", "read", "write", title=title)
-    for label, r, w in mark_rows(summary):
-        t.add_row(label, _cell(r, compact), _cell(w, compact))
+    t = compact_table(title, (("", "left", 22), *((c, "left", 26) for c in columns))) if compact else \
+        Table("", *columns, title=title)
+    for label, cells in mark_rows(summary):
+        t.add_row(label, *(_cell(cells.get(c), compact) for c in columns))
     return t
 
