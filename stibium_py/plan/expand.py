@@ -213,7 +213,7 @@ def _read_fractions(spec: float | list[float] | None, where: Where) -> list[floa
     for i, v in enumerate(values):
         if not 0 <= v <= 1:
             raise (where if not isinstance(spec, list) else where / i).error(
-                f"a share of the requests is from 0 to 1 (0.7: 70 % reads), not {v}")
+                f"a share of the requests is from 0 to 1 (0.7: 70 % reads), not {v:g}")
     return list(dict.fromkeys(float(v) for v in values))
 
 
