@@ -233,3 +233,36 @@ def test_compare_keys_a_mixed_point_by_its_read_share():
     assert {label(k) for k in points} == {"rnd mixed 70/30 random 4 KiB", "rnd mixed 30/70 random 4 KiB",
                                           "rnd read random 4 KiB"}
     assert all(len(t) == 5 for t in points.values())
+
+
+def test_quartets_mix_option_adds_a_mixed_column_to_the_disk_mark_table(tmp_path):
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from stibium_py.plan.find import resolve_plan_path
+    from stibium_py.report import in_flight
+
+    text = resolve_plan_path("quartet").read_text().replace("# read_fraction: 0.7", "read_fraction: 0.7")
+    e = _plan_text(tmp_path, text)
+    assert {(o.op, o.read_fraction) for o in e.ops} == {("read", None), ("write", None), ("mixed", 0.7)}
+    rows = _mixed_rows(0.7, 100e6)
+    for m in rows[:]:
+        rows.append(m._replace(op="read", read_fraction=None, seq=m.seq + 1000))
+    for r in rows:
+        assert r.queue_depth == 1
+    flight = [m._replace(queue_depth=32, seq=m.seq + 5000) for m in rows]
+    table = Table.from_rows(rows + flight)
+    results = [pattern_result("rnd-4k", op, table.take(table.op == op), 500, 1, 0.95) for op in ("mixed", "read")]
+    summary = SimpleNamespace(tests=results)
+    assert in_flight.mark_columns(summary) == ["read", "write", "mixed 70/30"]
+    console = Console(width=160, record=True)
+    console.print(in_flight.mark_table_terminal(summary, 160))
+    lines = console.export_text().splitlines()
+    assert "mixed 70/30" in lines[2] and any("RND4K Q32T1" in line and "reads 69" in line for line in lines)
+
+
+def _plan_text(tmp_path: Path, text: str):
+    path = tmp_path / "q.yaml"
+    path.write_text(text)
+    return load_and_expand(path)[2]
