@@ -362,6 +362,18 @@ static int sb_io_error(NSMutableDictionary *out, const sb_err *err)
     return SB_IO_FAILURE;
 }
 
+/* A histogram as the row's text (sb_hist_format) under key. */
+static void sb_put_hist_text(NSMutableDictionary *out, const sb_hist *h, NSString *key)
+{
+    size_t need = sb_hist_format(h, NULL, 0) + 1;
+    char *text = malloc(need);
+    if (text) {
+        sb_hist_format(h, text, need);
+        [out setObject:sb_str(text) forKey:key];
+        free(text);
+    }
+}
+
 static void sb_put_latency(NSMutableDictionary *out, const sb_hist *h)
 {
     static const struct { const char *key; double q; } qs[] = {
@@ -372,13 +384,7 @@ static void sb_put_latency(NSMutableDictionary *out, const sb_hist *h)
         [out setObject:sb_dbl(sb_s(sb_hist_quantile(h, qs[i].q))) forKey:sb_str(qs[i].key)];
     [out setObject:sb_dbl(sb_s(h->max_ns)) forKey:@"lat_max_s"];
     [out setObject:sb_dbl(h->sum_ns / (double)h->n / 1e9) forKey:@"lat_mean_s"];
-    size_t need = sb_hist_format(h, NULL, 0) + 1;
-    char *text = malloc(need);
-    if (text) {
-        sb_hist_format(h, text, need);
-        [out setObject:sb_str(text) forKey:@"lat_hist_ns"];
-        free(text);
-    }
+    sb_put_hist_text(out, h, @"lat_hist_ns");
 }
 
 /* A chunk row (--chunk): one JSON object on its own line, before the measurement's answer; plain C, so
@@ -410,13 +416,7 @@ static void sb_put_mix(NSMutableDictionary *out, const sb_job *j)
             continue;
         [out setObject:sb_dbl(sb_s(sb_hist_quantile(h, 0.5))) forKey:[NSString stringWithFormat:@"%s_lat_p50_s", names[w]]];
         [out setObject:sb_dbl(sb_s(sb_hist_quantile(h, 0.99))) forKey:[NSString stringWithFormat:@"%s_lat_p99_s", names[w]]];
-        size_t need = sb_hist_format(h, NULL, 0) + 1;
-        char *text = malloc(need);
-        if (text) {
-            sb_hist_format(h, text, need);
-            [out setObject:sb_str(text) forKey:[NSString stringWithFormat:@"%s_lat_hist_ns", names[w]]];
-            free(text);
-        }
+        sb_put_hist_text(out, h, [NSString stringWithFormat:@"%s_lat_hist_ns", names[w]]);
     }
 }
 

@@ -87,6 +87,7 @@ struct sb_job {
     uint64_t *offsets;
     uint64_t nrequests;         /* of one pass; a measurement by time repeats the pass until its deadline */
     unsigned char *writes;      /* mixed: 1 where request i of the first pass writes (exactly the asked share) */
+    uint64_t mix_rotation;      /* mixed: pass p reads writes[] rotated by p times this many requests */
     const sb_phase *phase;      /* the warm-up's end and the deadline (zero: none) */
     size_t *slices;             /* writes: where request i's data start in buf */
     size_t slot_bytes;          /* reads with requests in flight: each one's part of buf */
@@ -129,6 +130,9 @@ struct sb_job {
 };
 
 #define SB_FILL_OFFSET (-2)
+/* A mixed measurement's writes fall on other requests from pass to pass: each pass rotates the first pass's
+ * choice by this share of the requests (the golden ratio's, so that the passes differ). */
+#define SB_MIX_ROTATION 0.6180339887498949
 
 /* Engines (sb_posix.c, sb_foundation.m). */
 extern const sb_engine sb_engine_direct;

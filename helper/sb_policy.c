@@ -89,6 +89,12 @@ int sb_policy_honoured(enum sb_uncached_how how)
     return how == SB_UNCACHED_ALL || how == SB_UNCACHED_BODY;
 }
 
+enum sb_uncached_how sb_policy_mixed_how(const sb_uncached_params *p, uint64_t offset, uint64_t len)
+{
+    enum sb_uncached_how read = sb_policy_request(p, 0, offset, len).how;
+    return sb_policy_honoured(read) ? sb_policy_request(p, 1, offset, len).how : read;
+}
+
 const char *sb_policy_reason(enum sb_uncached_how how)
 {
     switch (how) {

@@ -60,6 +60,12 @@ int sb_policy_darwin_fs_honours(const char *fs_type);
 /* Whether the request (offset, len) of a read or write bypasses the page cache. */
 sb_uncached_decision sb_policy_request(const sb_uncached_params *p, int is_write, uint64_t offset, uint64_t len);
 
+/* A request of a mixed measurement, which reads in some passes and writes in others: how it goes as a read
+ * and as a write, the first that does not bypass the cache (the read's first), or the read's where both do.
+ * xnu judges the two by different rules (sb_policy_request): on a Mac a 4 KiB read is uncached and a 4 KiB
+ * write is not, so such a mix is honoured by neither. */
+enum sb_uncached_how sb_policy_mixed_how(const sb_uncached_params *p, uint64_t offset, uint64_t len);
+
 /* A request whose how is ALL or BODY is honoured; anything else is not. */
 int sb_policy_honoured(enum sb_uncached_how how);
 

@@ -9,17 +9,13 @@
 #include <errno.h>
 #include <string.h>
 
-/* A mixed measurement's writes fall on other requests from pass to pass: pass p reads the first pass's
- * choice rotated by p times this share of the requests (the golden ratio's, so that the passes differ). */
-#define SB_MIX_ROTATION 0.6180339887498949
-
 sb_req sb_request_at(const sb_job *job, uint64_t first, uint64_t len, uint64_t a)
 {
-    sb_req r = {first + a % len, job->op};
+    uint64_t pass = a < len ? 0 : a / len;     /* a measurement of its bytes stays in its first pass */
+    sb_req r = {first + a - pass * len, job->op};
     if (job->op == SB_MIXED) {
-        uint64_t n = job->nrequests, pass = a / len;
-        uint64_t rotation = (uint64_t)((double)n * SB_MIX_ROTATION);
-        r.op = job->writes[(r.index + (pass % n) * rotation) % n] ? SB_WRITE : SB_READ;
+        uint64_t n = job->nrequests;
+        r.op = job->writes[(r.index + (pass % n) * job->mix_rotation) % n] ? SB_WRITE : SB_READ;
     }
     return r;
 }

@@ -114,19 +114,18 @@ static int sb_check_file(sb_job *job, sb_err *err)
     }
     if (sb_policy_split_tail(&job->uncached) && job->access == SB_SEQUENTIAL)
         job->direct.body_end = job->offset + job->bytes - job->bytes % required;   /* in file offsets */
-    /* a mixed measurement's request may read in one pass and write in another: both are asked */
+    /* a mixed measurement's request may read in one pass and write in another: its bytes count as the first
+     * pass has it, and it is honoured only where it would be both ways */
     int honoured = 1;
     for (uint64_t i = 0; i < job->nrequests; i++) {
-        uint64_t len = sb_request_len(job, i);
+        uint64_t len = sb_request_len(job, i), offset = job->offsets[i];
         sb_req first = sb_request_at(job, 0, job->nrequests, i);
-        for (int w = job->op == SB_WRITE; w <= (job->op != SB_READ); w++) {
-            sb_uncached_decision d = sb_policy_request(&job->uncached, w, job->offsets[i], len);
-            if (w == (first.op == SB_WRITE))
-                job->cached_bytes += len - d.uncached_bytes;
-            if (honoured && !sb_policy_honoured(d.how)) {
-                honoured = 0;
-                job->first_cached_how = d.how;
-            }
+        sb_uncached_decision d = sb_policy_request(&job->uncached, first.op == SB_WRITE, offset, len);
+        job->cached_bytes += len - d.uncached_bytes;
+        enum sb_uncached_how how = job->op == SB_MIXED ? sb_policy_mixed_how(&job->uncached, offset, len) : d.how;
+        if (honoured && !sb_policy_honoured(how)) {
+            honoured = 0;
+            job->first_cached_how = how;
         }
     }
     job->direct_honoured = !honoured ? 0 : job->uncached.fs_honours < 0 ? -1 : 1;
@@ -206,6 +205,7 @@ static int sb_prepare_mix(sb_job *job, sb_err *err)
         return sb_fail(err, ENOMEM, "cannot allocate the reads and writes of %llu requests", (unsigned long long)n);
     sb_hist_reset(&job->op_hists[0]);
     sb_hist_reset(&job->op_hists[1]);
+    job->mix_rotation = (uint64_t)((double)n * SB_MIX_ROTATION);
     uint64_t nwrites = (uint64_t)llround((1.0 - job->read_fraction) * (double)n);
     memset(job->writes, 1, nwrites);
     sb_rng r;

@@ -247,10 +247,7 @@ def test_quartets_mix_option_adds_a_mixed_column_to_the_disk_mark_table(tmp_path
     e = _plan_text(tmp_path, text)
     assert {(o.op, o.read_fraction) for o in e.ops} == {("read", None), ("write", None), ("mixed", 0.7)}
     rows = _mixed_rows(0.7, 100e6)
-    for m in rows[:]:
-        rows.append(m._replace(op="read", read_fraction=None, seq=m.seq + 1000))
-    for r in rows:
-        assert r.queue_depth == 1
+    rows += [m._replace(op="read", read_fraction=None, seq=m.seq + 1000) for m in rows]
     flight = [m._replace(queue_depth=32, seq=m.seq + 5000) for m in rows]
     table = Table.from_rows(rows + flight)
     results = [pattern_result("rnd-4k", op, table.take(table.op == op), 500, 1, 0.95) for op in ("mixed", "read")]

@@ -4,20 +4,20 @@ SNIA's Solid State Storage Performance Test Specification (PTS) calls a measurem
 `window` rounds steady when the range of the figure in it is within 20 % of its mean (the data excursion)
 and the least-squares line through it moves by at most 10 % of the mean across the window (the slope
 excursion). Neither says how sure one is. Here the slope is also the Theil-Sen slope over the window with
-Sen's interval (exact, from Kendall's S under no trend), and a window is steady only where the whole
-interval's excursion lies within the bound: a window whose point passes but whose interval reaches past the
+Sen's interval (exact: Kendall's distribution under no trend, nonparametric.py's), and a window is steady
+only where the whole interval's excursion lies within the bound: a window whose point passes but whose interval reaches past the
 bound is not steady yet, and says why.
 
 Pure: numbers in, a `SteadyVerdict` out."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+from .nonparametric import _kendall_p_exact
 
 PTS_WINDOW = 5
 PTS_MAX_RANGE = 0.20          # of the window's mean
@@ -28,39 +28,19 @@ PTS_MAX_EXCURSION = 0.10      # of the window's mean, across the window
 STEADY_WINDOW = 10
 
 
-@lru_cache(maxsize=64)
-def _kendall_upper_tail(n: int) -> tuple[float, ...]:
-    """P(S >= N - 2i) for i = 0 .. N under no trend (all orders alike): from the number of permutations of n
-    with i inversions (S = N - 2 inversions)."""
-    pairs = n * (n - 1) // 2
-    counts = [1]
-    for k in range(2, n + 1):                # insert the k-th element: 0 .. k-1 new inversions
-        grown = [0] * (len(counts) + k - 1)
-        for i, c in enumerate(counts):
-            for j in range(k):
-                grown[i + j] += c
-        counts = grown
-    total = math.factorial(n)
-    tail, out = 0, []
-    for i in range(pairs + 1):
-        tail += counts[i]
-        out.append(tail / total)
-    return tuple(out)
-
-
 def sen_interval(y: np.ndarray, confidence: float) -> tuple[float, float, float]:
     """The Theil-Sen slope of y against 0, 1, 2, ... (per round) with Sen's interval: the k-th smallest and
-    k-th largest of the pairwise slopes, k the smallest the exact distribution of Kendall's S allows at this
+    k-th largest of the pairwise slopes, k as large as the exact distribution of Kendall's S allows at this
     confidence (with five rounds the interval is the smallest to the largest slope, 98.3 %)."""
     y = np.asarray(y, float)
     n = len(y)
     i, j = np.triu_indices(n, 1)
     slopes = np.sort((y[j] - y[i]) / (j - i))
-    tail = _kendall_upper_tail(n)
-    alpha_half = (1 - confidence) / 2
-    # the most inversions i with P(S >= N - 2i) <= alpha/2: the test rejects no trend beyond them
-    k = max([i for i, p in enumerate(tail) if p <= alpha_half], default=-1) + 1
-    k = max(k, 1)
+    # k - 1: the most pairs out of order that the two-sided test of no trend still rejects at this confidence
+    k = 1
+    while 2 * k <= len(slopes) and _kendall_p_exact(n, k - 1) <= 1 - confidence:
+        k += 1
+    k = max(k - 1, 1)
     return float(np.median(slopes)), float(slopes[k - 1]), float(slopes[len(slopes) - k])
 
 

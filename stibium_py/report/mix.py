@@ -5,7 +5,7 @@ duration, its warm-ups kept out of the rates)."""
 from __future__ import annotations
 
 from ..analysis.estimate import estimate_text
-from ..analysis.patterns import PatternPoint, PatternResult
+from ..analysis.patterns import Mix, PatternPoint, PatternResult
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label, op_label
 from .page import esc, table
 
@@ -16,8 +16,9 @@ def _point(p: PatternPoint) -> str:
     return " ".join(v for v in (p.access, format_size(p.granularity_bytes), flight) if v)
 
 
-def _mixed(e: PatternResult) -> list[PatternPoint]:
-    return [p for p in e.points if p.mix is not None]
+def _mixed(e: PatternResult) -> list[tuple[PatternPoint, Mix]]:
+    """Its mixed points, each with its reads and writes."""
+    return [(p, p.mix) for p in e.points if p.mix is not None]
 
 
 def timing_line(e: PatternResult) -> str | None:
@@ -32,20 +33,19 @@ def timing_line(e: PatternResult) -> str | None:
 
 def terminal_lines(e: PatternResult) -> list[str]:
     """A mixed point: its reads and writes, each at its rate; and a test by time's line."""
-    lines = [f"{e.name} {op_label('mixed', p.read_fraction)} {_point(p)}: {format_rate(p.throughput.estimate)} = "
-             f"reads {format_rate(p.mix.read_rate.estimate)} + writes {format_rate(p.mix.write_rate.estimate)} "
-             f"(reads {p.mix.read_share_bytes:.1%} of the bytes)" for p in _mixed(e) if p.mix is not None]
+    lines = [f"{e.name} {op_label('mixed', mix.read_fraction)} {_point(p)}: {format_rate(p.throughput.estimate)} = "
+             f"reads {format_rate(mix.read_rate.estimate)} + writes {format_rate(mix.write_rate.estimate)} "
+             f"(reads {mix.read_share_bytes:.1%} of the bytes)" for p, mix in _mixed(e)]
     timed = timing_line(e)
     return lines + ([timed] if timed else [])
 
 
 def section(entries: list[PatternResult]) -> str:
     """The page's table of a test's mixed points, and its timing line; "" where it has neither."""
-    rows = [[op_label("mixed", p.read_fraction), _point(p), estimate_text(p.throughput, format_rate),
-             estimate_text(p.mix.read_rate, format_rate), estimate_text(p.mix.write_rate, format_rate),
-             f"{p.mix.read_share_bytes:.1%}",
-             *(format_seconds(v) if v is not None else "-" for v in p.mix.latency_s.values())]
-            for e in entries for p in _mixed(e) if p.mix is not None]
+    rows = [[op_label("mixed", mix.read_fraction), _point(p), estimate_text(p.throughput, format_rate),
+             estimate_text(mix.read_rate, format_rate), estimate_text(mix.write_rate, format_rate),
+             f"{mix.read_share_bytes:.1%}", *(format_seconds(v) if v is not None else "-" for v in mix.latency_s.values())]
+            for e in entries for p, mix in _mixed(e)]
     html = ""
     if rows:
         html += ("<h3>Mixed reads and writes</h3><p class=\"muted\">Each request of a mixed measurement is a read or "
