@@ -279,14 +279,19 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
     console.print(table)
     for test in expanded.tests:
         moved = [estimated_bytes(o) for o in test.ops]
-        written = round(sum(w for _, w in moved)) + test.layout_bytes
+        written = round(sum(w for _, w in moved)) + test.layout_bytes + test.precondition_bytes
         read = sum(r for r, _ in moved)
         timed = [o for o in test.ops if o.duration_s]
         about = (f" (by time: about, at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s); each measurement runs "
                  f"{format_seconds(timed[0].duration_s)}" + (f" after a {format_seconds(timed[0].warmup_s)} warm-up"
                                                             if timed[0].warmup_s else "") if timed else "")
-        console.print(f"  {test.name}: {len(test.ops)} measurements; writes {written} bytes "
-                      f"({format_bytes(written)}), reads {format_bytes(read)}{about}")
+        rounds = test.ops[0].steady_max_rounds if test.ops else 0
+        at_most = (f" at most (rounds until steady: up to {rounds}, stopping at the first window of "
+                   f"{test.ops[0].steady_window} rounds in which every point is steady)" if rounds else "")
+        pre = (f"; preconditioning writes the span twice ({format_bytes(test.precondition_bytes)}) first"
+               if test.precondition_bytes else "")
+        console.print(f"  {test.name}: {len(test.ops)} measurements{at_most}; writes {written} bytes "
+                      f"({format_bytes(written)}), reads {format_bytes(read)}{about}{pre}")
     for test in expanded.tests:
         note = PLAN_NOTES[test.kind]
         if note is not None:

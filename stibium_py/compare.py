@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CompareError  # noqa: F401 (raised here, declared apart)
-from .analysis import below
+from .analysis import below, steady
 from .analysis.durability import sync_caution
 from .analysis.comparison import (Drawn, ManyRuns, SideFacts, SustainedPair, TwoRuns, advice, compare_points,
                                   compare_sustained)
@@ -38,7 +38,8 @@ SAME_MACHINE_FACTS = (("machine", "hostname"), ("machine", "cpu"), ("machine", "
 class Run:
     path: Path
     record: RunRecord
-    rows: Table                   # the valid measurements
+    rows: Table                   # the valid measurements (a test by rounds: its window's, as the summary's)
+    unsteady: frozenset[str] = frozenset()     # tests by rounds that did not reach steady state
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,9 @@ def _load_one(path: Path, complete_only: bool = False) -> Run | None:
     if complete_only and loaded.record.status != "complete":
         return None
     good = loaded.valid
-    return Run(path, loaded.record, good) if len(good) else None
+    judged = steady.judge_tests(good)
+    return Run(path, loaded.record, steady.window_rows(good, judged),
+               frozenset(name for name, s in judged.items() if not s.steady)) if len(good) else None
 
 
 def load_run(path: Path) -> Side:
@@ -142,7 +145,8 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
                                 [(run.path.name, by_point(run.rows)) for run in b.runs], matched, settings, pool)
     platforms = (a.record.helper.get("platform"), b.record.helper.get("platform"))
-    cautions = {k: c for k in matched for c in (_caution(k, below_a, below_b, platforms, ga[k], gb[k]),) if c}
+    cautions = {k: c for k in matched for c in ("; ".join(filter(None, (
+        _caution(k, below_a, below_b, platforms, ga[k], gb[k]), _unsteady(k, a, b)))),) if c}
     return TwoRuns(
         a=_facts(a), b=_facts(b), settings=settings, comparison=result, cautions=cautions,
         same_machine=same_machine(a, b), advice=advice(len(a.runs), len(b.runs), result, settings, RUNS_ADVISED),
@@ -174,6 +178,16 @@ def _caution(key: Any, below_a: dict[Any, float], below_b: dict[Any, float], pla
         if synced:
             found.append(synced)
     return "; ".join(found) or None
+
+
+def _unsteady(key: Any, a: Side, b: Side) -> str | None:
+    """A point of a test by rounds that did not reach steady state on a side: its rates are of the last window,
+    still moving, so the comparison is not of steady-state rates."""
+    sides = [name for name, side in (("A", a), ("B", b)) if any(key.test in run.unsteady for run in side.runs)]
+    if not sides:
+        return None
+    return (f"not steady on {' and '.join(sides)} (the rates are of the last rounds, still moving): not a "
+            f"comparison of steady-state rates")
 
 
 def _facts(run: Side) -> SideFacts:

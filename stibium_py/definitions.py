@@ -12,7 +12,8 @@ MEANING = ("kind", "engine", "sync", "fill", "access")
 # listed when they differ, and allowed: the matching itself pairs sizes and granularities
 LISTED = ("op", "sizes", "repeats", "granularities", "strides", "queue_depth", "threads", "bytes", "span", "trials",
           "between", "layout", "units", "write_order", "read_order", "granularity", "file_size", "chunk",
-          "fraction_of_free", "max_bytes", "read_back")
+          "fraction_of_free", "max_bytes", "read_back", "read_fraction", "duration", "warmup", "steady",
+          "precondition")
 
 
 def test_definitions(plan: dict[str, Any] | None) -> dict[str, dict[str, Any]] | None:

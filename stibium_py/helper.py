@@ -112,6 +112,18 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None) ->
                    duration=op.duration_s or None, warmup=op.warmup_s or None)
 
 
+PRECONDITION_GRANULARITY_BYTES = 128 * 1024
+
+
+def precondition_args(path: Path, span_bytes: int, offset_bytes: int, engine: str, fill: str,
+                      data_seed: int) -> list[str]:
+    """One pass of preconditioning (SNIA PTS's workload-independent preconditioning, written twice): the
+    laid-out span written sequentially in 128 KiB requests with the test's engine, synced (untimed)."""
+    return op_args("write", path, bytes=span_bytes, granularity=min(span_bytes, PRECONDITION_GRANULARITY_BYTES),
+                   span=span_bytes, offset=offset_bytes or None, engine=engine, fill=fill, data_seed=data_seed,
+                   sync="fsync", existing=True, latency="off")
+
+
 def device_block_of(target_facts: dict[str, Any]) -> int | None:
     """The disk's block size from the target's facts (macOS: diskutil's DeviceBlockSize), or None."""
     value = target_facts.get("device_block_bytes")

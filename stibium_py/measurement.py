@@ -96,6 +96,8 @@ class Measurement(NamedTuple):
     warmup_s: Optional[float] = None
     warmup_bytes: Optional[int] = None     # by time: what the warm-up moved, kept out of bytes and seconds
     warmup_requests: Optional[int] = None
+    steady_window: Optional[int] = None    # rounds until steady: the window judged, as the plan asked
+    steady_max_rounds: Optional[int] = None
 
     @property
     def ok(self) -> bool:
@@ -243,6 +245,9 @@ DESCRIPTIONS = {
     "warmup_bytes": "by time: the bytes of the requests that completed in the warm-up; kept out of bytes, "
                     "seconds and the latencies, so out of the rate",
     "warmup_requests": "by time: the requests that completed in the warm-up",
+    "steady_window": "rounds until steady: the rounds judged together, as the plan asked (trial is the round, from "
+                     "0); empty for a test of trials",
+    "steady_max_rounds": "rounds until steady: the most rounds the plan allows",
 }
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
              "queue_depth", "threads", "read_fraction")
@@ -294,6 +299,8 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
         measured["error"] = str(answer.get("error") or "failed")
     fields = {f: getattr(op, f) for f in OP_FIELDS}
     asked = {"duration_s": op.duration_s, "warmup_s": op.warmup_s} if op.duration_s else {}
+    if op.steady_window:
+        asked.update(steady_window=op.steady_window, steady_max_rounds=op.steady_max_rounds)
     return Measurement(**fields, **{"bytes": op.bytes, **asked, **measured, "started_s": started_s})
 
 

@@ -42,6 +42,8 @@ class Op:
     read_fraction: float | None = None  # mixed: the share of requests that read
     duration_s: float = 0.0             # a measurement by time: how long after the warm-up (0: its bytes once)
     warmup_s: float = 0.0               # the warm-up before it, counted apart
+    steady_window: int = 0              # rounds until steady: the window judged (0: trials, no judgement)
+    steady_max_rounds: int = 0          # and the most rounds
 
     @property
     def reads(self) -> bool:
@@ -63,7 +65,8 @@ class Op:
         made before they existed stays what it was (a run of then still resumes)."""
         out = asdict(self)
         for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0),
-                           ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0)):
+                           ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0), ("steady_window", 0),
+                           ("steady_max_rounds", 0)):
             if out[key] == unset:
                 del out[key]
         return out

@@ -3,8 +3,9 @@ order, keeps every measurement, and leaves nothing of its own behind.
 
 Order per files test: the writes, then `between` (none, evict, drop-caches, or a
 stop for a reboot), then the reads. Per pattern test: the file is laid out
-(untimed, not a measurement), then the trials; each read trial meets an evicted
-file. Test files live in a folder of their own inside the target
+(untimed, not a measurement; asked for, preconditioned: the span written twice),
+then the trials; each read trial meets an evicted file. A test by rounds stops at
+the first round that ends a steady window (analysis/steady.py). Test files live in a folder of their own inside the target
 (`stibium-<run>`); clean-up removes only the files the plan names there.
 `resume` carries on from measurements.csv: completed operations are not repeated.
 """
@@ -28,8 +29,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from . import __version__, memory, sysinfo
 from .kinds import by_kind
 from .helper import (CompiledHelper, HelperError, HelperFactory, HelperSession, HelperTimeout, device_block_of, find_helper,
-                     layout_args, measure_args, op_timeout_s, raw_clock_ns)
-from .measurement import MeasurementError, failed, from_answer, from_chunk
+                     layout_args, measure_args, op_timeout_s, precondition_args, raw_clock_ns)
+from .analysis.steady import steadiness
+from .measurement import Measurement, MeasurementError, failed, from_answer, from_chunk
 from .paths import device_of, volume_change
 from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
@@ -39,6 +41,7 @@ from .preflight import RunError, drop_caches, preflight
 from .sharing import Place, read_shift
 from .team import Solo, Team
 from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
+from .table import Table
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
                     read_series_json, utc_now, write_run_json, write_series_json)
 from .units import format_bytes, format_rate, op_label
@@ -532,9 +535,13 @@ class Runner:
         self.helper: HelperSession | None = None
         self.log: MeasurementLog | None = None
         self._advance: Callable[[Op, int, float | None], None] = lambda op, nbytes, seconds: None
+        self._skip: Callable[[list[Op]], None] = lambda ops: None      # rounds not needed: out of the progress
         self.temperature = _Temperature(run.target_facts.get("device"))
         self.device_block_bytes = device_block_of(run.target_facts)   # macOS: what xnu's read rule uses
         self.temperature_said = False
+        # rank 0: the rows of each test by rounds so far, which judge whether its rounds go on
+        self.rounds: dict[str, list[Measurement]] = {t.name: [] for t in expanded.tests
+                                                     if any(o.steady_window for o in t.ops)}
 
     def execute(self) -> str:
         leads = self.crew.leads
@@ -542,6 +549,8 @@ class Runner:
         if leads:
             rows, _ = read_measurements(self.run_dir)
             done = completed_seqs(rows)
+            for name in self.rounds:
+                self.rounds[name] = list(rows.take(rows.test == name))
         self.done = set(self.crew.team.share(done))       # one set for every rank: they move in step
         pending = [o for o in self.expanded.ops if o.seq not in self.done]
         self.log = MeasurementLog(self.run_dir) if leads else None
@@ -550,9 +559,9 @@ class Runner:
         awake = keep_awake(sys.platform, os.getpid())
         try:
             with self.helpers.session() as helper, \
-                    _ProgressBar(pending, self.console, self.show_progress and leads) as advance:
+                    _ProgressBar(pending, self.console, self.show_progress and leads) as bar:
                 self.helper = helper
-                self._advance = advance
+                self._advance, self._skip = bar.advance, bar.skip
                 if leads:
                     self._measure_memory(pending)
                 status = self._run_tests()
@@ -667,14 +676,20 @@ class Runner:
         for m in rows:
             if len(finished.get(m.seq, ())) < self.crew.team.size and not m.error:
                 m = m._replace(error=CUT_SHORT)
-            self.log.append(m)
+            self._log(m)
+
+    def _log(self, m: Measurement) -> None:
+        """Rank 0: a row into measurements.csv, and beside its test's rounds where it has them."""
+        assert self.log is not None
+        self.log.append(m)
+        if m.test in self.rounds:
+            self.rounds[m.test].append(m)
 
     def _keep(self, m: Measurement, written_by: int | None = None) -> None:
         """A measurement, into measurements.csv (one client) or into the next step's rows (many), with the
         rank, its host, whose writes a read met, and its start and end on rank 0's clock."""
         if not self.crew.many:
-            assert self.log is not None
-            self.log.append(m)
+            self._log(m)
             return
         crew = self.crew
         on_zero = (lambda ns: None if ns is None else (ns + crew.clock_offset_ns - crew.base_ns) / 1e9)
@@ -735,9 +750,20 @@ class Runner:
         return "complete"
 
     def _pattern_test(self, test: ExpandedTest) -> str:
+        """The laid-out file (and, asked for, its preconditioning), then the trials; a test by rounds stops
+        at the first round that ends a steady window (asked before each round, so a resumed run stops where
+        it would have)."""
+        if test.precondition_bytes and not any(o.seq in self.done for o in test.ops):
+            self._precondition(test)
+        this_round = None
         for op in test.ops:
             if op.seq in self.done:
                 continue
+            if op.steady_window and op.trial != this_round:
+                this_round = op.trial
+                if op.trial >= op.steady_window and self._steady(test):
+                    self._skip([o for o in test.ops if o.trial >= op.trial and o.seq not in self.done])
+                    break
             if op.existing:
                 self._ensure_file(op, test)
             if op.reads:
@@ -747,6 +773,38 @@ class Runner:
             if not op.existing:
                 self.work.unlink(self.place.touch(op, test).file)
         return "complete"
+
+    def _steady(self, test: ExpandedTest) -> bool:
+        """Whether the rounds so far end a window in which every point is steady (analysis/steady.py), judged
+        on rank 0 over every rank's rows (their aggregate), the same verdict on every rank."""
+        self._step()                     # many clients: every rank's rows reach rank 0
+        found = None
+        if self.crew.leads:
+            rows = Table.from_rows(self.rounds[test.name]).valid()
+            if self.crew.many:
+                from .analysis.clients import aggregate
+                rows = aggregate(rows, self.crew.team.size)
+            judged = steadiness(rows)
+            found = judged is not None and judged.steady
+            if found:
+                first, last = judged.window_rounds
+                self.console.print(f"{test.name}: steady over rounds {first}-{last}; the rounds stop there")
+        return bool(self.crew.team.share(found))
+
+    def _precondition(self, test: ExpandedTest) -> None:
+        """The span written twice sequentially (untimed, not a measurement) before the test's first measurement:
+        SNIA PTS's workload-independent preconditioning, so that the measurements meet written flash."""
+        first = test.ops[0]
+        self._ensure_file(first, test)
+        self._step()                     # many clients: a shared file is laid out before anyone writes it
+        touch = self.place.touch(replace(first, op="write"), test)
+        started = time.monotonic()
+        for _ in range(2):
+            self._helper_ok(precondition_args(self.work.file(touch.file), first.size_bytes, touch.offset_bytes,
+                                              first.engine, first.fill, first.data_seed))
+        if self.crew.leads:
+            self.console.print(f"{test.name}: preconditioned: the span ({format_bytes(first.size_bytes)}) written "
+                               f"twice sequentially in 128 KiB requests, {time.monotonic() - started:.1f} s")
 
     def _sustained_test(self, test: ExpandedTest) -> str:
         """The files one after another, each streamed in chunks with the drive's temperature beside each
@@ -857,12 +915,17 @@ class _ProgressBar:
                                  disable=not (enabled and console.is_terminal), transient=False)
         self.task = self.progress.add_task("starting", total=max(self.total, 1), last="")
 
-    def __enter__(self) -> Callable[[Op, int, float | None], None]:
+    def __enter__(self) -> "_ProgressBar":
         self.progress.__enter__()
-        return self.advance
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(*exc)
+
+    def skip(self, ops: list[Op]) -> None:
+        """Operations that will not run (rounds after a steady window): out of the total."""
+        self.total -= round(sum(sum(estimated_bytes(o)) for o in ops))
+        self.progress.update(self.task, total=max(self.total, 1))
 
     def advance(self, op: Op, nbytes: int, seconds: float | None) -> None:
         rate = format_rate(nbytes / seconds) if seconds else ""

@@ -4,7 +4,8 @@ model (a fixed rate and latency) so that the numbers are known. No compiled bina
 of the real helper stay in test_helper.py and the truth tests.
 
 `interrupt_at`: the measurement (by its position among the measurements asked for) at which the fake
-raises KeyboardInterrupt, as a Ctrl-C during a run does."""
+raises KeyboardInterrupt, as a Ctrl-C during a run does. `slower`: a factor on the modelled seconds of each
+measurement (by that position), for a rate that moves."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class FakeHelper:
     interrupt_at: int | None = None
     calls: list[list[str]] = field(default_factory=list)
     measured: int = 0
+    slower: Callable[[int], float] = lambda k: 1.0
 
     def __enter__(self) -> "FakeHelper":
         return self
@@ -70,7 +72,7 @@ class FakeHelper:
         else:
             with open(path, "rb") as src:
                 src.read(moved)
-        seconds = LATENCY_S + moved / RATE_BYTES_PER_S
+        seconds = (LATENCY_S + moved / RATE_BYTES_PER_S) * (self.slower(self.measured) if timed else 1.0)
         granularity = int(str(f.get("granularity", moved)))
         answer: dict[str, Any] = {
             "op": args[0], "path": str(path), "bytes": moved, "seconds": seconds,
@@ -100,6 +102,7 @@ class FakeHelpers:
     interrupt_at: int | None = None
     sessions: list[FakeHelper] = field(default_factory=list)
     once_calls: list[list[str]] = field(default_factory=list)
+    slower: Callable[[int], float] = lambda k: 1.0
 
     def once(self, args: list[str]) -> HelperResult:
         self.once_calls.append(list(args))
@@ -107,6 +110,6 @@ class FakeHelpers:
                                 "clock": "fake", "target": {"fs_type": "fake"}})
 
     def session(self) -> FakeHelper:
-        self.sessions.append(FakeHelper(self.interrupt_at))
+        self.sessions.append(FakeHelper(self.interrupt_at, slower=self.slower))
         self.interrupt_at = None            # the next session (a resume) runs to the end
         return self.sessions[-1]

@@ -79,3 +79,177 @@ def test_a_figure_that_changes_once_is_steady_only_after_the_change():
         v = first_steady(y)
         assert v.steady and v.first_round > 8
         assert v.mean == pytest.approx(60, rel=0.02)
+
+
+# -- a test by rounds: the verdict on measurements, the runner's early stop, preconditioning, compare
+
+def _rows(rates_mb_s: list[float], window: int, max_rounds: int, op: str = "write"):
+    """A test by rounds of one point whose round k moved 10 MB at rates_mb_s[k]."""
+    from stibium_py.measurement import Measurement
+    from stibium_py.table import Table
+    return Table.from_rows(Measurement(seq=k, test="t", op=op, kind="pattern", access="random", size_bytes=10**7,
+                                       granularity_bytes=4096, stride_bytes=0, trial=k, file="t/data.bin",
+                                       bytes=10**7, seconds=10 / r, steady_window=window, steady_max_rounds=max_rounds)
+                           for k, r in enumerate(rates_mb_s))
+
+
+def test_a_rate_switched_mid_run_is_steady_only_in_rounds_after_the_switch():
+    """Eight rounds at 100 MB/s, then 50 MB/s, 1 % noise (seed 3): the first steady window begins after the
+    switch, and the rates are of it alone."""
+    from stibium_py.analysis.steady import steadiness, window_rows
+    rng = np.random.default_rng(3)
+    rates = [100.0] * 8 + [50.0] * 22
+    rows = _rows([r * np.exp(rng.normal(0, 0.01)) for r in rates], window=10, max_rounds=30)
+    judged = steadiness(rows)
+    assert judged.steady and judged.rounds == 30
+    first, last = judged.window_rounds
+    assert first == 9 and last == 18 and judged.steady_round == 18       # the first window wholly after it
+    kept = window_rows(rows, {"t": judged})
+    assert sorted(kept.trial.tolist()) == list(range(8, 18))
+    assert judged.points[0].verdict.mean == pytest.approx(50e6, rel=0.01)
+
+
+def test_rounds_count_only_while_every_point_has_its_measurement():
+    from stibium_py.analysis.steady import steadiness
+    from stibium_py.table import Table
+    reads = _rows([100.0] * 6, window=4, max_rounds=10, op="read")
+    writes = _rows([100.0] * 4, window=4, max_rounds=10)         # the writes of rounds 5 and 6 are missing
+    judged = steadiness(Table.concat([reads, writes]))
+    assert judged.rounds == 4 and judged.steady_round == 4 and len(judged.points) == 2
+
+
+RUN_PLAN = """name: rounds
+tests:
+  - name: p
+    kind: pattern
+    op: [read, write]
+    access: random
+    granularities: [4KiB]
+    bytes: 64KiB
+    span: 256KiB
+    steady: {{window: 4, max_rounds: 9}}{extra}
+"""
+
+
+def _run(tmp_path, helpers, extra: str = "", name: str = "r"):
+    from rich.console import Console
+
+    from stibium_py.runner import LoadedPlan, RunOptions, start_run
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(RUN_PLAN.format(extra=extra))
+    return start_run(LoadedPlan.read(path), RunOptions(target=tmp_path / f"t-{name}", out_dir=tmp_path / name,
+                                                       progress=False), Console(quiet=True), helpers)
+
+
+def test_the_rounds_stop_at_the_first_steady_window(tmp_path):
+    """The fake helper's rate does not move: every window is steady, so the run stops after the first four
+    rounds of its nine, complete, and the report says where."""
+    from fake_helper import FakeHelpers
+
+    from stibium_py.pipeline import summarize_run
+    finished = _run(tmp_path, FakeHelpers())
+    assert finished.status == "complete"
+    _, rows, summary = summarize_run(finished.path)
+    assert sorted(rows.trial.tolist()) == [0, 0, 1, 1, 2, 2, 3, 3]
+    e = next(t for t in summary.tests if t.op == "write")
+    assert e.steady.steady and e.steady.window_rounds == (1, 4) and e.points[0].trials == 4
+    assert not [w for w in summary.warnings if "steady" in w.message]
+
+
+def test_an_interrupted_run_by_rounds_resumes_and_stops_where_it_would_have(tmp_path):
+    from fake_helper import FakeHelpers
+
+    from rich.console import Console
+    from stibium_py.preflight import RunError
+    from stibium_py.runner import RunOptions, resume_run
+    from stibium_py.store import read_measurements
+    helpers = FakeHelpers(interrupt_at=3)
+    with pytest.raises(RunError):
+        _run(tmp_path, helpers)
+    run_dir = next((tmp_path / "r").iterdir())
+    finished = resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), helpers)
+    rows, _ = read_measurements(run_dir)
+    assert finished.status == "complete" and sorted(rows.valid().trial.tolist()) == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_a_rate_that_keeps_falling_runs_every_round_and_is_not_steady(tmp_path):
+    """Each measurement 6 % slower than the one before: no window of four rounds is steady; the warning says
+    how far the rounds went and what to do, and compare says the comparison is not of steady-state rates."""
+    from fake_helper import FakeHelpers
+
+    from stibium_py.compare import compare_runs, load_run
+    from stibium_py.pipeline import summarize_run
+    finished = _run(tmp_path, FakeHelpers(slower=lambda k: 1.06 ** k))
+    _, rows, summary = summarize_run(finished.path)
+    assert len(rows) == 18
+    found = [w for w in summary.warnings if "steady" in w.message]
+    assert sorted(w.test for w in found) == ["p (read)", "p (write)"]
+    said = next(w for w in found if w.test == "p (write)")
+    assert said.message.startswith("not steady after 9 rounds: p write random 4 KiB: the range is ")
+    assert said.message.endswith("; its rates are of rounds 6-9, which still move")
+    assert said.what_to_do == ("raise steady.max_rounds, precondition the span (precondition: true) so that "
+                                   "writes meet a written device, or quote these rates as not steady")
+    assert next(t for t in summary.tests if t.op == "write").points[0].trials == 4
+    steady_run = _run(tmp_path, FakeHelpers(), name="s")
+    result = compare_runs(load_run(steady_run.path), load_run(finished.path), allow_different_plans=True)
+    assert len(result.cautions) == 2 and all(c.endswith(       # (the fake's memory speed may caution too)
+        "not steady on B (the rates are of the last rounds, still moving): not a comparison of steady-state rates")
+        for c in result.cautions.values())
+
+
+def test_preconditioning_writes_the_span_twice_before_the_first_measurement(tmp_path):
+    from fake_helper import FakeHelpers
+    helpers = FakeHelpers()
+    _run(tmp_path, helpers, extra="\n    precondition: true")
+    calls = helpers.sessions[0].calls
+    first = next(i for i, c in enumerate(calls) if c[0] in ("read", "write") and "--latency" not in c)
+    before = [c for c in calls[:first] if c[0] == "write" and "--existing" in c]
+    assert len(before) == 2
+    for c in before:
+        flags = dict(zip(c[1::2], c[2::2]))
+        assert flags["--bytes"] == flags["--span"] == str(256 * 1024)
+        assert flags["--granularity"] == str(128 * 1024) and flags["--sync"] == "fsync"
+
+
+PLAN = """\
+name: q
+tests:
+  - name: a
+    kind: pattern
+    op: [read, write]
+    granularities: [4KiB]
+    bytes: 64KiB
+{extra}"""
+
+
+def _expanded(tmp_path, extra: str):
+    from stibium_py.plan import load_and_expand
+    path = tmp_path / "plan.yaml"
+    path.write_text(PLAN.format(extra=extra))
+    return load_and_expand(path)[2]
+
+
+def test_a_test_by_rounds_expands_to_its_most_rounds_and_preconditioning_is_counted(tmp_path):
+    e = _expanded(tmp_path, "    steady: {window: 5, max_rounds: 7}\n    precondition: true\n")
+    assert len(e.ops) == 2 * 7 and sorted({o.trial for o in e.ops}) == list(range(7))
+    assert {(o.steady_window, o.steady_max_rounds) for o in e.ops} == {(5, 7)}
+    assert e.tests[0].precondition_bytes == 2 * 65536
+    assert e.bytes_written == 7 * 65536 + 65536 + 2 * 65536       # the writes, the layout, preconditioning
+    # a plan of trials keeps its ops' form: runs made before rounds existed still resume
+    assert "steady_window" not in _expanded(tmp_path, "    trials: 3\n").ops_as_dicts()[0]
+
+
+@pytest.mark.parametrize("extra,message", [
+    ("    trials: 3\n    steady: {window: 5}\n", "plan.yaml:3: tests[0]: give trials or steady, not both: with steady, "
+                                                 "the rounds are the trials (steady.max_rounds at most)"),
+    ("    steady: {window: 10, max_rounds: 5}\n", "plan.yaml:8: tests[0].steady: max_rounds (5) is smaller than window "
+                                                 "(10): raise max_rounds to at least the window"),
+    ("    steady: {window: 2}\n", "plan.yaml:8: tests[0].steady.window: Input should be greater than or equal to 3 (got 2)"),
+    ("    layout: fresh\n    precondition: true\n", "plan.yaml:3: tests[0]: precondition writes the laid-out file; it "
+                                                    "needs layout: laid-out"),
+])
+def test_rounds_and_preconditioning_plan_errors(tmp_path, extra, message):
+    from stibium_py.plan.model import PlanError
+    with pytest.raises(PlanError) as e:
+        _expanded(tmp_path, extra)
+    assert str(e.value).replace(str(tmp_path) + "/", "") == message

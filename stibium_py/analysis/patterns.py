@@ -17,6 +17,7 @@ from . import below
 from .estimate import Estimate
 from . import rates
 from .histogram import HistogramError, LatencyHistogram
+from .steady import Steadiness
 
 KNEE_FRACTION = 0.9
 
@@ -223,6 +224,7 @@ class PatternResult:
     depth_knees: dict[tuple[str, int, int, int, float | None], int | None] = field(default_factory=dict)
     kind: str = "pattern"
     timing: Timing | None = None        # a test by time
+    steady: Steadiness | None = None    # a test by rounds (its points of this op): the rates are of its window
 
     @property
     def n(self) -> int:
@@ -249,11 +251,14 @@ class PatternResult:
                 "queue_depth_knees": [{"access": a, "granularity_bytes": g, "stride_bytes": st, "threads": t,
                                        "queue_depth": d, **({} if f is None else {"read_fraction": f})}
                                       for (a, g, st, t, f), d in self.depth_knees.items()],
-                **({"timing": self.timing.to_json()} if self.timing is not None else {})}
+                **({"timing": self.timing.to_json()} if self.timing is not None else {}),
+                **({"steady": self.steady.to_json()} if self.steady is not None else {})}
 
 
 def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
-                   confidence: float, shares: np.ndarray | None = None) -> PatternResult:
+                   confidence: float, shares: np.ndarray | None = None,
+                   steady: Steadiness | None = None) -> PatternResult:
+    """rows: a test by rounds gives its window's rounds only (steady.window_rows), the verdict beside."""
     pts = points(rows, resamples, seed, confidence, shares)
     knees: dict[str, int | None] = {}
     for access in sorted({p.access for p in pts}):
@@ -274,4 +279,4 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
         by_depth.setdefault((p.access, p.granularity_bytes, p.stride_bytes, p.threads, p.read_fraction), []).append(p)
     depth_knees = {key: queue_depth_knee([p.queue_depth for p in ps], [p.throughput for p in ps])
                    for key, ps in by_depth.items() if len(ps) > 1}
-    return PatternResult(name, op, rows, pts, knees, depth_knees, timing=timing(rows))
+    return PatternResult(name, op, rows, pts, knees, depth_knees, timing=timing(rows), steady=steady)

@@ -8,7 +8,12 @@ Sen's interval (exact: Kendall's distribution under no trend, nonparametric.py's
 only where the whole interval's excursion lies within the bound: a window whose point passes but whose interval reaches past the
 bound is not steady yet, and says why.
 
-Pure: numbers in, a `SteadyVerdict` out."""
+A test asked to run rounds until steady (the plan's `steady`) measures every point once a round (a round is a
+trial); `steadiness` judges its rows: the first round that ends a window in which every point is steady stops
+the rounds (the runner asks it before each round, the report asks it again of the same rows: the same verdict),
+and `window_rows` keeps only that window's rounds for the rates (the last window where none was steady).
+
+Pure: numbers or measurements in, verdicts out."""
 
 from __future__ import annotations
 
@@ -17,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ..table import Table
 from .nonparametric import _kendall_p_exact
+from .rates import PointKey, label
 
 PTS_WINDOW = 5
 PTS_MAX_RANGE = 0.20          # of the window's mean
@@ -116,3 +123,135 @@ def first_steady(values: Any, window: int = STEADY_WINDOW, **bounds: Any) -> Ste
         if last.steady:
             return last
     return last
+
+
+# what a point of a test is, as its measurements name it
+POINT_FIELDS = ("op", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction")
+
+
+@dataclass(frozen=True)
+class PointRounds:
+    """One point of a test by rounds: its rate in each complete round (bytes/s, round 1 first) and the verdict
+    on the test's window (None before a window's worth of rounds)."""
+
+    point: tuple                       # its POINT_FIELDS' values
+    rates_bytes_per_s: tuple[float, ...]
+    verdict: SteadyVerdict | None
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        return dict(zip(POINT_FIELDS, self.point))
+
+    def key(self, test: str) -> PointKey:
+        op, access, gran, stride, depth, threads, mix = self.point
+        return PointKey(test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix)
+
+    def label(self, test: str) -> str:
+        """A point for people: steady write random 4 KiB Q32T1."""
+        return label(self.key(test))
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.fields, "rates_bytes_per_s": list(self.rates_bytes_per_s),
+                "verdict": self.verdict.to_json() if self.verdict is not None else None}
+
+
+@dataclass(frozen=True)
+class Steadiness:
+    """A test by rounds: the window and the most rounds the plan allows, the complete rounds measured, the last
+    round of the first window in which every point was steady (None: not steady), and each point's rounds."""
+
+    test: str
+    window: int
+    max_rounds: int
+    rounds: int
+    steady_round: int | None
+    points: tuple[PointRounds, ...]
+
+    @property
+    def steady(self) -> bool:
+        return self.steady_round is not None
+
+    @property
+    def window_rounds(self) -> tuple[int, int]:
+        """The rounds (from 1) the rates are of: the steady window, else the last window (every round where
+        there are fewer than a window's)."""
+        last = self.steady_round or self.rounds
+        return max(1, last - self.window + 1), last
+
+    @property
+    def unsteady(self) -> list[PointRounds]:
+        """Points not steady in the window (with why), where the test is not."""
+        return [p for p in self.points if p.verdict is None or not p.verdict.steady]
+
+    def for_op(self, op: str) -> "Steadiness":
+        return Steadiness(self.test, self.window, self.max_rounds, self.rounds, self.steady_round,
+                          tuple(p for p in self.points if p.fields["op"] == op))
+
+    def to_json(self) -> dict[str, Any]:
+        first, last = self.window_rounds
+        return {"window": self.window, "max_rounds": self.max_rounds, "rounds": self.rounds, "steady": self.steady,
+                "steady_round": self.steady_round, "window_rounds": [first, last],
+                "points": [p.to_json() for p in self.points]}
+
+
+def _verdict(values: np.ndarray, first_round: int) -> SteadyVerdict | None:
+    """The verdict on a window; None where a round has no positive rate (it cannot be judged)."""
+    if not (np.all(np.isfinite(values)) and np.all(values > 0)):
+        return None
+    return judge(values, first_round=first_round)
+
+
+def steadiness(rows: Table) -> Steadiness | None:
+    """The verdict on one test's valid measurements (many clients: their aggregate); None for a test of
+    trials. Rounds count while every point has its measurement, from the first round on."""
+    asked = rows.col("steady_window").astype(float) if len(rows) else np.array([])
+    if not np.isfinite(asked).any():
+        return None
+    window = int(np.nanmax(asked))
+    max_rounds = int(np.nanmax(rows.col("steady_max_rounds").astype(float)))
+    trial = rows.col("trial").astype(np.int64)
+    rate = rows.col("bytes").astype(float) / rows.col("seconds").astype(float)
+    by_point = {}
+    for key, idx in rows.groups(*POINT_FIELDS).items():
+        per_round = np.full(max_rounds, np.nan)
+        per_round[trial[idx]] = rate[idx]
+        by_point[key] = per_round
+    have = np.all([np.isfinite(v) for v in by_point.values()], axis=0)
+    rounds = int(np.argmin(have)) if not have.all() else len(have)
+    steady_round = None
+    for end in range(window, rounds + 1):
+        found = [_verdict(v[end - window:end], end - window + 1) for v in by_point.values()]
+        if all(f is not None and f.steady for f in found):
+            steady_round = end
+            break
+    last = steady_round or rounds
+    points = tuple(PointRounds(key, tuple(float(x) for x in v[:rounds]),
+                               _verdict(v[last - window:last], last - window + 1) if last >= window else None)
+                   for key, v in sorted(by_point.items(), key=lambda kv: tuple(str(x) for x in kv[0])))
+    return Steadiness(str(rows.test[0]), window, max_rounds, rounds, steady_round, points)
+
+
+def judge_tests(rows: Table) -> dict[str, Steadiness]:
+    """The verdict on every test by rounds among valid measurements, by test name."""
+    if not len(rows) or not np.isfinite(rows.col("steady_window").astype(float)).any():
+        return {}
+    out = {}
+    for (test,), idx in rows.groups("test").items():
+        found = steadiness(rows.take(idx))
+        if found is not None:
+            out[test] = found
+    return out
+
+
+def window_rows(rows: Table, judged: dict[str, Steadiness]) -> Table:
+    """The measurements the rates are of: a test by rounds keeps its window's rounds (Steadiness.window_rounds),
+    every other measurement stays."""
+    if not judged:
+        return rows
+    keep = np.ones(len(rows), bool)
+    test, trial = rows.test, rows.col("trial").astype(np.int64)
+    for name, s in judged.items():
+        first, last = s.window_rounds
+        mine = test == name
+        keep &= ~mine | ((trial >= first - 1) & (trial <= last - 1))
+    return rows.take(keep)

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from ..kinds import Kind, by_kind
 from ..memory import Shape
 from ..table import Table
-from . import below
+from . import below, steady
 
 from .files import FilesResult, files_inputs, files_numbers
 from .patterns import pattern_result
@@ -49,6 +49,7 @@ class _Context:
     ceiling_bytes_per_s: float | None
     memory_rates: dict[Shape, float]
     executor: Executor | None
+    judged: dict[str, steady.Steadiness]      # tests by rounds, by name
 
 
 Pending = Callable[[], list[Result]]
@@ -66,8 +67,10 @@ def _files(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
 
 def _pattern(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
     s = ctx.s
+    judged = ctx.judged.get(name)
     result = pattern_result(name, op, rows, s.resamples, s.seed, s.confidence,
-                            below.memory_shares(rows, ctx.memory_rates))
+                            below.memory_shares(rows, ctx.memory_rates),
+                            judged.for_op(op) if judged is not None else None)
     return lambda: [result]
 
 
@@ -89,11 +92,13 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     memory_rates: what memory does for each read shape (run.json's memory_reads), the yardstick of a cache
     below the file system; target_facts: run.json's, whose stack names the layers below it."""
     good = rows.valid()
-    ctx = _Context(s, ceiling_bytes_per_s, memory_rates or {}, executor)
+    judged = steady.judge_tests(good)
+    ctx = _Context(s, ceiling_bytes_per_s, memory_rates or {}, executor, judged)
     # tests in the order the run began them (failed measurements count)
     order = {key: int(rows.seq[idx[0]]) for key, idx in rows.groups("test", "op").items()}
-    groups = sorted(good.groups("test", "op", "kind").items(), key=lambda kv: order[kv[0][:2]])
-    pending = [SUMMARISERS[kind](name, op, good.take(idx), ctx) for (name, op, kind), idx in groups]
+    rated = steady.window_rows(good, judged)      # a test by rounds: its window's rounds
+    groups = sorted(rated.groups("test", "op", "kind").items(), key=lambda kv: order[kv[0][:2]])
+    pending = [SUMMARISERS[kind](name, op, rated.take(idx), ctx) for (name, op, kind), idx in groups]
     results: list[Result] = [r for later in pending for r in later()]
     found = warnings(results, good, facts or {}, target_facts or {})
     if damaged_rows:

@@ -155,6 +155,25 @@ def _pattern_warnings(e: PatternResult, add: Any) -> None:
         add("warning", label, f"{len(single)} of {len(e.points)} points have {ONE_TRIAL}: a median of one has no "
             f"interval, and compare gives them no verdict", "set trials: 6 or more in the plan (5 or fewer give "
             "the range of the trials, whose confidence the report states)")
+    st = e.steady
+    if st is None or st.steady:
+        return
+    first, last = st.window_rounds
+    moving = st.unsteady             # this op's points that kept the test from steady state
+    if not moving:
+        return
+    why = (f"{moving[0].label(e.name)}: {moving[0].verdict.why}" if moving[0].verdict is not None
+           else f"{st.rounds} rounds, fewer than the window of {st.window}")
+    more = f" (and {len(moving) - 1} more points)" if len(moving) > 1 else ""
+    if st.rounds >= st.max_rounds:
+        add("warning", label, f"not steady after {st.rounds} rounds: {why}{more}; its rates are of rounds "
+            f"{first}-{last}, which still move",
+            "raise steady.max_rounds, precondition the span (precondition: true) so that writes meet a written "
+            "device, or quote these rates as not steady")
+    else:
+        add("warning", label, f"not steady yet: {st.rounds} of {st.max_rounds} rounds were measured before the "
+            f"run stopped ({why}{more}); its rates are of rounds {first}-{last}",
+            "finish the run with stibium resume, which goes on with the rounds")
 
 
 def _sustained_warnings(e: SustainedTestResult, add: Any) -> None:

@@ -57,6 +57,7 @@ class ExpandedTest:
     free_bytes: int | None = None              # sustained with fraction_of_free: the free space it was taken of
     sharing: str = "per-client"                # with many clients: per-client files, or one shared file
     read_from: str = "own"                     # with many clients: own, or another client's writes
+    precondition_bytes: int = 0                # pattern tests: written sequentially before the first measurement
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ class Expanded:
     @property
     def bytes_written(self) -> int:
         """Every byte the run writes: measured writes (those by time on the assumed device) and layouts."""
-        return round(sum(estimated_bytes(o)[1] for o in self.ops)) + sum(t.layout_bytes for t in self.tests)
+        return round(sum(estimated_bytes(o)[1] for o in self.ops)) + sum(t.layout_bytes + t.precondition_bytes
+                                                                         for t in self.tests)
 
     def space_needed_bytes(self, keep_files: bool = False) -> int:
         """Free space the run needs at its peak (test files are removed after each test)."""
@@ -77,8 +79,9 @@ class Expanded:
 
     @property
     def estimated_s(self) -> float:
-        """The run's duration on the assumed device: layouts at the assumed rate, then every operation."""
-        layouts = sum(t.layout_bytes for t in self.tests)
+        """The run's duration on the assumed device: layouts and preconditioning at the assumed rate, then every
+        operation (rounds until steady: all of them, the longest it can take)."""
+        layouts = sum(t.layout_bytes + t.precondition_bytes for t in self.tests)
         return layouts / ASSUMED_RATE_BYTES_PER_S + sum(estimated_s(o) for o in self.ops)
 
     def ops_as_dicts(self) -> list[dict[str, Any]]:
@@ -250,7 +253,9 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
                     for qd in depths:
                         for t in threads:
                             combos.append((op, fraction, access, g, st, qd, t))
-    _check_count(len(combos) * test.trials, where / "trials")
+    trials = test.steady.max_rounds if test.steady is not None else test.trials
+    window, max_rounds = (test.steady.window, test.steady.max_rounds) if test.steady is not None else (0, 0)
+    _check_count(len(combos) * trials, where / ("steady" if test.steady is not None else "trials"))
     needed = 0
     for op, _f, access, g, st, _qd, _t in combos:
         if moved % g and access != "sequential":
@@ -267,7 +272,7 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
     layout = f"{test.name}/data.bin"
     rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
     ops = []
-    for trial in range(test.trials):
+    for trial in range(trials):
         for ci in rng.permutation(len(combos)):
             op, fraction, access, g, st, qd, t = combos[ci]
             fresh = op == "write" and test.layout == "fresh"
@@ -279,11 +284,13 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
                           seed=_derive_seed(s["seed"], test.name, trial, op, *mix, access, g, st,
                                             *_in_flight(qd, t)),
                           data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t, read_fraction=fraction,
-                          duration_s=duration_s, warmup_s=warmup_s))
+                          duration_s=duration_s, warmup_s=warmup_s, steady_window=window,
+                          steady_max_rounds=max_rounds))
     needs_layout = any(o.existing for o in ops)
     return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
                         layout_bytes=span if needs_layout else 0,
-                        files_bytes=(span if needs_layout else 0) + (span if test.layout == "fresh" else 0))
+                        files_bytes=(span if needs_layout else 0) + (span if test.layout == "fresh" else 0),
+                        precondition_bytes=2 * span if test.precondition else 0)
 
 
 def _granular(value: Size, granularity: int, units: str, where: Where) -> int:

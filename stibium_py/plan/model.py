@@ -157,6 +157,26 @@ class FilesTest(_TestBase):
     _own_files = model_validator(mode="after")(lambda self: _not_shared(self, "files"))
 
 
+MAX_ROUNDS = 1000
+
+
+class Steady(_Strict):
+    """Rounds until steady (SNIA PTS): the test's points are measured round after round, and the rounds stop
+    at the first window in which every point is steady (docs/methods.md, "Steady state")."""
+
+    window: int = Field(10, ge=3, le=100, description="rounds judged together, 3 to 100 (PTS uses 5; ten tell a "
+                        "drift of 2 % a round from a flat figure)")
+    max_rounds: int = Field(25, ge=3, le=MAX_ROUNDS, description="at most this many rounds; not steady by then is "
+                            "a warning")
+
+    @model_validator(mode="after")
+    def _room_for_a_window(self) -> "Steady":
+        if self.max_rounds < self.window:
+            raise ValueError(f"max_rounds ({self.max_rounds}) is smaller than window ({self.window}): raise "
+                             f"max_rounds to at least the window")
+        return self
+
+
 class PatternTest(_TestBase):
     """Requests of one granularity inside one file, over several trials."""
 
@@ -186,6 +206,12 @@ class PatternTest(_TestBase):
                         description="repeats of each (op, access, granularity, stride, queue depth, threads)")
     layout: Literal["laid-out", "fresh"] = Field(
         "laid-out", description="writes go into a file laid out beforehand, or a fresh file per trial")
+    steady: Steady | None = Field(
+        None, description="rounds until steady instead of trials: {window: 10, max_rounds: 25}; each round "
+        "measures every point once, and the rounds stop when every point is steady over the last window")
+    precondition: bool = Field(
+        False, description="before the first measurement, write the whole span twice sequentially in 128 KiB "
+        "requests (PTS's workload-independent preconditioning), so that random writes meet a written device")
 
     @model_validator(mode="after")
     def _what_and_how_long(self) -> "PatternTest":
@@ -195,6 +221,11 @@ class PatternTest(_TestBase):
             raise ValueError("give bytes (moved per trial) or duration (how long each trial runs)")
         if self.warmup is not None and self.duration is None:
             raise ValueError("warmup needs duration: the warm-up is the first part of a trial that runs for a time")
+        if self.steady is not None and "trials" in self.model_fields_set:
+            raise ValueError("give trials or steady, not both: with steady, the rounds are the trials "
+                             "(steady.max_rounds at most)")
+        if self.precondition and self.layout == "fresh":
+            raise ValueError("precondition writes the laid-out file; it needs layout: laid-out")
         return self
 
     @model_validator(mode="after")
