@@ -263,3 +263,15 @@ def _plan_text(tmp_path: Path, text: str):
     path = tmp_path / "q.yaml"
     path.write_text(text)
     return load_and_expand(path)[2]
+
+
+def test_a_mix_that_rounds_away_from_its_share_is_said():
+    """A pass of 16 requests at 70/30 holds 11 reads and 5 writes: 68.75 % reads, said; a long pass is not."""
+    from stibium_py.analysis.warnings import warnings
+    short = [m._replace(read_bytes=11 * (4 << 20), write_bytes=5 * (4 << 20)) for m in _mixed_rows(0.7, 100e6)]
+    found = warnings([pattern_result("rnd", "mixed", Table.from_rows(short), 200, 1, 0.95)], Table.from_rows(short), {})
+    assert [(n.level, n.message) for n in found] == [
+        ("info", "the mixed 70/30 point at 4 KiB Q1T1 read 68.8% of its bytes, not 70%: each pass of the requests "
+                 "holds the share rounded to whole requests")]
+    long = _mixed_rows(0.7, 100e6)
+    assert not warnings([pattern_result("rnd", "mixed", Table.from_rows(long), 200, 1, 0.95)], Table.from_rows(long), {})

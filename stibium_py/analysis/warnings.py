@@ -13,7 +13,7 @@ import numpy as np
 from ..kinds import Kind, by_kind
 from ..table import Table
 from ..stack import MAY_CACHE, MEMORY, Stack
-from ..units import format_bytes, format_size
+from ..units import format_bytes, format_size, in_flight_label, op_label
 from .durability import MAC_ADVICE, unflushed_count
 from .files import FilesResult
 from .patterns import PatternResult
@@ -22,6 +22,7 @@ from .sustained import MIN_SIZE, SustainedTestResult
 
 Result = Union[FilesResult, PatternResult, SustainedTestResult]
 FS_CACHES_REASON = "this file system caches uncached I/O anyway"
+MIX_SHARE_TOLERANCE = 0.01      # of the bytes: a mix further from the share asked is said
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,13 @@ def _pattern_warnings(e: PatternResult, add: Any) -> None:
         add("warning", label, f"{len(single)} of {len(e.points)} points have {ONE_TRIAL}: a median of one has no "
             f"interval, and compare gives them no verdict", "set trials: 6 or more in the plan (5 or fewer give "
             "the range of the trials, whose confidence the report states)")
+    for p in e.points:
+        mix = p.mix
+        if mix is not None and abs(mix.read_share_bytes - mix.read_fraction) > MIX_SHARE_TOLERANCE:
+            add("info", label, f"the {op_label('mixed', mix.read_fraction)} point at {format_size(p.granularity_bytes)} "
+                f"{in_flight_label(p.queue_depth, p.threads) or 'Q1T1'} read {mix.read_share_bytes:.1%} of its bytes, "
+                f"not {mix.read_fraction:.0%}: each pass of the requests holds the share rounded to whole requests",
+                "move more bytes a pass (bytes, or span by time) so that the share rounds closer")
     st = e.steady
     if st is None or st.steady:
         return
