@@ -253,3 +253,13 @@ def test_rounds_and_preconditioning_plan_errors(tmp_path, extra, message):
     with pytest.raises(PlanError) as e:
         _expanded(tmp_path, extra)
     assert str(e.value).replace(str(tmp_path) + "/", "") == message
+
+
+def test_a_tests_points_are_judged_in_the_reports_order():
+    from stibium_py.analysis.steady import steadiness
+    from stibium_py.table import Table
+    rows = [_rows([100.0] * 4, window=4, max_rounds=4)]
+    for g in (16384, 1 << 20):
+        rows.append(Table.from_rows(m._replace(granularity_bytes=g) for m in _rows([100.0] * 4, window=4, max_rounds=4)))
+    judged = steadiness(Table.concat(rows))
+    assert [p.fields["granularity_bytes"] for p in judged.points] == [4096, 16384, 1 << 20]

@@ -201,6 +201,13 @@ def _verdict(values: np.ndarray, first_round: int) -> SteadyVerdict | None:
     return judge(values, first_round=first_round)
 
 
+def _point_order(point: tuple) -> tuple:
+    """Points as the report lists them: by op and access, then by the numbers (granularity, stride, queue depth,
+    threads, read share)."""
+    op, access, *numbers = point
+    return (str(op), str(access), *(float(x) if x is not None else -1.0 for x in numbers))
+
+
 def steadiness(rows: Table) -> Steadiness | None:
     """The verdict on one test's valid measurements (many clients: their aggregate); None for a test of
     trials. Rounds count while every point has its measurement, from the first round on."""
@@ -227,7 +234,7 @@ def steadiness(rows: Table) -> Steadiness | None:
     last = steady_round or rounds
     points = tuple(PointRounds(key, tuple(float(x) for x in v[:rounds]),
                                _verdict(v[last - window:last], last - window + 1) if last >= window else None)
-                   for key, v in sorted(by_point.items(), key=lambda kv: tuple(str(x) for x in kv[0])))
+                   for key, v in sorted(by_point.items(), key=lambda kv: _point_order(kv[0])))
     return Steadiness(str(rows.test[0]), window, max_rounds, rounds, steady_round, points)
 
 
