@@ -75,8 +75,8 @@ def _load_one(path: Path, complete_only: bool = False) -> Run | None:
     if complete_only and loaded.record.status != "complete":
         return None
     good = loaded.valid
-    judged = steady.judge_tests(good)
-    return Run(path, loaded.record, steady.window_rows(good, judged),
+    rated, judged = steady.rated(good)
+    return Run(path, loaded.record, rated,
                frozenset(name for name, s in judged.items() if not s.steady)) if len(good) else None
 
 
@@ -145,8 +145,7 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
                                 [(run.path.name, by_point(run.rows)) for run in b.runs], matched, settings, pool)
     platforms = (a.record.helper.get("platform"), b.record.helper.get("platform"))
-    cautions = {k: c for k in matched for c in ("; ".join(filter(None, (
-        _caution(k, below_a, below_b, platforms, ga[k], gb[k]), _unsteady(k, a, b)))),) if c}
+    cautions = {k: c for k in matched for c in (_caution(k, below_a, below_b, platforms, ga[k], gb[k], a, b),) if c}
     return TwoRuns(
         a=_facts(a), b=_facts(b), settings=settings, comparison=result, cautions=cautions,
         same_machine=same_machine(a, b), advice=advice(len(a.runs), len(b.runs), result, settings, RUNS_ADVISED),
@@ -165,9 +164,10 @@ def _memory_rates(side: Side) -> dict[Any, float]:
 
 
 def _caution(key: Any, below_a: dict[Any, float], below_b: dict[Any, float], platforms: tuple[Any, Any],
-             rows_a: Table, rows_b: Table) -> str | None:
-    """A matched point whose reads on one side or both came from a cache below the file system, or whose
-    writes were made durable differently (the drive's cache flushed on one side only)."""
+             rows_a: Table, rows_b: Table, a: Side, b: Side) -> str | None:
+    """A matched point whose reads on one side or both came from a cache below the file system, whose
+    writes were made durable differently (the drive's cache flushed on one side only), or whose test by
+    rounds did not reach steady state on a side."""
     found = []
     sides = [f"{name} at {shares[key]:.0%} of memory speed" for name, shares in (("A", below_a), ("B", below_b))
              if key in shares]
@@ -177,17 +177,11 @@ def _caution(key: Any, below_a: dict[Any, float], below_b: dict[Any, float], pla
         synced = sync_caution(platforms[0], rows_a.sync_used.tolist(), platforms[1], rows_b.sync_used.tolist())
         if synced:
             found.append(synced)
+    unsteady = [name for name, side in (("A", a), ("B", b)) if any(key.test in run.unsteady for run in side.runs)]
+    if unsteady:
+        found.append(f"not steady on {' and '.join(unsteady)} (the rates are of the last rounds, still moving): not "
+                     f"a comparison of steady-state rates")
     return "; ".join(found) or None
-
-
-def _unsteady(key: Any, a: Side, b: Side) -> str | None:
-    """A point of a test by rounds that did not reach steady state on a side: its rates are of the last window,
-    still moving, so the comparison is not of steady-state rates."""
-    sides = [name for name, side in (("A", a), ("B", b)) if any(key.test in run.unsteady for run in side.runs)]
-    if not sides:
-        return None
-    return (f"not steady on {' and '.join(sides)} (the rates are of the last rounds, still moving): not a "
-            f"comparison of steady-state rates")
 
 
 def _facts(run: Side) -> SideFacts:

@@ -905,11 +905,16 @@ ORDERS = by_kind("runner: the order of a test's operations", {
 })
 
 
+def _bytes_of(ops: list[Op]) -> int:
+    """What operations read and write, as the progress bar counts them (by time: on the assumed device)."""
+    return round(sum(sum(estimated_bytes(o)) for o in ops))
+
+
 class _ProgressBar:
     """A rich progress bar: current test, bytes done of the measurements, ETA, the last rate."""
 
     def __init__(self, pending: list[Op], console: Console, enabled: bool):
-        self.total = round(sum(sum(estimated_bytes(o)) for o in pending))   # by time: on the assumed device
+        self.total = _bytes_of(pending)
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=False),
                                  TimeRemainingColumn(), TextColumn("{task.fields[last]}"), console=console,
                                  disable=not (enabled and console.is_terminal), transient=False)
@@ -924,7 +929,7 @@ class _ProgressBar:
 
     def skip(self, ops: list[Op]) -> None:
         """Operations that will not run (rounds after a steady window): out of the total."""
-        self.total -= round(sum(sum(estimated_bytes(o)) for o in ops))
+        self.total -= _bytes_of(ops)
         self.progress.update(self.task, total=max(self.total, 1))
 
     def advance(self, op: Op, nbytes: int, seconds: float | None) -> None:

@@ -250,6 +250,13 @@ def judge_tests(rows: Table) -> dict[str, Steadiness]:
     return out
 
 
+def rated(rows: Table) -> tuple[Table, dict[str, Steadiness]]:
+    """Valid measurements as every view rates them (the summary, compare, series): the tests by rounds judged
+    and kept to their window's rounds, with the verdicts."""
+    judged = judge_tests(rows)
+    return window_rows(rows, judged), judged
+
+
 def window_rows(rows: Table, judged: dict[str, Steadiness]) -> Table:
     """The measurements the rates are of: a test by rounds keeps its window's rounds (Steadiness.window_rounds),
     every other measurement stays."""

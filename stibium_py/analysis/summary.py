@@ -92,11 +92,10 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     memory_rates: what memory does for each read shape (run.json's memory_reads), the yardstick of a cache
     below the file system; target_facts: run.json's, whose stack names the layers below it."""
     good = rows.valid()
-    judged = steady.judge_tests(good)
+    rated, judged = steady.rated(good)      # a test by rounds: its window's rounds, and its verdict
     ctx = _Context(s, ceiling_bytes_per_s, memory_rates or {}, executor, judged)
     # tests in the order the run began them (failed measurements count)
     order = {key: int(rows.seq[idx[0]]) for key, idx in rows.groups("test", "op").items()}
-    rated = steady.window_rows(good, judged)      # a test by rounds: its window's rounds
     groups = sorted(rated.groups("test", "op", "kind").items(), key=lambda kv: order[kv[0][:2]])
     pending = [SUMMARISERS[kind](name, op, rated.take(idx), ctx) for (name, op, kind), idx in groups]
     results: list[Result] = [r for later in pending for r in later()]

@@ -8,20 +8,31 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..analysis.patterns import PatternResult
-from ..analysis.steady import PointRounds, Steadiness
+from ..analysis.steady import PointRounds, Steadiness, SteadyVerdict
 from ..units import format_rate
 from .figures import layout
 from .page import esc, table
 
 
-def verdict_line(name: str, st: Steadiness) -> str:
-    """A line such as: t: steady over rounds 5-14 (window 10, at most 25 rounds)."""
+def verdict(name: str, st: Steadiness) -> str:
+    """t: steady over rounds 5-14 (window 10, at most 25 rounds)"""
     first, last = st.window_rounds
     if st.steady:
-        return (f"{name}: steady over rounds {first}-{last} (window {st.window}, at most {st.max_rounds} rounds); "
-                f"the rates are of those rounds")
-    return (f"{name}: not steady after {st.rounds} of at most {st.max_rounds} rounds (window {st.window}); the rates "
-            f"are of rounds {first}-{last}")
+        return f"{name}: steady over rounds {first}-{last} (window {st.window}, at most {st.max_rounds} rounds)"
+    return f"{name}: not steady after {st.rounds} of at most {st.max_rounds} rounds (window {st.window})"
+
+
+def verdict_line(name: str, st: Steadiness) -> str:
+    """The verdict and the rounds the rates are of."""
+    first, last = st.window_rounds
+    return verdict(name, st) + ("; the rates are of those rounds" if st.steady else
+                                f"; the rates are of rounds {first}-{last}")
+
+
+def _slope(v: SteadyVerdict, digits: int) -> tuple[str, str]:
+    """The slope a round as a share of the window's mean, and its interval: ("+0.3%", "[-0.6%, +1.1%]")."""
+    share = (lambda x: f"{x / v.mean:+.{digits}%}")
+    return share(v.slope_per_round), f"[{share(v.slope_low)}, {share(v.slope_high)}]"
 
 
 def _slope_text(p: PointRounds) -> str:
@@ -29,10 +40,9 @@ def _slope_text(p: PointRounds) -> str:
     v = p.verdict
     if v is None:
         return "no verdict (fewer rounds than the window)"
-    share = (lambda x: f"{x / v.mean:+.1%}")
-    return (f"{format_rate(v.mean)}, slope {share(v.slope_per_round)} a round [{share(v.slope_low)}, "
-            f"{share(v.slope_high)}], range {v.range_fraction:.1%}, least-squares excursion "
-            f"{v.excursion_fraction:.1%}{'' if v.steady else '; ' + v.why}")
+    slope, interval = _slope(v, 1)
+    return (f"{format_rate(v.mean)}, slope {slope} a round {interval}, range {v.range_fraction:.1%}, least-squares "
+            f"excursion {v.excursion_fraction:.1%}{'' if v.steady else '; ' + v.why}")
 
 
 def terminal_lines(e: PatternResult) -> list[str]:
@@ -63,8 +73,7 @@ def rounds_figure(entries: list[PatternResult]) -> go.Figure | None:
     fig.add_vrect(x0=first - 0.5, x1=last + 0.5, fillcolor="green" if st.steady else "orange", opacity=0.12,
                   line_width=0, annotation_text="steady window" if st.steady else "last window, not steady",
                   annotation_position="top left")
-    title = verdict_line(name, st).split(";")[0]
-    return layout(fig, title, "round", "rate (B/s)")
+    return layout(fig, verdict(name, st), "round", "rate (B/s)")
 
 
 def section(entries: list[PatternResult]) -> str:
@@ -77,8 +86,7 @@ def section(entries: list[PatternResult]) -> str:
     for p in pts:
         v = p.verdict
         rows.append([p.label(name), "yes" if v is not None and v.steady else "no",
-                     *([format_rate(v.mean), f"{v.slope_per_round / v.mean:+.2%}",
-                        f"[{v.slope_low / v.mean:+.2%}, {v.slope_high / v.mean:+.2%}]", f"{v.range_fraction:.1%}",
+                     *([format_rate(v.mean), *_slope(v, 2), f"{v.range_fraction:.1%}",
                         f"{v.excursion_fraction:.1%}", v.why or "-"] if v is not None else ["-"] * 6)])
     return (f"<h3>Rounds until steady</h3><p>{esc(verdict_line(name, st))}.</p><p class=\"muted\">Each round "
             f"measures every point once. A window of rounds is steady (SNIA PTS) where the rate's range is within 20 % "
