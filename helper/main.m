@@ -134,14 +134,15 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
     "[--access sequential|strided|random] [--stride S] [--span N] [--offset N] [--seed K] [--data-seed K] "             \
     "[--fill random|offset|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
-    "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] | "     \
+    "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
+    "[--stonewall S [--wearout]] | "                                                                       \
     "evict --path F | residency --path F | batch"
 
 /* The flags that take a value, and where each goes. */
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
                     SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY,
                     SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY, SB_FLAG_CHUNK, SB_FLAG_DEVICE_BLOCK,
-                    SB_FLAG_OFFSET, SB_FLAG_READ_FRACTION, SB_FLAG_DURATION, SB_FLAG_WARMUP };
+                    SB_FLAG_OFFSET, SB_FLAG_READ_FRACTION, SB_FLAG_DURATION, SB_FLAG_WARMUP, SB_FLAG_STONEWALL };
 
 static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--path", SB_FLAG_PATH}, {"--bytes", SB_FLAG_BYTES}, {"--granularity", SB_FLAG_GRANULARITY},
@@ -151,10 +152,10 @@ static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--queue-depth", SB_FLAG_QUEUE_DEPTH}, {"--threads", SB_FLAG_THREADS}, {"--io-method", SB_FLAG_IO_METHOD},
     {"--verify", SB_FLAG_VERIFY}, {"--chunk", SB_FLAG_CHUNK}, {"--device-block", SB_FLAG_DEVICE_BLOCK},
     {"--offset", SB_FLAG_OFFSET}, {"--read-fraction", SB_FLAG_READ_FRACTION}, {"--duration", SB_FLAG_DURATION},
-    {"--warmup", SB_FLAG_WARMUP},
+    {"--warmup", SB_FLAG_WARMUP}, {"--stonewall", SB_FLAG_STONEWALL},
 };
 
-/* The longest --duration or --warmup: a week. */
+/* The longest --duration, --warmup or --stonewall: a week. */
 #define SB_MAX_SECONDS (7.0 * 24 * 3600)
 
 /* Index of v in names (count of them), or -1. */
@@ -277,7 +278,8 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
         return SB_OK;
     case SB_FLAG_READ_FRACTION:
     case SB_FLAG_DURATION:
-    case SB_FLAG_WARMUP: {
+    case SB_FLAG_WARMUP:
+    case SB_FLAG_STONEWALL: {
         errno = 0;
         double x = strtod(v, &end);
         int ok = !errno && end != v && !*end && isfinite(x);
@@ -290,10 +292,12 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
         }
         if (!ok || x <= 0 || x > SB_MAX_SECONDS)
             return sb_usage(out, kind == SB_FLAG_DURATION ? "--duration must be seconds above 0, at most a week, not '%s'"
-                                                         : "--warmup must be seconds above 0, at most a week, not '%s'", v);
+                                 : kind == SB_FLAG_WARMUP ? "--warmup must be seconds above 0, at most a week, not '%s'"
+                                 : "--stonewall must be seconds above 0, at most a week, not '%s'", v);
         uint64_t ns = (uint64_t)llround(x * 1e9);
         if (kind == SB_FLAG_DURATION) j->duration_ns = ns;
-        else j->warmup_ns = ns;
+        else if (kind == SB_FLAG_WARMUP) j->warmup_ns = ns;
+        else j->stonewall_ns = ns ? ns : 1;
         return SB_OK;
     }
     }
@@ -318,6 +322,10 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
         const char *flag = argv[i];
         if (strcmp(flag, "--existing") == 0) {
             j->existing = 1;
+            continue;
+        }
+        if (strcmp(flag, "--wearout") == 0) {
+            j->wearout = 1;
             continue;
         }
         size_t k = 0, nflags = sizeof sb_flags / sizeof sb_flags[0];
@@ -347,6 +355,12 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
         return sb_usage(out, "%s", j->chunk_bytes ? "--duration does not go with --chunk; give one or the other"
                                                   : "--verify checks that each block moves once, which a measurement "
                                                     "by time repeats; drop --duration to verify");
+    if (j->wearout && !j->stonewall_ns)
+        return sb_usage(out, "%s", "--wearout needs --stonewall: the wear-out goes on after the stonewall");
+    if (j->stonewall_ns && (j->duration_ns || j->chunk_bytes))
+        return sb_usage(out, "%s", j->duration_ns ? "--stonewall caps a measurement of its bytes; a measurement by "
+                                                    "--duration is bounded by time already: give one or the other"
+                                                  : "--stonewall does not go with --chunk; give one or the other");
     if (!a->have_data_seed)
         j->data_seed = j->seed;
     if (!a->have_granularity)
@@ -403,6 +417,26 @@ static void sb_print_chunk(const sb_job *job, const sb_chunk *c)
     fflush(stdout);
 }
 
+/* --wearout: at the stonewall, a row on its own line says how many requests were done by then and how long they
+ * took ({"stonewall":N,"seconds":S}); the line that answers it on stdin is the count to reach (many clients: the
+ * furthest client's). Plain C, as the chunk rows. */
+static int sb_ask_wearout(sb_job *job, uint64_t *target, sb_err *err)
+{
+    printf("{\"stonewall\":%llu,\"seconds\":%.9f}\n", (unsigned long long)job->stonewall_requests,
+           sb_s(job->stonewall_io_ns));
+    fflush(stdout);
+    char line[64];
+    if (!fgets(line, sizeof line, stdin))
+        return sb_fail(err, EINVAL, "--wearout: no count to reach came on stdin after the stonewall");
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(line, &end, 10);
+    if (errno || end == line || (*end && *end != '\n') || line[0] == '-')
+        return sb_fail(err, EINVAL, "--wearout: the count to reach must be a whole number on its own line");
+    *target = n;
+    return 0;
+}
+
 /* A mixed measurement's reads and writes apart: bytes, requests, latencies. */
 static void sb_put_mix(NSMutableDictionary *out, const sb_job *j)
 {
@@ -433,6 +467,7 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
     sb_err err;
     memset(&err, 0, sizeof err);
     j->on_chunk = sb_print_chunk;
+    j->on_stonewall = sb_ask_wearout;
     int rc = sb_run(j, &err);
     free(j->offsets);
     j->offsets = NULL;
@@ -458,6 +493,13 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
         [out setObject:sb_dbl(sb_s(j->warmup_ns)) forKey:@"warmup_s"];
         [out setObject:sb_u64(j->warm_bytes) forKey:@"warmup_bytes"];
         [out setObject:sb_u64(j->warm_requests) forKey:@"warmup_requests"];
+    }
+    if (j->stonewall_ns) {
+        [out setObject:sb_dbl(sb_s(j->stonewall_ns)) forKey:@"stonewall_s"];
+        [out setObject:sb_u64(j->stonewall_requests) forKey:@"stonewall_requests"];
+        [out setObject:sb_dbl(sb_s(j->stonewall_io_ns)) forKey:@"stonewall_seconds"];
+        [out setObject:sb_u64(j->wearout_requests) forKey:@"wearout_requests"];
+        [out setObject:sb_u64(j->nrequests) forKey:@"pass_requests"];
     }
     [out setObject:sb_u64(j->granularity) forKey:@"granularity_bytes"];
     [out setObject:sb_str(sb_access_names[j->access]) forKey:@"access"];

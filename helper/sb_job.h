@@ -38,8 +38,8 @@ typedef struct {
     int (*close)(sb_job *job, sb_err *err);
 } sb_engine;
 
-/* The clock of a measurement bounded by time (--duration, --warmup), set when its requests start: a request
- * that completes before warm_end_ns counts into the warm-up, none is submitted at or after deadline_ns. */
+/* The clock of a measurement bounded by time (--duration, --warmup, --stonewall), set when its requests start: a
+ * request that completes before warm_end_ns counts into the warm-up, none is submitted at or after deadline_ns. */
 typedef struct {
     uint64_t warm_end_ns, deadline_ns;
 } sb_phase;
@@ -80,6 +80,10 @@ struct sb_job {
     double read_fraction;       /* mixed: the share of the requests that read (--read-fraction) */
     uint64_t duration_ns;       /* --duration: submit requests until this much time after the warm-up (0: one pass) */
     uint64_t warmup_ns;         /* --warmup: requests completed this long after the start count apart */
+    uint64_t stonewall_ns;      /* --stonewall: a measurement of its bytes submits nothing this long after its start */
+    int wearout;                /* --wearout: after the stonewall, ask on_stonewall how many requests to reach, and go
+                                 * on to that many (many clients: every client completes the furthest one's count) */
+    int (*on_stonewall)(sb_job *job, uint64_t *target, sb_err *err);
     void (*on_chunk)(const sb_job *job, const sb_chunk *chunk);
     sb_hist *chunk_hist;        /* the current chunk's latencies (allocated when chunk_bytes is set) */
 
@@ -127,6 +131,9 @@ struct sb_job {
     sb_hist hist;
     uint64_t verified;          /* verify: requests checked */
     uint64_t chunks, chunk_gaps_ns;  /* chunk rows written, and the time their writing took */
+    uint64_t stonewall_requests;/* --stonewall: requests completed by the stonewall (before any wear-out) */
+    uint64_t stonewall_io_ns;   /* and the time from the first submission to the last of their completions */
+    uint64_t wearout_requests;  /* --wearout: requests completed after it */
 };
 
 #define SB_FILL_OFFSET (-2)
@@ -150,8 +157,16 @@ int sb_pattern_plan(sb_job *job, sb_err *err);
 sb_req sb_request_at(const sb_job *job, uint64_t first, uint64_t len, uint64_t a);
 /* The warm-up's end and the deadline of a measurement whose requests start at origin_ns. */
 sb_phase sb_phase_from(const sb_job *job, uint64_t origin_ns);
-/* Whether request a of a part of len requests is submitted at now: within the pass, or before the deadline. */
+/* Whether request a of a part of len requests is submitted at now: before the deadline (where there is one),
+ * and within the pass (a measurement by time cycles over it). */
 int sb_request_more(const sb_job *job, uint64_t a, uint64_t len, uint64_t now);
+/* Whether a request may still be submitted at now: before the deadline, where there is one. */
+int sb_request_in_time(const sb_job *job, uint64_t now);
+/* --wearout: the stonewall has come with done requests completed in each of the parts [firsts[i], ends[i]):
+ * asks job->on_stonewall for the total to reach and cuts what is left of it from the parts, in proportion to
+ * what each has left, into extra[i] (sb_request.c). Returns 0 or -1 with err filled. */
+int sb_wearout_plan(sb_job *job, unsigned nparts, const uint64_t *firsts, const uint64_t *ends, const uint64_t *done,
+                    uint64_t *extra, sb_err *err);
 /* A request of len bytes that took latency_ns completed at now: into the warm-up's counts or the
  * measurement's (and a mixed one's op); returns 1 where it counted into the measurement. */
 int sb_request_account(sb_job *job, sb_req r, uint64_t len, uint64_t latency_ns, uint64_t now);

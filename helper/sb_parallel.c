@@ -40,8 +40,12 @@ static int sb_thread_worker(sb_worker *w)
     while (len) {
         if (__atomic_load_n(w->stop, __ATOMIC_RELAXED))
             return 0;
-        uint64_t a = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
+        /* the clock is read before the request is taken: no request is taken and then left at a deadline, so
+         * the requests a stonewall leaves done are each part's first ones (the wear-out goes on from there) */
         uint64_t t = sb_now_ns();
+        if (!sb_request_in_time(j, t))
+            return 0;
+        uint64_t a = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
         if (!sb_request_more(j, a, len, t))
             return 0;
         sb_req r = sb_request_at(j, w->first, len, a);
@@ -117,7 +121,17 @@ static void sb_worker_job(sb_worker *w, const sb_job *job, sb_hist *hists, const
     j->phase = phase;
 }
 
-int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *err)
+/* The parts' ranges of one round: [firsts[p], ends[p]) of the pass for each of the threads. */
+typedef struct {
+    uint64_t firsts[SB_MAX_THREADS], ends[SB_MAX_THREADS];
+    uint64_t done[SB_MAX_THREADS];  /* requests each part completed in the round */
+    int bounded;                    /* the round's clock is the measurement's (its warm-up, deadline) */
+} sb_round;
+
+/* One round of workers over the parts' ranges, from the gate's opening to the last join: every worker's
+ * counters and latencies merged into job, its first submission and last completion into first/last. */
+static int sb_parallel_round(sb_job *job, sb_round *round, sb_phase *phase, uint64_t *first, uint64_t *last,
+                             sb_err *err)
 {
     unsigned threads = job->threads, depth = job->queue_depth;
     int uring = job->io.method == SB_IO_URING;
@@ -138,8 +152,8 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
         sb_worker *w = &workers[i];
         unsigned part = uring ? i : i / depth;
         sb_worker_job(w, job, hists ? &hists[2 * (size_t)i] : NULL, &gate.phase);
-        w->first = job->nrequests * part / threads;
-        w->end = job->nrequests * (part + 1) / threads;
+        w->first = round->firsts[part];
+        w->end = round->ends[part];
         w->next = &next[part];
         w->slot = uring ? i * depth : i;
         w->stop = &stop;
@@ -164,29 +178,27 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
     pthread_mutex_lock(&gate.lock);
     while (gate.ready < started)
         pthread_cond_wait(&gate.cond, &gate.lock);
-    gate.phase = sb_phase_from(job, sb_now_ns());
+    if (round->bounded)
+        gate.phase = sb_phase_from(job, sb_now_ns());
     gate.go = 1;
     pthread_cond_broadcast(&gate.cond);
     pthread_mutex_unlock(&gate.lock);
     for (unsigned i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
+    *phase = gate.phase;
     if (rc != 0)
         goto done;
-    uint64_t first = UINT64_MAX, last = 0;
     for (unsigned i = 0; i < nworkers; i++) {
         sb_worker *w = &workers[i];
         if (w->failed && rc == 0)
             rc = (*err = w->err, -1);
+        round->done[uring ? i : i / depth] += w->job.requests_done;
         sb_merge(job, w);
-        if (w->first_submit_ns && w->first_submit_ns < first)
-            first = w->first_submit_ns;
-        if (w->last_complete_ns > last)
-            last = w->last_complete_ns;
+        if (w->first_submit_ns && w->first_submit_ns < *first)
+            *first = w->first_submit_ns;
+        if (w->last_complete_ns > *last)
+            *last = w->last_complete_ns;
     }
-    *start_ns = first == UINT64_MAX ? sb_now_ns() : first;
-    if (job->warmup_ns)
-        *start_ns = gate.phase.warm_end_ns;
-    *end_ns = last > *start_ns ? last : *start_ns;
 done:
     free(hists);
     free(workers);
@@ -194,4 +206,44 @@ done:
     free(tids);
     free(next);
     return rc;
+}
+
+int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *err)
+{
+    unsigned threads = job->threads;
+    sb_round round = {.bounded = 1};
+    for (unsigned p = 0; p < threads; p++) {
+        round.firsts[p] = job->nrequests * p / threads;
+        round.ends[p] = job->nrequests * (p + 1) / threads;
+    }
+    sb_phase phase;
+    uint64_t first = UINT64_MAX, last = 0;
+    if (sb_parallel_round(job, &round, &phase, &first, &last, err) != 0)
+        return -1;
+    *start_ns = first == UINT64_MAX ? sb_now_ns() : first;
+    if (job->stonewall_ns) {
+        uint64_t done = 0;
+        for (unsigned p = 0; p < threads; p++)
+            done += round.done[p];
+        job->stonewall_requests = done;
+        job->stonewall_io_ns = last > *start_ns ? last - *start_ns : 0;
+    }
+    if (job->wearout) {
+        /* each part goes on from where it stopped, by its share of the requests the wear-out adds */
+        uint64_t extra[SB_MAX_THREADS];
+        if (sb_wearout_plan(job, threads, round.firsts, round.ends, round.done, extra, err) != 0)
+            return -1;
+        sb_round more = {.bounded = 0};
+        for (unsigned p = 0; p < threads; p++) {
+            more.firsts[p] = round.firsts[p] + round.done[p];
+            more.ends[p] = more.firsts[p] + extra[p];
+        }
+        sb_phase unbounded;
+        if (job->wearout_requests && sb_parallel_round(job, &more, &unbounded, &first, &last, err) != 0)
+            return -1;
+    }
+    if (job->warmup_ns)
+        *start_ns = phase.warm_end_ns;
+    *end_ns = last > *start_ns ? last : *start_ns;
+    return 0;
 }

@@ -27,12 +27,50 @@ sb_phase sb_phase_from(const sb_job *job, uint64_t origin_ns)
         p.warm_end_ns = origin_ns + job->warmup_ns;
     if (job->duration_ns)
         p.deadline_ns = origin_ns + job->warmup_ns + job->duration_ns;
+    else if (job->stonewall_ns)
+        p.deadline_ns = origin_ns + job->stonewall_ns;
     return p;
+}
+
+int sb_request_in_time(const sb_job *job, uint64_t now)
+{
+    return !job->phase->deadline_ns || now < job->phase->deadline_ns;
 }
 
 int sb_request_more(const sb_job *job, uint64_t a, uint64_t len, uint64_t now)
 {
-    return job->duration_ns ? now < job->phase->deadline_ns : a < len;
+    return sb_request_in_time(job, now) && (job->duration_ns || a < len);
+}
+
+int sb_wearout_plan(sb_job *job, unsigned nparts, const uint64_t *firsts, const uint64_t *ends, const uint64_t *done,
+                    uint64_t *extra, sb_err *err)
+{
+    uint64_t total = 0, left = 0, target;
+    for (unsigned i = 0; i < nparts; i++) {
+        total += done[i];
+        left += ends[i] - firsts[i] - done[i];
+        extra[i] = 0;
+    }
+    job->stonewall_requests = total;
+    if (job->on_stonewall(job, &target, err) != 0)
+        return -1;
+    if (target < total || target > total + left)
+        return sb_fail(err, EINVAL, "the wear-out asked for %llu requests, but %llu were done and %llu are left",
+                       (unsigned long long)target, (unsigned long long)total, (unsigned long long)left);
+    uint64_t want = target - total, given = 0;
+    for (unsigned i = 0; i < nparts && left; i++) {     /* in proportion to what each part has left */
+        uint64_t has = ends[i] - firsts[i] - done[i];
+        extra[i] = (uint64_t)((long double)want * has / left);
+        given += extra[i];
+    }
+    for (unsigned i = 0; given < want; i = (i + 1) % nparts) {  /* the rounding's remainder, a request each */
+        if (extra[i] < ends[i] - firsts[i] - done[i]) {
+            extra[i]++;
+            given++;
+        }
+    }
+    job->wearout_requests = want;
+    return 0;
 }
 
 int sb_request_account(sb_job *job, sb_req r, uint64_t len, uint64_t latency_ns, uint64_t now)

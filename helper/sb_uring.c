@@ -90,7 +90,7 @@ int sb_uring_worker(sb_worker *w)
     rc = 0;
     for (;;) {
         unsigned nfresh = 0;
-        while (nfree && len && sb_request_more(j, next, len, j->duration_ns ? sb_now_ns() : 0) &&
+        while (nfree && len && sb_request_more(j, next, len, j->phase->deadline_ns ? sb_now_ns() : 0) &&
                !__atomic_load_n(w->stop, __ATOMIC_RELAXED)) {
             unsigned k = free_slots[--nfree];
             sb_uring_slot *s = &slots[k];

@@ -99,9 +99,10 @@ def raw_clock_ns() -> int | None:
 LAYOUT_GRANULARITY_BYTES = 8 * 2**20
 
 
-def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None) -> list[str]:
+def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None, wearout: bool = False) -> list[str]:
     """The helper command of one planned measurement. device_block_bytes: the disk's block size where the
-    target's facts know it (macOS: diskutil's DeviceBlockSize), which xnu's uncached-read rule uses."""
+    target's facts know it (macOS: diskutil's DeviceBlockSize), which xnu's uncached-read rule uses; wearout:
+    at its stonewall the helper asks how many requests to reach (many clients: the furthest client's count)."""
     return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
                    stride=op.stride_bytes or None, span=op.span_bytes, offset=op.offset_bytes or None,
                    seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
@@ -109,7 +110,8 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None) ->
                    queue_depth=op.queue_depth if op.queue_depth > 1 else None,
                    threads=op.threads if op.threads > 1 else None, chunk=op.chunk_bytes or None,
                    device_block=device_block_bytes or None, read_fraction=op.read_fraction,
-                   duration=op.duration_s or None, warmup=op.warmup_s or None)
+                   duration=op.duration_s or None, warmup=op.warmup_s or None, stonewall=op.stonewall_s or None,
+                   wearout=wearout and bool(op.stonewall_s))
 
 
 PRECONDITION_GRANULARITY_BYTES = 128 * 1024
@@ -173,9 +175,11 @@ class Helper:
             raise HelperError(f"cannot start {self.path}: {e.strerror}") from None
 
     def call(self, args: list[str], timeout_s: float | None = None,
-             on_row: Callable[[dict[str, Any]], None] | None = None) -> HelperResult:
+             on_row: Callable[[dict[str, Any]], None] | None = None,
+             on_stonewall: Callable[[int], int] | None = None) -> HelperResult:
         """Send one command, wait for its answer (at most timeout_s for each line). A measurement with
-        --chunk writes a row per chunk before its answer: each goes to on_row as it arrives."""
+        --chunk writes a row per chunk before its answer: each goes to on_row as it arrives. One with --wearout
+        says at its stonewall how many requests it had done: on_stonewall gives the count to reach, sent back."""
         if self._proc is None or self._proc.poll() is not None:
             self.start()
         proc = self._proc
@@ -187,6 +191,15 @@ class Helper:
             raise HelperError(f"the helper exited unexpectedly (status {proc.poll()})") from None
         while True:
             line = self._readline(proc, timeout_s)
+            done = _stonewall_row(line)
+            if done is not None:
+                target = on_stonewall(done) if on_stonewall is not None else done
+                try:
+                    proc.stdin.write(f"{target}\n")
+                    proc.stdin.flush()
+                except BrokenPipeError:
+                    raise HelperError(f"the helper exited unexpectedly (status {proc.poll()})") from None
+                continue
             row = _chunk_row(line)
             if row is None:
                 break
@@ -266,11 +279,23 @@ def _chunk_row(line: str) -> dict[str, Any] | None:
     return data if "status" not in data else None
 
 
+def _stonewall_row(line: str) -> int | None:
+    """--wearout: the requests done by the stonewall, from the helper's line that says so; None for any other."""
+    if not line.startswith('{"stonewall":'):
+        return None
+    try:
+        done = json.loads(line)["stonewall"]
+    except (json.JSONDecodeError, KeyError):
+        return None
+    return done if isinstance(done, int) else None
+
+
 class HelperSession(Protocol):
     """A helper that answers commands one after another (`stibium-helper batch`, or a test's fake)."""
 
     def call(self, args: list[str], timeout_s: float | None = None,
-             on_row: Callable[[dict[str, Any]], None] | None = None) -> HelperResult: ...
+             on_row: Callable[[dict[str, Any]], None] | None = None,
+             on_stonewall: Callable[[int], int] | None = None) -> HelperResult: ...
 
     def kill(self) -> None: ...
 

@@ -98,6 +98,11 @@ class Measurement(NamedTuple):
     warmup_requests: Optional[int] = None
     steady_window: Optional[int] = None    # rounds until steady: the window judged, as the plan asked
     steady_max_rounds: Optional[int] = None
+    stonewall_s: Optional[float] = None    # a stonewall: the time after which no request started, as the plan asked
+    stonewall_requests: Optional[int] = None  # requests done by the stonewall (the rest is the wear-out's)
+    stonewall_seconds: Optional[float] = None  # their time: the first request's start to the last one's end
+    wearout_requests: Optional[int] = None  # many clients: requests done after the stonewall to reach the furthest
+    pass_requests: Optional[int] = None    # a stonewall: the requests of the whole pass, had it not stopped it
 
     @property
     def ok(self) -> bool:
@@ -248,6 +253,15 @@ DESCRIPTIONS = {
     "steady_window": "rounds until steady: the rounds judged together, as the plan asked (trial is the round, from "
                      "0); empty for a test of trials",
     "steady_max_rounds": "rounds until steady: the most rounds the plan allows",
+    "stonewall_s": "a stonewall: the time after the measurement's start after which it started no request, as the "
+                   "plan asked (bytes and requests are what it moved; empty without a stonewall)",
+    "stonewall_requests": "a stonewall: the requests done by then (all of them where the stonewall did not stop it)",
+    "stonewall_seconds": "a stonewall: the time of those requests, from the first one's start to the last one's end",
+    "wearout_requests": "a stonewall with many clients: the requests done after it so that every client did as "
+                        "many as the furthest client had (wear-out, IOR's stoneWallingWearOut); their time, and the "
+                        "wait for the other clients' counts, are in seconds; 0 with one client",
+    "pass_requests": "a stonewall: the requests of the measurement's whole pass (its bytes as the plan asked), of "
+                     "which stonewall_requests were done by the stonewall",
 }
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
              "queue_depth", "threads", "read_fraction")
@@ -268,7 +282,7 @@ DROPPED_KEYS = {
 _ECHOED = {"op": "op", "access": "access", "granularity_bytes": "granularity_bytes",
            "stride_bytes": "stride_bytes", "engine_requested": "engine", "seed": "seed", "fill": "fill",
            "queue_depth": "queue_depth", "threads": "threads", "read_fraction": "read_fraction",
-           "duration_s": "duration_s", "warmup_s": "warmup_s"}
+           "duration_s": "duration_s", "warmup_s": "warmup_s", "stonewall_s": "stonewall_s"}
 
 
 def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | None) -> Measurement:
@@ -280,8 +294,8 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
                                f"reinstall stibium so that the helper and the package match")
     if ok:
         expected = {key: getattr(op, field) for key, field in _ECHOED.items()}
-        if not op.duration_s:
-            expected["bytes"] = op.bytes           # by time, the bytes are what the time allowed
+        if not op.duration_s and not op.stonewall_s:
+            expected["bytes"] = op.bytes           # by time or to a stonewall, the bytes are what the time allowed
         if op.writes:
             expected["sync"] = op.sync
         if op.span_bytes is not None:
@@ -289,7 +303,7 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
         expected["offset_bytes"] = op.offset_bytes
         for key, want in expected.items():
             if key in answer and answer[key] != want and not (key == "fill" and _same_fill(answer[key], want)) \
-                    and not (key in ("duration_s", "warmup_s") and _same_seconds(answer[key], want)):
+                    and not (key in ("duration_s", "warmup_s", "stonewall_s") and _same_seconds(answer[key], want)):
                 raise MeasurementError(f"operation {op.seq}: the helper measured {key}={answer[key]!r} where the "
                                        f"plan asked for {want!r}; reinstall stibium so that the helper and the "
                                        f"package match")

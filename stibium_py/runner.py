@@ -657,11 +657,21 @@ class Runner:
         that is stopping itself). One client: nothing."""
         if not self.crew.many:
             return None
+        return self._step_with(stopping, None)[0]
+
+    def _step_with(self, stopping: tuple[str, str] | None, value: Any) -> tuple[tuple[str, str] | None, list[Any]]:
+        """_step, carrying this rank's value to every rank (every rank's, in rank order)."""
         rows, self.outbox = self.outbox, []
-        verdict = self.crew.team.step(rows, stopping, self._receive)
+        verdict, values = self.crew.team.step(rows, stopping, self._receive, value)
         if verdict is not None and stopping is None:
             raise Stopped(*verdict)
-        return verdict
+        return verdict, values
+
+    def _furthest(self, done: int | None) -> int:
+        """A stonewall with many clients: the most requests any client had done by it (this rank's done, None
+        where its measurement failed before it), the count every client's wear-out reaches."""
+        _, values = self._step_with(None, done)
+        return max((v for v in values if v is not None), default=done or 0)
 
     def _receive(self, batches: list[list[Measurement]]) -> None:
         """Rank 0: every rank's rows of a step, in rank order, into measurements.csv. A step is whole when
@@ -871,12 +881,26 @@ class Runner:
             self._keep(m, touch.written_by)
             self._advance(op, m.bytes, m.seconds)
 
+        # many clients with a stonewall: every client's count by it is exchanged (a step), and every client
+        # goes on to the furthest one's (wear-out); a client whose measurement failed first still takes part
+        wearout = self.crew.many and bool(op.stonewall_s)
+        counted: list[int] = []
+
+        def reach(done: int) -> int:
+            counted.append(done)
+            return self._furthest(done)
+
         try:
-            result = self.helper.call(measure_args(op, path, self.device_block_bytes), timeout_s=op_timeout_s(op),
-                                      on_row=chunk_row if op.chunk_bytes else None)
+            result = self.helper.call(measure_args(op, path, self.device_block_bytes, wearout),
+                                      timeout_s=op_timeout_s(op), on_row=chunk_row if op.chunk_bytes else None,
+                                      on_stonewall=reach if wearout else None)
         except HelperTimeout as e:
             self._keep(failed(op, str(e), started_s), touch.written_by)
+            if wearout and not counted:
+                self._furthest(None)
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
+        if wearout and not counted:
+            self._furthest(None)
         m = from_answer(op, result.ok, result.data, started_s)
         self._keep(m, touch.written_by)
         if not result.ok:

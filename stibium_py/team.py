@@ -82,9 +82,11 @@ class Team(Protocol):
         """Every rank's value, in rank order, on every rank."""
 
     def step(self, rows: list[Any], stopping: tuple[str, str] | None,
-             receive: Callable[[list[list[Any]]], None]) -> tuple[str, str] | None:
+             receive: Callable[[list[list[Any]]], None], value: Any = None) -> tuple[tuple[str, str] | None, list[Any]]:
         """A barrier that carries each rank's rows to rank 0 (given to receive, in rank order) and returns
-        None where every rank goes on, else the run's status and why (`verdict`) where any rank is stopping."""
+        None where every rank goes on, else the run's status and why (`verdict`) where any rank is stopping;
+        with every rank's value, in rank order (a stonewall's counts: one step, so that a rank stopping while
+        the others exchange values meets them in the same kind of message)."""
 
     def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock] | None:
         """Each rank's clock on rank 0's (rank 0's own offset 0), on rank 0; boot_id tells a rank on rank 0's
@@ -113,9 +115,9 @@ class Solo:
         return [value]
 
     def step(self, rows: list[Any], stopping: tuple[str, str] | None,
-             receive: Callable[[list[list[Any]]], None]) -> tuple[str, str] | None:
+             receive: Callable[[list[list[Any]]], None], value: Any = None) -> tuple[tuple[str, str] | None, list[Any]]:
         receive([rows])
-        return stopping
+        return stopping, [value]
 
     def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock]:
         return [ClientClock(0, self.host, os.getpid(), 0, 0, 0, 0, True)]
@@ -185,12 +187,12 @@ class MpiTeam:
         return self._down(self._up(value))
 
     def step(self, rows: list[Any], stopping: tuple[str, str] | None,
-             receive: Callable[[list[list[Any]]], None]) -> tuple[str, str] | None:
-        got = self._up((rows, stopping))
+             receive: Callable[[list[list[Any]]], None], value: Any = None) -> tuple[tuple[str, str] | None, list[Any]]:
+        got = self._up((rows, stopping, value))
         found = None
         if got is not None:
-            receive([r for r, _ in got])
-            found = verdict([s for _, s in got])
+            receive([r for r, _, _ in got])
+            found = verdict([s for _, s, _ in got]), [v for _, _, v in got]
         return self._down(found)
 
     def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock] | None:

@@ -53,7 +53,8 @@ class FakeHelper:
         pass
 
     def call(self, args: list[str], timeout_s: float | None = None,
-             on_row: Callable[[dict[str, Any]], None] | None = None) -> HelperResult:
+             on_row: Callable[[dict[str, Any]], None] | None = None,
+             on_stonewall: Callable[[int], int] | None = None) -> HelperResult:
         self.calls.append(list(args))
         f = _flags(args)
         path = Path(str(f["path"]))
@@ -62,7 +63,18 @@ class FakeHelper:
         if args[0] not in ("read", "write"):
             return HelperResult(2, {"error": f"the fake helper does not know {args[0]}"})
         moved = int(str(f["bytes"]))
+        granularity = int(str(f.get("granularity", moved)))
         timed = "latency" not in f          # a layout and the memory probe ask for no latencies
+        stonewall: dict[str, Any] = {}
+        if "stonewall" in f:                # the requests the model's time allows by it, then the wear-out's
+            per_request_s = (LATENCY_S + granularity / RATE_BYTES_PER_S) * self.slower(self.measured)
+            requests = -(-moved // granularity)
+            done = min(requests, int(float(str(f["stonewall"])) / per_request_s))
+            reached = on_stonewall(done) if "wearout" in f and on_stonewall is not None else done
+            stonewall = {"stonewall_s": float(str(f["stonewall"])), "stonewall_requests": done,
+                         "stonewall_seconds": done * per_request_s, "wearout_requests": reached - done,
+                         "pass_requests": requests}
+            moved = min(moved, reached * granularity)
         if timed and self.interrupt_at is not None and self.measured == self.interrupt_at:
             raise KeyboardInterrupt
         if args[0] == "write":
@@ -73,8 +85,7 @@ class FakeHelper:
             with open(path, "rb") as src:
                 src.read(moved)
         seconds = (LATENCY_S + moved / RATE_BYTES_PER_S) * (self.slower(self.measured) if timed else 1.0)
-        granularity = int(str(f.get("granularity", moved)))
-        answer: dict[str, Any] = {
+        answer: dict[str, Any] = {**stonewall,
             "op": args[0], "path": str(path), "bytes": moved, "seconds": seconds,
             "access": str(f.get("access", "sequential")), "granularity_bytes": granularity,
             "stride_bytes": int(str(f.get("stride", 0))), "engine_requested": str(f.get("engine", "direct")),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -132,6 +133,47 @@ def test_the_aggregate_of_a_step_is_every_clients_bytes_over_its_whole_span(four
         k = list(agg.col("seq")).index(seq)
         assert agg.value(k, "bytes") == 4 << 20
         assert agg.value(k, "seconds") == pytest.approx(span)
+
+
+STONEWALL_PLAN = """\
+name: wall
+defaults: {engine: buffered}
+tests:
+  - name: p
+    kind: pattern
+    op: [write, read]
+    granularities: [4KiB]
+    bytes: 32MiB
+    threads: [1, 2]
+    trials: 2
+    stonewall: 0.002
+    clients: {layout: shared, read_from: other}
+"""
+
+
+def test_a_stonewall_stops_every_client_and_the_wearout_brings_each_to_the_furthest_count(tmp_path):
+    """32 MiB in 4 KiB requests takes far longer than 2 ms: every step is stopped by the stonewall, each client
+    at its own count, and every client then goes on to the furthest one's, so that each step's clients did the
+    same work (IOR's stoneWallingWearOut); the terminal says so."""
+    (tmp_path / "plan.yaml").write_text(STONEWALL_PLAN)
+    done = mpi(4, "run", "plan.yaml", "--target", str(tmp_path / "store"), "--out", "reports", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = rows_of(the_run(tmp_path / "reports"))
+    assert not [r for r in rows if r["error"]]
+    steps: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        steps.setdefault(r["seq"], []).append(r)
+    assert len(steps) == 8 and all(len(step) == 4 for step in steps.values())
+    for step in steps.values():
+        reached = {int(r["requests"]) for r in step}
+        assert len(reached) == 1, step                      # the same work for every client
+        furthest = max(int(r["stonewall_requests"]) for r in step)
+        assert reached == {furthest}                        # the furthest client's count, no more
+        for r in step:
+            assert int(r["stonewall_requests"]) + int(r["wearout_requests"]) == int(r["requests"])
+            assert int(r["bytes"]) == int(r["requests"]) * 4096 and int(r["pass_requests"]) == 8192
+    plain = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stdout).split())     # (mpiexec's output is colored)
+    assert "p write: stonewall 0.002 s: 4 of 4 steps stopped by it" in plain
 
 
 def test_many_clients_against_one_are_refused_unless_asked(four, tmp_path):

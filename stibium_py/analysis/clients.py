@@ -90,12 +90,23 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
         lat_min_s=_extreme(step, "lat_min_s", np.nanmin), lat_max_s=_extreme(step, "lat_max_s", np.nanmax),
         lat_mean_s=None, io_seconds=None, sync_seconds=None, open_seconds=None, close_seconds=None,
         start_ns=None, end_ns=None, run_start_s=first_start_s, run_end_s=last_end_s,
-        rank=None, host=None, written_by=None, offset_bytes=None, span_bytes=row.span_bytes, **latency)
+        rank=None, host=None, written_by=None, offset_bytes=None, span_bytes=row.span_bytes, **latency,
+        # a stonewall: the least any client had done by it, the most any added after it (the wear-out brought
+        # every client to the same count), and the longest any took to reach it
+        **({} if row.stonewall_s is None else {
+            "stonewall_requests": _whole(step, "stonewall_requests", np.nanmin),
+            "wearout_requests": _whole(step, "wearout_requests", np.nanmax),
+            "stonewall_seconds": _extreme(step, "stonewall_seconds", np.nanmax)}))
 
 
 def _extreme(step: Table, name: str, pick: Any) -> float | None:
     values = step.col(name).astype(float)
     return float(pick(values)) if np.isfinite(values).any() else None
+
+
+def _whole(step: Table, name: str, pick: Any) -> int | None:
+    value = _extreme(step, name, pick)
+    return None if value is None else int(value)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from .estimate import Estimate
 from . import rates
 from .histogram import HistogramError, LatencyHistogram
 from .steady import Steadiness
+from .stonewall import Stonewall, stonewall
 
 KNEE_FRACTION = 0.9
 
@@ -225,6 +226,7 @@ class PatternResult:
     kind: str = "pattern"
     timing: Timing | None = None        # a test by time
     steady: Steadiness | None = None    # a test by rounds (its points of this op): the rates are of its window
+    stonewall: Stonewall | None = None  # a test with a stonewall: what it stopped
 
     @property
     def n(self) -> int:
@@ -252,6 +254,7 @@ class PatternResult:
                                        "queue_depth": d, **({} if f is None else {"read_fraction": f})}
                                       for (a, g, st, t, f), d in self.depth_knees.items()],
                 **({"timing": self.timing.to_json()} if self.timing is not None else {}),
+                **({"stonewall": self.stonewall.to_json()} if self.stonewall is not None else {}),
                 **({"steady": self.steady.to_json()} if self.steady is not None else {})}
 
 
@@ -279,4 +282,5 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
         by_depth.setdefault((p.access, p.granularity_bytes, p.stride_bytes, p.threads, p.read_fraction), []).append(p)
     depth_knees = {key: queue_depth_knee([p.queue_depth for p in ps], [p.throughput for p in ps])
                    for key, ps in by_depth.items() if len(ps) > 1}
-    return PatternResult(name, op, rows, pts, knees, depth_knees, timing=timing(rows), steady=steady)
+    return PatternResult(name, op, rows, pts, knees, depth_knees, timing=timing(rows), steady=steady,
+                         stonewall=stonewall(rows))

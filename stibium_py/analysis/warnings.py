@@ -163,6 +163,10 @@ def _pattern_warnings(e: PatternResult, add: Any) -> None:
                 f"{in_flight_label(p.queue_depth, p.threads) or 'Q1T1'} read {mix.read_share_bytes:.1%} of its bytes, "
                 f"not {mix.read_fraction:.0%}: each pass of the requests holds the share rounded to whole requests",
                 "move more bytes a pass (bytes, or span by time) so that the share rounds closer")
+    if e.stonewall is not None:
+        sw = e.stonewall
+        add("info", label, sw.line(), "nothing to do where that was the intent; for whole passes raise stonewall or "
+            "lower bytes" if sw.stopped else "lower stonewall for it to bound the measurements, or leave it out")
     st = e.steady
     if st is None or st.steady:
         return

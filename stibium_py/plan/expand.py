@@ -29,12 +29,14 @@ SUSTAINED_RATES_BYTES_PER_S = (200e6, 2e9)     # a sustained test on a slow exte
 def estimated_s(o: Op) -> float:
     """One operation on the assumed device: its bytes at the assumed rate, or its requests at the assumed
     latency overlapped up to the assumed parallelism, whichever takes longer, plus the overhead; one by time
-    takes its warm-up and duration."""
+    takes its warm-up and duration, and one with a stonewall at most that long (with many clients the wear-out
+    may take longer)."""
     if o.duration_s:
         return o.warmup_s + o.duration_s + ASSUMED_OP_OVERHEAD_S
     requests = -(-o.bytes // o.granularity_bytes)
     overlap = min(o.queue_depth * o.threads, ASSUMED_PARALLEL_REQUESTS)
-    return max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap) + ASSUMED_OP_OVERHEAD_S
+    moving_s = max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap)
+    return (min(moving_s, o.stonewall_s) if o.stonewall_s else moving_s) + ASSUMED_OP_OVERHEAD_S
 
 
 def estimated_bytes(o: Op) -> tuple[float, float]:
@@ -229,6 +231,7 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
         raise (where / "strides").error("the list is empty; use [0] for no stride")
     duration_s = _seconds(test.duration, where / "duration") if test.duration is not None else 0.0
     warmup_s = _seconds(test.warmup, where / "warmup") if test.warmup is not None else 0.0
+    stonewall_s = _seconds(test.stonewall, where / "stonewall") if test.stonewall is not None else 0.0
     if test.bytes is not None:
         moved = _size(test.bytes, units, where / "bytes")
     elif test.span is not None:
@@ -285,7 +288,7 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
                                             *_in_flight(qd, t)),
                           data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t, read_fraction=fraction,
                           duration_s=duration_s, warmup_s=warmup_s, steady_window=window,
-                          steady_max_rounds=max_rounds))
+                          steady_max_rounds=max_rounds, stonewall_s=stonewall_s))
     needs_layout = any(o.existing for o in ops)
     return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
                         layout_bytes=span if needs_layout else 0,

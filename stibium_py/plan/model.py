@@ -212,6 +212,10 @@ class PatternTest(_TestBase):
     precondition: bool = Field(
         False, description="before the first measurement, write the whole span twice sequentially in 128 KiB "
         "requests (PTS's workload-independent preconditioning), so that random writes meet a written device")
+    stonewall: Seconds | None = Field(
+        None, description="stop each measurement of its bytes this long after it starts, such as 30s; with many "
+        "clients every client then goes on until it has done as many requests as the furthest one (wear-out), as "
+        "IOR's -D with stoneWallingWearOut")
 
     @model_validator(mode="after")
     def _what_and_how_long(self) -> "PatternTest":
@@ -226,6 +230,9 @@ class PatternTest(_TestBase):
                              "(steady.max_rounds at most)")
         if self.precondition and self.layout == "fresh":
             raise ValueError("precondition writes the laid-out file; it needs layout: laid-out")
+        if self.stonewall is not None and self.duration is not None:
+            raise ValueError("stonewall caps a measurement of its bytes; with duration each trial is bounded by "
+                             "time already: give one or the other")
         return self
 
     @model_validator(mode="after")

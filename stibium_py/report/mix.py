@@ -1,6 +1,6 @@
 """What a mixed or timed pattern test adds to the report: a line per mixed point for the terminal (its reads
-and writes, each at its rate) and the same as a table for the page, and a line on a test by time (its
-duration, its warm-ups kept out of the rates)."""
+and writes, each at its rate) and the same as a table for the page, and a line on how the trials were bounded:
+by time (its duration, its warm-ups kept out of the rates) or by a stonewall (what it stopped)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,12 @@ def _mixed(e: PatternResult) -> list[tuple[PatternPoint, Mix]]:
     return [(p, p.mix) for p in e.points if p.mix is not None]
 
 
-def timing_line(e: PatternResult) -> str | None:
+def timing_lines(e: PatternResult) -> list[str]:
+    """How a test's trials were bounded: by time (duration, warm-up), or by a stonewall."""
+    return [line for line in (_by_time(e), f"{e.name} {e.op}: {e.stonewall.line()}" if e.stonewall else None) if line]
+
+
+def _by_time(e: PatternResult) -> str | None:
     t = e.timing
     if t is None:
         return None
@@ -36,8 +41,7 @@ def terminal_lines(e: PatternResult) -> list[str]:
     lines = [f"{e.name} {op_label('mixed', mix.read_fraction)} {_point(p)}: {format_rate(p.throughput.estimate)} = "
              f"reads {format_rate(mix.read_rate.estimate)} + writes {format_rate(mix.write_rate.estimate)} "
              f"(reads {mix.read_share_bytes:.1%} of the bytes)" for p, mix in _mixed(e)]
-    timed = timing_line(e)
-    return lines + ([timed] if timed else [])
+    return lines + timing_lines(e)
 
 
 def section(entries: list[PatternResult]) -> str:
@@ -55,6 +59,6 @@ def section(entries: list[PatternResult]) -> str:
                  "helper's percentiles.</p>"
                  + table(["mix", "point", "reads and writes", "reads", "writes", "read share of bytes", "read p50",
                           "read p99", "write p50", "write p99"], rows))
-    timed = [line for e in entries for line in (timing_line(e),) if line]
+    timed = [line for e in entries for line in timing_lines(e)]
     html += "".join(f"<p class=\"muted\">{esc(line)}.</p>" for line in timed)
     return html
