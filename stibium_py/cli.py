@@ -290,8 +290,11 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
                    f"{test.ops[0].steady_window} rounds in which every point is steady)" if rounds else "")
         pre = (f"; preconditioning writes the span twice ({format_bytes(test.precondition_bytes)}) first"
                if test.precondition_bytes else "")
+        wall = test.ops[0].stonewall_s if test.ops else 0.0
+        walled = (f"; each measurement stops at its stonewall, {format_seconds(wall)} after its start, if its "
+                  f"bytes take longer (the bytes are at most these)" if wall else "")
         console.print(f"  {test.name}: {len(test.ops)} measurements{at_most}; writes {written} bytes "
-                      f"({format_bytes(written)}), reads {format_bytes(read)}{about}{pre}")
+                      f"({format_bytes(written)}), reads {format_bytes(read)}{about}{pre}{walled}")
     for test in expanded.tests:
         note = PLAN_NOTES[test.kind]
         if note is not None:

@@ -146,3 +146,16 @@ def test_the_stonewall_summary_counts_what_it_stopped():
     assert steps.many and steps.wearout_max_s == 1.5            # 2.0 s minus the 0.5 s of the stonewall's requests
     assert "2 of 2 steps stopped by it, the slowest client by then after 19% of its requests" in steps.line()
     assert stonewall(_rows(np.nan, [1], [1])) is None
+
+
+def test_plan_show_says_the_measurements_stop_at_the_stonewall(tmp_path):
+    from click.testing import CliRunner
+
+    from stibium_py.cli import main
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("name: x\ntests:\n  - {name: p, kind: pattern, op: write, granularities: [4KiB], bytes: 1MiB, "
+                    "stonewall: 30s}\n")
+    shown = CliRunner().invoke(main, ["plan", "show", str(plan)])
+    assert shown.exit_code == 0, shown.output
+    assert ("; each measurement stops at its stonewall, 30 s after its start, if its bytes take longer (the bytes "
+            "are at most these)") in " ".join(shown.output.split())
