@@ -667,11 +667,11 @@ class Runner:
             raise Stopped(*verdict)
         return verdict, values
 
-    def _furthest(self, done: int | None) -> int:
-        """A stonewall with many clients: the most requests any client had done by it (this rank's done, None
-        where its measurement failed before it), the count every client's wear-out reaches."""
+    def _furthest(self, done: int) -> int:
+        """A stonewall with many clients: the most requests any client had done by it (this rank: done), the
+        count every client's wear-out reaches."""
         _, values = self._step_with(None, done)
-        return max((v for v in values if v is not None), default=done or 0)
+        return max(values)
 
     def _receive(self, batches: list[list[Measurement]]) -> None:
         """Rank 0: every rank's rows of a step, in rank order, into measurements.csv. A step is whole when
@@ -882,25 +882,16 @@ class Runner:
             self._advance(op, m.bytes, m.seconds)
 
         # many clients with a stonewall: every client's count by it is exchanged (a step), and every client
-        # goes on to the furthest one's (wear-out); a client whose measurement failed first still takes part
+        # goes on to the furthest one's (wear-out); a client whose measurement fails before its stonewall stops
+        # the run with a step of its own, which the others' exchange meets (a step like any other)
         wearout = self.crew.many and bool(op.stonewall_s)
-        counted: list[int] = []
-
-        def reach(done: int) -> int:
-            counted.append(done)
-            return self._furthest(done)
-
         try:
             result = self.helper.call(measure_args(op, path, self.device_block_bytes, wearout),
                                       timeout_s=op_timeout_s(op), on_row=chunk_row if op.chunk_bytes else None,
-                                      on_stonewall=reach if wearout else None)
+                                      on_stonewall=self._furthest if wearout else None)
         except HelperTimeout as e:
             self._keep(failed(op, str(e), started_s), touch.written_by)
-            if wearout and not counted:
-                self._furthest(None)
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
-        if wearout and not counted:
-            self._furthest(None)
         m = from_answer(op, result.ok, result.data, started_s)
         self._keep(m, touch.written_by)
         if not result.ok:

@@ -176,6 +176,42 @@ def test_a_stonewall_stops_every_client_and_the_wearout_brings_each_to_the_furth
     assert "p write: stonewall 0.002 s: 4 of 4 steps stopped by it" in plain
 
 
+FAILING_HELPER = """\
+import json, os, subprocess, sys
+real = sys.argv[1]
+if sys.argv[2:3] != ["batch"]:
+    os.execv(real, [real, *sys.argv[2:]])
+for line in sys.stdin:
+    args = json.loads(line)
+    if "--wearout" in args:          # a helper that dies in the measurement, before its stonewall
+        sys.exit(3)
+    done = subprocess.run([real, *args], capture_output=True, text=True)
+    print(json.dumps({**json.loads(done.stdout), "status": done.returncode}), flush=True)
+"""
+
+
+def test_a_rank_whose_helper_fails_before_its_stonewall_stops_the_run_in_the_exchange(tmp_path):
+    """Rank 3's helper dies in its first stonewalled measurement: the others, waiting in the exchange of
+    counts, meet its stop there (a step like any other): the run ends failed, naming rank 3, without a hang and
+    without files left in the target."""
+    from stibium_py.helper import find_helper
+    (tmp_path / "plan.yaml").write_text(STONEWALL_PLAN)
+    (tmp_path / "failing.py").write_text(FAILING_HELPER)
+    wrapper = tmp_path / "failing-helper"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'failing.py'} {find_helper()} \"$@\"\n")
+    wrapper.chmod(0o755)
+    store = tmp_path / "store"
+    run = ["run", "plan.yaml", "--target", str(store), "--out", "reports", "--quiet"]
+    done = subprocess.run([MPIEXEC, "--oversubscribe", "-n", "3", *STIBIUM, *run, ":", "-n", "1", "-x",
+                           f"STIBIUM_HELPER={wrapper}", *STIBIUM, *run], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    run_dir = the_run(tmp_path / "reports")
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "failed" and record["stopped_by"] == "rank 3: the helper crashed (exit status 3)"
+    assert list(store.iterdir()) == []
+
+
 def test_many_clients_against_one_are_refused_unless_asked(four, tmp_path):
     run_dir, _, _ = four
     (tmp_path / "plan.yaml").write_text(PLAN)
