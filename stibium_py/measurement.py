@@ -263,6 +263,8 @@ DESCRIPTIONS = {
     "pass_requests": "a stonewall: the requests of the measurement's whole pass (its bytes as the plan asked), of "
                      "which stonewall_requests were done by the stonewall",
 }
+# The file of a row that holds a step of many clients together (analysis/clients.py's aggregate).
+ALL_CLIENTS = "(all clients)"
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
              "queue_depth", "threads", "read_fraction")
 

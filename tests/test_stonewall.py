@@ -14,7 +14,7 @@ import pytest
 
 from conftest import run_helper
 from fake_helper import FakeHelpers
-from stibium_py.analysis.clients import ALL_CLIENTS
+from stibium_py.measurement import ALL_CLIENTS
 from stibium_py.analysis.stonewall import stonewall
 from stibium_py.measurement import Measurement
 from stibium_py.plan import PlanError

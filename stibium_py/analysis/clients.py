@@ -20,14 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from ..measurement import ALL_CLIENTS
 from ..table import Table
 from . import outliers
 from .histogram import HistogramError, LatencyHistogram
 from .rates import PointKey, by_point, draw_inputs, key_json, label, point_rate
 from .settings import Settings
 from .warnings import Notice
-
-ALL_CLIENTS = "(all clients)"
 
 
 def ranks_of(rows: Table) -> list[int]:

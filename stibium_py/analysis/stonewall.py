@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..measurement import ALL_CLIENTS
 from ..table import Table
 
 
@@ -51,7 +52,6 @@ class Stonewall:
 
 def stonewall(rows: Table) -> Stonewall | None:
     """The stonewall of a test's rows (one op); None where it has none."""
-    from .clients import ALL_CLIENTS          # clients.py builds on the pattern results this module is part of
     asked = rows.stonewall_s
     if not len(rows) or not np.isfinite(asked).any():
         return None
