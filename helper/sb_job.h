@@ -162,8 +162,10 @@ sb_phase sb_phase_from(const sb_job *job, uint64_t origin_ns);
 int sb_request_more(const sb_job *job, uint64_t a, uint64_t len, uint64_t now);
 /* Whether a request may still be submitted at now: before the deadline, where there is one. */
 int sb_request_in_time(const sb_job *job, uint64_t now);
-/* --wearout: the stonewall has come with done requests completed in each of the parts [firsts[i], ends[i]):
- * asks job->on_stonewall for the total to reach and cuts what is left of it from the parts, in proportion to
+/* Whether request a is one to submit of a part of len: within the pass (a measurement by time cycles over it). */
+int sb_request_in_pass(const sb_job *job, uint64_t a, uint64_t len);
+/* --wearout: the stonewall has come (job->stonewall_requests recorded) with done requests completed in each of the
+ * parts [firsts[i], ends[i]): asks job->on_stonewall for the total to reach and cuts what is left of it from the parts, in proportion to
  * what each has left, into extra[i] (sb_request.c). Returns 0 or -1 with err filled. */
 int sb_wearout_plan(sb_job *job, unsigned nparts, const uint64_t *firsts, const uint64_t *ends, const uint64_t *done,
                     uint64_t *extra, sb_err *err);

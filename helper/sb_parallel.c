@@ -46,7 +46,7 @@ static int sb_thread_worker(sb_worker *w)
         if (!sb_request_in_time(j, t))
             return 0;
         uint64_t a = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
-        if (!sb_request_more(j, a, len, t))
+        if (!sb_request_in_pass(j, a, len))
             return 0;
         sb_req r = sb_request_at(j, w->first, len, a);
         unsigned char *data = sb_request_data(j, r, w->slot);
@@ -129,7 +129,8 @@ typedef struct {
 } sb_round;
 
 /* One round of workers over the parts' ranges, from the gate's opening to the last join: every worker's
- * counters and latencies merged into job, its first submission and last completion into first/last. */
+ * counters and latencies merged into job, its first submission and last completion into first/last, the round's
+ * clock into phase (where given). */
 static int sb_parallel_round(sb_job *job, sb_round *round, sb_phase *phase, uint64_t *first, uint64_t *last,
                              sb_err *err)
 {
@@ -185,7 +186,8 @@ static int sb_parallel_round(sb_job *job, sb_round *round, sb_phase *phase, uint
     pthread_mutex_unlock(&gate.lock);
     for (unsigned i = 0; i < started; i++)
         pthread_join(tids[i], NULL);
-    *phase = gate.phase;
+    if (phase)
+        *phase = gate.phase;
     if (rc != 0)
         goto done;
     for (unsigned i = 0; i < nworkers; i++) {
@@ -238,8 +240,7 @@ int sb_parallel_io(sb_job *job, uint64_t *start_ns, uint64_t *end_ns, sb_err *er
             more.firsts[p] = round.firsts[p] + round.done[p];
             more.ends[p] = more.firsts[p] + extra[p];
         }
-        sb_phase unbounded;
-        if (job->wearout_requests && sb_parallel_round(job, &more, &unbounded, &first, &last, err) != 0)
+        if (job->wearout_requests && sb_parallel_round(job, &more, NULL, &first, &last, err) != 0)
             return -1;
     }
     if (job->warmup_ns)

@@ -37,9 +37,14 @@ int sb_request_in_time(const sb_job *job, uint64_t now)
     return !job->phase->deadline_ns || now < job->phase->deadline_ns;
 }
 
+int sb_request_in_pass(const sb_job *job, uint64_t a, uint64_t len)
+{
+    return job->duration_ns || a < len;
+}
+
 int sb_request_more(const sb_job *job, uint64_t a, uint64_t len, uint64_t now)
 {
-    return sb_request_in_time(job, now) && (job->duration_ns || a < len);
+    return sb_request_in_time(job, now) && sb_request_in_pass(job, a, len);
 }
 
 int sb_wearout_plan(sb_job *job, unsigned nparts, const uint64_t *firsts, const uint64_t *ends, const uint64_t *done,
@@ -51,7 +56,6 @@ int sb_wearout_plan(sb_job *job, unsigned nparts, const uint64_t *firsts, const 
         left += ends[i] - firsts[i] - done[i];
         extra[i] = 0;
     }
-    job->stonewall_requests = total;
     if (job->on_stonewall(job, &target, err) != 0)
         return -1;
     if (target < total || target > total + left)

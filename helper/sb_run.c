@@ -280,43 +280,58 @@ static int sb_choose_io(sb_job *job, sb_err *err)
     return 0;
 }
 
+/* Requests *next, *next + 1, ... of the pass's n, one at a time, while sb_request_more allows: *last is the
+ * previous completion (the next request's latency starts there), *clock the clock where it was last read; all
+ * three are where the requests stopped on return. */
+static int sb_sequential_requests(sb_job *job, uint64_t *next, uint64_t n, uint64_t *last, uint64_t *clock,
+                                  sb_chunk *chunk, int timed, sb_err *err)
+{
+    uint64_t a = *next, prev = *last, now = *clock;     /* in locals while the requests run */
+    int rc = 0;
+    for (; sb_request_more(job, a, n, now); a++) {
+        sb_req r = sb_request_at(job, 0, n, a);
+        uint64_t len = sb_request_len(job, r.index);
+        unsigned char *data = sb_request_data(job, r, 0);
+        if ((rc = job->engine->io(job, r.op, job->offsets[r.index], len, data, err)) != 0)
+            break;
+        now = timed ? sb_now_ns() : 0;
+        uint64_t latency_ns = now - prev;
+        sb_request_account(job, r, len, latency_ns, now);
+        prev = now;
+        if (job->verify && (rc = sb_verify_request(job, r, data, err)) != 0)
+            break;
+        if (job->chunk_bytes && sb_chunk_add(job, chunk, len, latency_ns))
+            prev = now = sb_close_chunk(job, chunk, sb_now_ns());
+    }
+    *next = a;
+    *last = prev;
+    *clock = now;
+    return rc;
+}
+
 /* One request at a time on this thread: the interval from before the first to after the last (with a
  * warm-up, from its end). With --wearout, the requests stop at the stonewall, the count to reach is asked
  * for, and they go on to it: the time the asking took is in the interval (as IOR's), not in a latency. */
 static int sb_sequential_io(sb_job *job, sb_phase *phase, uint64_t *t0, uint64_t *t1, sb_err *err)
 {
-    uint64_t prev = *t0 = sb_now_ns(), now = prev, n = job->nrequests, a = 0;
+    uint64_t prev = *t0 = sb_now_ns(), now = prev, a = 0;
     int timed = job->latency || job->duration_ns || job->stonewall_ns;
     *phase = sb_phase_from(job, *t0);
     sb_chunk chunk = {.start_ns = *t0, .hist = job->chunk_hist};
-    for (int stonewalled = 0;; stonewalled = 1) {
-        for (; sb_request_more(job, a, n, now); a++) {
-            sb_req r = sb_request_at(job, 0, n, a);
-            uint64_t len = sb_request_len(job, r.index);
-            unsigned char *data = sb_request_data(job, r, 0);
-            if (job->engine->io(job, r.op, job->offsets[r.index], len, data, err) != 0)
-                return -1;
-            now = timed ? sb_now_ns() : 0;
-            uint64_t latency_ns = now - prev;
-            sb_request_account(job, r, len, latency_ns, now);
-            prev = now;
-            if (job->verify && sb_verify_request(job, r, data, err) != 0)
-                return -1;
-            if (job->chunk_bytes && sb_chunk_add(job, &chunk, len, latency_ns))
-                prev = now = sb_close_chunk(job, &chunk, sb_now_ns());
-        }
-        if (stonewalled || !job->stonewall_ns)
-            break;
+    if (sb_sequential_requests(job, &a, job->nrequests, &prev, &now, &chunk, timed, err) != 0)
+        return -1;
+    if (job->stonewall_ns) {
         job->stonewall_requests = a;
         job->stonewall_io_ns = prev - *t0;
-        if (!job->wearout)
-            break;
+    }
+    if (job->wearout) {
         uint64_t first = 0, extra;
         if (sb_wearout_plan(job, 1, &first, &job->nrequests, &a, &extra, err) != 0)
             return -1;
         phase->deadline_ns = 0;
-        n = a + extra;
         prev = now = sb_now_ns();
+        if (sb_sequential_requests(job, &a, a + extra, &prev, &now, &chunk, timed, err) != 0)
+            return -1;
     }
     *t1 = sb_now_ns();
     if (job->warmup_ns)

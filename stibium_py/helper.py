@@ -101,8 +101,8 @@ LAYOUT_GRANULARITY_BYTES = 8 * 2**20
 
 def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None, wearout: bool = False) -> list[str]:
     """The helper command of one planned measurement. device_block_bytes: the disk's block size where the
-    target's facts know it (macOS: diskutil's DeviceBlockSize), which xnu's uncached-read rule uses; wearout:
-    at its stonewall the helper asks how many requests to reach (many clients: the furthest client's count)."""
+    target's facts know it (macOS: diskutil's DeviceBlockSize), which xnu's uncached-read rule uses; wearout (many
+    clients): where the operation has a stonewall, the helper asks there how many requests to reach."""
     return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
                    stride=op.stride_bytes or None, span=op.span_bytes, offset=op.offset_bytes or None,
                    seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,

@@ -884,11 +884,11 @@ class Runner:
         # many clients with a stonewall: every client's count by it is exchanged (a step), and every client
         # goes on to the furthest one's (wear-out); a client whose measurement fails before its stonewall stops
         # the run with a step of its own, which the others' exchange meets (a step like any other)
-        wearout = self.crew.many and bool(op.stonewall_s)
+        many = self.crew.many
         try:
-            result = self.helper.call(measure_args(op, path, self.device_block_bytes, wearout),
+            result = self.helper.call(measure_args(op, path, self.device_block_bytes, wearout=many),
                                       timeout_s=op_timeout_s(op), on_row=chunk_row if op.chunk_bytes else None,
-                                      on_stonewall=self._furthest if wearout else None)
+                                      on_stonewall=self._furthest if many else None)
         except HelperTimeout as e:
             self._keep(failed(op, str(e), started_s), touch.written_by)
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None

@@ -56,11 +56,9 @@ def stonewall(rows: Table) -> Stonewall | None:
     if not len(rows) or not np.isfinite(asked).any():
         return None
     rows = rows.take(np.isfinite(asked))
-    done = rows.stonewall_requests / rows.pass_requests
     cut = rows.stonewall_requests < rows.pass_requests
+    done = (rows.stonewall_requests / rows.pass_requests)[cut] if cut.any() else np.ones(1)   # of the stopped ones
     wearout = np.where(rows.wearout_requests > 0, rows.seconds - rows.stonewall_seconds, 0.0)
     return Stonewall(stonewall_s=float(np.nanmax(asked)), measured=len(rows), stopped=int(cut.sum()),
-                     done_least=float(np.min(done[cut])) if cut.any() else 1.0,
-                     done_median=float(np.median(done[cut])) if cut.any() else 1.0,
-                     wearout_max_s=float(np.nanmax(wearout)) if len(rows) else 0.0,
-                     many=bool(np.any(rows.file == ALL_CLIENTS)))
+                     done_least=float(np.min(done)), done_median=float(np.median(done)),
+                     wearout_max_s=float(np.nanmax(wearout)), many=bool(np.any(rows.file == ALL_CLIENTS)))
