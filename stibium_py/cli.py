@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -22,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .errors import (CompareError, HelperError, MeasurementError, PathError, PlanError, RecordError, RunDirError,
+from .errors import (CompareError, FioError, HelperError, MeasurementError, PathError, PlanError, RecordError, RunDirError,
                      RunError, SizeError)
 from .kinds import Kind, by_kind
 from .paths import existing_folder
@@ -44,7 +45,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (PlanError, RunDirError, CompareError, PathError, SizeError, RecordError) as e:
+        except (PlanError, RunDirError, CompareError, PathError, SizeError, RecordError, FioError) as e:
             _fail(str(e), 2)
         except MeasurementError as e:
             _fail(str(e), 1)
@@ -205,6 +206,32 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
                     open_page)
 
 
+@main.group("import")
+def import_group() -> None:
+    """Read another tool's results into a run directory (its report and compare work like any other's)."""
+
+
+@import_group.command("fio")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Folder for the run directory.")
+@click.option("--name", help="Names the run directory (default: fio- and the first file's name).")
+@quiet_option
+@user_errors
+def import_fio_command(results: tuple[Path, ...], out_dir: Path, name: str | None) -> None:
+    """Read fio's JSON output (RESULTS: --output-format=json or json+, each file a trial) into a run directory."""
+    from .fio.imported import import_fio
+    from .publish import publish_report
+    if name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
+        raise PathError(f"--name {name!r}: use letters, digits, . _ - (at most 64), starting with a letter or digit")
+    for path in results:
+        if not path.is_file():
+            raise PathError(f"{path}: no such file; give the file fio wrote with --output-format=json or json+")
+    run_dir = import_fio(list(results), out_dir, name)
+    publish_report(run_dir, console)
+    click.echo(f"run directory: {run_dir} (imported)")
+
+
 @main.group("plan")
 def plan_group() -> None:
     """Check or show a plan."""
@@ -270,7 +297,8 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
     for test in expanded.tests:
         ops = test.ops[:6] if brief else test.ops
         for o in ops:
-            table.add_row(str(o.seq), o.test, op_label(o.op, o.read_fraction), o.access, format_bytes(o.size_bytes),
+            by = "" if o.instrument == "helper" else f" ({o.instrument})"
+            table.add_row(str(o.seq), o.test, op_label(o.op, o.read_fraction) + by, o.access, format_bytes(o.size_bytes),
                           format_bytes(o.granularity_bytes), format_bytes(o.stride_bytes),
                           *([in_flight_label(o.queue_depth, o.threads) or "Q1T1"] if flights else []), str(o.trial),
                           o.file)
@@ -293,8 +321,11 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         wall = test.ops[0].stonewall_s if test.ops else 0.0
         walled = (f"; each measurement stops at its stonewall, {format_seconds(wall)} after its start, if its "
                   f"bytes take longer (the bytes are at most these)" if wall else "")
+        benched = sum(o.instrument != "helper" for o in test.ops)
+        bench = (f"; {benched} of them by fio (bench: fio), the equivalent job of each point, interleaved with the "
+                 f"helper's" if benched else "")
         console.print(f"  {test.name}: {len(test.ops)} measurements{at_most}; writes {written} bytes "
-                      f"({format_bytes(written)}), reads {format_bytes(read)}{about}{pre}{walled}")
+                      f"({format_bytes(written)}), reads {format_bytes(read)}{about}{pre}{walled}{bench}")
     for test in expanded.tests:
         note = PLAN_NOTES[test.kind]
         if note is not None:

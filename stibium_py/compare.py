@@ -19,7 +19,7 @@ from .analysis import below, steady
 from .analysis.durability import sync_caution
 from .analysis.comparison import (Drawn, ManyRuns, SideFacts, SustainedPair, TwoRuns, advice, compare_points,
                                   compare_sustained)
-from .analysis.rates import by_point, describe, draw_inputs
+from .analysis.rates import PointKey, by_point, describe, draw_inputs, shape_matches
 from .analysis.settings import COMPARE, Settings
 from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
@@ -64,8 +64,21 @@ class Side:
         return f"{self.record.hostname or '?'} ({self.path.name}{count})"
 
 
-def drawn(a: Side, b: Side) -> Drawn:
+def _renamed(points: dict[PointKey, Table], renames: dict[PointKey, PointKey]) -> dict[PointKey, Table]:
+    """B's points under the keys of A's points they were matched to by shape."""
+    return {renames.get(k, k): v for k, v in points.items()}
+
+
+def points_of(a: Side, b: Side) -> tuple[dict[PointKey, Table], dict[PointKey, Table], dict[PointKey, PointKey]]:
+    """Both sides' points, B's matched to A's by key, else by shape (rates.shape_matches): B's under A's keys,
+    and which of B's were matched by shape."""
     ga, gb = by_point(a.rows), by_point(b.rows)
+    renames = shape_matches(list(ga), list(gb))
+    return ga, _renamed(gb, renames), renames
+
+
+def drawn(a: Side, b: Side) -> Drawn:
+    ga, gb, _ = points_of(a, b)
     return Drawn((a.label, b.label), {key: tuple(draw_inputs(g[key])[1:] for g in (ga, gb)) for key in ga if key in gb})
 
 
@@ -131,19 +144,22 @@ def same_machine(a: Side, b: Side) -> bool:
 
 
 def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings: Settings = COMPARE) -> TwoRuns:
-    ga, gb = by_point(a.rows), by_point(b.rows)
+    ga, gb, renames = points_of(a, b)
     # sustained tests: the first run of each side (a curve of one uninterrupted write), stretch by stretch
     sa = sustained_results(a.runs[0].rows, settings.confidence, settings.seed)
     sb = sustained_results(b.runs[0].rows, settings.confidence, settings.seed)
-    listed = _check_definitions(a, b, {k[0] for k in ga if k in gb} | {k[0] for k in sa if k in sb},
-                                allow_different_plans)
+    listed = _check_definitions(a, b, {k[0] for k in ga if k in gb and k not in renames.values()}
+                                | {k[0] for k in sa if k in sb}, allow_different_plans)
+    listed += [f"{describe(kb)} in B matched {describe(ka)} in A by its shape (the names differ)"
+               for kb, ka in renames.items()]
     matched = [k for k in ga if k in gb]
     below_a, below_b = (below.point_shares({k: side_points[k] for k in matched}, _memory_rates(side))
                         for side, side_points in ((a, ga), (b, gb)))
     # every run's bootstrap of every matched point is independent: one process per core
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
-                                [(run.path.name, by_point(run.rows)) for run in b.runs], matched, settings, pool)
+                                [(run.path.name, _renamed(by_point(run.rows), renames)) for run in b.runs], matched,
+                                settings, pool)
     platforms = (a.record.helper.get("platform"), b.record.helper.get("platform"))
     cautions = {k: c for k in matched for c in (_caution(k, below_a, below_b, platforms, ga[k], gb[k], a, b),) if c}
     return TwoRuns(

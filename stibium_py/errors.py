@@ -52,3 +52,7 @@ class HelperError(Exception):
 
 class HelperTimeout(HelperError):
     """The helper did not answer within the time allowed for one operation."""
+
+
+class FioError(Exception):
+    """fio's output that cannot be read, or fio that cannot run a plan's bench; the message is one line."""

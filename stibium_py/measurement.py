@@ -103,6 +103,9 @@ class Measurement(NamedTuple):
     stonewall_seconds: Optional[float] = None  # their time: the first request's start to the last one's end
     wearout_requests: Optional[int] = None  # many clients: requests done after the stonewall to reach the furthest
     pass_requests: Optional[int] = None    # a stonewall: the requests of the whole pass, had it not stopped it
+    instrument: str = "helper"             # what measured it: helper (stibium's own) or fio (the bench beside it)
+    instrument_version: Optional[str] = None  # fio's version (fio-3.33); empty for the helper (run.json has it)
+    slat_mean_s: Optional[float] = None    # fio: the mean submission latency (its lat_* columns are completion's)
 
     @property
     def ok(self) -> bool:
@@ -149,8 +152,10 @@ OPTIONAL_INT_COLUMNS = frozenset(c for c in COLUMNS if _HINTS[c] is Optional[int
 BOOL_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[bool])
 TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is str)                      # "" where empty
 # What a file made before a column existed reads there, where that is not "missing": a whole number with a
-# default in the record (queue depth and threads were 1 before they could be set).
-COLUMN_DEFAULTS: dict[str, Any] = {c: v for c, v in Measurement._field_defaults.items() if c in INT_COLUMNS}
+# default in the record (queue depth and threads were 1 before they could be set), or a text with one (every row
+# was the helper's before another instrument could measure).
+COLUMN_DEFAULTS: dict[str, Any] = {c: v for c, v in Measurement._field_defaults.items()
+                                   if c in INT_COLUMNS or (c in TEXT_COLUMNS and v)}
 OPTIONAL_TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[str])   # None where empty
 
 # What each column holds (docs/measurements.md is generated from this).
@@ -262,6 +267,13 @@ DESCRIPTIONS = {
                         "wait for the other clients' counts, are in seconds; 0 with one client",
     "pass_requests": "a stonewall: the requests of the measurement's whole pass (its bytes as the plan asked), of "
                      "which stonewall_requests were done by the stonewall",
+    "instrument": "what measured the row: helper (stibium's own engines; every row of a file made before the "
+                  "column existed) or fio (the bench beside the road test: a pattern test's bench: fio, or a fio "
+                  "result imported with stibium import fio; docs/fio.md)",
+    "instrument_version": "fio rows: fio's version as it states it (fio-3.33); empty for the helper's rows, whose "
+                          "version run.json keeps",
+    "slat_mean_s": "fio rows: the mean submission latency (fio's slat; 0 for its synchronous engines); their "
+                   "lat_* columns and lat_hist_ns are fio's completion latency (clat)",
 }
 # The file of a row that holds a step of many clients together (analysis/clients.py's aggregate).
 ALL_CLIENTS = "(all clients)"

@@ -45,6 +45,7 @@ class Op:
     steady_window: int = 0              # rounds until steady: the window judged (0: trials, no judgement)
     steady_max_rounds: int = 0          # and the most rounds
     stonewall_s: float = 0.0            # a measurement of its bytes stops this long after its start (0: never)
+    instrument: str = "helper"          # what measures it: the helper, or fio (the bench beside the road test)
 
     @property
     def reads(self) -> bool:
@@ -67,7 +68,8 @@ class Op:
         out = asdict(self)
         for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0),
                            ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0), ("steady_window", 0),
-                           ("steady_max_rounds", 0), ("stonewall_s", 0.0)):
+                           ("steady_max_rounds", 0), ("stonewall_s", 0.0),
+                           ("instrument", "helper")):
             if out[key] == unset:
                 del out[key]
         return out

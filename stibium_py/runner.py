@@ -36,7 +36,8 @@ from .paths import device_of, volume_change
 from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
 from .plan.expand import estimated_bytes, expand
-from .errors import PathError, SizeError
+from .errors import FioError, PathError, SizeError
+from .fio.job import INSTRUMENT, Fio, find_fio, job_text, keep_output, row_of, run_job
 from .preflight import RunError, drop_caches, preflight
 from .sharing import Place, read_shift
 from .team import Solo, Team
@@ -151,12 +152,19 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                            f"stibium ({__version__}) on every machine", 2)
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
                   options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
+        benched = _bench_checked(expanded)
         target.mkdir(parents=True, exist_ok=True)
         facts = sysinfo.target_facts(target)
         block = device_block_of(facts)
         info = helpers.once(["info", "--path", str(target)] + (["--device-block", str(block)] if block else []))
         if not info.ok:
             raise RunError(f"target {target}: {info.error}", 2)
+        if benched is not None:
+            for depth in sorted({o.queue_depth for o in expanded.ops if o.instrument != "helper"}):
+                try:
+                    benched.ioengine(depth, str(info.data.get("platform")))
+                except FioError as e:
+                    raise RunError(str(e), 2) from None
         return {"facts": facts, "info": info.data}
 
     mine = every_rank_or_none(team, check)
@@ -219,6 +227,17 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                           f"to its flash, without a pause")
     status = Runner(run_dir, run, expanded, helpers, options.progress, console, crew).execute()
     return Finished(run_dir, status)
+
+
+def _bench_checked(expanded: Expanded) -> Fio | None:
+    """fio, where the plan measures with it too (bench: fio), refused in one line before anything is written
+    where it is missing; None where the plan does not need it."""
+    if all(o.instrument == "helper" for o in expanded.ops):
+        return None
+    try:
+        return find_fio()
+    except FioError as e:
+        raise RunError(str(e), 2) from None
 
 
 def every_rank_or_none(team: Team, work: Callable[[], Any]) -> Any:
@@ -435,6 +454,7 @@ def _resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
         raise RunError(f"{run_dir} ran with {run.ranks} client{'s' if run.ranks > 1 else ''}; resume it with "
                        + (f"mpiexec -n {run.ranks} stibium resume {run_dir}" if run.ranks > 1 else
                           f"stibium resume {run_dir}, without mpiexec"), 2)
+    _bench_checked(expanded)
     if not work.is_dir():
         try:
             WorkDir(work, run_dir.name).create(parents=True)
@@ -539,6 +559,7 @@ class Runner:
         self.temperature = _Temperature(run.target_facts.get("device"))
         self.device_block_bytes = device_block_of(run.target_facts)   # macOS: what xnu's read rule uses
         self.temperature_said = False
+        self.fio: Fio | None = None             # found when the first measurement by fio comes
         # rank 0: the rows of each test by rounds so far, which judge whether its rounds go on
         self.rounds: dict[str, list[Measurement]] = {t.name: [] for t in expanded.tests
                                                      if any(o.steady_window for o in t.ops)}
@@ -876,6 +897,15 @@ class Runner:
         raw_ns = raw_clock_ns() if op.chunk_bytes else None
         offset_s = None if raw_ns is None else time.time() - self.t0 - raw_ns / 1e9
 
+        if op.instrument != "helper":
+            m = self._bench(op, path, started_s)
+            self._keep(m, touch.written_by)
+            if m.error:
+                raise OpFailed(f"operation {op.seq} ({op.test}: {op.instrument} {op.op} {op.file}) failed: {m.error}")
+            self.done.add(op.seq)
+            self._advance(op, op.bytes, m.seconds)
+            return
+
         def chunk_row(row: dict[str, Any]) -> None:     # a sustained measurement's chunks, as they come
             m = from_chunk(op, row, started_s, self.temperature.read(), offset_s)
             self._keep(m, touch.written_by)
@@ -899,6 +929,21 @@ class Runner:
         self.done.add(op.seq)
         if not op.chunk_bytes:
             self._advance(op, op.bytes, m.seconds)
+
+
+    def _bench(self, op: Op, path: Path, started_s: float) -> Measurement:
+        """The measurement of `op` by fio (the bench beside the road test): the file's residency read just before
+        a read, as for the helper's rows, then the equivalent fio job; its job and output kept in fio.jsonl."""
+        if self.fio is None:
+            self.fio = find_fio()
+        resident = self._helper_ok(["residency", "--path", str(path)]).get("resident") if op.reads else None
+        text = job_text(op, path, self.fio.ioengine(op.queue_depth, str(self.run.helper.get("platform"))))
+        output, failure = run_job(self.fio, text, op_timeout_s(op))
+        if self.crew.leads:
+            keep_output(self.run_dir, op.seq, text, output)
+        if failure:
+            return failed(op, failure, started_s)._replace(instrument=INSTRUMENT, instrument_version=self.fio.version)
+        return row_of(op, output, self.fio, started_s, resident)
 
 
 @dataclass(frozen=True)

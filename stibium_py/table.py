@@ -170,7 +170,7 @@ def empty_column(name: str, n: int) -> np.ndarray:
     """A column with no value in any of n rows (what _array makes of n Nones, without a Python loop), or
     the value a file made before the column existed reads there."""
     if name in COLUMN_DEFAULTS:
-        return np.full(n, COLUMN_DEFAULTS[name], dtype=np.int64)
+        return np.full(n, COLUMN_DEFAULTS[name], dtype=np.int64 if name in INT_COLUMNS else object)
     if name in NUMBER_COLUMNS or name in BOOL_COLUMNS:
         return np.full(n, np.nan)
     return np.full(n, "" if name in TEXT_COLUMNS else None, dtype=object)

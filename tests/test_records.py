@@ -133,6 +133,7 @@ def test_a_run_directory_from_before_the_records_reports_the_same_numbers(tmp_pa
             assert (point.pop("memory_share"), point.pop("below_cache")) == (None, False)
         if t["kind"] == "pattern":
             assert t.pop("queue_depth_knees") == []
+            assert t.pop("instrument") == "helper"       # instruments since: every row of then is the helper's
         else:
             assert t.pop("below_cache") == []
     assert _close(new, old)

@@ -16,6 +16,7 @@ from ..table import Table
 from . import below
 from .estimate import Estimate
 from . import rates
+from .bench import BenchPair, pairs, split
 from .histogram import HistogramError, LatencyHistogram
 from .steady import Steadiness
 from .stonewall import Stonewall, stonewall
@@ -227,6 +228,8 @@ class PatternResult:
     timing: Timing | None = None        # a test by time
     steady: Steadiness | None = None    # a test by rounds (its points of this op): the rates are of its window
     stonewall: Stonewall | None = None  # a test with a stonewall: what it stopped
+    bench: list[BenchPair] = field(default_factory=list)   # bench: fio: each point's bench against its road test
+    instrument: str = "helper"          # what measured the points (fio for an imported fio result)
 
     @property
     def n(self) -> int:
@@ -255,13 +258,20 @@ class PatternResult:
                                       for (a, g, st, t, f), d in self.depth_knees.items()],
                 **({"timing": self.timing.to_json()} if self.timing is not None else {}),
                 **({"stonewall": self.stonewall.to_json()} if self.stonewall is not None else {}),
-                **({"steady": self.steady.to_json()} if self.steady is not None else {})}
+                **({"steady": self.steady.to_json()} if self.steady is not None else {}),
+                **({"bench": [b.to_json() for b in self.bench]} if self.bench else {}),
+                "instrument": self.instrument}
 
 
 def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
                    confidence: float, shares: np.ndarray | None = None,
-                   steady: Steadiness | None = None) -> PatternResult:
-    """rows: a test by rounds gives its window's rounds only (steady.window_rows), the verdict beside."""
+                   steady: Steadiness | None = None, band: float = 0.02) -> PatternResult:
+    """rows: a test by rounds gives its window's rounds only (steady.window_rows), the verdict beside; a test
+    with a bench: its points are the road test's (the helper's), the bench's set beside them (bench.py)."""
+    road, benched = split(rows)
+    if shares is not None and len(benched):
+        shares = shares[rows.instrument == road.instrument[0]]
+    rows = road
     pts = points(rows, resamples, seed, confidence, shares)
     knees: dict[str, int | None] = {}
     for access in sorted({p.access for p in pts}):
@@ -283,4 +293,5 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
     depth_knees = {key: queue_depth_knee([p.queue_depth for p in ps], [p.throughput for p in ps])
                    for key, ps in by_depth.items() if len(ps) > 1}
     return PatternResult(name, op, rows, pts, knees, depth_knees, timing=timing(rows), steady=steady,
-                         stonewall=stonewall(rows))
+                         stonewall=stonewall(rows), bench=pairs(rows, benched, resamples, seed, confidence, band),
+                         instrument=str(rows.instrument[0]) if len(rows) else "helper")

@@ -38,6 +38,7 @@ class PointKey(NamedTuple):
     queue_depth: int
     threads: int
     read_fraction: float | None = None
+    instrument: str = "helper"      # helper, or fio (the bench beside the road test)
 
 
 KEY_FIELDS = PointKey._fields
@@ -99,7 +100,7 @@ class PointRule:
     granularity, stride, queue depth, threads), the column its rate is computed from against seconds, and
     the estimator."""
 
-    key: Callable[[str, str, str, int, int, int, int, float | None], PointKey]
+    key: Callable[[str, str, str, int, int, int, int, float | None, str], PointKey]
     x_column: str
     estimate: Callable[[np.ndarray, np.ndarray, int, int, float], PointRate]
     name: str                   # the estimate in words
@@ -109,9 +110,9 @@ class PointRule:
 POINTS: dict[Kind, PointRule | None] = by_kind("analysis: a kind's points and their estimator", {
     "files": PointRule(lambda test, op, *_: PointKey(test, op, "files", "", 0, 0, 1, 1), "size_bytes",
                        lambda x, y, b, seed, c: files_rate(x, y, b, seed, c, latency_interval=False), "theil-sen rate"),
-    "pattern": PointRule(lambda test, op, access, gran, stride, depth, threads, mix: PointKey(
-        test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix), "bytes", pattern_rate,
-        "median throughput"),
+    "pattern": PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument: PointKey(
+        test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper"),
+        "bytes", pattern_rate, "median throughput"),
     "sustained": None,
 })
 
@@ -120,17 +121,44 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
     """The measurements of each test point: tests in the order the run reached them, and inside a test
     by op, access, granularity, stride, queue depth and threads (not the run's shuffled order)."""
     keys: dict[PointKey, list[np.ndarray]] = {}
-    for (test, op, kind, access, gran, stride, depth, threads, mix), idx in rows.groups(
+    for (test, op, kind, access, gran, stride, depth, threads, mix, instrument), idx in rows.groups(
             "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads",
-            "read_fraction").items():
+            "read_fraction", "instrument").items():
         rule = POINTS.get(kind)
         if rule is None:
             continue
-        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads, mix), []).append(idx)
-    # groups come in the order of their first measurement, so the tests in the order the run reached them
+        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads, mix, instrument), []).append(idx)
+    # groups come in the order of their first measurement, so the tests in the order the run reached them; a
+    # point's bench right after its road test
     reached = {test: i for i, test in enumerate(dict.fromkeys(key.test for key in keys))}
     return {key: rows.take(np.sort(np.concatenate(keys[key])))
-            for key in sorted(keys, key=lambda k: (reached[k.test], k[1:-1], k.read_fraction or 0.0))}
+            for key in sorted(keys, key=lambda k: (reached[k.test], k[1:-2], k.read_fraction or 0.0,
+                                                   k.instrument != "helper", k.instrument))}
+
+
+SHAPE_FIELDS = ("op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction")
+
+
+def shape_matches(a: list[PointKey], b: list[PointKey]) -> dict[PointKey, PointKey]:
+    """B's points that have no point of the same key in A, matched to A's by their shape (op, access, granularity,
+    stride, queue depth, threads, read share) where the names differ: a fio result imported (its jobs' names)
+    against a run of stibium's, or tests renamed. A point of the same instrument first, then of any; only where
+    exactly one point of each side has the shape. B's key -> A's."""
+    left_a = [k for k in a if k not in set(b)]
+    left_b = [k for k in b if k not in set(a)]
+    out: dict[PointKey, PointKey] = {}
+    for same_instrument in (True, False):
+        for kb in left_b:
+            if kb in out:
+                continue
+            shape = tuple(getattr(kb, f) for f in SHAPE_FIELDS)
+            fits = [ka for ka in left_a if ka not in out.values() and tuple(getattr(ka, f) for f in SHAPE_FIELDS)
+                    == shape and (ka.instrument == kb.instrument or not same_instrument)]
+            rivals = [k for k in left_b if k not in out and tuple(getattr(k, f) for f in SHAPE_FIELDS) == shape
+                      and (k.instrument == fits[0].instrument or not same_instrument)] if len(fits) == 1 else []
+            if len(fits) == 1 and len(rivals) == 1:
+                out[kb] = fits[0]
+    return out
 
 
 def key_json(key: PointKey) -> dict[str, Any]:
@@ -139,8 +167,10 @@ def key_json(key: PointKey) -> dict[str, Any]:
 
 
 def key_of(row: dict[str, Any]) -> PointKey:
-    """The key of a JSON row (one made before mixed points lacks the read share: None)."""
-    return PointKey(*(row.get(f) if f == "read_fraction" else row[f] for f in KEY_FIELDS))
+    """The key of a JSON row (one made before mixed points lacks the read share: None; before instruments, it
+    is the helper's)."""
+    return PointKey(*(row.get(f) if f == "read_fraction" else row.get(f, "helper") if f == "instrument" else row[f]
+                      for f in KEY_FIELDS))
 
 
 def label(key: PointKey) -> str:
@@ -148,8 +178,13 @@ def label(key: PointKey) -> str:
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
              format_size(key.granularity_bytes) if key.granularity_bytes else "",
              f"+{format_size(key.stride_bytes)}" if key.stride_bytes else "",
-             in_flight_label(key.queue_depth, key.threads)]
+             in_flight_label(key.queue_depth, key.threads), _by(key)]
     return " ".join(p for p in parts if p)
+
+
+def _by(key: PointKey) -> str:
+    """The instrument of a point measured by another than the helper: "(fio)"."""
+    return "" if key.instrument == "helper" else f"({key.instrument})"
 
 
 def describe(key: PointKey) -> str:
@@ -157,7 +192,7 @@ def describe(key: PointKey) -> str:
     flight = in_flight_label(key.queue_depth, key.threads)
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
              f"{key.granularity_bytes} B" if key.granularity_bytes else "",
-             f"stride {key.stride_bytes} B" if key.stride_bytes else "", flight]
+             f"stride {key.stride_bytes} B" if key.stride_bytes else "", flight, _by(key)]
     return " ".join(p for p in parts if p)
 
 

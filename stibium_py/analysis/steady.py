@@ -126,7 +126,8 @@ def first_steady(values: Any, window: int = STEADY_WINDOW, **bounds: Any) -> Ste
 
 
 # what a point of a test is, as its measurements name it
-POINT_FIELDS = ("op", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction")
+POINT_FIELDS = ("op", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction",
+                "instrument")
 
 
 @dataclass(frozen=True)
@@ -143,8 +144,9 @@ class PointRounds:
         return dict(zip(POINT_FIELDS, self.point))
 
     def key(self, test: str) -> PointKey:
-        op, access, gran, stride, depth, threads, mix = self.point
-        return PointKey(test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix)
+        op, access, gran, stride, depth, threads, mix, instrument = self.point
+        return PointKey(test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix,
+                        instrument)
 
     def label(self, test: str) -> str:
         """A point for people: steady write random 4 KiB Q32T1."""
@@ -203,9 +205,10 @@ def _verdict(values: np.ndarray, first_round: int) -> SteadyVerdict | None:
 
 def _point_order(point: tuple) -> tuple:
     """Points as the report lists them: by op and access, then by the numbers (granularity, stride, queue depth,
-    threads, read share)."""
-    op, access, *numbers = point
-    return (str(op), str(access), *(float(x) if x is not None else -1.0 for x in numbers))
+    threads, read share), a point's bench after its road test."""
+    op, access, *numbers, instrument = point
+    return (str(op), str(access), *(float(x) if x is not None else -1.0 for x in numbers), instrument != "helper",
+            str(instrument))
 
 
 def steadiness(rows: Table) -> Steadiness | None:

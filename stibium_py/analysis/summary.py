@@ -70,7 +70,7 @@ def _pattern(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
     judged = ctx.judged.get(name)
     result = pattern_result(name, op, rows, s.resamples, s.seed, s.confidence,
                             below.memory_shares(rows, ctx.memory_rates),
-                            judged.for_op(op) if judged is not None else None)
+                            judged.for_op(op) if judged is not None else None, s.noise_band)
     return lambda: [result]
 
 

@@ -155,7 +155,9 @@ def _pattern_warnings(e: PatternResult, add: Any) -> None:
     if single:
         add("warning", label, f"{len(single)} of {len(e.points)} points have {ONE_TRIAL}: a median of one has no "
             f"interval, and compare gives them no verdict", "set trials: 6 or more in the plan (5 or fewer give "
-            "the range of the trials, whose confidence the report states)")
+            "the range of the trials, whose confidence the report states)" if e.instrument == "helper" else
+            f"import several results of the same {e.instrument} jobs together (each file is a trial; 6 or more give "
+            f"an interval of 95 %)")
     for p in e.points:
         mix = p.mix
         if mix is not None and abs(mix.read_share_bytes - mix.read_fraction) > MIX_SHARE_TOLERANCE:

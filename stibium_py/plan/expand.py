@@ -255,12 +255,22 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
                 for st in strides if access == "strided" else [0]:
                     for qd in depths:
                         for t in threads:
-                            combos.append((op, fraction, access, g, st, qd, t))
+                            combos.append((op, fraction, access, g, st, qd, t, "helper"))
+    if test.bench is not None:        # the bench's twin of every point, after them (plans without one draw as before)
+        for i, fraction in enumerate(_read_fractions(test.read_fraction, where / "read_fraction")):
+            if abs(fraction * 100 - round(fraction * 100)) > 1e-9:
+                raise (where / "read_fraction" / i).error(
+                    f"fio takes the read share in whole percent (rwmixread); {fraction:g} is not, as bench: fio needs")
+        combos += [(*c[:-1], test.bench) for c in combos]
     trials = test.steady.max_rounds if test.steady is not None else test.trials
     window, max_rounds = (test.steady.window, test.steady.max_rounds) if test.steady is not None else (0, 0)
     _check_count(len(combos) * trials, where / ("steady" if test.steady is not None else "trials"))
     needed = 0
-    for op, _f, access, g, st, _qd, _t in combos:
+    for op, _f, access, g, st, _qd, t, instrument in combos:
+        if instrument != "helper" and moved % (g * t):
+            raise (where / "bytes").error(f"bench: {instrument} gives each of the {t} threads the same whole requests; "
+                                          f"{moved} bytes is not a multiple of {g} x {t} bytes: change bytes or "
+                                          f"granularities")
         if moved % g and access != "sequential":
             raise (where / "bytes").error(f"{moved} bytes is not a multiple of the granularity {g}, "
                                           f"as {access} access needs")
@@ -277,18 +287,19 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
     ops = []
     for trial in range(trials):
         for ci in rng.permutation(len(combos)):
-            op, fraction, access, g, st, qd, t = combos[ci]
+            op, fraction, access, g, st, qd, t, instrument = combos[ci]
             fresh = op == "write" and test.layout == "fresh"
             mix = () if fraction is None else (fraction,)        # plans without a mix draw the seeds they drew
+            bench = () if instrument == "helper" else (instrument,)
             ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="pattern", op=op, access=access,
                           size_bytes=span, granularity_bytes=g, stride_bytes=st, trial=trial,
                           file=f"{test.name}/fresh-{seq0 + len(ops)}.bin" if fresh else layout,
                           bytes=moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op != "read" else "none",
                           seed=_derive_seed(s["seed"], test.name, trial, op, *mix, access, g, st,
-                                            *_in_flight(qd, t)),
+                                            *_in_flight(qd, t), *bench),
                           data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t, read_fraction=fraction,
                           duration_s=duration_s, warmup_s=warmup_s, steady_window=window,
-                          steady_max_rounds=max_rounds, stonewall_s=stonewall_s))
+                          steady_max_rounds=max_rounds, stonewall_s=stonewall_s, instrument=instrument))
     needs_layout = any(o.existing for o in ops)
     return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
                         layout_bytes=span if needs_layout else 0,

@@ -216,6 +216,9 @@ class PatternTest(_TestBase):
         None, description="stop each measurement of its bytes this long after it starts, such as 30s; with many "
         "clients every client then goes on until it has done as many requests as the furthest one (wear-out), as "
         "IOR's -D with stoneWallingWearOut")
+    bench: Literal["fio"] | None = Field(
+        None, description="fio: every point is measured by fio too, as the equivalent fio job on the same file, its "
+        "trials interleaved with the helper's; the report sets the bench's rate beside the road test's (docs/fio.md)")
 
     @model_validator(mode="after")
     def _what_and_how_long(self) -> "PatternTest":
@@ -233,6 +236,9 @@ class PatternTest(_TestBase):
         if self.stonewall is not None and self.duration is not None:
             raise ValueError("stonewall caps a measurement of its bytes; with duration each trial is bounded by "
                              "time already: give one or the other")
+        if self.bench is not None and self.stonewall is not None:
+            raise ValueError("bench: fio cannot take a stonewall: fio's runtime stops a job, but it cannot go on to "
+                             "the count another client reached; leave out stonewall or bench")
         return self
 
     @model_validator(mode="after")

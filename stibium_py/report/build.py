@@ -20,7 +20,7 @@ from ..analysis.warnings import Result
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label, op_label
-from . import clients, figures, in_flight, mix, steady, sustained
+from . import bench, clients, figures, in_flight, mix, steady, sustained
 from .terminal import WIDE_TERMINAL_COLUMNS, compact_table, notices
 from .page import esc, figure, page, table
 
@@ -288,9 +288,11 @@ def _pattern_sections(results: list[PatternResult], n: int) -> tuple[list[str], 
     for e in results:
         by_test.setdefault(e.name, []).append(e)
     for name, entries in by_test.items():
-        sections.append(f"<h2>{esc(name)}: access patterns</h2>" + steady.section(entries) + mix.section(entries))
+        benched, ratios = bench.section(entries)
+        sections.append(f"<h2>{esc(name)}: access patterns</h2>" + steady.section(entries) + mix.section(entries)
+                        + benched)
         figs = [figures.throughput_vs_granularity(entries)]
-        for extra in (steady.rounds_figure(entries), figures.stride_heatmap(entries),
+        for extra in (ratios, steady.rounds_figure(entries), figures.stride_heatmap(entries),
                       in_flight.latency_vs_queue_depth(entries)):
             if extra is not None:
                 figs.append(extra)
@@ -333,7 +335,8 @@ VIEWS: dict[Kind, KindView] = by_kind("report: a kind's sections of the report",
                       lambda e: [str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.below_cache)),
                                  str(len(e.fast_outliers))], _files_drift, _files_sections),
     "pattern": KindView(_pattern_headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"],
-                        lambda e: "-", _pattern_sections, lambda e: steady.terminal_lines(e) + mix.terminal_lines(e)),
+                        lambda e: "-", _pattern_sections,
+                        lambda e: steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)),
     "sustained": KindView(_sustained_headline, lambda e: ["0", "0", "0", "0"], _sustained_drift, _sustained_sections,
                           lambda e: [f"{e.name} ({e.op}s, {format_bytes(e.result.bytes_written)}): {e.result.headline}"]),
 })
