@@ -112,6 +112,10 @@ def differences(road: Table, bench: Table) -> tuple[str, ...]:
                "whole milliseconds" + rounding)
     out.append("latency: the helper's from submission to completion; fio's completion latency (clat), its "
                "submission (slat) apart")
+    out.append("idle before: each fio job is a process of its own, which starts and ends in about a quarter of a "
+               "second, where the helper goes from one measurement to the next in about a millisecond; a device that "
+               "gathers a burst while idle (a rate limiter's bucket, a drive's cache writing itself out) gives more "
+               "of it to the bench's trials")
     return tuple(out)
 
 

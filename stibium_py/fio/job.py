@@ -88,8 +88,8 @@ def job_text(op: Op, path: Path, ioengine: str) -> str:
     if op.writes and op.sync != "none":
         lines.append("end_fsync=1")
     # the helper writes one buffer of its fill in every request: fio's buffer, filled once with random bytes
-    # (or the fill byte), not scrambled per request (scramble_buffers, on by default, changed what compressing
-    # devices store: zram wrote 3.5 times slower, tests/bench/bench_fio_twin.py)
+    # (or the fill byte), not scrambled per request (scramble_buffers, on by default, made zram write 3.5 times
+    # slower: tests/bench/bench_fio_twin.py)
     lines.append("scramble_buffers=0")
     if op.fill != "random":
         lines.append(f"buffer_pattern={int(op.fill, 0)}")

@@ -23,6 +23,7 @@ ASSUMED_RATE_BYTES_PER_S = 200e6
 ASSUMED_OP_OVERHEAD_S = 0.002
 ASSUMED_REQUEST_S = 100e-6          # one request at a time
 ASSUMED_PARALLEL_REQUESTS = 32      # requests in flight the assumed device overlaps
+ASSUMED_BENCH_START_S = 0.3         # a fio process around its job (0.28 s around one request, on a 2-core VM)
 SUSTAINED_RATES_BYTES_PER_S = (200e6, 2e9)     # a sustained test on a slow external drive, a fast internal SSD
 
 
@@ -31,12 +32,13 @@ def estimated_s(o: Op) -> float:
     latency overlapped up to the assumed parallelism, whichever takes longer, plus the overhead; one by time
     takes its warm-up and duration, and one with a stonewall at most that long (with many clients the wear-out
     may take longer)."""
+    overhead = ASSUMED_OP_OVERHEAD_S + (ASSUMED_BENCH_START_S if o.instrument != "helper" else 0.0)
     if o.duration_s:
-        return o.warmup_s + o.duration_s + ASSUMED_OP_OVERHEAD_S
+        return o.warmup_s + o.duration_s + overhead
     requests = -(-o.bytes // o.granularity_bytes)
     overlap = min(o.queue_depth * o.threads, ASSUMED_PARALLEL_REQUESTS)
     moving_s = max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap)
-    return (min(moving_s, o.stonewall_s) if o.stonewall_s else moving_s) + ASSUMED_OP_OVERHEAD_S
+    return (min(moving_s, o.stonewall_s) if o.stonewall_s else moving_s) + overhead
 
 
 def estimated_bytes(o: Op) -> tuple[float, float]:
