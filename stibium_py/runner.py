@@ -37,7 +37,7 @@ from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
 from .plan.expand import estimated_bytes, expand
 from .errors import FioError, PathError, SizeError
-from .fio.job import INSTRUMENT, Fio, find_fio, job_text, keep_output, row_of, run_job
+from .fio.job import Fio, find_fio, job_text, keep_output, row_of, run_job
 from .preflight import RunError, drop_caches, preflight
 from .sharing import Place, read_shift
 from .team import Solo, Team
@@ -152,19 +152,13 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                            f"stibium ({__version__}) on every machine", 2)
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
                   options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
-        benched = _bench_checked(expanded)
+        _bench_checked(expanded)
         target.mkdir(parents=True, exist_ok=True)
         facts = sysinfo.target_facts(target)
         block = device_block_of(facts)
         info = helpers.once(["info", "--path", str(target)] + (["--device-block", str(block)] if block else []))
         if not info.ok:
             raise RunError(f"target {target}: {info.error}", 2)
-        if benched is not None:
-            for depth in sorted({o.queue_depth for o in expanded.ops if o.instrument != "helper"}):
-                try:
-                    benched.ioengine(depth, str(info.data.get("platform")))
-                except FioError as e:
-                    raise RunError(str(e), 2) from None
         return {"facts": facts, "info": info.data}
 
     mine = every_rank_or_none(team, check)
@@ -229,13 +223,17 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
     return Finished(run_dir, status)
 
 
-def _bench_checked(expanded: Expanded) -> Fio | None:
-    """fio, where the plan measures with it too (bench: fio), refused in one line before anything is written
-    where it is missing; None where the plan does not need it."""
-    if all(o.instrument == "helper" for o in expanded.ops):
-        return None
+def _bench_checked(expanded: Expanded) -> None:
+    """Where the plan measures with fio too (bench: fio): fio, and the engine of each of its queue depths on this
+    platform (sys.platform names it as the helper does: linux, darwin), refused in one line before anything is
+    written."""
+    depths = sorted({o.queue_depth for o in expanded.ops if o.instrument != "helper"})
+    if not depths:
+        return
     try:
-        return find_fio()
+        fio = find_fio()
+        for depth in depths:
+            fio.ioengine(depth, sys.platform)
     except FioError as e:
         raise RunError(str(e), 2) from None
 
@@ -941,9 +939,7 @@ class Runner:
         output, failure = run_job(self.fio, text, op_timeout_s(op))
         if self.crew.leads:
             keep_output(self.run_dir, op.seq, text, output)
-        if failure:
-            return failed(op, failure, started_s)._replace(instrument=INSTRUMENT, instrument_version=self.fio.version)
-        return row_of(op, output, self.fio, started_s, resident)
+        return row_of(op, output, failure, self.fio, started_s, resident)
 
 
 @dataclass(frozen=True)

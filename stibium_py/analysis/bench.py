@@ -15,12 +15,12 @@ import numpy as np
 from ..table import Table
 from .comparison import verdict
 from .estimate import Estimate, percentile_interval
-from .rates import pattern_rate
+from .rates import SHAPE_FIELDS, pattern_rate
 
 ROAD = "helper"
 ROUNDING_FREE_S = 0.5            # a fio trial this long or longer: its millisecond runtime is within 0.1 %
-# a point's fields that pair its bench with its road test
-PAIRED_BY = ("access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction")
+# a point's fields that pair its bench with its road test: its shape (the rows are of one test and op)
+PAIRED_BY = SHAPE_FIELDS[1:]
 
 
 @dataclass(frozen=True)
@@ -43,25 +43,21 @@ class BenchPair:
                 "ratio": self.ratio.as_dict(), "verdict": self.verdict, "differs": list(self.differs)}
 
 
-def split(rows: Table) -> tuple[Table, Table]:
-    """A test's rows as the road test's and the bench's; a run that has only another instrument's rows (a fio
-    result imported) has them as its road: there is nothing to set them beside."""
+def road_rows(rows: Table) -> np.ndarray:
+    """Which of a test's rows are the road test's (the helper's); a run that has only another instrument's rows (a
+    fio result imported) has them as its road: there is nothing to set them beside."""
     mine = rows.instrument == ROAD
-    if not mine.any():
-        return rows, rows.take(np.array([], dtype=np.int64))
-    return rows.take(np.flatnonzero(mine)), rows.take(np.flatnonzero(~mine))
+    return mine if mine.any() else np.ones(len(rows), dtype=bool)
 
 
 def pairs(road: Table, bench: Table, resamples: int, seed: int, confidence: float, band: float) -> list[BenchPair]:
     """Every point the bench measured that the road test measured too, in the road test's order."""
-    if not len(bench):
-        return []
-    benched = bench.groups(*PAIRED_BY, "instrument")
+    benched: dict[tuple, list[tuple[str, np.ndarray]]] = {}
+    for (*point, instrument), bidx in bench.groups(*PAIRED_BY, "instrument").items():
+        benched.setdefault(tuple(point), []).append((instrument, bidx))
     out = []
     for n, (key, ridx) in enumerate(road.groups(*PAIRED_BY).items()):
-        for (*point, instrument), bidx in benched.items():
-            if tuple(point) != key:
-                continue
+        for instrument, bidx in benched.get(key, []):
             r, b = road.take(ridx), bench.take(bidx)
             road_rate = _median(r, resamples, seed + 2 * n, confidence)
             bench_rate = _median(b, resamples, seed + 2 * n + 1, confidence)

@@ -16,7 +16,7 @@ from ..table import Table
 from . import below
 from .estimate import Estimate
 from . import rates
-from .bench import BenchPair, pairs, split
+from .bench import BenchPair, pairs, road_rows
 from .histogram import HistogramError, LatencyHistogram
 from .steady import Steadiness
 from .stonewall import Stonewall, stonewall
@@ -268,10 +268,10 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
                    steady: Steadiness | None = None, band: float = 0.02) -> PatternResult:
     """rows: a test by rounds gives its window's rounds only (steady.window_rows), the verdict beside; a test
     with a bench: its points are the road test's (the helper's), the bench's set beside them (bench.py)."""
-    road, benched = split(rows)
-    if shares is not None and len(benched):
-        shares = shares[rows.instrument == road.instrument[0]]
-    rows = road
+    road = road_rows(rows)
+    benched = rows.take(np.flatnonzero(~road))
+    rows = rows.take(np.flatnonzero(road))
+    shares = shares[road] if shares is not None else None
     pts = points(rows, resamples, seed, confidence, shares)
     knees: dict[str, int | None] = {}
     for access in sorted({p.access for p in pts}):

@@ -136,7 +136,9 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
                                                    k.instrument != "helper", k.instrument))}
 
 
-SHAPE_FIELDS = ("op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction")
+# A point's shape: what it measures, without the test's name or the instrument (a pattern test's point fields; the
+# steady-state judge, the bench's pairs, the importer and compare's matching by shape all read it)
+SHAPE_FIELDS = ("op", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction")
 
 
 def shape_matches(a: list[PointKey], b: list[PointKey]) -> dict[PointKey, PointKey]:
@@ -151,14 +153,17 @@ def shape_matches(a: list[PointKey], b: list[PointKey]) -> dict[PointKey, PointK
         for kb in left_b:
             if kb in out:
                 continue
-            shape = tuple(getattr(kb, f) for f in SHAPE_FIELDS)
-            fits = [ka for ka in left_a if ka not in out.values() and tuple(getattr(ka, f) for f in SHAPE_FIELDS)
-                    == shape and (ka.instrument == kb.instrument or not same_instrument)]
-            rivals = [k for k in left_b if k not in out and tuple(getattr(k, f) for f in SHAPE_FIELDS) == shape
-                      and (k.instrument == fits[0].instrument or not same_instrument)] if len(fits) == 1 else []
+            fits = [ka for ka in left_a if ka not in out.values() and _same_shape(ka, kb, same_instrument)]
+            rivals = [k for k in left_b if k not in out and _same_shape(fits[0], k, same_instrument)] \
+                if len(fits) == 1 else []
             if len(fits) == 1 and len(rivals) == 1:
                 out[kb] = fits[0]
     return out
+
+
+def _same_shape(a: PointKey, b: PointKey, same_instrument: bool) -> bool:
+    return a.kind == b.kind and all(getattr(a, f) == getattr(b, f) for f in SHAPE_FIELDS) and \
+        (a.instrument == b.instrument or not same_instrument)
 
 
 def key_json(key: PointKey) -> dict[str, Any]:

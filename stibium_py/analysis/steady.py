@@ -24,7 +24,7 @@ import numpy as np
 
 from ..table import Table
 from .nonparametric import _kendall_p_exact
-from .rates import PointKey, label
+from .rates import SHAPE_FIELDS, PointKey, label
 
 PTS_WINDOW = 5
 PTS_MAX_RANGE = 0.20          # of the window's mean
@@ -126,8 +126,7 @@ def first_steady(values: Any, window: int = STEADY_WINDOW, **bounds: Any) -> Ste
 
 
 # what a point of a test is, as its measurements name it
-POINT_FIELDS = ("op", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction",
-                "instrument")
+POINT_FIELDS = (*SHAPE_FIELDS, "instrument")
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from typing import Any
 from .. import __version__
 from ..errors import FioError
 from ..measurement import Measurement
+from ..analysis.rates import SHAPE_FIELDS
 from ..record import PlanRecord, RunRecord
 from ..store import MeasurementLog, iso, new_run_dir, write_run_json
-from .job import INSTRUMENT
-from .result import FioResult, Job, Shape, measured, parse, shape
+from .result import INSTRUMENT, FioResult, Job, Shape, measured, parse, shape
 
 SAVED = "fio"                 # the folder of the run directory that keeps the files as given
 MAX_FILE_BYTES = 1 << 30
@@ -40,9 +40,9 @@ def import_fio(files: list[Path], out_dir: Path, name: str | None = None) -> Pat
     first = min((r.timestamp_s for r in results if r.timestamp_s is not None), default=None)
     started = dt.datetime.fromtimestamp(first, dt.timezone.utc) if first is not None else \
         dt.datetime.now(dt.timezone.utc)
-    rows = _rows(results, points, first)
-    plan_name = name or _safe(f"fio-{files[0].stem}")
     hosts = list(dict.fromkeys(h for r in results for h in r.clients))
+    rows = _rows(results, points, first, hosts)
+    plan_name = name or _safe(f"fio-{files[0].stem}")
     run_dir = new_run_dir(out_dir, plan_name, "imported", started)
     try:
         (run_dir / SAVED).mkdir()
@@ -95,10 +95,12 @@ def _points(results: list[FioResult], files: list[Path]) -> dict[tuple[str, int]
 
 
 def _comparable(s: Shape) -> tuple:
-    return (s.op, s.access, s.granularity_bytes, s.stride_bytes, s.queue_depth, s.threads, s.read_fraction, s.direct)
+    return (*(getattr(s, f) for f in SHAPE_FIELDS), s.direct)
 
 
-def _rows(results: list[FioResult], points: dict[tuple[str, int], _Point], first_s: float | None) -> list[Measurement]:
+def _rows(results: list[FioResult], points: dict[tuple[str, int], _Point], first_s: float | None,
+          hosts: list[str]) -> list[Measurement]:
+    """Every job of every file a row; a client's rank is its place among every file's clients (run.json's)."""
     out = []
     seq = 0
     for trial, result in enumerate(results):
@@ -109,14 +111,15 @@ def _rows(results: list[FioResult], points: dict[tuple[str, int], _Point], first
             if key not in steps:                         # every client's row of one job is one step: one seq
                 steps[key] = seq
                 seq += 1
-            out.append(_row(job, points[key], trial, steps[key], result, started))
+            out.append(_row(job, points[key], trial, steps[key], result.version, hosts, started))
     return out
 
 
-def _row(job: Job, point: _Point, trial: int, seq: int, result: FioResult, started_s: float | None) -> Measurement:
+def _row(job: Job, point: _Point, trial: int, seq: int, version: str, hosts: list[str],
+         started_s: float | None) -> Measurement:
     s = point.shape
     values = measured(job, s.op)
-    rank = result.clients.index(job.host) if job.host is not None and len(result.clients) > 1 else None
+    rank = hosts.index(job.host) if job.host is not None and len(hosts) > 1 else None
     seconds = values.get("seconds")
     clients: dict[str, Any] = {}
     if rank is not None:                 # fio's clients start together on the server's go: one step's start
@@ -128,7 +131,7 @@ def _row(job: Job, point: _Point, trial: int, seq: int, result: FioResult, start
                        file=job.options.get("filename", ""), started_s=started_s,
                        engine="direct" if s.direct else "buffered", engine_requested="direct" if s.direct else
                        "buffered", queue_depth=s.queue_depth, threads=s.threads, read_fraction=s.read_fraction,
-                       io_method=s.ioengine, instrument_version=result.version,
+                       io_method=s.ioengine, instrument_version=version,
                        sync_used=("fsync" if s.synced else "none") if s.op != "read" else None,
                        **clients, **values)
 
@@ -140,7 +143,7 @@ def _record(name: str, files: list[Path], results: list[FioResult], points: dict
               "granularities": [p.shape.granularity_bytes], "strides": [p.shape.stride_bytes],
               "queue_depth": p.shape.queue_depth, "threads": p.shape.threads, "trials": len(files),
               "engine": "direct" if p.shape.direct else "buffered", "sync": "fsync" if p.shape.synced else "none",
-              "fill": "random", "bench": INSTRUMENT} for p in points.values()]
+              "fill": "random"} for p in points.values()]
     version = results[0].version
     return RunRecord(stibium_version=__version__, helper={"imported_from": INSTRUMENT},
                      plan=PlanRecord(name=name, description=f"fio results imported ({version})",

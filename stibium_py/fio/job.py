@@ -15,9 +15,8 @@ from typing import Any
 from ..errors import FioError
 from ..measurement import OP_FIELDS, Measurement
 from ..op import Op
-from .result import Job, measured, parse, shape
+from .result import INSTRUMENT, Job, measured, parse, shape
 
-INSTRUMENT = "fio"
 FIO_OUTPUTS = "fio.jsonl"
 # the requests in flight beyond one: fio's asynchronous engine of each platform, as the helper's own method
 # (io_uring on Linux, where the helper uses it too; POSIX AIO on macOS, where the helper runs a thread per request)
@@ -114,17 +113,20 @@ def run_job(fio: Fio, text: str, timeout_s: float) -> tuple[str, str | None]:
     return done.stdout, None
 
 
-def row_of(op: Op, output: str, fio: Fio, started_s: float | None, resident_before: float | None) -> Measurement:
-    """The measurement of `op` from fio's output; a job that moved other bytes or requests than the plan asked
-    (fio stopped early, or read its options otherwise) is a failed measurement that says so."""
+def row_of(op: Op, output: str, failure: str | None, fio: Fio, started_s: float | None,
+           resident_before: float | None) -> Measurement:
+    """The measurement of `op` from fio's output (run_job's); where fio gave none (`failure`), or its output does
+    not read, or it moved other bytes than the plan asked (fio stopped early), a failed measurement that says so."""
     fields = {f: getattr(op, f) for f in OP_FIELDS}
     base: dict[str, Any] = {**fields, "engine": op.engine, "engine_requested": op.engine, "instrument": INSTRUMENT,
                             "instrument_version": fio.version, "started_s": started_s,
-                            "resident_before": resident_before if op.reads else None,
+                            "resident_before": resident_before,
                             "sync_used": ("fsync" if op.sync != "none" else "none") if op.writes else None,
                             "span_bytes": op.size_bytes, "offset_bytes": op.offset_bytes or None}
     if op.duration_s:
         base.update(duration_s=op.duration_s, warmup_s=op.warmup_s)
+    if failure is not None:
+        return Measurement(**{**base, "bytes": 0, "error": failure})
     try:
         result = parse(output, f"fio's output for operation {op.seq}")
         job = _one_job(result.jobs, op)
@@ -135,11 +137,6 @@ def row_of(op: Op, output: str, fio: Fio, started_s: float | None, resident_befo
     values["io_method"] = got.ioengine
     if values.get("error") is None and not op.duration_s and values["bytes"] != op.bytes:
         values.update(seconds=None, error=f"fio moved {values['bytes']} bytes where the plan asked for {op.bytes}")
-    if values.get("error") is None and (got.queue_depth, got.threads, got.granularity_bytes) != \
-            (op.queue_depth, op.threads, op.granularity_bytes):
-        values.update(seconds=None, error=f"fio ran iodepth {got.queue_depth}, numjobs {got.threads}, bs "
-                                          f"{got.granularity_bytes} where the plan asked for {op.queue_depth}, "
-                                          f"{op.threads}, {op.granularity_bytes}")
     return Measurement(**{**base, **values})
 
 

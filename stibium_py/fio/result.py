@@ -16,7 +16,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..analysis.histogram import LatencyHistogram
 from ..errors import FioError  # noqa: F401 (raised here, declared apart)
+
+INSTRUMENT = "fio"                  # the rows' instrument column
 
 ALL_CLIENTS_JOB = "All clients"     # fio --client's sum over the clients; stibium sums them itself
 PERCENTILES = {"lat_p50_s": "50.000000", "lat_p90_s": "90.000000", "lat_p99_s": "99.000000",
@@ -36,10 +39,7 @@ class Side:
     total_ios: int
     clat_ns: dict[str, Any]
     slat_mean_ns: float | None
-
-    @property
-    def moved(self) -> bool:
-        return self.io_bytes > 0 or self.total_ios > 0
+    histogram: str | None            # json+'s bins as stibium's histogram text (histogram_text); None without
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def measured(job: Job, op: str) -> dict[str, Any]:
         "bytes": sum(s.io_bytes for s in used),
         "requests": sum(s.total_ios for s in used),
         "seconds": max(s.runtime_ms for s in used) / 1000 if any(s.runtime_ms for s in used) else None,
-        "instrument": "fio",
+        "instrument": INSTRUMENT,
     }
     if op == "mixed":
         out.update(read_bytes=job.read.io_bytes, write_bytes=job.write.io_bytes, read_requests=job.read.total_ios,
@@ -199,11 +199,11 @@ def measured(job: Job, op: str) -> dict[str, Any]:
             pct = side.clat_ns.get("percentile") or {}
             out[f"{name}_lat_p50_s"] = _ns(pct.get(PERCENTILES["lat_p50_s"]))
             out[f"{name}_lat_p99_s"] = _ns(pct.get(PERCENTILES["lat_p99_s"]))
-            out[f"{name}_lat_hist_ns"] = histogram_text(side.clat_ns.get("bins"))
-        both = _merged_bins(job.read.clat_ns.get("bins"), job.write.clat_ns.get("bins"))
-        out["lat_hist_ns"] = histogram_text(both)
-        if both:                   # reads and writes together, as the helper's mixed rows have them
-            out.update({column: _ns(_percentiles(both).get(key)) for column, key in PERCENTILES.items()})
+            out[f"{name}_lat_hist_ns"] = side.histogram
+        both = LatencyHistogram.merged([job.read.histogram, job.write.histogram])
+        if both is not None:       # reads and writes together, as the helper's mixed rows have them
+            out["lat_hist_ns"] = both.to_text()
+            out.update({column: _ns(pct) for column, pct in _percentiles(both).items()})
     else:
         side = used[0]
         pct = side.clat_ns.get("percentile") or {}
@@ -211,7 +211,7 @@ def measured(job: Job, op: str) -> dict[str, Any]:
         out.update(lat_min_s=_ns(side.clat_ns.get("min")) if side.total_ios else None,
                    lat_max_s=_ns(side.clat_ns.get("max")) if side.total_ios else None,
                    lat_mean_s=_ns(side.clat_ns.get("mean")) if side.total_ios else None,
-                   lat_hist_ns=histogram_text(side.clat_ns.get("bins")),
+                   lat_hist_ns=side.histogram,
                    slat_mean_s=_ns(side.slat_mean_ns) if side.total_ios else None)
     if job.error:
         out.update(seconds=None, error=f"fio's job ended with error {job.error} ({os.strerror(job.error)})",
@@ -269,11 +269,12 @@ def _side(entry: dict[str, Any], name: str, where: str) -> Side:
         raise FioError(f"{where} has no '{name}' section; give the file as fio wrote it")
     clat = side.get("clat_ns")
     slat = side.get("slat_ns")
+    clat = clat if isinstance(clat, dict) else {}
     return Side(io_bytes=_int(side.get("io_bytes"), f"{where}.{name}.io_bytes"),
                 runtime_ms=_int(side.get("runtime"), f"{where}.{name}.runtime"),
                 total_ios=_int(side.get("total_ios"), f"{where}.{name}.total_ios"),
-                clat_ns=clat if isinstance(clat, dict) else {},
-                slat_mean_ns=slat.get("mean") if isinstance(slat, dict) else None)
+                clat_ns=clat, slat_mean_ns=slat.get("mean") if isinstance(slat, dict) else None,
+                histogram=histogram_text(clat.get("bins")))
 
 
 def _int(value: Any, where: str) -> int:
@@ -296,18 +297,9 @@ def _ns(value: Any) -> float | None:
     return float(value) / 1e9 if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _merged_bins(*bins: Any) -> dict[str, int] | None:
-    out: dict[str, int] = {}
-    for b in bins:
-        if isinstance(b, dict):
-            for value, count in b.items():
-                out[value] = out.get(value, 0) + int(count)
-    return out or None
-
-
 def _clones_together(jobs: list[Job]) -> list[Job]:
     """A job's clones (same name, group and client; numjobs without group_reporting) as one job: bytes and
-    requests added, the longest runtime, the bins merged; their percentiles kept only from json+'s bins."""
+    requests added, the longest runtime, the histograms merged; their percentiles only where json+ gave bins."""
     order: dict[tuple, list[Job]] = {}
     for job in jobs:
         order.setdefault((job.name, job.groupid, job.host), []).append(job)
@@ -326,32 +318,22 @@ def _clones_together(jobs: list[Job]) -> list[Job]:
 
 def _sides_together(sides: list[Side]) -> Side:
     n = sum(s.total_ios for s in sides)
-    bins = _merged_bins(*(s.clat_ns.get("bins") for s in sides))
+    merged = LatencyHistogram.merged([s.histogram for s in sides])
     moved = [s for s in sides if s.total_ios]
     clat: dict[str, Any] = {}
     if moved:
         clat = {"min": min(s.clat_ns.get("min", math.inf) for s in moved),
                 "max": max(s.clat_ns.get("max", 0) for s in moved),
                 "mean": sum(s.clat_ns.get("mean", 0) * s.total_ios for s in moved) / n}
-        if bins:
-            clat["bins"] = bins
-            clat["percentile"] = _percentiles(bins)
+        if merged is not None:
+            clat["percentile"] = {PERCENTILES[column]: pct_ns for column, pct_ns in _percentiles(merged).items()}
     slat = [s.slat_mean_ns for s in moved if s.slat_mean_ns is not None]
     return Side(io_bytes=sum(s.io_bytes for s in sides), runtime_ms=max(s.runtime_ms for s in sides), total_ios=n,
-                clat_ns=clat, slat_mean_ns=sum(slat) / len(slat) if slat else None)
+                clat_ns=clat, slat_mean_ns=sum(slat) / len(slat) if slat else None,
+                histogram=merged.to_text() if merged is not None else None)
 
 
-def _percentiles(bins: dict[str, int]) -> dict[str, float]:
-    """fio's percentiles of merged bins: the value of the bin where each share of the requests is reached."""
-    values = sorted((int(v), int(c)) for v, c in bins.items())
-    total = sum(c for _, c in values)
-    out = {}
-    for key in PERCENTILES.values():
-        want = float(key) / 100 * total
-        seen = 0
-        for v, c in values:
-            seen += c
-            if seen >= want:
-                out[key] = float(v)
-                break
-    return out
+def _percentiles(hist: LatencyHistogram) -> dict[str, float]:
+    """The latency columns' percentiles (ns) of a merged histogram, by the histogram's one quantile rule (the
+    upper bound of the bin that holds it, as every merged histogram of stibium's)."""
+    return {column: hist.quantile_s(float(key) / 100) * 1e9 for column, key in PERCENTILES.items()}

@@ -11,18 +11,15 @@ import plotly.graph_objects as go
 from ..analysis.bench import BenchPair
 from ..analysis.estimate import estimate_text, ratio_text
 from ..analysis.patterns import PatternResult
-from ..units import format_rate, format_size, in_flight_label, op_label
+from ..analysis.rates import PointKey, label
+from ..units import format_rate
 from .figures import layout
 from .page import esc, table
 
 
 def _point(e: PatternResult, b: BenchPair) -> str:
-    """rnd-4k read random 4 KiB Q32T1"""
-    p = b.point
-    parts = [e.name, op_label(e.op, p["read_fraction"]), p["access"], format_size(p["granularity_bytes"]),
-             f"+{format_size(p['stride_bytes'])}" if p["stride_bytes"] else "",
-             in_flight_label(p["queue_depth"], p["threads"])]
-    return " ".join(v for v in parts if v)
+    """rnd-4k read random 4 KiB Q32T1 (the road test's point, as every view names a point)"""
+    return label(PointKey(e.name, e.op, "pattern", **b.point))
 
 
 def _gap(b: BenchPair) -> str:
