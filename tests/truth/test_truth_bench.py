@@ -1,9 +1,12 @@
 """The bench beside the road test on devices of known speed (docs/truth-devices.md): where the device sets the
 pace, fio's equivalent job and the helper must measure the same rate, and the report's ratio of the two must
-reach within fio's rounding of 1: fio times a job in whole milliseconds, a known bias of up to 1 ms a trial that
-five trials on a device this steady can resolve (Recipe C's interval once was [1.0002, 1.0023] for a 1.07 s
-trial, where the rounding alone reaches 0.0009). Recipe B sets a rate (bytes a second), Recipe C a delay a request (IOPS at a queue
-depth)."""
+hold 1 within half a percent. The two instruments start and stop their clocks at other points: fio's runtime
+runs from its job thread's start to after it takes its statistics lock and is rounded up to a whole millisecond
+(fio's backend.c, update_runtime), the helper's from its first submission to its last completion. On devices this
+steady five trials resolve that tenth of a percent (Recipe C's interval once was [1.0002, 1.0023]), so the
+interval is asked to reach within 0.5 % of 1 and to lie within 3 % of it: a real gap, as the 6 % a rate filter's
+burst once gave fio, fails both.
+"""
 
 from __future__ import annotations
 
@@ -31,14 +34,13 @@ tests:
 """
 
 
-def _assert_ratio_holds_one(name: str, pair: dict, rows: list[dict]) -> None:
-    """The ratio's interval, widened by fio's rounding (1 ms of its shortest trial) on either side, holds 1, and the
-    interval itself is within 3 % of 1."""
+TIMING_WINDOWS = 0.005  # how far apart the two instruments' clocks may put a steady device's rate
+
+
+def _assert_ratio_holds_one(name: str, pair: dict) -> None:
     ratio = pair["ratio"]
-    rounding = 0.001 / min(float(r["seconds"]) for r in rows if r["instrument"] == "fio")
-    print(f"TRUTH {name}: bench / road {ratio['estimate']:.4f} [{ratio['low']:.4f}, {ratio['high']:.4f}], "
-          f"fio's rounding {rounding:.4f}")
-    assert ratio["low"] - rounding <= 1 <= ratio["high"] + rounding
+    print(f"TRUTH {name}: bench / road {ratio['estimate']:.4f} [{ratio['low']:.4f}, {ratio['high']:.4f}]")
+    assert ratio["low"] - TIMING_WINDOWS <= 1 <= ratio["high"] + TIMING_WINDOWS
     assert 0.97 < ratio["low"] <= ratio["high"] < 1.03
 
 
@@ -72,13 +74,13 @@ def test_fio_and_the_helper_read_recipe_b_at_its_rate(tmp_path, steady_b):
     """256 KiB sequential reads one at a time, 64 MiB a trial (1.3 s at 50 MiB/s: fio's millisecond runtime is
     within 0.04 % of it)."""
     device_b = steady_b
-    summary, run_dir = stibium_run(tmp_path, device_b, PLAN.format(access="sequential", granularity="256KiB", depth=1,
+    summary, _ = stibium_run(tmp_path, device_b, PLAN.format(access="sequential", granularity="256KiB", depth=1,
                                                              bytes="64MiB", span="64MiB"))
     e, pair = _pair(summary)
     road, bench = pair["road_bytes_per_s"]["estimate"], pair["bench_bytes_per_s"]["estimate"]
     assert abs(report_value("Recipe B: fio's rate against the helper's", road, bench)) < 0.03
     assert abs(report_value("Recipe B: fio's rate against the set rate", device_b.read_bytes_per_s, bench)) < 0.03
-    _assert_ratio_holds_one("Recipe B", pair, _rows(run_dir))
+    _assert_ratio_holds_one("Recipe B", pair)
 
 
 def test_fio_and_the_helper_make_recipe_c_s_iops_at_a_queue_depth(tmp_path, device_c):
@@ -94,4 +96,4 @@ def test_fio_and_the_helper_make_recipe_c_s_iops_at_a_queue_depth(tmp_path, devi
     assert abs(report_value("Recipe C: fio's IOPS against the helper's", road, bench)) < 0.05
     assert abs(report_value("Recipe C: fio's IOPS against 16 / delay", depth / device_c.delay_s, bench)) < 0.05
     _, pair = _pair(summary)
-    _assert_ratio_holds_one("Recipe C", pair, rows)
+    _assert_ratio_holds_one("Recipe C", pair)
