@@ -321,8 +321,11 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         wall = test.ops[0].stonewall_s if test.ops else 0.0
         walled = (f"; each measurement stops at its stonewall, {format_seconds(wall)} after its start, if its "
                   f"bytes take longer (the bytes are at most these)" if wall else "")
-        benched = sum(o.instrument != "helper" for o in test.ops)
-        bench = (f"; {benched} of them by fio (bench: fio), the equivalent job of each point, interleaved with the "
+        benched = [o for o in test.ops if o.instrument != "helper"]
+        job = benched[0].bench_job if benched else ""
+        bench = (f"; {len(benched)} of them by fio (bench: fio), the job file {job} once a trial, its jobs' time "
+                 f"their own and not in the estimate" if job else
+                 f"; {len(benched)} of them by fio (bench: fio), the equivalent job of each point, interleaved with the "
                  f"helper's" if benched else "")
         console.print(f"  {test.name}: {len(test.ops)} measurements{at_most}; writes {written} bytes "
                       f"({format_bytes(written)}), reads {format_bytes(read)}{about}{pre}{walled}{bench}")

@@ -140,10 +140,15 @@ def layout_args(path: Path, size_bytes: int, engine: str, fill: str, data_seed: 
                    sync="fsync", latency="off")
 
 
+JOB_FILE_TIMEOUT_S = 6 * 3600.0
+
+
 def op_timeout_s(op: "Op") -> float:
     """Time one operation may take before the helper counts as hung: generous for a
     slow disk (1 MB/s, 50 ms a request) and never under a minute; one by time, twice its time (a sync after
-    it may write out what a buffered engine held)."""
+    it may write out what a buffered engine held); a plan's own fio job file, six hours."""
+    if op.bench_job:              # a plan's own fio job file: its time is the job's, unknown to stibium
+        return JOB_FILE_TIMEOUT_S
     if op.duration_s:
         return 60.0 + 2 * (op.warmup_s + op.duration_s)
     requests = -(-op.bytes // op.granularity_bytes)

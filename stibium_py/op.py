@@ -46,6 +46,7 @@ class Op:
     steady_max_rounds: int = 0          # and the most rounds
     stonewall_s: float = 0.0            # a measurement of its bytes stops this long after its start (0: never)
     instrument: str = "helper"          # what measures it: the helper, or fio (the bench beside the road test)
+    bench_job: str = ""                 # fio runs the plan's own job file (its path as the plan gives it), not a twin
 
     @property
     def reads(self) -> bool:
@@ -69,7 +70,7 @@ class Op:
         for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0),
                            ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0), ("steady_window", 0),
                            ("steady_max_rounds", 0), ("stonewall_s", 0.0),
-                           ("instrument", "helper")):
+                           ("instrument", "helper"), ("bench_job", "")):
             if out[key] == unset:
                 del out[key]
         return out

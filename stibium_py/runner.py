@@ -37,7 +37,8 @@ from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
 from .plan.expand import estimated_bytes, expand
 from .errors import FioError, PathError, SizeError
-from .fio.job import Fio, find_fio, job_text, keep_output, row_of, run_job
+from .fio.job import (JOB_FILES, Fio, checked_job_file, find_fio, job_text, keep_output, named_files, row_of,
+                      rows_of_jobs, run_job)
 from .preflight import RunError, drop_caches, preflight
 from .sharing import Place, read_shift
 from .team import Solo, Team
@@ -152,17 +153,18 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                            f"stibium ({__version__}) on every machine", 2)
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
                   options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
-        _bench_checked(expanded)
+        checked = _bench_checked(expanded, _beside(plan_path) if leads else None)
         target.mkdir(parents=True, exist_ok=True)
         facts = sysinfo.target_facts(target)
         block = device_block_of(facts)
         info = helpers.once(["info", "--path", str(target)] + (["--device-block", str(block)] if block else []))
         if not info.ok:
             raise RunError(f"target {target}: {info.error}", 2)
-        return {"facts": facts, "info": info.data}
+        return {"facts": facts, "info": info.data, "jobs": {t.name: t.bench_job_text for t in checked.tests}}
 
     mine = every_rank_or_none(team, check)
     facts, info = mine["facts"], mine["info"]
+    expanded = with_job_texts(expanded, team.share(mine["jobs"] if leads else None))
     started = utc_now()
     machine = sysinfo.machine_facts()
     run_dir, work = Path(), Path()
@@ -215,6 +217,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         clients=crew.record({}),
     )
     write_run_json(run_dir, run)
+    _keep_job_files(run_dir, expanded)
     for test in expanded.tests:
         if ORDERS[test.kind].wears_drive:
             console.print(f"[yellow]{test.name} wears the drive:[/] {format_bytes(test.files_bytes)} of real writes "
@@ -223,19 +226,43 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
     return Finished(run_dir, status)
 
 
-def _bench_checked(expanded: Expanded) -> None:
+def _bench_checked(expanded: Expanded, job_file: Callable[[str, str], Path] | None) -> Expanded:
     """Where the plan measures with fio too (bench: fio): fio, and the engine of each of its queue depths on this
     platform (sys.platform names it as the helper does: linux, darwin), refused in one line before anything is
-    written."""
-    depths = sorted({o.queue_depth for o in expanded.ops if o.instrument != "helper"})
-    if not depths:
-        return
+    written; a test's own job file (bench_job) read from job_file(test, path as given) and checked by fio, its
+    text in the test (none read where job_file is None: a rank that takes the texts from rank 0)."""
+    depths = sorted({o.queue_depth for o in expanded.ops if o.instrument != "helper" and not o.bench_job})
+    jobs = {o.test: o.bench_job for o in expanded.ops if o.bench_job}
+    if not depths and not jobs:
+        return expanded
     try:
         fio = find_fio()
         for depth in depths:
             fio.ioengine(depth, sys.platform)
+        texts = {test: checked_job_file(fio, job_file(test, given), test) for test, given in jobs.items()} \
+            if job_file is not None else {}
     except FioError as e:
         raise RunError(str(e), 2) from None
+    return with_job_texts(expanded, texts)
+
+
+def _beside(plan_path: Path) -> Callable[[str, str], Path]:
+    """A job file's path as a plan gives it: relative to the plan's folder (~ for the home folder)."""
+    return lambda _test, given: plan_path.parent / Path(given).expanduser()
+
+
+def with_job_texts(expanded: Expanded, texts: dict[str, str]) -> Expanded:
+    """The plan with each test's own job file's text (bench_job) as read before the run."""
+    return replace(expanded, tests=[replace(t, bench_job_text=texts.get(t.name, t.bench_job_text))
+                                    for t in expanded.tests])
+
+
+def _keep_job_files(run_dir: Path, expanded: Expanded) -> None:
+    """The job files a run's fio runs, copied into its run directory as they were read (resume runs these)."""
+    for t in expanded.tests:
+        if t.bench_job_text:
+            (run_dir / JOB_FILES).mkdir(exist_ok=True)
+            (run_dir / JOB_FILES / f"{t.name}.fio").write_text(t.bench_job_text, encoding="utf-8")
 
 
 def every_rank_or_none(team: Team, work: Callable[[], Any]) -> Any:
@@ -452,7 +479,7 @@ def _resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
         raise RunError(f"{run_dir} ran with {run.ranks} client{'s' if run.ranks > 1 else ''}; resume it with "
                        + (f"mpiexec -n {run.ranks} stibium resume {run_dir}" if run.ranks > 1 else
                           f"stibium resume {run_dir}, without mpiexec"), 2)
-    _bench_checked(expanded)
+    expanded = _bench_checked(expanded, lambda test, _given: run_dir / JOB_FILES / f"{test}.fio")
     if not work.is_dir():
         try:
             WorkDir(work, run_dir.name).create(parents=True)
@@ -729,7 +756,7 @@ class Runner:
         """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a
         cache below the file system. Kept in run.json; a resumed run measures only shapes it lacks."""
         shapes = {memory.shape_of(o.bytes, o.granularity_bytes, o.access, o.queue_depth, o.threads)
-                  for o in pending if o.op == "read"} - set(self.run.memory_rates)
+                  for o in pending if o.op == "read" and not o.bench_job} - set(self.run.memory_rates)
         if not shapes:
             return
         found = memory.probe(self._helper_ok, self.work.path / memory.PROBE_FILE, shapes)
@@ -896,12 +923,15 @@ class Runner:
         offset_s = None if raw_ns is None else time.time() - self.t0 - raw_ns / 1e9
 
         if op.instrument != "helper":
-            m = self._bench(op, path, started_s)
-            self._keep(m, touch.written_by)
-            if m.error:
-                raise OpFailed(f"operation {op.seq} ({op.test}: {op.instrument} {op.op} {op.file}) failed: {m.error}")
+            rows = self._bench_job(op, path.parent, started_s) if op.bench_job else [self._bench(op, path, started_s)]
+            for m in rows:
+                self._keep(m, touch.written_by)
+            failure = next((m.error for m in rows if m.error), None)
+            if failure:
+                what = f"the job file {op.bench_job}" if op.bench_job else f"{op.op} {op.file}"
+                raise OpFailed(f"operation {op.seq} ({op.test}: {op.instrument} {what}) failed: {failure}")
             self.done.add(op.seq)
-            self._advance(op, op.bytes, m.seconds)
+            self._advance(op, sum(m.bytes for m in rows), max((m.seconds or 0.0 for m in rows), default=0.0))
             return
 
         def chunk_row(row: dict[str, Any]) -> None:     # a sustained measurement's chunks, as they come
@@ -940,6 +970,22 @@ class Runner:
         if self.crew.leads:
             keep_output(self.run_dir, op.seq, text, output)
         return row_of(op, output, failure, self.fio, started_s, resident)
+
+    def _bench_job(self, op: Op, folder: Path, started_s: float) -> list[Measurement]:
+        """The test's own job file run once by fio, in the test's folder (where its relative file names are, and
+        the laid-out file the road test reads, data.bin): the residency of each file it names read before it, a
+        row for each of its jobs, the job file and fio's output kept in fio.jsonl."""
+        if self.fio is None:
+            self.fio = find_fio()
+        text = self.tests[op.test].bench_job_text
+        resident: dict[str, float | None] = {}
+        for name in named_files(text):
+            if (folder / name).is_file():
+                resident[name] = self._helper_ok(["residency", "--path", str(folder / name)]).get("resident")
+        output, failure = run_job(self.fio, text, op_timeout_s(op), cwd=folder)
+        if self.crew.leads:
+            keep_output(self.run_dir, op.seq, text, output)
+        return rows_of_jobs(op, output, failure, self.fio, started_s, resident)
 
 
 @dataclass(frozen=True)

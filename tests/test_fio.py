@@ -182,7 +182,7 @@ def test_an_import_is_a_run_directory_whose_report_has_every_job_a_trial_a_file(
     assert all(t["instrument"] == "fio" for t in tests.values())
     run = json.loads((run_dir / "run.json").read_text())
     assert run["imported"]["version"] == "fio-3.33" and run["status"] == "complete"
-    assert "measured by fio, not by stibium's helper (an imported result)" in out
+    assert "measured by fio alone, not by stibium's helper (an imported result" in " ".join(out.split())
 
 
 def test_an_import_of_clients_is_their_aggregate_as_many_clients_are(tmp_path):
@@ -343,3 +343,143 @@ def test_a_bench_without_fio_is_refused_before_the_run_starts(disk_dir, monkeypa
     assert out == ("stibium: bench: fio needs fio, which is not installed (Debian/Ubuntu: apt-get install fio; macOS: "
                    "brew install fio); install it or leave bench out of the plan\n")
     assert not (disk_dir / "reports").exists() and not (disk_dir / "target").exists()
+
+
+# -- a plan's own job file
+
+JOB_FILE = """\
+[global]
+filename=data.bin
+direct=1
+size=4m
+ioengine=psync
+stonewall
+
+[like-the-road]
+rw=read
+bs=64k
+io_size=2m
+
+[its-own]
+rw=randread
+bs=16k
+io_size=1m
+"""
+
+JOB_PLAN = """\
+name: own-job
+tests:
+  - name: t
+    kind: pattern
+    op: read
+    access: sequential
+    granularities: [64KiB]
+    bytes: 2MiB
+    span: 4MiB
+    trials: 2
+    bench: fio
+    bench_job: jobs/mine.fio
+"""
+
+
+def _job_plan(disk_dir: Path, job: str) -> Path:
+    (disk_dir / "jobs").mkdir(exist_ok=True)
+    (disk_dir / "jobs" / "mine.fio").write_text(job)
+    plan = disk_dir / "own.yaml"
+    plan.write_text(JOB_PLAN)
+    return plan
+
+
+def test_a_plan_s_own_job_file_runs_as_it_is_once_a_trial_each_job_a_row(disk_dir):
+    plan = _job_plan(disk_dir, JOB_FILE)
+    code, out = _cli("run", str(plan), "--target", str(disk_dir / "target"), "--out", str(disk_dir / "reports"))
+    assert code == 0, out
+    run_dir = _run_dir(out)
+    rows, _ = read_measurements(run_dir)
+    fio = rows.instrument == "fio"
+    assert (~fio).sum() == 2 and fio.sum() == 4 and not any(rows.error)
+    # each trial one run of the file: its two jobs share the operation's seq, each a row of its own shape
+    assert sorted(rows.seq[fio].tolist())[::2] == sorted(rows.seq[fio].tolist())[1::2]
+    got = sorted(zip(rows.access[fio].tolist(), rows.granularity_bytes[fio].tolist(), rows.bytes[fio].tolist()))
+    assert got == [("random", 16 * KiB, MiB)] * 2 + [("sequential", 64 * KiB, 2 * MiB)] * 2
+    # its relative file name is the test's folder: the file the road test reads, its residency read before
+    assert set(rows.file[fio].tolist()) == {"data.bin"}
+    assert np.isfinite(rows.resident_before[fio].astype(float)).all()
+    # the job file as given, kept for resume and beside every output
+    assert (run_dir / "fio-jobs" / "t.fio").read_text() == JOB_FILE
+    jobs = [json.loads(line) for line in (run_dir / "fio.jsonl").read_text().splitlines()]
+    assert [j["job"] for j in jobs] == [JOB_FILE] * 2
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (test,) = [t for t in summary["tests"] if t["name"] == "t"]
+    (pair,) = test["bench"]
+    assert (pair["access"], pair["granularity_bytes"]) == ("sequential", 64 * KiB)
+    (lone,) = test["bench_alone"]
+    assert (lone["access"], lone["granularity_bytes"]) == ("random", 16 * KiB)
+    said = " ".join(out.split())
+    assert "t read random 16 KiB: bench (fio-3" in said
+    assert "a job of the plan's job file: the road test measured no point of its shape" in said
+
+
+@pytest.mark.parametrize("job, message", [
+    (None, "bench_job {path}: no such file; give the job file's path relative to the plan's folder"),
+    ("[a]\nrw=reed\n", "bench_job {path}: fio refuses it: fio: failed parsing rw=reed; mend the job file (fio "
+                        "--parse-only FILE says the same)"),
+    ("[a]\nbogus=1\n", "bench_job {path}: fio refuses it: Bad option <bogus=1>; mend the job file (fio "
+                        "--parse-only FILE says the same)"),
+    ("[global]\nbs=4k\n", "bench_job {path}: it has no job (a [section] other than [global]); give a job file fio "
+                           "runs"),
+    ("[trims]\nrw=trim\nsize=1m\n", "bench_job {path}: job 'trims': rw=trim has no stibium point (stibium "
+                                     "measures reads, writes and their mixes); leave the job out of the file"),
+])
+def test_a_job_file_fio_or_stibium_cannot_read_is_refused_before_the_run(disk_dir, job, message):
+    plan = _job_plan(disk_dir, job or "")
+    path = disk_dir / "jobs" / "mine.fio"
+    if job is None:
+        path.unlink()
+    code, out = _cli("run", str(plan), "--target", str(disk_dir / "target"), "--out", str(disk_dir / "reports"))
+    assert code == 2
+    assert out == f"stibium: test t: {message.format(path=path)}\n"
+    assert not (disk_dir / "reports").exists() and not (disk_dir / "target").exists()
+
+
+def test_a_job_file_needs_bench_fio(tmp_path):
+    plan = tmp_path / "p.yaml"
+    plan.write_text(JOB_PLAN.replace("    bench: fio\n", ""))
+    code, out = _cli("plan", "show", str(plan))
+    assert code == 2
+    assert "bench_job is the job file fio runs as the bench; it needs bench: fio" in out
+
+
+def test_fio_s_showcmd_line_reads_as_the_jobs_with_the_global_options_under_each():
+    from stibium_py.fio.job import planned_jobs
+    jobs = planned_jobs("fio --size=1m --bs=4k --filename=x.bin --name=a --rw=randread --iodepth=4 --time_based "
+                        "--name=b --rw=write --filename=/tmp/y\\:z \n")
+    assert [(j.name, j.options) for j in jobs] == [
+        ("a", {"size": "1m", "bs": "4k", "filename": "x.bin", "name": "a", "rw": "randread", "iodepth": "4",
+               "time_based": ""}),
+        ("b", {"size": "1m", "bs": "4k", "filename": "/tmp/y\\:z", "name": "b", "rw": "write"})]
+
+
+def test_the_files_a_job_file_names_are_read_as_fio_reads_them_without_comments():
+    from stibium_py.fio.job import named_files
+    assert named_files("[global]\nfilename=data.bin     ; the test's file\n[a]\n filename = /tmp/q r \n"
+                       "filename=/tmp/x # a comment\n") == ["data.bin", "/tmp/q r", "/tmp/x"]
+
+
+def test_resume_runs_the_job_file_the_run_read_not_one_edited_since(disk_dir):
+    plan = _job_plan(disk_dir, JOB_FILE)
+    code, out = _cli("run", str(plan), "--target", str(disk_dir / "target"), "--out", str(disk_dir / "reports"))
+    assert code == 0, out
+    run_dir = _run_dir(out)
+    lines = (run_dir / "measurements.csv").read_text().splitlines(keepends=True)
+    first_fio = next(i for i, line in enumerate(lines) if ",fio," in line)
+    (run_dir / "measurements.csv").write_text("".join(lines[:first_fio]))   # stopped before fio's first run
+    run = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**run, "status": "interrupted"}))
+    (disk_dir / "jobs" / "mine.fio").write_text("[a]\nrw=trim\n")            # edited since: not what resume runs
+    code, out = _cli("resume", str(run_dir))
+    assert code == 0, out
+    rows, _ = read_measurements(run_dir)
+    fio = rows.instrument == "fio"
+    assert fio.sum() == 4 and not any(rows.error)
+    assert sorted(set(rows.granularity_bytes[fio].tolist())) == [16 * KiB, 64 * KiB]

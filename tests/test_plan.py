@@ -110,7 +110,7 @@ def test_builtin_plans_are_valid():
      "sync, threads, units"),
     ("name: q\ntests:\n  - name: p\n    kind: pattern\n    op: read\n    granularities: [4KiB]\n    bytes: 1MiB\n"
      "    trails: 3\n",
-     "plan.yaml:8: tests[0].trails: unknown key 'trails'; did you mean 'trials'? allowed: access, bench, bytes, clients, duration, "
+     "plan.yaml:8: tests[0].trails: unknown key 'trails'; did you mean 'trials'? allowed: access, bench, bench_job, bytes, clients, duration, "
      "engine, fill, granularities, kind, layout, name, op, precondition, queue_depth, read_fraction, seed, span, "
      "steady, stonewall, strides, sync, threads, trials, units, warmup"),
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: [1KB, 10XB]\n",

@@ -43,6 +43,21 @@ class BenchPair:
                 "ratio": self.ratio.as_dict(), "verdict": self.verdict, "differs": list(self.differs)}
 
 
+@dataclass(frozen=True)
+class BenchAlone:
+    """A point only the bench measured (a job of the plan's own job file whose shape no road-test point has): its
+    rate, the median over trials with its interval."""
+
+    point: dict[str, Any]            # the PAIRED_BY fields
+    instrument: str
+    version: str
+    bench: Estimate
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.point, "instrument": self.instrument, "instrument_version": self.version,
+                "bench_bytes_per_s": self.bench.as_dict()}
+
+
 def road_rows(rows: Table) -> np.ndarray:
     """Which of a test's rows are the road test's (the helper's); a run that has only another instrument's rows (a
     fio result imported) has them as its road: there is nothing to set them beside."""
@@ -65,6 +80,19 @@ def pairs(road: Table, bench: Table, resamples: int, seed: int, confidence: floa
             word, _hint = verdict(ratio, band)
             out.append(BenchPair(dict(zip(PAIRED_BY, key)), instrument, str(b.instrument_version[0] or ""),
                                  road_rate[0], bench_rate[0], ratio, word, differences(r, b)))
+    return out
+
+
+def alone(road: Table, bench: Table, resamples: int, seed: int, confidence: float) -> list[BenchAlone]:
+    """Every point the bench measured that the road test did not, in the bench's order."""
+    measured = set(road.groups(*PAIRED_BY))
+    out = []
+    for n, ((*point, instrument), bidx) in enumerate(bench.groups(*PAIRED_BY, "instrument").items()):
+        if tuple(point) in measured:
+            continue
+        b = bench.take(bidx)
+        out.append(BenchAlone(dict(zip(PAIRED_BY, point)), instrument, str(b.instrument_version[0] or ""),
+                              _median(b, resamples, seed - 1 - n, confidence)[0]))
     return out
 
 

@@ -16,7 +16,7 @@ from ..table import Table
 from . import below
 from .estimate import Estimate
 from . import rates
-from .bench import BenchPair, pairs, road_rows
+from .bench import BenchAlone, BenchPair, alone, pairs, road_rows
 from .histogram import HistogramError, LatencyHistogram
 from .steady import Steadiness
 from .stonewall import Stonewall, stonewall
@@ -229,6 +229,7 @@ class PatternResult:
     steady: Steadiness | None = None    # a test by rounds (its points of this op): the rates are of its window
     stonewall: Stonewall | None = None  # a test with a stonewall: what it stopped
     bench: list[BenchPair] = field(default_factory=list)   # bench: fio: each point's bench against its road test
+    bench_alone: list[BenchAlone] = field(default_factory=list)   # a job file's points no road-test point matches
     instrument: str = "helper"          # what measured the points (fio for an imported fio result)
 
     @property
@@ -260,6 +261,7 @@ class PatternResult:
                 **({"stonewall": self.stonewall.to_json()} if self.stonewall is not None else {}),
                 **({"steady": self.steady.to_json()} if self.steady is not None else {}),
                 **({"bench": [b.to_json() for b in self.bench]} if self.bench else {}),
+                **({"bench_alone": [b.to_json() for b in self.bench_alone]} if self.bench_alone else {}),
                 "instrument": self.instrument}
 
 
@@ -294,4 +296,5 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
                    for key, ps in by_depth.items() if len(ps) > 1}
     return PatternResult(name, op, rows, pts, knees, depth_knees, timing=timing(rows), steady=steady,
                          stonewall=stonewall(rows), bench=pairs(rows, benched, resamples, seed, confidence, band),
+                         bench_alone=alone(rows, benched, resamples, seed, confidence),
                          instrument=str(rows.instrument[0]) if len(rows) else "helper")

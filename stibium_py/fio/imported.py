@@ -21,7 +21,7 @@ from ..measurement import Measurement
 from ..analysis.rates import SHAPE_FIELDS
 from ..record import PlanRecord, RunRecord
 from ..store import MeasurementLog, iso, new_run_dir, write_run_json
-from .result import INSTRUMENT, FioResult, Job, Shape, measured, parse, shape
+from .result import INSTRUMENT, FioResult, Job, Shape, parse, point_columns, shape
 
 SAVED = "fio"                 # the folder of the run directory that keeps the files as given
 MAX_FILE_BYTES = 1 << 30
@@ -117,22 +117,15 @@ def _rows(results: list[FioResult], points: dict[tuple[str, int], _Point], first
 
 def _row(job: Job, point: _Point, trial: int, seq: int, version: str, hosts: list[str],
          started_s: float | None) -> Measurement:
-    s = point.shape
-    values = measured(job, s.op)
+    values = point_columns(job, point.shape)
     rank = hosts.index(job.host) if job.host is not None and len(hosts) > 1 else None
     seconds = values.get("seconds")
     clients: dict[str, Any] = {}
     if rank is not None:                 # fio's clients start together on the server's go: one step's start
-        clients = {"rank": rank, "host": job.host, "written_by": rank if s.op != "write" else None,
+        clients = {"rank": rank, "host": job.host, "written_by": rank if point.shape.op != "write" else None,
                    "run_start_s": started_s or 0.0,
                    "run_end_s": (started_s or 0.0) + seconds if seconds is not None else None}
-    return Measurement(seq=seq, test=point.test, op=s.op, kind="pattern", access=s.access, size_bytes=s.span_bytes,
-                       granularity_bytes=s.granularity_bytes, stride_bytes=s.stride_bytes, trial=trial,
-                       file=job.options.get("filename", ""), started_s=started_s,
-                       engine="direct" if s.direct else "buffered", engine_requested="direct" if s.direct else
-                       "buffered", queue_depth=s.queue_depth, threads=s.threads, read_fraction=s.read_fraction,
-                       io_method=s.ioengine, instrument_version=version,
-                       sync_used=("fsync" if s.synced else "none") if s.op != "read" else None,
+    return Measurement(seq=seq, test=point.test, trial=trial, started_s=started_s, instrument_version=version,
                        **clients, **values)
 
 

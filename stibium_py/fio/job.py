@@ -1,6 +1,8 @@
 """fio as the bench beside the road test: the fio job equivalent to one of a pattern test's measurements (pure:
 `job_text`), finding fio before a run starts (`find_fio`), running one job (`run_job`) and its result as the
-measurement's row (`row_of`). docs/fio.md maps each plan field to the fio option and back."""
+measurement's row (`row_of`). A plan's own job file instead (bench_job): read and checked by fio before the run
+(`checked_job_file`), run as it is, each of its jobs a row (`rows_of_jobs`). docs/fio.md maps each plan field to
+the fio option and back."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ from typing import Any
 from ..errors import FioError
 from ..measurement import OP_FIELDS, Measurement
 from ..op import Op
-from .result import INSTRUMENT, Job, measured, parse, shape
+from .result import INSTRUMENT, Job, Side, measured, parse, point_columns, shape
 
 FIO_OUTPUTS = "fio.jsonl"
+JOB_FILES = "fio-jobs"                # the run directory's copies of the plan's job files, one a test (resume runs them)
+MAX_JOB_FILE_BYTES = 1 << 20
 # the requests in flight beyond one: fio's asynchronous engine of each platform, as the helper's own method
 # (io_uring on Linux, where the helper uses it too; POSIX AIO on macOS, where the helper runs a thread per request)
 ASYNC_ENGINES = {"linux": ("io_uring", "libaio"), "darwin": ("posixaio",)}
@@ -100,11 +104,12 @@ def job_text(op: Op, path: Path, ioengine: str) -> str:
     return "\n".join(lines)
 
 
-def run_job(fio: Fio, text: str, timeout_s: float) -> tuple[str, str | None]:
-    """fio's JSON output (json+) of one job, or the reason it gave none."""
+def run_job(fio: Fio, text: str, timeout_s: float, cwd: Path | None = None) -> tuple[str, str | None]:
+    """fio's JSON output (json+) of one job (or job file, its relative file names in `cwd`), or the reason it gave
+    none."""
     try:
         done = subprocess.run([fio.path, "--output-format=json+", "-"], input=text, capture_output=True, text=True,
-                              timeout=timeout_s)
+                              timeout=timeout_s, cwd=cwd)
     except subprocess.TimeoutExpired:
         return "", f"fio did not finish in {timeout_s:.0f} s"
     if done.returncode != 0 and "{" not in done.stdout:
@@ -138,6 +143,76 @@ def row_of(op: Op, output: str, failure: str | None, fio: Fio, started_s: float 
     if values.get("error") is None and not op.duration_s and values["bytes"] != op.bytes:
         values.update(seconds=None, error=f"fio moved {values['bytes']} bytes where the plan asked for {op.bytes}")
     return Measurement(**{**base, **values})
+
+
+def checked_job_file(fio: Fio, path: Path, test: str) -> str:
+    """The text of a plan's own job file, refused in one line before the run where fio cannot read it, it has no
+    job, or a job of it has no stibium point (a trim, a range of request sizes): fio's own parse (--parse-only),
+    then each job's options as fio reads them (--showcmd) given to the shape every fio row is read by."""
+    where = f"test {test}: bench_job {path}"
+    try:
+        if path.stat().st_size > MAX_JOB_FILE_BYTES:
+            raise FioError(f"{where}: larger than 1 MiB; give a fio job file")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FioError(f"{where}: no such file; give the job file's path relative to the plan's folder") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise FioError(f"{where}: cannot be read ({getattr(e, 'strerror', None) or e}); give a fio job file") from None
+    for args in (["--parse-only", "-"], ["--showcmd", "-"]):
+        try:
+            done = subprocess.run([fio.path, *args], input=text, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise FioError(f"{where}: fio could not read it ({e})") from None
+        said = [ln.strip() for ln in done.stderr.splitlines() if ln.strip() and not ln[0].isspace()]
+        if done.returncode != 0:
+            raise FioError(f"{where}: fio refuses it: {said[0] if said else f'status {done.returncode}'}; mend the "
+                           f"job file (fio --parse-only FILE says the same)")
+    jobs = planned_jobs(done.stdout)
+    if not jobs:
+        raise FioError(f"{where}: it has no job (a [section] other than [global]); give a job file fio runs")
+    for job in jobs:
+        shape(job, where)
+    return text
+
+
+def planned_jobs(showcmd: str) -> list[Job]:
+    """The jobs of fio's --showcmd line (`fio --size=1m --name=a --rw=read --name=b ...`: the global options, then
+    each job's from its --name), as jobs that have not run: their options, and no bytes."""
+    idle = Side(0, 0, 0, {}, None, None)
+    glob: dict[str, str] = {}
+    jobs: list[dict[str, str]] = []
+    for item in re.split(r"\s--(?=[A-Za-z_])", " " + showcmd.strip().removeprefix("fio"))[1:]:
+        key, _, value = item.strip().partition("=")
+        if key == "name":
+            jobs.append({"name": value})
+        (jobs[-1] if jobs else glob)[key] = value
+    return [Job(name=j["name"], groupid=0, host=None, options={**glob, **j}, error=0, read=idle, write=idle)
+            for j in jobs]
+
+
+def rows_of_jobs(op: Op, output: str, failure: str | None, fio: Fio, started_s: float | None,
+                 resident_before: dict[str, float | None]) -> list[Measurement]:
+    """The rows of a plan's own job file, run once (`op`): each of its jobs a row of the point its shape gives, its
+    file's residency before the run (`resident_before`, by the job's filename); where fio gave no output, or it
+    does not read, one failed row that says why."""
+    base: dict[str, Any] = {f: getattr(op, f) for f in OP_FIELDS}
+    base.update(instrument=INSTRUMENT, instrument_version=fio.version, started_s=started_s)
+    try:
+        if failure is not None:
+            raise FioError(failure)
+        jobs = parse(output, f"fio's output for the job file of operation {op.seq}").jobs
+        shapes = [shape(job, f"the job file of operation {op.seq}") for job in jobs]
+    except FioError as e:
+        return [Measurement(**{**base, "engine": op.engine, "bytes": 0, "error": str(e)})]
+    return [Measurement(**{**base, **point_columns(job, s),
+                           "resident_before": resident_before.get(job.options.get("filename", ""))})
+            for job, s in zip(jobs, shapes)]
+
+
+def named_files(text: str) -> list[str]:
+    """The file names a job file gives (filename=, as written): what the residency is read of before a run."""
+    return list(dict.fromkeys(re.findall(r"(?m)^\s*filename\s*=\s*([^;#\s](?:[^;#\n]*[^;#\s])?)\s*(?:[;#].*)?$",
+                                         text)))
 
 
 def keep_output(run_dir: Path, seq: int, text: str, output: str) -> None:

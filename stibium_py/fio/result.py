@@ -219,6 +219,17 @@ def measured(job: Job, op: str) -> dict[str, Any]:
     return out
 
 
+def point_columns(job: Job, s: Shape) -> dict[str, Any]:
+    """A fio job's row of measurements.csv as its shape and its output give it: the point's columns (op, access,
+    sizes, engine, requests in flight, read share, fio's engine as io_method, sync), then what it measured."""
+    return {"op": s.op, "kind": "pattern", "access": s.access, "size_bytes": s.span_bytes,
+            "granularity_bytes": s.granularity_bytes, "stride_bytes": s.stride_bytes,
+            "file": job.options.get("filename", ""), "engine": "direct" if s.direct else "buffered",
+            "engine_requested": "direct" if s.direct else "buffered", "queue_depth": s.queue_depth,
+            "threads": s.threads, "read_fraction": s.read_fraction, "io_method": s.ioengine,
+            "sync_used": ("fsync" if s.synced else "none") if s.op != "read" else None, **measured(job, s.op)}
+
+
 def histogram_text(bins: Any) -> str | None:
     """json+'s completion-latency bins as stibium's histogram ('lo-hi:count' per bin, ns). fio keeps a latency
     in a bucket 1/64 of its power of two wide (exact below 128 ns) and names it by the bucket's middle

@@ -35,6 +35,8 @@ def estimated_s(o: Op) -> float:
     overhead = ASSUMED_OP_OVERHEAD_S + (ASSUMED_BENCH_START_S if o.instrument != "helper" else 0.0)
     if o.duration_s:
         return o.warmup_s + o.duration_s + overhead
+    if o.bench_job:                 # a job file of the plan's own: fio's start-up; the job's time is its own
+        return overhead
     requests = -(-o.bytes // o.granularity_bytes)
     overlap = min(o.queue_depth * o.threads, ASSUMED_PARALLEL_REQUESTS)
     moving_s = max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap)
@@ -62,6 +64,7 @@ class ExpandedTest:
     sharing: str = "per-client"                # with many clients: per-client files, or one shared file
     read_from: str = "own"                     # with many clients: own, or another client's writes
     precondition_bytes: int = 0                # pattern tests: written sequentially before the first measurement
+    bench_job_text: str = ""                   # pattern tests with bench_job: the job file, as read before the run
 
 
 @dataclass(frozen=True)
@@ -258,17 +261,21 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
                     for qd in depths:
                         for t in threads:
                             combos.append((op, fraction, access, g, st, qd, t, "helper"))
-    if test.bench is not None:        # the bench's twin of every point, after them (plans without one draw as before)
+    road_points = len(combos)
+    if test.bench_job is not None:    # the plan's own job file, once a trial, after the points
+        combos.append((*combos[0][:-1], test.bench))
+    elif test.bench is not None:      # the bench's twin of every point, after them (plans without one draw as before)
         for i, fraction in enumerate(_read_fractions(test.read_fraction, where / "read_fraction")):
             if abs(fraction * 100 - round(fraction * 100)) > 1e-9:
                 raise (where / "read_fraction" / i).error(
                     f"fio takes the read share in whole percent (rwmixread); {fraction:g} is not, as bench: fio needs")
         combos += [(*c[:-1], test.bench) for c in combos]
+    job = test.bench_job or ""
     trials = test.steady.max_rounds if test.steady is not None else test.trials
     window, max_rounds = (test.steady.window, test.steady.max_rounds) if test.steady is not None else (0, 0)
     _check_count(len(combos) * trials, where / ("steady" if test.steady is not None else "trials"))
     needed = 0
-    for op, _f, access, g, st, _qd, t, instrument in combos:
+    for op, _f, access, g, st, _qd, t, instrument in combos[:road_points] if job else combos:
         if instrument != "helper" and moved % (g * t):
             raise (where / "bytes").error(f"bench: {instrument} gives each of the {t} threads the same whole requests; "
                                           f"{moved} bytes is not a multiple of {g} x {t} bytes: change bytes or "
@@ -293,15 +300,17 @@ def _pattern_ops(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, 
             fresh = op == "write" and test.layout == "fresh"
             mix = () if fraction is None else (fraction,)        # plans without a mix draw the seeds they drew
             bench = () if instrument == "helper" else (instrument,)
+            by_job = bool(job) and ci >= road_points      # the job file's run: its bytes are the job's, known when fio ends
             ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="pattern", op=op, access=access,
                           size_bytes=span, granularity_bytes=g, stride_bytes=st, trial=trial,
                           file=f"{test.name}/fresh-{seq0 + len(ops)}.bin" if fresh else layout,
-                          bytes=moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op != "read" else "none",
+                          bytes=0 if by_job else moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op != "read" else "none",
                           seed=_derive_seed(s["seed"], test.name, trial, op, *mix, access, g, st,
                                             *_in_flight(qd, t), *bench),
                           data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t, read_fraction=fraction,
                           duration_s=duration_s, warmup_s=warmup_s, steady_window=window,
-                          steady_max_rounds=max_rounds, stonewall_s=stonewall_s, instrument=instrument))
+                          steady_max_rounds=max_rounds, stonewall_s=stonewall_s, instrument=instrument,
+                          bench_job=job if by_job else ""))
     needs_layout = any(o.existing for o in ops)
     return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
                         layout_bytes=span if needs_layout else 0,

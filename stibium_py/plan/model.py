@@ -219,6 +219,10 @@ class PatternTest(_TestBase):
     bench: Literal["fio"] | None = Field(
         None, description="fio: every point is measured by fio too, as the equivalent fio job on the same file, its "
         "trials interleaved with the helper's; the report sets the bench's rate beside the road test's (docs/fio.md)")
+    bench_job: str | None = Field(
+        None, description="with bench: fio, a fio job file of your own (its path relative to the plan's folder), run "
+        "as it is once a trial instead of each point's equivalent job: each of its jobs a row, its point read from "
+        "fio's output and set beside the road test's point of the same shape (docs/fio.md)")
 
     @model_validator(mode="after")
     def _what_and_how_long(self) -> "PatternTest":
@@ -236,6 +240,8 @@ class PatternTest(_TestBase):
         if self.stonewall is not None and self.duration is not None:
             raise ValueError("stonewall caps a measurement of its bytes; with duration each trial is bounded by "
                              "time already: give one or the other")
+        if self.bench_job is not None and self.bench is None:
+            raise ValueError("bench_job is the job file fio runs as the bench; it needs bench: fio")
         if self.bench is not None and self.stonewall is not None:
             raise ValueError("bench: fio cannot take a stonewall: fio's runtime stops a job, but it cannot go on to "
                              "the count another client reached; leave out stonewall or bench")

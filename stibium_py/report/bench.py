@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis.bench import BenchPair
+from ..analysis.bench import BenchAlone, BenchPair
 from ..analysis.estimate import estimate_text, ratio_text
 from ..analysis.patterns import PatternResult
 from ..analysis.rates import PointKey, label
@@ -17,7 +17,7 @@ from .figures import layout
 from .page import esc, table
 
 
-def _point(e: PatternResult, b: BenchPair) -> str:
+def _point(e: PatternResult, b: BenchPair | BenchAlone) -> str:
     """rnd-4k read random 4 KiB Q32T1 (the road test's point, as every view names a point)"""
     return label(PointKey(e.name, e.op, "pattern", **b.point))
 
@@ -33,9 +33,14 @@ def _gap(b: BenchPair) -> str:
 def terminal_lines(e: PatternResult) -> list[str]:
     lines = [f"{_point(e, b)}: bench ({b.version}) {format_rate(b.bench.estimate)} against road (helper) "
              f"{format_rate(b.road.estimate)}: ratio {ratio_text(b.ratio)}, {_gap(b)}" for b in e.bench]
+    lines += [f"{_point(e, b)}: bench ({b.version}) {estimate_text(b.bench, format_rate)}, {_ALONE}" for b in e.bench_alone]
     if e.instrument != "helper":
-        lines.append(f"{e.name} {e.op}: measured by {e.instrument}, not by stibium's helper (an imported result)")
+        lines.append(f"{e.name} {e.op}: measured by {e.instrument} alone, not by stibium's helper (an imported result, "
+                     f"or a job file's jobs of an op the road test does not measure)")
     return lines
+
+
+_ALONE = "a job of the plan's job file: the road test measured no point of its shape"
 
 
 def section(entries: list[PatternResult]) -> tuple[str, go.Figure | None]:
@@ -44,22 +49,25 @@ def section(entries: list[PatternResult]) -> tuple[str, go.Figure | None]:
     pairs = [(e, b) for e in entries for b in e.bench]
     mine = [e for e in entries if e.instrument != "helper"]
     html = "".join(f"<div class=\"info\">{esc(e.name)} ({esc(e.op)}): every measurement is {esc(e.instrument)}'s "
-                   f"(an imported result): the rates are its, read from its JSON output, with stibium's intervals "
-                   f"across trials (each file imported is a trial).</div>" for e in mine)
-    if not pairs:
+                   f"(an imported result, or a job file's jobs of an op the road test does not measure): the rates "
+                   f"are its, read from its JSON output, with stibium's intervals across trials.</div>" for e in mine)
+    lonely = [(e, b) for e in entries for b in e.bench_alone]
+    if not pairs and not lonely:
         return html, None
     rows = [[_point(e, b), estimate_text(b.road, format_rate), f"{b.instrument} ({b.version})",
              estimate_text(b.bench, format_rate), ratio_text(b.ratio), _gap(b)] for e, b in pairs]
+    rows += [[_point(e, b), "none", f"{b.instrument} ({b.version})", estimate_text(b.bench, format_rate), "", _ALONE]
+             for e, b in lonely]
     differs = list(dict.fromkeys(d for _, b in pairs for d in b.differs))
-    html += ("<h3>The bench beside the road test</h3><p class=\"muted\">Every point was measured twice, by stibium's "
-             "helper (the road test: the engine an app uses) and by the equivalent fio job (the bench), their trials "
-             "interleaved on the same file. Each rate is the median over trials with its 95 % interval; the ratio is "
+    html += ("<h3>The bench beside the road test</h3><p class=\"muted\">Each point was measured by stibium's helper "
+             "(the road test: the engine an app uses) and by fio (the bench: the point's equivalent job, or a job of "
+             "the plan's own job file), their trials interleaved on the same target. Each rate is the median over trials with its 95 % interval; the ratio is "
              "the bench's over the road test's, its interval from independent bootstraps of each side's trials, and "
              "the verdict compare's (a noise band of 2 %).</p>"
              + table(["point", "road (helper)", "bench", "bench rate", "bench / road", "verdict"], rows)
              + "<p class=\"muted\">What differs between the two ways:</p><ul>"
              + "".join(f"<li>{esc(d)}</li>" for d in differs) + "</ul>")
-    return html, _ratios(pairs)
+    return html, _ratios(pairs) if pairs else None
 
 
 def _ratios(pairs: list[tuple[PatternResult, BenchPair]]) -> go.Figure:
