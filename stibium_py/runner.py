@@ -430,6 +430,9 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
         plan, _ = load_plan(Path(source), text=text)
         free = next((t.get("free_bytes") for t in facts.get("tests", []) if t.get("free_bytes") is not None), None)
         expanded = expand(plan, seed, free)
+    # the job files rank 0 read from the run directory (bench_job), for every rank to run
+    expanded = with_job_texts(expanded, team.share({t.name: t.bench_job_text for t in expanded.tests} if leads
+                                                   else None))
     helpers = helper or CompiledHelper(_helper_path())
     crew = join_crew(team, WorkDir(Path(work_dir), name), existing=True)
     if not leads:

@@ -38,7 +38,8 @@ tests:
     clients: {layout: shared, read_from: other}
 """
 
-LONG_PLAN = """\
+LONG_TRIALS = 250          # steps enough that a signal after the first ten meets the run in the middle
+LONG_PLAN = f"""\
 name: long
 tests:
   - name: p
@@ -46,7 +47,7 @@ tests:
     op: [write, read]
     granularities: [64KiB]
     bytes: 4MiB
-    trials: 1000
+    trials: {LONG_TRIALS}
 """
 
 
@@ -290,7 +291,7 @@ def test_an_interrupted_run_keeps_every_ranks_rows_and_resumes(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     rows = rows_of(run_dir)
     kept = Counter((r["seq"], r["rank"]) for r in rows if not r["error"])
-    assert set(kept.values()) == {1} and len(kept) == 2 * 1000 * 4      # every step of every rank, once
+    assert set(kept.values()) == {1} and len(kept) == 2 * LONG_TRIALS * 4      # every step of every rank, once
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
     assert len(json.loads((run_dir / "run.json").read_text())["clients"]["launches"]) == 2
     assert list(target.iterdir()) == []
@@ -306,3 +307,18 @@ def test_a_killed_rank_stops_the_run_and_the_status_says_so(tmp_path):
     proc.communicate(timeout=120)
     assert proc.returncode != 0
     _assert_stopped_clean(run_dir, target, "SIGTERM at rank 0")
+
+
+def test_every_client_runs_the_plan_s_own_fio_job_file_that_rank_0_read(tmp_path):
+    """bench_job with two clients: rank 0 reads the job file before the run, and every client runs it in its own
+    folder, on its own laid-out file, a row for each of its jobs."""
+    (tmp_path / "mine.fio").write_text("[global]\nfilename=data.bin\ndirect=1\nsize=1m\n\n[whole]\nrw=read\nbs=64k\n")
+    (tmp_path / "plan.yaml").write_text("name: jobs\ntests:\n  - name: p\n    kind: pattern\n    op: read\n"
+                                        "    granularities: [64KiB]\n    bytes: 1MiB\n    trials: 2\n    bench: fio\n"
+                                        "    bench_job: mine.fio\n")
+    done = mpi(2, "run", "plan.yaml", "--target", str(tmp_path / "store"), "--out", "reports", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    fio = [r for r in rows_of(the_run(tmp_path / "reports")) if r["instrument"] == "fio"]
+    assert not [r for r in fio if r["error"]]
+    assert sorted((int(r["trial"]), int(r["rank"]), int(r["bytes"])) for r in fio) == \
+        [(0, 0, 1 << 20), (0, 1, 1 << 20), (1, 0, 1 << 20), (1, 1, 1 << 20)]
