@@ -322,11 +322,11 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         walled = (f"; each measurement stops at its stonewall, {format_seconds(wall)} after its start, if its "
                   f"bytes take longer (the bytes are at most these)" if wall else "")
         benched = [o for o in test.ops if o.instrument != "helper"]
-        job = benched[0].bench_job if benched else ""
-        bench = (f"; {len(benched)} of them by fio (bench: fio), the job file {job} once a trial, its jobs' time "
-                 f"their own and not in the estimate" if job else
-                 f"; {len(benched)} of them by fio (bench: fio), the equivalent job of each point, interleaved with the "
-                 f"helper's" if benched else "")
+        bench = ""
+        if benched:
+            how = (f"the job file {benched[0].bench_job} once a trial, its jobs' time their own and not in the estimate"
+                   if benched[0].bench_job else "the equivalent job of each point, interleaved with the helper's")
+            bench = f"; {len(benched)} of them by fio (bench: fio), {how}"
         console.print(f"  {test.name}: {len(test.ops)} measurements{at_most}; writes {written} bytes "
                       f"({format_bytes(written)}), reads {format_bytes(read)}{about}{pre}{walled}{bench}")
     for test in expanded.tests:

@@ -37,7 +37,7 @@ from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
 from .plan.expand import estimated_bytes, expand
 from .errors import FioError, PathError, SizeError
-from .fio.job import (JOB_FILES, Fio, checked_job_file, find_fio, job_text, keep_output, named_files, row_of,
+from .fio.job import (JOB_FILES, Fio, JobFile, checked_job_file, find_fio, job_text, keep_output, row_of,
                       rows_of_jobs, run_job)
 from .preflight import RunError, drop_caches, preflight
 from .sharing import Place, read_shift
@@ -153,18 +153,18 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                            f"stibium ({__version__}) on every machine", 2)
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
                   options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
-        checked = _bench_checked(expanded, _beside(plan_path) if leads else None)
+        jobs = _bench_checked(expanded, _beside(plan_path) if leads else None)
         target.mkdir(parents=True, exist_ok=True)
         facts = sysinfo.target_facts(target)
         block = device_block_of(facts)
         info = helpers.once(["info", "--path", str(target)] + (["--device-block", str(block)] if block else []))
         if not info.ok:
             raise RunError(f"target {target}: {info.error}", 2)
-        return {"facts": facts, "info": info.data, "jobs": {t.name: t.bench_job_text for t in checked.tests}}
+        return {"facts": facts, "info": info.data, "jobs": jobs}
 
     mine = every_rank_or_none(team, check)
     facts, info = mine["facts"], mine["info"]
-    expanded = with_job_texts(expanded, team.share(mine["jobs"] if leads else None))
+    expanded = with_job_files(expanded, team.share(mine["jobs"] if leads else None))
     started = utc_now()
     machine = sysinfo.machine_facts()
     run_dir, work = Path(), Path()
@@ -226,24 +226,23 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
     return Finished(run_dir, status)
 
 
-def _bench_checked(expanded: Expanded, job_file: Callable[[str, str], Path] | None) -> Expanded:
+def _bench_checked(expanded: Expanded, job_file: Callable[[str, str], Path] | None) -> dict[str, JobFile]:
     """Where the plan measures with fio too (bench: fio): fio, and the engine of each of its queue depths on this
     platform (sys.platform names it as the helper does: linux, darwin), refused in one line before anything is
-    written; a test's own job file (bench_job) read from job_file(test, path as given) and checked by fio, its
-    text in the test (none read where job_file is None: a rank that takes the texts from rank 0)."""
+    written; each test's own job file (bench_job), read from job_file(test, path as given) and checked by fio (none
+    read where job_file is None: a rank that takes them from rank 0)."""
     depths = sorted({o.queue_depth for o in expanded.ops if o.instrument != "helper" and not o.bench_job})
-    jobs = {o.test: o.bench_job for o in expanded.ops if o.bench_job}
-    if not depths and not jobs:
-        return expanded
+    given = {o.test: o.bench_job for o in expanded.ops if o.bench_job}
+    if not depths and not given:
+        return {}
     try:
         fio = find_fio()
         for depth in depths:
             fio.ioengine(depth, sys.platform)
-        texts = {test: checked_job_file(fio, job_file(test, given), test) for test, given in jobs.items()} \
+        return {test: checked_job_file(fio, job_file(test, path), test) for test, path in given.items()} \
             if job_file is not None else {}
     except FioError as e:
         raise RunError(str(e), 2) from None
-    return with_job_texts(expanded, texts)
 
 
 def _beside(plan_path: Path) -> Callable[[str, str], Path]:
@@ -251,18 +250,17 @@ def _beside(plan_path: Path) -> Callable[[str, str], Path]:
     return lambda _test, given: plan_path.parent / Path(given).expanduser()
 
 
-def with_job_texts(expanded: Expanded, texts: dict[str, str]) -> Expanded:
-    """The plan with each test's own job file's text (bench_job) as read before the run."""
-    return replace(expanded, tests=[replace(t, bench_job_text=texts.get(t.name, t.bench_job_text))
-                                    for t in expanded.tests])
+def with_job_files(expanded: Expanded, jobs: dict[str, JobFile]) -> Expanded:
+    """The plan with each test's own job file (bench_job) as read before the run."""
+    return replace(expanded, tests=[replace(t, bench_job=jobs.get(t.name, t.bench_job)) for t in expanded.tests])
 
 
 def _keep_job_files(run_dir: Path, expanded: Expanded) -> None:
     """The job files a run's fio runs, copied into its run directory as they were read (resume runs these)."""
     for t in expanded.tests:
-        if t.bench_job_text:
+        if t.bench_job is not None:
             (run_dir / JOB_FILES).mkdir(exist_ok=True)
-            (run_dir / JOB_FILES / f"{t.name}.fio").write_text(t.bench_job_text, encoding="utf-8")
+            (run_dir / JOB_FILES / f"{t.name}.fio").write_text(t.bench_job.text, encoding="utf-8")
 
 
 def every_rank_or_none(team: Team, work: Callable[[], Any]) -> Any:
@@ -431,8 +429,8 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
         free = next((t.get("free_bytes") for t in facts.get("tests", []) if t.get("free_bytes") is not None), None)
         expanded = expand(plan, seed, free)
     # the job files rank 0 read from the run directory (bench_job), for every rank to run
-    expanded = with_job_texts(expanded, team.share({t.name: t.bench_job_text for t in expanded.tests} if leads
-                                                   else None))
+    expanded = with_job_files(expanded, team.share(
+        {t.name: t.bench_job for t in expanded.tests if t.bench_job is not None} if leads else None))
     helpers = helper or CompiledHelper(_helper_path())
     crew = join_crew(team, WorkDir(Path(work_dir), name), existing=True)
     if not leads:
@@ -482,7 +480,7 @@ def _resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
         raise RunError(f"{run_dir} ran with {run.ranks} client{'s' if run.ranks > 1 else ''}; resume it with "
                        + (f"mpiexec -n {run.ranks} stibium resume {run_dir}" if run.ranks > 1 else
                           f"stibium resume {run_dir}, without mpiexec"), 2)
-    expanded = _bench_checked(expanded, lambda test, _given: run_dir / JOB_FILES / f"{test}.fio")
+    expanded = with_job_files(expanded, _bench_checked(expanded, lambda test, _given: run_dir / JOB_FILES / f"{test}.fio"))
     if not work.is_dir():
         try:
             WorkDir(work, run_dir.name).create(parents=True)
@@ -926,7 +924,7 @@ class Runner:
         offset_s = None if raw_ns is None else time.time() - self.t0 - raw_ns / 1e9
 
         if op.instrument != "helper":
-            rows = self._bench_job(op, path.parent, started_s) if op.bench_job else [self._bench(op, path, started_s)]
+            rows = self._bench(op, path, started_s)
             for m in rows:
                 self._keep(m, touch.written_by)
             failure = next((m.error for m in rows if m.error), None)
@@ -962,33 +960,28 @@ class Runner:
             self._advance(op, op.bytes, m.seconds)
 
 
-    def _bench(self, op: Op, path: Path, started_s: float) -> Measurement:
-        """The measurement of `op` by fio (the bench beside the road test): the file's residency read just before
-        a read, as for the helper's rows, then the equivalent fio job; its job and output kept in fio.jsonl."""
+    def _bench(self, op: Op, path: Path, started_s: float) -> list[Measurement]:
+        """The measurement of `op` by fio (the bench beside the road test), run in the test's folder: the equivalent
+        job of `path`, or the test's own job file (its relative file names there, among them the laid-out file the
+        road test reads, data.bin). The residency of the file it reads (a job file: of each file its jobs name) is
+        read just before, as for the helper's rows; the job and fio's output are kept in fio.jsonl."""
         if self.fio is None:
             self.fio = find_fio()
-        resident = self._helper_ok(["residency", "--path", str(path)]).get("resident") if op.reads else None
-        text = job_text(op, path, self.fio.ioengine(op.queue_depth, str(self.run.helper.get("platform"))))
-        output, failure = run_job(self.fio, text, op_timeout_s(op))
+        if op.bench_job:
+            job = self.tests[op.test].bench_job
+            assert job is not None          # read before the run (_bench_checked)
+            text, named = job.text, {name: path.parent / name for name in job.files}
+        else:
+            text = job_text(op, path, self.fio.ioengine(op.queue_depth, str(self.run.helper.get("platform"))))
+            named = {str(path): path} if op.reads else {}
+        resident = {name: self._helper_ok(["residency", "--path", str(p)]).get("resident")
+                    for name, p in named.items() if p.is_file()}
+        output, failure = run_job(self.fio, text, op_timeout_s(op), cwd=path.parent)
         if self.crew.leads:
             keep_output(self.run_dir, op.seq, text, output)
-        return row_of(op, output, failure, self.fio, started_s, resident)
-
-    def _bench_job(self, op: Op, folder: Path, started_s: float) -> list[Measurement]:
-        """The test's own job file run once by fio, in the test's folder (where its relative file names are, and
-        the laid-out file the road test reads, data.bin): the residency of each file it names read before it, a
-        row for each of its jobs, the job file and fio's output kept in fio.jsonl."""
-        if self.fio is None:
-            self.fio = find_fio()
-        text = self.tests[op.test].bench_job_text
-        resident: dict[str, float | None] = {}
-        for name in named_files(text):
-            if (folder / name).is_file():
-                resident[name] = self._helper_ok(["residency", "--path", str(folder / name)]).get("resident")
-        output, failure = run_job(self.fio, text, op_timeout_s(op), cwd=folder)
-        if self.crew.leads:
-            keep_output(self.run_dir, op.seq, text, output)
-        return rows_of_jobs(op, output, failure, self.fio, started_s, resident)
+        if op.bench_job:
+            return rows_of_jobs(op, output, failure, self.fio, started_s, resident)
+        return [row_of(op, output, failure, self.fio, started_s, resident.get(str(path)))]
 
 
 @dataclass(frozen=True)

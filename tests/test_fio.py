@@ -460,10 +460,12 @@ def test_fio_s_showcmd_line_reads_as_the_jobs_with_the_global_options_under_each
         ("b", {"size": "1m", "bs": "4k", "filename": "/tmp/y\\:z", "name": "b", "rw": "write"})]
 
 
-def test_the_files_a_job_file_names_are_read_as_fio_reads_them_without_comments():
-    from stibium_py.fio.job import named_files
-    assert named_files("[global]\nfilename=data.bin     ; the test's file\n[a]\n filename = /tmp/q r \n"
-                       "filename=/tmp/x # a comment\n") == ["data.bin", "/tmp/q r", "/tmp/x"]
+def test_the_files_a_job_file_names_are_read_as_fio_reads_them_without_comments(tmp_path):
+    from stibium_py.fio.job import checked_job_file, find_fio
+    job = tmp_path / "j.fio"
+    job.write_text("[global]\nfilename=data.bin     ; the test's file\n[a]\nrw=read\n[b]\nrw=read\n filename = /tmp/q r \n"
+                   "[c]\nrw=read\nfilename=/tmp/x # a comment\n")
+    assert checked_job_file(find_fio(), job, "t").files == ("data.bin", "/tmp/q r", "/tmp/x")
 
 
 def test_resume_runs_the_job_file_the_run_read_not_one_edited_since(disk_dir):

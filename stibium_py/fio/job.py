@@ -122,9 +122,7 @@ def row_of(op: Op, output: str, failure: str | None, fio: Fio, started_s: float 
            resident_before: float | None) -> Measurement:
     """The measurement of `op` from fio's output (run_job's); where fio gave none (`failure`), or its output does
     not read, or it moved other bytes than the plan asked (fio stopped early), a failed measurement that says so."""
-    fields = {f: getattr(op, f) for f in OP_FIELDS}
-    base: dict[str, Any] = {**fields, "engine": op.engine, "engine_requested": op.engine, "instrument": INSTRUMENT,
-                            "instrument_version": fio.version, "started_s": started_s,
+    base: dict[str, Any] = {**_fio_base(op, fio, started_s), "engine_requested": op.engine,
                             "resident_before": resident_before,
                             "sync_used": ("fsync" if op.sync != "none" else "none") if op.writes else None,
                             "span_bytes": op.size_bytes, "offset_bytes": op.offset_bytes or None}
@@ -145,10 +143,19 @@ def row_of(op: Op, output: str, failure: str | None, fio: Fio, started_s: float 
     return Measurement(**{**base, **values})
 
 
-def checked_job_file(fio: Fio, path: Path, test: str) -> str:
-    """The text of a plan's own job file, refused in one line before the run where fio cannot read it, it has no
-    job, or a job of it has no stibium point (a trim, a range of request sizes): fio's own parse (--parse-only),
-    then each job's options as fio reads them (--showcmd) given to the shape every fio row is read by."""
+@dataclass(frozen=True)
+class JobFile:
+    """A plan's own job file as read before the run: its text, and the files its jobs name (filename=, as fio reads
+    them), whose residency is read before each run of it."""
+
+    text: str
+    files: tuple[str, ...]
+
+
+def checked_job_file(fio: Fio, path: Path, test: str) -> JobFile:
+    """A plan's own job file, refused in one line before the run where fio cannot read it, it has no job, or a job
+    of it has no stibium point (a trim, a range of request sizes): fio's own parse (--parse-only), then each job's
+    options as fio reads them (--showcmd) given to the shape every fio row is read by."""
     where = f"test {test}: bench_job {path}"
     try:
         if path.stat().st_size > MAX_JOB_FILE_BYTES:
@@ -172,7 +179,7 @@ def checked_job_file(fio: Fio, path: Path, test: str) -> str:
         raise FioError(f"{where}: it has no job (a [section] other than [global]); give a job file fio runs")
     for job in jobs:
         shape(job, where)
-    return text
+    return JobFile(text, tuple(dict.fromkeys(j.options["filename"] for j in jobs if j.options.get("filename"))))
 
 
 def planned_jobs(showcmd: str) -> list[Job]:
@@ -183,6 +190,7 @@ def planned_jobs(showcmd: str) -> list[Job]:
     jobs: list[dict[str, str]] = []
     for item in re.split(r"\s--(?=[A-Za-z_])", " " + showcmd.strip().removeprefix("fio"))[1:]:
         key, _, value = item.strip().partition("=")
+        value = value.strip()            # fio shows a value with the blanks around it in the file; it reads it without
         if key == "name":
             jobs.append({"name": value})
         (jobs[-1] if jobs else glob)[key] = value
@@ -195,30 +203,29 @@ def rows_of_jobs(op: Op, output: str, failure: str | None, fio: Fio, started_s: 
     """The rows of a plan's own job file, run once (`op`): each of its jobs a row of the point its shape gives, its
     file's residency before the run (`resident_before`, by the job's filename); where fio gave no output, or it
     does not read, one failed row that says why."""
-    base: dict[str, Any] = {f: getattr(op, f) for f in OP_FIELDS}
-    base.update(instrument=INSTRUMENT, instrument_version=fio.version, started_s=started_s)
+    base = _fio_base(op, fio, started_s)
+    if failure is not None:
+        return [Measurement(**{**base, "bytes": 0, "error": failure})]
     try:
-        if failure is not None:
-            raise FioError(failure)
         jobs = parse(output, f"fio's output for the job file of operation {op.seq}").jobs
         shapes = [shape(job, f"the job file of operation {op.seq}") for job in jobs]
     except FioError as e:
-        return [Measurement(**{**base, "engine": op.engine, "bytes": 0, "error": str(e)})]
+        return [Measurement(**{**base, "bytes": 0, "error": str(e)})]
     return [Measurement(**{**base, **point_columns(job, s),
                            "resident_before": resident_before.get(job.options.get("filename", ""))})
             for job, s in zip(jobs, shapes)]
-
-
-def named_files(text: str) -> list[str]:
-    """The file names a job file gives (filename=, as written): what the residency is read of before a run."""
-    return list(dict.fromkeys(re.findall(r"(?m)^\s*filename\s*=\s*([^;#\s](?:[^;#\n]*[^;#\s])?)\s*(?:[;#].*)?$",
-                                         text)))
 
 
 def keep_output(run_dir: Path, seq: int, text: str, output: str) -> None:
     """fio's job and its whole output, a line of fio.jsonl in the run directory (what stibium's row leaves out)."""
     with open(run_dir / FIO_OUTPUTS, "a", encoding="utf-8") as f:
         f.write(json.dumps({"seq": seq, "job": text, "output": output}, separators=(",", ":")) + "\n")
+
+
+def _fio_base(op: Op, fio: Fio, started_s: float | None) -> dict[str, Any]:
+    """The columns every fio row of `op` has: the operation's, fio as its instrument, when it started."""
+    return {**{f: getattr(op, f) for f in OP_FIELDS}, "engine": op.engine, "instrument": INSTRUMENT,
+            "instrument_version": fio.version, "started_s": started_s}
 
 
 def _one_job(jobs: list[Job], op: Op) -> Job:

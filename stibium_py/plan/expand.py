@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..fio.job import JobFile
 from ..kinds import Kind, by_kind
 from ..op import Op
 from ..units import SizeError, parse_bytes, parse_seconds
@@ -64,7 +65,7 @@ class ExpandedTest:
     sharing: str = "per-client"                # with many clients: per-client files, or one shared file
     read_from: str = "own"                     # with many clients: own, or another client's writes
     precondition_bytes: int = 0                # pattern tests: written sequentially before the first measurement
-    bench_job_text: str = ""                   # pattern tests with bench_job: the job file, as read before the run
+    bench_job: JobFile | None = None           # pattern tests with bench_job: the job file, as read before the run
 
 
 @dataclass(frozen=True)
