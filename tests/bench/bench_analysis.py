@@ -26,7 +26,7 @@ from stibium_py.analysis import files as files_analysis
 from stibium_py.analysis import outliers, regression
 from stibium_py.analysis.settings import SUMMARY
 from stibium_py.analysis.summary import summarize
-from stibium_py.measurement import COLUMN_DEFAULTS, COLUMNS
+from stibium_py.measurement import COLUMN_DEFAULTS, COLUMNS, INT_COLUMNS
 from stibium_py.record import RUN_FORMAT
 from stibium_py import publish
 from stibium_py.report import build, figures
@@ -72,7 +72,7 @@ def make_run(d: Path, n: int, pattern: bool, seed: int = 0, rate_bytes_per_s: fl
         "requests": np.r_[np.ones(n_files, np.int64), (64 << 20) // g],
     }
     # columns added since: their defaults where they have one (queue depth and threads 1), else empty
-    table = pa.table({c: cols[c] if c in cols else np.full(n, COLUMN_DEFAULTS[c], np.int64) if c in COLUMN_DEFAULTS
+    table = pa.table({c: cols[c] if c in cols else np.full(n, COLUMN_DEFAULTS[c], np.int64 if c in INT_COLUMNS else object) if c in COLUMN_DEFAULTS
                       else pa.nulls(n) for c in COLUMNS})
     pa_csv.write_csv(table, d / "measurements.csv", pa_csv.WriteOptions(quoting_style="needed"))
     write_json_atomic(d / "run.json", {"format": RUN_FORMAT, "plan": {"name": "synthetic"}, "status": "complete",
