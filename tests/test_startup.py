@@ -61,15 +61,18 @@ def test_the_listed_descriptions_are_the_plans_own():
         assert plan_description(path) == load_plan(path)[0].description, name
 
 
-def test_the_report_of_an_ordinary_run_does_not_load_scipy_stats(tmp_path):
-    # scipy.stats (and ruptures, which imports it) took 0.9 s of every report and run: the rank statistics
-    # of ordinary runs are computed in numpy (analysis/nonparametric.py)
+def test_the_report_of_an_ordinary_run_loads_no_scipy_pandas_or_plotly_objects(tmp_path):
+    # scipy.stats (and ruptures, which imports it) took 0.9 s of every report and run, scipy.special 0.3 s,
+    # pandas (which pyarrow's to_numpy loads) 0.3 s and plotly's graph objects 0.2 s: the rank statistics
+    # and quantiles of ordinary runs are computed in numpy (analysis/nonparametric.py), the columns read from
+    # pyarrow's buffers (store.py), the figures built as plain records (report/plot.py)
     import os
     from synthetic import make_run
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     probe = ("import sys; from stibium_py.publish import publish_report; from pathlib import Path; "
              f"publish_report(Path({str(run)!r}), None, False); "
-             "print(sorted(m for m in sys.modules if m.startswith(('scipy.stats', 'ruptures', 'statsmodels'))))")
+             "print(sorted(m for m in sys.modules if m.startswith(('scipy', 'ruptures', 'statsmodels', 'pandas', "
+             "'plotly.graph_objs', '_plotly_utils.basevalidators'))))")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.stdout.strip().splitlines()[-1] == "[]"

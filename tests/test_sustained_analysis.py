@@ -140,7 +140,7 @@ def test_the_curve_draws_the_temperature_on_a_second_axis_only_where_known():
     d["points"]["temperature_c"] = [40.0 + k / 8 for k in range(n)]
     fig = rate_curve(d)
     (temperature,) = [t for t in fig.data if t.yaxis == "y2"]
-    assert list(temperature.y) == d["points"]["temperature_c"] and fig.layout.yaxis2.title.text == "°C"
+    assert list(temperature.y) == d["points"]["temperature_c"] and fig.layout["yaxis2"]["title"]["text"] == "°C"
     assert [t.name for t in fig.data if t.name.startswith("stretch")] == [
         f"stretch {k + 1}: " + t for k, t in enumerate(
             f"{format_rate(s['rate_bytes_per_s']['estimate'])} [{format_rate(s['rate_bytes_per_s']['low'])}, "

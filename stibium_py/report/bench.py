@@ -6,7 +6,7 @@ imported) says whose they are."""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+from . import plot
 
 from ..analysis.bench import BenchAlone, BenchPair
 from ..analysis.estimate import estimate_text, ratio_text
@@ -43,7 +43,7 @@ def terminal_lines(e: PatternResult) -> list[str]:
 _ALONE = "a job of the plan's job file: the road test measured no point of its shape"
 
 
-def section(entries: list[PatternResult]) -> tuple[str, go.Figure | None]:
+def section(entries: list[PatternResult]) -> tuple[str, plot.Figure | None]:
     """The page's table of a test's bench against its road test and the figure of the ratios; ("", None) where it
     has no bench."""
     pairs = [(e, b) for e in entries for b in e.bench]
@@ -70,11 +70,11 @@ def section(entries: list[PatternResult]) -> tuple[str, go.Figure | None]:
     return html, _ratios(pairs) if pairs else None
 
 
-def _ratios(pairs: list[tuple[PatternResult, BenchPair]]) -> go.Figure:
+def _ratios(pairs: list[tuple[PatternResult, BenchPair]]) -> plot.Figure:
     """Each point's bench / road with its interval, against 1 (the bench as fast as the road test)."""
     labels = [_point(e, b) for e, b in pairs]
     ratio = [b.ratio.estimate for _, b in pairs]
-    fig = go.Figure(go.Scatter(
+    fig = plot.Figure(plot.Scatter(
         x=ratio, y=labels, mode="markers", name="bench / road",
         error_x={"type": "data", "symmetric": False, "array": [b.ratio.high - b.ratio.estimate for _, b in pairs],
                  "arrayminus": [b.ratio.estimate - b.ratio.low for _, b in pairs]},

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import plotly.graph_objects as go
+from . import plot
 
 from ..analysis.clients import ClientsSummary
 from ..analysis.rates import label
@@ -61,14 +61,14 @@ def section(c: ClientsSummary, n: int) -> tuple[str, int]:
     return "".join(parts), n
 
 
-def timeline_figure(c: ClientsSummary) -> go.Figure:
+def timeline_figure(c: ClientsSummary) -> plot.Figure:
     """Each client's steps as bars from start to end, a row per rank, a colour per test and op."""
-    fig = go.Figure()
+    fig = plot.Figure()
     by_phase: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
     for rank, test, op, start, end in c.timeline:
         by_phase.setdefault((test, op), []).append((rank, start, end))
     for (test, op), steps in by_phase.items():
-        fig.add_trace(go.Bar(y=[f"rank {r}" for r, _, _ in steps], x=[e - s for _, s, e in steps],
+        fig.add_trace(plot.Bar(y=[f"rank {r}" for r, _, _ in steps], x=[e - s for _, s, e in steps],
                              base=[s for _, s, _ in steps], orientation="h", name=esc(f"{test} {op}"),
                              hovertemplate="%{y}: %{base:.4f} s to %{x:.4f} s later<extra>" + esc(f"{test} {op}")
                              + "</extra>"))

@@ -4,7 +4,7 @@ overlaid, and a forest plot of the ratios with their intervals. Self-contained."
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
+from . import plot
 
 from ..analysis.estimate import ratio_text
 from ..analysis.comparison import Drawn, ManyRuns, PointRatio, SideFacts, TwoRuns
@@ -19,8 +19,8 @@ from .compare_terminal import sustained_ratio_text, verdict_text
 COLORS = {"a": "#1f77b4", "b": "#d62728"}
 
 
-def _overlay_files(result: TwoRuns, drawn: Drawn, first: PointRatio) -> go.Figure:
-    fig = go.Figure()
+def _overlay_files(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
+    fig = plot.Figure()
     test, op = first.key.test, first.key.op
     fits = {"a": (first.rate_a_bytes_per_s, first.latency_a_s), "b": (first.rate_b_bytes_per_s, first.latency_b_s)}
     for side, name, (x, y) in zip(("a", "b"), drawn.labels, drawn.measured[first.key]):
@@ -28,18 +28,18 @@ def _overlay_files(result: TwoRuns, drawn: Drawn, first: PointRatio) -> go.Figur
             fig.add_trace(density(x, y, False, False, "Blues" if side == "a" else "Reds",
                                   f"{side.upper()}: {name}"))
         else:
-            fig.add_trace(go.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(name)}",
+            fig.add_trace(plot.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(name)}",
                                        marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
         rate, latency = fits[side]
         if rate and np.isfinite(rate) and latency is not None and len(x):
             grid = np.linspace(0, x.max(), 50)
-            fig.add_trace(go.Scatter(x=grid, y=latency + grid / rate, mode="lines", line={"color": COLORS[side]},
+            fig.add_trace(plot.Scatter(x=grid, y=latency + grid / rate, mode="lines", line={"color": COLORS[side]},
                                      name=f"{side.upper()} Theil-Sen: {format_rate(rate)}"))
     return layout(fig, f"{test} {op}: time against size, both runs", "size (bytes)", "seconds")
 
 
-def _overlay_pattern(result: TwoRuns, drawn: Drawn, first: PointRatio) -> go.Figure:
-    fig = go.Figure()
+def _overlay_pattern(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
+    fig = plot.Figure()
     test, op = first.key.test, first.key.op
     points = [p for p in result.points if (p.key.test, p.key.op) == (test, op)]
     # one line per access and requests in flight (strides of one access on one line, as before)
@@ -48,7 +48,7 @@ def _overlay_pattern(result: TwoRuns, drawn: Drawn, first: PointRatio) -> go.Fig
                      key=lambda p: (p.key.stride_bytes, p.key.granularity_bytes))
         flight = in_flight_label(depth, threads)
         for side in ("a", "b"):
-            fig.add_trace(go.Scatter(x=[p.key.granularity_bytes for p in sel],
+            fig.add_trace(plot.Scatter(x=[p.key.granularity_bytes for p in sel],
                                      y=[getattr(p, f"rate_{side}_bytes_per_s") for p in sel],
                                      mode="lines+markers", name=f"{side.upper()} {esc(access)}" + (f" {flight}" if flight else ""),
                                      line={"color": COLORS[side], "dash": "solid" if access == "sequential" else "dot"}))
@@ -61,12 +61,12 @@ OVERLAYS = by_kind("report: the compare page's figure of a test's points", {
     "files": _overlay_files, "pattern": _overlay_pattern, "sustained": None})
 
 
-def _forest(result: TwoRuns) -> go.Figure:
+def _forest(result: TwoRuns) -> plot.Figure:
     items = [(label(p.key), p.ratio, p.verdict) for p in result.points]
     items += [(f"{g.test} {g.op} (geometric mean)", g.ratio, g.verdict) for g in result.groups]
     items = [i for i in items if np.isfinite(i[1].estimate)]     # a files test of one size has no rate
     est = [i[1].estimate for i in items]
-    fig = go.Figure(go.Scatter(
+    fig = plot.Figure(plot.Scatter(
         x=est, y=[esc(i[0]) for i in items], mode="markers", marker={"size": 9, "color": "#222"},
         error_x={"type": "data", "symmetric": False,
                  "array": [(i[1].high if np.isfinite(i[1].high) else e) - e for i, e in zip(items, est)],

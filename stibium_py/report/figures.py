@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-import plotly.colors as px_colors
-import plotly.graph_objects as go
+from . import plot
 
 from ..analysis.files import FilesResult, column
 from ..analysis.patterns import LATENCY_KEYS, PatternResult
@@ -22,10 +21,10 @@ DENSITY_ABOVE_POINTS = 10000
 
 
 def _scatter(n: int) -> type:
-    return go.Scattergl if n > WEBGL_ABOVE_POINTS else go.Scatter
+    return plot.Scattergl if n > WEBGL_ABOVE_POINTS else plot.Scatter
 
 
-def layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False, log_y: bool = False) -> go.Figure:
+def layout(fig: plot.Figure, title: str, x: str, y: str, log_x: bool = False, log_y: bool = False) -> plot.Figure:
     """The house style of every figure."""
     # the toolbar stands upright at the right edge (shown on hover), where it covers no title; the
     # template (plotly_white) is given by the page (page.figure)
@@ -102,12 +101,12 @@ def _groups(e: FilesResult) -> tuple[list[tuple[str, np.ndarray, dict]], dict[in
 
 
 def _points(e: FilesResult, x: Callable[[Any], np.ndarray], y: Callable[[Any], np.ndarray],
-            log_x: bool = False, log_y: bool = False, flagged: bool = False) -> go.Figure:
+            log_x: bool = False, log_y: bool = False, flagged: bool = False) -> plot.Figure:
     """A figure with every measurement: ordinary points, outliers and cache suspects in their own traces.
     A dense test draws all its measurements as a density (each counted once), and where `flagged` (the
     residual figure, whose fences define the outliers) the flagged ones on top, one by one: thousands of
     markers in every figure would take a browser without a graphics card seconds each."""
-    fig = go.Figure()
+    fig = plot.Figure()
     groups, notes = _groups(e)
     if dense(e):
         fig.add_trace(density(x(slice(None)), y(slice(None)), log_x, log_y))
@@ -158,7 +157,7 @@ def _edges(values: np.ndarray, log: bool, bins: int) -> np.ndarray:
 
 
 def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool, colorscale: str = "Blues",
-            label: str = "") -> go.Heatmap:
+            label: str = "") -> plot.Heatmap:
     """Every measurement counted into a grid of cells; colour is the count on a log scale, the hover says
     how many. Values a log axis cannot show (zero, negative) or that are not numbers are not placed, and the
     trace's name says how many were."""
@@ -170,7 +169,7 @@ def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool, colorscale: 
     counts = np.histogram2d(x[ok], y[ok], bins=[xe, ye])[0].T
     with np.errstate(divide="ignore"):
         shade = np.where(counts > 0, np.log10(counts), np.nan)
-    return go.Heatmap(x=xe, y=ye, z=shade.astype(np.float32), customdata=counts.astype(np.int32),
+    return plot.Heatmap(x=xe, y=ye, z=shade.astype(np.float32), customdata=counts.astype(np.int32),
                       colorscale=colorscale, zmin=0, showscale=not label, opacity=0.7 if label else 1.0,
                       colorbar={"title": "log10 count", "len": 0.6},
                       hovertemplate=f"{esc(label)} %{{customdata:,}} measurements<extra></extra>",
@@ -178,7 +177,7 @@ def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool, colorscale: 
                       showlegend=bool(label))
 
 
-def time_vs_size(e: FilesResult) -> go.Figure:
+def time_vs_size(e: FilesResult) -> plot.Figure:
     fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: _values(e, i, "seconds"))
     grid = np.linspace(0, float(column(e.measurements, "size_bytes").max()), 100)
     rate, lat = e.rate.as_dict(), e.latency.as_dict()
@@ -187,21 +186,21 @@ def time_vs_size(e: FilesResult) -> go.Figure:
         if rate["low"] and rate["high"]:
             y_lo = lat["estimate"] + grid / rate["high"]
             y_hi = lat["estimate"] + grid / rate["low"]
-            fig.add_trace(go.Scatter(x=np.r_[grid, grid[::-1]], y=np.r_[y_hi, y_lo[::-1]], fill="toself",
+            fig.add_trace(plot.Scatter(x=np.r_[grid, grid[::-1]], y=np.r_[y_hi, y_lo[::-1]], fill="toself",
                                      fillcolor="rgba(44,160,44,0.15)", line={"width": 0}, name="95% interval",
                                      hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=grid, y=y_fit, mode="lines", line={"color": "#2ca02c", "width": 2},
+        fig.add_trace(plot.Scatter(x=grid, y=y_fit, mode="lines", line={"color": "#2ca02c", "width": 2},
                                  name=f"Theil-Sen: {rate['estimate'] / 1e6:.1f} MB/s, {lat['estimate'] * 1e3:.3f} ms"))
     ols = e.references.ols
     if ols:
-        fig.add_trace(go.Scatter(x=grid, y=ols.intercept_s + grid * ols.slope_s_per_byte, mode="lines",
+        fig.add_trace(plot.Scatter(x=grid, y=ols.intercept_s + grid * ols.slope_s_per_byte, mode="lines",
                                  line={"color": "#7f7f7f", "dash": "dash"}, name="least squares (reference)"))
     return layout(fig, f"{e.name} {e.op}: time against size", "size (bytes)", "seconds")
 
 
-def residuals(e: FilesResult) -> go.Figure:
+def residuals(e: FilesResult) -> plot.Figure:
     if e.slope_s_per_byte is None or e.latency.as_dict()["estimate"] is None:
-        return layout(go.Figure(), f"{e.name} {e.op}: no fit, so no residuals", "size (bytes)", "")
+        return layout(plot.Figure(), f"{e.name} {e.op}: no fit, so no residuals", "size (bytes)", "")
     fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: e.log_residuals[i], log_x=True, flagged=True)
     for key, dash in zip(e.fences.FENCES, ("dot", "dash", "dash", "dot")):
         value = getattr(e.fences, key)
@@ -211,11 +210,11 @@ def residuals(e: FilesResult) -> go.Figure:
                   "size (bytes)", "ln(t / fitted t)", log_x=True)
 
 
-def rate_vs_size(e: FilesResult) -> go.Figure:
+def rate_vs_size(e: FilesResult) -> plot.Figure:
     fig = _points(e, lambda i: _values(e, i, "size_bytes"), lambda i: _rates(e, i), log_x=True)
     bands = e.size_bands
     if bands:
-        fig.add_trace(go.Scatter(
+        fig.add_trace(plot.Scatter(
             x=[b.size_bytes for b in bands], y=[b.median_rate.estimate for b in bands],
             error_y={"type": "data", "symmetric": False,
                      "array": [b.median_rate.high - b.median_rate.estimate for b in bands],
@@ -228,7 +227,7 @@ def rate_vs_size(e: FilesResult) -> go.Figure:
     return layout(fig, title, "size (bytes)", "bytes/s", log_x=True)
 
 
-def rate_vs_elapsed(e: FilesResult) -> go.Figure:
+def rate_vs_elapsed(e: FilesResult) -> plot.Figure:
     fig = _points(e, lambda i: _values(e, i, "started_s"), lambda i: _rates(e, i), log_y=True)
     for cp in e.drift.change_points:
         fig.add_vline(x=cp.started_s, line_dash="dash", line_color="#d62728",
@@ -257,10 +256,10 @@ def single_granularity(entries: list[PatternResult]) -> bool:
                for e in entries for q in e.points)
 
 
-def throughput_per_trial(entries: list[PatternResult]) -> go.Figure:
+def throughput_per_trial(entries: list[PatternResult]) -> plot.Figure:
     """A test of one granularity: what varies is the trials, so each trial's throughput in run order,
     with the median and its interval as a band."""
-    fig = go.Figure()
+    fig = plot.Figure()
     for e in entries:
         m = e.measurements
         for p in e.points:
@@ -271,7 +270,7 @@ def throughput_per_trial(entries: list[PatternResult]) -> go.Figure:
             order = mine[np.argsort(m.seq[mine], kind="stable")]
             t = p.throughput.as_dict()
             name = _line_name(e.op, *_line(p), granularity=p.granularity_bytes)
-            fig.add_trace(go.Scatter(x=np.arange(1, len(order) + 1), y=m.bytes[order] / m.seconds[order],
+            fig.add_trace(plot.Scatter(x=np.arange(1, len(order) + 1), y=m.bytes[order] / m.seconds[order],
                                      mode="lines+markers", name=esc(name),
                                      hovertemplate="trial %{x}: %{y:.4s}B/s<extra></extra>"))
             if t["low"] is not None and t["high"] is not None:
@@ -283,10 +282,10 @@ def throughput_per_trial(entries: list[PatternResult]) -> go.Figure:
                   "bytes/s")
 
 
-def throughput_vs_granularity(entries: list[PatternResult]) -> go.Figure:
+def throughput_vs_granularity(entries: list[PatternResult]) -> plot.Figure:
     if single_granularity(entries):
         return throughput_per_trial(entries)
-    fig = go.Figure()
+    fig = plot.Figure()
     for e in entries:
         by_line: dict[tuple[str, int, int, int, float | None], list] = {}
         for p in e.points:
@@ -295,7 +294,7 @@ def throughput_vs_granularity(entries: list[PatternResult]) -> go.Figure:
             pts = sorted(pts, key=lambda p: p.granularity_bytes)
             t = [p.throughput.as_dict() for p in pts]
             name = _line_name(e.op, *line)
-            fig.add_trace(go.Scatter(
+            fig.add_trace(plot.Scatter(
                 x=[p.granularity_bytes for p in pts], y=[v["estimate"] for v in t], mode="lines+markers",
                 name=esc(name), error_y={"type": "data", "symmetric": False,
                                          "array": [v["high"] - v["estimate"] for v in t],
@@ -328,17 +327,15 @@ def _panel_points(entries: list[PatternResult], op: str, access: str, stride: in
                   key=lambda p: p.granularity_bytes)
 
 
-def _small_multiples(panels: list[tuple[str, str, int]], **spacing: Any) -> tuple[go.Figure, int]:
+def _small_multiples(panels: list[tuple[str, str, int]], **spacing: Any) -> tuple[plot.Figure, int]:
     """A grid of one panel per (op, access, stride), three to a row, each titled; and its column count."""
-    from plotly.subplots import make_subplots
-
     cols = min(len(panels), 3)
     rows = -(-len(panels) // cols)
-    return make_subplots(rows=rows, cols=cols, subplot_titles=[_panel_title(*p) for p in panels], **spacing), cols
+    return plot.make_subplots(rows=rows, cols=cols, subplot_titles=[_panel_title(*p) for p in panels], **spacing), cols
 
 
-def _grid_layout(fig: go.Figure, entries: list[PatternResult], title: str, x: str, y: str, panels: int, cols: int,
-                 row_height: int, log_x: bool = False) -> go.Figure:
+def _grid_layout(fig: plot.Figure, entries: list[PatternResult], title: str, x: str, y: str, panels: int, cols: int,
+                 row_height: int, log_x: bool = False) -> plot.Figure:
     """The house style for a grid of panels, as tall as its rows need."""
     name = entries[0].name if entries else ""
     fig = layout(fig, f"{name}: {title}", x, y, log_x=log_x)
@@ -346,7 +343,7 @@ def _grid_layout(fig: go.Figure, entries: list[PatternResult], title: str, x: st
     return fig
 
 
-def latency_heatmap(entries: list[PatternResult]) -> go.Figure:
+def latency_heatmap(entries: list[PatternResult]) -> plot.Figure:
     """Many granularities: one heatmap per op, access and stride (granularity against percentile), the
     colour the latency on a log scale, each cell labelled."""
     panels = sorted({(_op(e, p), p.access, p.stride_bytes) for e in entries for p in e.points})
@@ -357,7 +354,7 @@ def latency_heatmap(entries: list[PatternResult]) -> go.Figure:
         with np.errstate(divide="ignore", invalid="ignore"):
             shade = np.log10(z)
         text = [[f"{v * 1e3:.3g} ms" if v == v else "" for v in row] for row in z]
-        fig.add_trace(go.Heatmap(z=shade, x=PERCENTILE_LABELS,
+        fig.add_trace(plot.Heatmap(z=shade, x=PERCENTILE_LABELS,
                                  y=[f"{p.granularity_bytes:,} B {in_flight_label(p.queue_depth, p.threads)}".strip()
                                     for p in pts],
                                  text=text, texttemplate="%{text}", colorscale="Viridis",
@@ -372,16 +369,16 @@ def many_latency_lines(entries: list[PatternResult]) -> bool:
     return sum(len(e.points) for e in entries) > LATENCY_LINES_MAX
 
 
-def latency_percentiles(entries: list[PatternResult]) -> go.Figure:
+def latency_percentiles(entries: list[PatternResult]) -> plot.Figure:
     if many_latency_lines(entries):
         return latency_heatmap(entries)
-    fig = go.Figure()
+    fig = plot.Figure()
     for e in entries:
         for p in e.points:
             label = _line_name(e.op, *_line(p), granularity=p.granularity_bytes)
             ys = [p.latency_s.get(k) for k in LATENCY_KEYS]
             if any(v is not None for v in ys):
-                fig.add_trace(go.Scatter(x=["p50", "p90", "p99", "p99.9", "max"], y=ys, mode="lines+markers",
+                fig.add_trace(plot.Scatter(x=["p50", "p90", "p99", "p99.9", "max"], y=ys, mode="lines+markers",
                                          name=esc(label)))
     name = entries[0].name if entries else ""
     return layout(fig, f"{name}: per-request latency percentiles (median over trials)", "percentile",
@@ -405,7 +402,7 @@ def _cdf_panels(entries: list[PatternResult]) -> list[tuple[str, str, int]]:
     return kept
 
 
-def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
+def latency_cdf(entries: list[PatternResult]) -> plot.Figure | None:
     """Every request's latency as a cumulative distribution, one curve per granularity (all trials'
     requests together), a panel per op, access and stride; None where the helper gave no histograms."""
     panels = _cdf_panels(entries)
@@ -413,7 +410,7 @@ def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
         return None
     # one curve per granularity and requests in flight, coloured in that order
     grans = sorted({(p.granularity_bytes, p.in_flight, p.queue_depth, p.threads) for e in entries for p in e.points})
-    colours = px_colors.sample_colorscale("Viridis", [i / max(len(grans) - 1, 1) * 0.9 for i in range(len(grans))])
+    colours = plot.viridis([i / max(len(grans) - 1, 1) * 0.9 for i in range(len(grans))])
     fig, cols = _small_multiples(panels, shared_yaxes=True, horizontal_spacing=0.06, vertical_spacing=0.16)
     shown: set[str] = set()                     # each granularity once in the legend, whichever panel has it
     for i, panel in enumerate(panels):
@@ -421,7 +418,7 @@ def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
             x, y = p.latency_hist.cdf()
             label = f"{p.granularity_bytes:,} B {in_flight_label(p.queue_depth, p.threads)}".strip()
             which = grans.index((p.granularity_bytes, p.in_flight, p.queue_depth, p.threads))
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colours[which]},
+            fig.add_trace(plot.Scatter(x=x, y=y, mode="lines", line={"color": colours[which]},
                                      name=esc(label), legendgroup=label, showlegend=label not in shown,
                                      hovertemplate=f"{esc(label)}: %{{y:.1%}} of {p.latency_hist.n:,} requests "
                                                    "within %{x:.3s}s<extra></extra>"),
@@ -433,7 +430,7 @@ def latency_cdf(entries: list[PatternResult]) -> go.Figure | None:
                         "requests at or below", len(panels), cols, 320, log_x=True)
 
 
-def stride_heatmap(entries: list[PatternResult]) -> go.Figure | None:
+def stride_heatmap(entries: list[PatternResult]) -> plot.Figure | None:
     pts = [(_op(e, p), p) for e in entries for p in e.points if p.access == "strided"]
     strides = sorted({p.stride_bytes for _, p in pts})
     if len(strides) < 2:
@@ -442,7 +439,7 @@ def stride_heatmap(entries: list[PatternResult]) -> go.Figure | None:
     z = [[next((p.throughput.estimate for o, p in pts
                 if (o, p.granularity_bytes, p.queue_depth, p.threads) == row and p.stride_bytes == s), None)
           for s in strides] for row in rows_]
-    fig = go.Figure(go.Heatmap(z=z, x=[f"{s:,}" for s in strides],
+    fig = plot.Figure(plot.Heatmap(z=z, x=[f"{s:,}" for s in strides],
                                y=[f"{op} {g:,} B {in_flight_label(d, t)}".strip() for op, g, d, t in rows_],
                                colorscale="Viridis", colorbar={"title": "B/s"}))
     name = entries[0].name if entries else ""

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.colors as px_colors
-import plotly.graph_objects as go
+from . import plot
 
 from ..analysis.estimate import Estimate
 from ..analysis.patterns import PatternPoint, PatternResult
@@ -71,22 +70,20 @@ def _errors(values: list[Estimate]) -> dict[str, Any]:
             "arrayminus": [v.estimate - v.low for v in values]}
 
 
-def throughput_vs_queue_depth(entries: list[PatternResult]) -> go.Figure | None:
+def throughput_vs_queue_depth(entries: list[PatternResult]) -> plot.Figure | None:
     """Throughput (left) and IOPS (right) against queue depth, a line per op, access, granularity and
     threads, the median over trials with its interval; the knee ringed. None without two depths."""
-    from plotly.subplots import make_subplots
-
     lines = depth_lines(entries)
     if not lines:
         return None
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["throughput", "IOPS"], horizontal_spacing=0.1)
+    fig = plot.make_subplots(rows=1, cols=2, subplot_titles=["throughput", "IOPS"], horizontal_spacing=0.1)
     depths = sorted({p.queue_depth for pts in lines.values() for p in pts})
     for i, (line, pts) in enumerate(lines.items()):
         name = _line_name(line)
-        colour = px_colors.qualitative.Plotly[i % len(px_colors.qualitative.Plotly)]
+        colour = plot.QUALITATIVE[i % len(plot.QUALITATIVE)]
         x = [p.queue_depth for p in pts]
         for col, values, unit in ((1, [p.throughput for p in pts], "B/s"), (2, [p.iops_estimate for p in pts], "IOPS")):
-            fig.add_trace(go.Scatter(x=x, y=[v.estimate for v in values], mode="lines+markers", name=esc(name),
+            fig.add_trace(plot.Scatter(x=x, y=[v.estimate for v in values], mode="lines+markers", name=esc(name),
                                      legendgroup=name, showlegend=col == 1, error_y=_errors(values),
                                      marker={"color": colour}, line={"color": colour},
                                      text=[f"p50 {1e3 * (p.lat_p50_s or 0):.3f} ms, {p.trials} trials, {p.io_method}"
@@ -96,7 +93,7 @@ def throughput_vs_queue_depth(entries: list[PatternResult]) -> go.Figure | None:
         knee = _knee(entries, line)
         at = next((p for p in pts if p.queue_depth == knee), None)
         if at is not None and knee != pts[-1].queue_depth:
-            fig.add_trace(go.Scatter(x=[knee], y=[at.throughput.estimate], mode="markers", legendgroup=name,
+            fig.add_trace(plot.Scatter(x=[knee], y=[at.throughput.estimate], mode="markers", legendgroup=name,
                                      marker={"symbol": "circle-open", "size": 16, "color": colour,
                                              "line": {"width": 2}},
                                      showlegend=False, hovertemplate=f"{esc(name)}: throughput stops growing "
@@ -112,17 +109,17 @@ def throughput_vs_queue_depth(entries: list[PatternResult]) -> go.Figure | None:
     return fig
 
 
-def latency_vs_queue_depth(entries: list[PatternResult]) -> go.Figure | None:
+def latency_vs_queue_depth(entries: list[PatternResult]) -> plot.Figure | None:
     """Per-request latency percentiles (p50 solid, p99 dashed, p99.9 dotted) against queue depth."""
     lines = depth_lines(entries)
     if not lines:
         return None
-    fig = go.Figure()
+    fig = plot.Figure()
     depths = sorted({p.queue_depth for pts in lines.values() for p in pts})
     for line, pts in lines.items():
         name = _line_name(line)
         for key, dash in (("lat_p50_s", "solid"), ("lat_p99_s", "dash"), ("lat_p999_s", "dot")):
-            fig.add_trace(go.Scatter(x=[p.queue_depth for p in pts], y=[p.latency_s.get(key) for p in pts],
+            fig.add_trace(plot.Scatter(x=[p.queue_depth for p in pts], y=[p.latency_s.get(key) for p in pts],
                                      mode="lines+markers", name=esc(f"{name} {key[4:-2]}"), legendgroup=name,
                                      line={"dash": dash}, hovertemplate="QD %{x}: %{y:.3s}s<extra></extra>"))
     fig.update_xaxes(type="log", tickvals=depths, ticktext=[str(d) for d in depths])

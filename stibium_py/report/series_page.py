@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
+from . import plot
 from rich.table import Table
 
 from ..analysis.estimate import estimate_text
@@ -25,11 +25,11 @@ def _spread(e: dict[str, Any]) -> str:
     return estimate_text(e, lambda v: f"{v:.1%}")
 
 
-def _runs_figure(test: dict[str, Any]) -> go.Figure:
+def _runs_figure(test: dict[str, Any]) -> plot.Figure:
     runs = test["per_run"]
     names = [esc(r["run"]) for r in runs]
     est = [r["estimate"] for r in runs]
-    fig = go.Figure(go.Scatter(
+    fig = plot.Figure(plot.Scatter(
         x=names, y=est, mode="markers", marker={"size": 10, "color": "#1f77b4"}, name="rate of each run",
         error_y={"type": "data", "symmetric": False, "array": [(r["high"] or e) - e for r, e in zip(runs, est)],
                  "arrayminus": [e - (r["low"] or e) for r, e in zip(runs, est)]}))

@@ -5,7 +5,7 @@ same numbers as a table. Draws `Steadiness` (analysis/steady.py); computes nothi
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+from . import plot
 
 from ..analysis.patterns import PatternResult
 from ..analysis.steady import PointRounds, Steadiness, SteadyVerdict
@@ -58,16 +58,16 @@ def _points(entries: list[PatternResult]) -> tuple[Steadiness | None, list[Point
     return (judged[0] if judged else None), [p for st in judged for p in st.points]
 
 
-def rounds_figure(entries: list[PatternResult]) -> go.Figure | None:
+def rounds_figure(entries: list[PatternResult]) -> plot.Figure | None:
     """Each point's rate round by round, the window shaded, the verdict in the title."""
     st, pts = _points(entries)
     if st is None:
         return None
     name = entries[0].name
-    fig = go.Figure()
+    fig = plot.Figure()
     for p in pts:
         rounds = list(range(1, len(p.rates_bytes_per_s) + 1))
-        fig.add_trace(go.Scatter(x=rounds, y=list(p.rates_bytes_per_s), mode="lines+markers",
+        fig.add_trace(plot.Scatter(x=rounds, y=list(p.rates_bytes_per_s), mode="lines+markers",
                                  name=esc(p.label(name)), hovertemplate="round %{x}: %{y:.4s}B/s<extra></extra>"))
     first, last = st.window_rounds
     fig.add_vrect(x0=first - 0.5, x1=last + 0.5, fillcolor="green" if st.steady else "orange", opacity=0.12,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
+from . import plot
 
 from ..analysis.comparison import SustainedPair
 from ..analysis.estimate import estimate_text, ratio_text as ratio_interval
@@ -21,26 +21,26 @@ TEMPERATURE_COLOUR = "#ff7f0e"
 
 
 def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None, colour: str = "#1f77b4",
-               fig: go.Figure | None = None) -> go.Figure:
+               fig: plot.Figure | None = None) -> plot.Figure:
     """Each chunk's rate against the bytes moved when it ended (along="bytes") or the seconds since the test
     began (along="time"); the stretches' rates as lines over their chunks; the cliff with its interval; the
     temperature on a second axis where known. `d` is a sustained result's JSON form (summary.json, or a
     side of a comparison); `fig` and `name` draw a second machine over the first."""
     first = fig is None
-    fig = fig if fig is not None else go.Figure()
+    fig = fig if fig is not None else plot.Figure()
     points = d["points"]
     done = np.asarray(points["bytes_done"], float)
     elapsed = np.asarray([np.nan if v is None else v for v in points["elapsed_s"]], float)
     x = done if along == "bytes" else elapsed
     prefix = f"{name}: " if name else ""
-    fig.add_trace(go.Scatter(x=x, y=points["rate_bytes_per_s"], mode="lines+markers",
+    fig.add_trace(plot.Scatter(x=x, y=points["rate_bytes_per_s"], mode="lines+markers",
                              name=esc(name or f"{d['op']} chunks"), line={"color": colour, "width": 1},
                              marker={"size": 4, "color": colour}, customdata=np.c_[done, elapsed],
                              hovertemplate="%{customdata[0]:.4s}B, %{customdata[1]:.1f} s: %{y:.4s}B/s<extra></extra>"))
     for k, st in enumerate(d["stretches"]):
         rate = st["rate_bytes_per_s"]
         lo = st["start_bytes"] if along == "bytes" else (x[st["first_chunk"] - 1] if st["first_chunk"] else 0.0)
-        fig.add_trace(go.Scatter(x=[lo, x[st["end_chunk"] - 1]], y=[rate["estimate"]] * 2, mode="lines",
+        fig.add_trace(plot.Scatter(x=[lo, x[st["end_chunk"] - 1]], y=[rate["estimate"]] * 2, mode="lines",
                                  line={"color": colour if name else STRETCH_COLOURS[k % len(STRETCH_COLOURS)],
                                        "width": 3, "dash": "dash" if name else "solid"},
                                  name=esc(f"{prefix}stretch {k + 1}: {estimate_text(rate, format_rate)}"),
@@ -58,7 +58,7 @@ def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None,
         fig.add_vline(x=at, line_dash="dot", line_color="#7f7f7f", annotation_text=f"paused {pause['seconds']:.0f} s")
     temps = [np.nan if v is None else v for v in points["temperature_c"]]
     if not name and np.isfinite(temps).any():
-        fig.add_trace(go.Scatter(x=x, y=temps, mode="lines", name="drive temperature (°C)", yaxis="y2",
+        fig.add_trace(plot.Scatter(x=x, y=temps, mode="lines", name="drive temperature (°C)", yaxis="y2",
                                  line={"color": TEMPERATURE_COLOUR, "width": 2, "dash": "dot"}))
         fig.update_layout(yaxis2={"title": "°C", "overlaying": "y", "side": "right", "showgrid": False})
     if first:

@@ -1,0 +1,249 @@
+"""Figures as plain records in plotly.js's own schema: a figure is its traces (dicts) and its layout (a dict),
+built by the few calls the views make (add_trace, update_layout, the axes, lines and bands across a plot, a
+grid of panels) and written as JSON for plotly.js. plotly.py's graph objects validate every property as it
+is set: importing and warming them took 0.2 s and each figure 20 ms, most of a quick run's report. What
+its validation caught is held instead by tests/test_plot.py, which compares every figure of a report with
+the one plotly.py builds from the same calls. Numeric arrays go into the page as typed arrays (base64, as
+plotly.py writes them), so that a page of many points stays small."""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import decimal
+import json
+from typing import Any
+
+import numpy as np
+
+# keyword arguments that name a property inside another (plotly's "magic underscores"), as the views use them
+_NESTED = ("line_", "xaxis_", "yaxis_", "title_", "marker_", "font_")
+
+
+# plotly's qualitative palette ("Plotly"), and its named colour scales as plotly.py writes them out (the stops:
+# plotly.js's own scales of these names differ)
+QUALITATIVE = ("#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880", "#FF97FF",
+               "#FECB52")
+SCALES = {
+    "Viridis": ((0.0, "#440154"), (0.1111111111111111, "#482878"), (0.2222222222222222, "#3e4989"),
+        (0.3333333333333333, "#31688e"), (0.4444444444444444, "#26828e"), (0.5555555555555556, "#1f9e89"),
+        (0.6666666666666666, "#35b779"), (0.7777777777777778, "#6ece58"), (0.8888888888888888, "#b5de2b"),
+        (1.0, "#fde725")),
+    "Blues": ((0.0, "rgb(247,251,255)"), (0.125, "rgb(222,235,247)"), (0.25, "rgb(198,219,239)"),
+        (0.375, "rgb(158,202,225)"), (0.5, "rgb(107,174,214)"), (0.625, "rgb(66,146,198)"),
+        (0.75, "rgb(33,113,181)"), (0.875, "rgb(8,81,156)"), (1.0, "rgb(8,48,107)")),
+    "Reds": ((0.0, "rgb(255,245,240)"), (0.125, "rgb(254,224,210)"), (0.25, "rgb(252,187,161)"),
+        (0.375, "rgb(252,146,114)"), (0.5, "rgb(251,106,74)"), (0.625, "rgb(239,59,44)"), (0.75, "rgb(203,24,29)"),
+        (0.875, "rgb(165,15,21)"), (1.0, "rgb(103,0,13)")),
+}
+
+
+def viridis(points: list[float]) -> list[str]:
+    """The Viridis scale's colours at points in [0, 1], as plotly.colors.sample_colorscale gives them:
+    linear in RGB between the stops, each channel rounded half to even."""
+    scale = [position for position, _ in SCALES["Viridis"]]
+    stops = [tuple(int(h[i:i + 2], 16) / 255.0 for i in (1, 3, 5)) for _, h in SCALES["Viridis"]]
+    out = []
+    for point in points:
+        high = bisect.bisect_left(scale, point)
+        low = high - 1
+        share = (point - scale[low]) / (scale[high] - scale[low])
+        rgb = (a + share * float(b - a) for a, b in zip(stops[low], stops[high]))
+        out.append("rgb(%s, %s, %s)" % tuple(int(decimal.Decimal(str(c * 255.0)).quantize(
+            decimal.Decimal("1"), rounding=decimal.ROUND_HALF_EVEN)) for c in rgb))
+    return out
+
+
+class Trace(dict):
+    """One trace: a dict of plotly.js properties, read as attributes too (None where unset)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self.get(name)
+
+
+def _trace(kind: str, props: dict[str, Any]) -> Trace:
+    return Trace(type=kind, **_props(props))
+
+
+def Scatter(**props: Any) -> Trace:  # noqa: N802 (named as plotly.js's trace types are)
+    return _trace("scatter", props)
+
+
+def Scattergl(**props: Any) -> Trace:  # noqa: N802
+    return _trace("scattergl", props)
+
+
+def Heatmap(**props: Any) -> Trace:  # noqa: N802
+    return _trace("heatmap", props)
+
+
+def Bar(**props: Any) -> Trace:  # noqa: N802
+    return _trace("bar", props)
+
+
+def _props(props: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments as nested properties (line_dash -> line.dash), titles as {"text": ...}."""
+    out: dict[str, Any] = {}
+    for key, value in props.items():
+        if value is None:
+            continue
+        prefix = next((p for p in _NESTED if key.startswith(p)), None)
+        if prefix:
+            _merge(out, {prefix[:-1]: _props({key[len(prefix):]: value})})
+        else:
+            _merge(out, {key: _titled(key, value)})
+    return out
+
+
+def _titled(key: str, value: Any) -> Any:
+    if key == "title" and isinstance(value, str):
+        return {"text": value}
+    if key == "colorscale" and isinstance(value, str):
+        return [list(stop) for stop in SCALES[value]]
+    if isinstance(value, dict):
+        return {k: _titled(k, v) for k, v in value.items()}
+    return value
+
+
+def _merge(into: dict[str, Any], new: dict[str, Any]) -> None:
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+class Figure:
+    """Traces and a layout. A grid of panels (make_subplots) has an axis pair per panel; add_trace with
+    row and col puts a trace on its panel's pair."""
+
+    def __init__(self, data: Trace | list[Trace] | None = None, cols: int = 1):
+        self.data: list[Trace] = [] if data is None else [data] if isinstance(data, dict) else list(data)
+        self.layout: dict[str, Any] = {}
+        self._cols = cols
+
+    def add_trace(self, trace: Trace, row: int | None = None, col: int | None = None) -> "Figure":
+        if row is not None and col is not None:
+            n = (row - 1) * self._cols + col
+            trace = Trace(trace, xaxis=f"x{n if n > 1 else ''}", yaxis=f"y{n if n > 1 else ''}")
+        self.data.append(trace)
+        return self
+
+    def update_layout(self, **props: Any) -> "Figure":
+        _merge(self.layout, _props(props))
+        return self
+
+    def _axes(self, letter: str) -> list[str]:
+        named = [k for k in self.layout if k.startswith(f"{letter}axis")]
+        return named if f"{letter}axis" in named else [f"{letter}axis", *named]
+
+    def update_xaxes(self, **props: Any) -> "Figure":
+        for axis in self._axes("x"):
+            self.update_layout(**{axis: _props(props)})
+        return self
+
+    def update_yaxes(self, **props: Any) -> "Figure":
+        for axis in self._axes("y"):
+            self.update_layout(**{axis: _props(props)})
+        return self
+
+    def add_annotation(self, **props: Any) -> "Figure":
+        self.layout.setdefault("annotations", []).append(_props(props))
+        return self
+
+    def _span(self, shape: dict[str, Any], props: dict[str, Any], note: dict[str, Any]) -> "Figure":
+        """A shape across the plot (a line or band), its annotation where one is given."""
+        text = props.pop("annotation_text", None)
+        position = props.pop("annotation_position", None)
+        self.layout.setdefault("shapes", []).append({**_props(props), **shape})
+        if text is not None:
+            if position == "top left":
+                note = {**note, "x": shape["x0"], "xanchor": "left"}
+            elif position is not None:
+                raise ValueError(f"annotation_position {position!r} is not drawn here")
+            self.add_annotation(showarrow=False, text=text, **note)
+        return self
+
+    def add_hline(self, y: float, **props: Any) -> "Figure":
+        return self._span({"type": "line", "x0": 0, "x1": 1, "xref": "x domain", "y0": y, "y1": y, "yref": "y"}, props,
+                          {"x": 1, "xanchor": "right", "xref": "x domain", "y": y, "yanchor": "bottom", "yref": "y"})
+
+    def add_vline(self, x: float, **props: Any) -> "Figure":
+        return self._span({"type": "line", "x0": x, "x1": x, "xref": "x", "y0": 0, "y1": 1, "yref": "y domain"}, props,
+                          {"x": x, "xanchor": "left", "xref": "x", "y": 1, "yanchor": "top", "yref": "y domain"})
+
+    def add_hrect(self, y0: float, y1: float, **props: Any) -> "Figure":
+        return self._span({"type": "rect", "x0": 0, "x1": 1, "xref": "x domain", "y0": y0, "y1": y1, "yref": "y"},
+                          props, {"x": 1, "xanchor": "right", "xref": "x domain", "y": y1, "yanchor": "top",
+                                  "yref": "y"})
+
+    def add_vrect(self, x0: float, x1: float, **props: Any) -> "Figure":
+        return self._span({"type": "rect", "x0": x0, "x1": x1, "xref": "x", "y0": 0, "y1": 1, "yref": "y domain"},
+                          props, {"x": x1, "xanchor": "right", "xref": "x", "y": 1, "yanchor": "top",
+                                  "yref": "y domain"})
+
+    def to_plotly_json(self) -> dict[str, Any]:
+        return {"data": self.data, "layout": self.layout}
+
+
+def make_subplots(rows: int, cols: int, subplot_titles: list[str] | None = None, shared_yaxes: bool = False,
+                  horizontal_spacing: float | None = None, vertical_spacing: float | None = None) -> Figure:
+    """A grid of panels, row 1 at the top, each with its own axes and its title above it (plotly's
+    make_subplots: the same domains, spacings and title annotations)."""
+    h = 0.2 / cols if horizontal_spacing is None else horizontal_spacing
+    v = (0.5 if subplot_titles is not None else 0.3) / rows if vertical_spacing is None else vertical_spacing
+    width, height = (1 - h * (cols - 1)) / cols, (1.0 - v * (rows - 1)) / rows
+    fig = Figure(cols=cols)
+    for r in range(rows):
+        up = rows - 1 - r                                  # rows counted from the bottom, as plotly sums them
+        y0 = sum([height] * up) + up * v
+        y_domain = [min(max(y, 0.0), 1.0) for y in (y0, y0 + height)]
+        for c in range(cols):
+            n = r * cols + c + 1
+            tag = "" if n == 1 else str(n)
+            left = sum([width] * c) + c * h
+            fig.layout[f"xaxis{tag}"] = {"anchor": f"y{tag}", "domain": [left, left + width]}
+            fig.layout[f"yaxis{tag}"] = {"anchor": f"x{tag}", "domain": y_domain}
+            if shared_yaxes and c > 0:
+                fig.layout[f"yaxis{tag}"].update(matches=f"y{'' if r == 0 else r * cols + 1}", showticklabels=False)
+            if subplot_titles and n <= len(subplot_titles) and subplot_titles[n - 1]:
+                fig.add_annotation(font={"size": 16}, showarrow=False, text=subplot_titles[n - 1],
+                                   x=(left + left + width) / 2.0, xanchor="center", xref="paper", y=y_domain[1],
+                                   yanchor="bottom", yref="paper")
+    return fig
+
+
+_SHORT = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4", "float32": "f4",
+          "float64": "f8"}
+
+
+def _typed(value: Any, key: str = "") -> Any:
+    """A numeric array as plotly.js's typed array (dtype, base64 bytes, shape), 64-bit integers in the
+    narrowest type that holds them, as plotly.py writes them; other arrays (and axis ranges) as lists."""
+    if isinstance(value, np.ndarray):
+        a = value
+        if a.dtype.kind in "iu" and a.dtype.itemsize == 8 and a.size:
+            lo, hi = int(a.min()), int(a.max())
+            a = next((a.astype(t) for t in ((np.int8, np.int16, np.int32) if a.dtype.kind == "i" else
+                                            (np.uint8, np.uint16, np.uint32))
+                      if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max), a)
+        if str(a.dtype) in _SHORT and a.size and key != "range":
+            typed = {"dtype": _SHORT[str(a.dtype)], "bdata": base64.b64encode(np.ascontiguousarray(a)).decode("ascii")}
+            if a.ndim > 1:
+                typed["shape"] = ", ".join(str(d) for d in a.shape)
+            return typed
+        return [_typed(v) for v in a.tolist()]
+    if isinstance(value, dict):
+        return {k: _typed(v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_typed(v) for v in value]
+    if isinstance(value, np.generic):
+        return _typed(value.item())
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def to_json(value: Any) -> str:
+    """JSON for plotly.js: typed arrays, NaN as null, and "/" escaped so that no string closes a script."""
+    return json.dumps(_typed(value), separators=(",", ":"), allow_nan=False).replace("/", "\\u002f")
