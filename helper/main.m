@@ -7,6 +7,7 @@
 #include "sb_clock.h"
 #include "sb_job.h"
 #include "sb_platform.h"
+#include "sb_tree.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -136,7 +137,8 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
     "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
     "[--stonewall S [--wearout]] | "                                                                       \
-    "evict --path F | residency --path F | batch"
+    "evict --path F | residency --path F | tree --path DIR --list FILE --phase create|stat|list|read|rename|delete " \
+    "[--threads 1-64] [--sync none|each|end] [--data-seed K] [--evict on|off] | batch"
 
 /* The flags that take a value, and where each goes. */
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
@@ -676,8 +678,106 @@ static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
     return SB_OK;
 }
 
+/* tree: one phase of a tree of files under --path, the files named by --list (sb_tree.h). */
+static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
+{
+    sb_tree_job job = {.phase = SB_TREE_PHASES, .sync = SB_TREE_SYNC_NONE, .threads = 1, .evict = 1, .data_seed = 1};
+    const char *list = NULL;
+    for (int i = 1; i < argc; i += 2) {
+        const char *flag = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int choice;
+        char *end;
+        if (!v)
+            return sb_usage(out, "%s needs a value", flag);
+        if (strcmp(flag, "--path") == 0) {
+            job.root = v;
+        } else if (strcmp(flag, "--list") == 0) {
+            list = v;
+        } else if (strcmp(flag, "--phase") == 0) {
+            if ((choice = sb_choice(v, sb_tree_phase_names, SB_TREE_PHASES)) < 0)
+                return sb_usage(out, "--phase is create, stat, list, read, rename or delete, not '%s'", v);
+            job.phase = (sb_tree_phase)choice;
+        } else if (strcmp(flag, "--sync") == 0) {
+            if ((choice = sb_choice(v, sb_tree_sync_names, 3)) < 0)
+                return sb_usage(out, "--sync is none, each or end, not '%s'", v);
+            job.sync = (sb_tree_sync)choice;
+        } else if (strcmp(flag, "--threads") == 0) {
+            long t = strtol(v, &end, 10);
+            if (*end || end == v || t < 1 || t > 64)
+                return sb_usage(out, "--threads is 1 to 64, not '%s'", v);
+            job.threads = (int)t;
+        } else if (strcmp(flag, "--data-seed") == 0) {
+            errno = 0;
+            job.data_seed = strtoull(v, &end, 10);
+            if (*end || end == v || errno || v[0] == '-')
+                return sb_usage(out, "--data-seed is a whole number, not '%s'", v);
+        } else if (strcmp(flag, "--evict") == 0) {
+            if ((choice = sb_choice(v, sb_onoff_names, 2)) < 0)
+                return sb_usage(out, "--evict is on or off, not '%s'", v);
+            job.evict = choice == 1;
+        } else {
+            return sb_usage(out, "tree: unknown flag '%s'; " SB_USAGE_TEXT, flag);
+        }
+    }
+    if (!job.root || !list || job.phase == SB_TREE_PHASES)
+        return sb_usage(out, "%s", "tree needs --path, --list and --phase");
+    if (job.sync != SB_TREE_SYNC_NONE && job.phase != SB_TREE_CREATE)
+        return sb_usage(out, "%s", "--sync goes with --phase create only");
+    sb_err err;
+    if (sb_tree_load(list, &job, &err) != 0)
+        return sb_io_error(out, &err);
+    for (size_t i = 0; job.phase == SB_TREE_RENAME && i < job.n; i++) {
+        if (!job.entries[i].to) {
+            sb_tree_free(&job);
+            return sb_usage(out, "%s", "--phase rename needs a new name on each line of the list (SIZE<TAB>PATH<TAB>NEWPATH)");
+        }
+    }
+    sb_tree_result *res = malloc(sizeof *res);
+    if (!res) {
+        sb_tree_free(&job);
+        sb_fail(&err, ENOMEM, "no memory for the phase's histogram");
+        return sb_io_error(out, &err);
+    }
+    int rc = sb_tree_run(&job, res, &err);
+    [out setObject:sb_str(sb_tree_phase_names[job.phase]) forKey:@"phase"];
+    [out setObject:sb_str(job.root) forKey:@"path"];
+    [out setObject:sb_u64(job.n) forKey:@"files"];
+    [out setObject:[NSNumber numberWithInt:job.threads] forKey:@"threads"];
+    if (job.phase == SB_TREE_CREATE)
+        [out setObject:sb_str(sb_tree_sync_names[job.sync]) forKey:@"sync"];
+    sb_tree_free(&job);
+    if (rc != 0) {
+        free(res);
+        return sb_io_error(out, &err);
+    }
+    [out setObject:sb_u64(res->ops) forKey:@"ops"];
+    [out setObject:sb_u64(res->bytes) forKey:@"bytes"];
+    [out setObject:sb_u64(res->start_ns) forKey:@"start_ns"];
+    [out setObject:sb_u64(res->end_ns) forKey:@"end_ns"];
+    [out setObject:sb_dbl(sb_s(res->end_ns - res->start_ns)) forKey:@"seconds"];
+    if (job.phase == SB_TREE_CREATE) {
+        [out setObject:sb_u64(res->dirs_made) forKey:@"dirs_made"];
+        [out setObject:sb_dbl(sb_s(res->sync_ns)) forKey:@"sync_seconds"];
+    }
+    if (job.phase == SB_TREE_LIST)
+        [out setObject:sb_u64(res->names) forKey:@"names"];
+    if (job.phase == SB_TREE_READ) {
+        [out setObject:sb_bool(job.evict) forKey:@"evicted"];
+        [out setObject:sb_u64(res->pages) forKey:@"pages"];
+        [out setObject:sb_u64(res->resident_pages) forKey:@"resident_pages"];
+        [out setObject:sb_dbl(res->pages ? (double)res->resident_pages / (double)res->pages : 0.0)
+                forKey:@"resident_before"];
+    }
+    if (res->hist.n)
+        sb_put_latency(out, &res->hist);
+    free(res);
+    return SB_OK;
+}
+
 static int sb_command(int argc, char **argv, NSMutableDictionary *out)
 {
+    if (argc >= 1 && strcmp(argv[0], "tree") == 0)
+        return sb_cmd_tree(argc, argv, out);
     sb_args a;
     int rc = sb_parse(argc, argv, &a, out);
     if (rc != SB_OK)

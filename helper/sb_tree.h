@@ -1,0 +1,54 @@
+/* sb_tree.h: one phase of a tree of files, timed whole in one invocation: the files (and for `list` their
+ * folders) come from a list, each operation's latency goes into one histogram, and the phase's interval runs
+ * from the threads' release to the last one's end (and, with sync at the end, the syncs after). The Python
+ * side adds no round trip per file. Plain POSIX calls, as an app's own code makes them. */
+#ifndef SB_TREE_H
+#define SB_TREE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "sb_err.h"
+#include "sb_hist.h"
+
+typedef enum { SB_TREE_CREATE, SB_TREE_STAT, SB_TREE_LIST, SB_TREE_READ, SB_TREE_RENAME, SB_TREE_DELETE,
+               SB_TREE_PHASES } sb_tree_phase;
+typedef enum { SB_TREE_SYNC_NONE, SB_TREE_SYNC_EACH, SB_TREE_SYNC_END } sb_tree_sync;
+
+extern const char *const sb_tree_phase_names[SB_TREE_PHASES];
+extern const char *const sb_tree_sync_names[3];
+
+typedef struct {
+    char *path;          /* relative to the root, without "..", "." or empty components */
+    char *to;            /* rename: the new name (relative too); else NULL */
+    uint64_t size;       /* create: the bytes written */
+} sb_tree_entry;
+
+typedef struct {
+    sb_tree_phase phase;
+    sb_tree_sync sync;   /* create only */
+    int threads;         /* 1..64: the entries cut into that many parts, in order */
+    int evict;           /* read: each file's pages dropped before the interval */
+    uint64_t data_seed;
+    const char *root;
+    sb_tree_entry *entries;
+    size_t n;
+} sb_tree_job;
+
+typedef struct {
+    uint64_t ops;            /* files created, stat-ed, read, renamed or deleted; folders listed */
+    uint64_t bytes;          /* written or read */
+    uint64_t names;          /* list: the names the folders held (. and .. left out) */
+    uint64_t dirs_made;      /* create: folders made on the way */
+    uint64_t start_ns, end_ns;
+    uint64_t sync_ns;        /* sync at the end: its part of the interval */
+    uint64_t pages, resident_pages;   /* read: the files' pages, and those cached when the interval began */
+    sb_hist hist;            /* one latency per operation */
+} sb_tree_result;
+
+/* The list: one entry per line, "SIZE<TAB>PATH" or "SIZE<TAB>PATH<TAB>NEWPATH" (rename). */
+int sb_tree_load(const char *list_path, sb_tree_job *job, sb_err *err);
+void sb_tree_free(sb_tree_job *job);
+/* The folders a list phase reads: the root and every folder above an entry, each once, parents first;
+ * 0 (and NULL) where memory runs out. */
+size_t sb_tree_dirs(const sb_tree_job *job, char ***dirs);
+int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err);
+#endif

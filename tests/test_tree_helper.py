@@ -1,0 +1,124 @@
+"""The helper's phase engine for trees of files (`stibium-helper tree`, helper/sb_tree.c): each phase done
+whole in one invocation on a real file system, its counts and bytes what the disk shows, one latency per
+operation in its histogram, and its refusals in one line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import run_helper
+
+# a small tree: 3 folders deep at most, 24 files of 1-9000 bytes
+FILES = [(f"a/b{k % 3}/c{k % 2}/f{k}.txt", 1 + 373 * k) for k in range(24)]
+
+
+def _write_list(path: Path, rows: list[tuple[str, int]] | list[tuple[str, str]], sizes: bool = True) -> Path:
+    lines = [f"{size}\t{name}\n" for name, size in rows] if sizes else [f"0\t{old}\t{new}\n" for old, new in rows]
+    path.write_text("".join(lines))
+    return path
+
+
+def _tree(helper: Path, root: Path, listing: Path, phase: str, *more: str) -> dict:
+    rc, out, err = run_helper(helper, "tree", "--path", str(root), "--list", str(listing), "--phase", phase, *more)
+    assert rc == 0, err
+    return out
+
+
+def _hist_count(text: str) -> int:
+    return sum(int(b.split(":")[1]) for b in text.split())
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+@pytest.mark.parametrize("sync", ["none", "each", "end"])
+def test_create_writes_every_file_with_its_bytes(helper, disk_dir, tmp_path, threads, sync):
+    root = disk_dir / "tree"
+    root.mkdir()
+    out = _tree(helper, root, _write_list(tmp_path / "l", FILES), "create", "--threads", threads, "--sync", sync,
+                "--data-seed", "7")
+    assert out["ops"] == out["files"] == len(FILES) and out["bytes"] == sum(s for _, s in FILES)
+    assert out["dirs_made"] == len({str(Path(n).parent) for n, _ in FILES} | {"a"} | {f"a/b{k}" for k in range(3)})
+    assert {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()} == dict(FILES)
+    assert _hist_count(out["lat_hist_ns"]) == len(FILES) and 0 < out["lat_p50_s"] <= out["lat_max_s"]
+    assert out["seconds"] * 1e9 == pytest.approx(out["end_ns"] - out["start_ns"], abs=2)
+    assert (out["sync_seconds"] > 0) == (sync == "end") and out["sync"] == sync
+    first = (root / FILES[1][0]).read_bytes()
+    assert len(set(first)) > 100          # random data, not zeros
+
+
+def test_stat_list_read_rename_delete_each_do_what_they_say(helper, disk_dir, tmp_path):
+    root = disk_dir / "tree"
+    root.mkdir()
+    listing = _write_list(tmp_path / "l", FILES)
+    _tree(helper, root, listing, "create")
+    stat = _tree(helper, root, listing, "stat", "--threads", "3")
+    assert stat["ops"] == len(FILES) and stat["bytes"] == 0 and _hist_count(stat["lat_hist_ns"]) == len(FILES)
+
+    folders = {"."} | {str(p) for n, _ in FILES for p in Path(n).parents if str(p) != "."}
+    listed = _tree(helper, root, listing, "list")
+    held = sum(len(os.listdir(root / f)) for f in folders)
+    assert listed["ops"] == len(folders) and listed["names"] == held
+
+    read = _tree(helper, root, listing, "read", "--threads", "2")
+    assert read["ops"] == len(FILES) and read["bytes"] == sum(s for _, s in FILES)
+    assert read["evicted"] is True and read["pages"] >= len(FILES)
+    assert 0 <= read["resident_before"] <= 1 and read["resident_pages"] <= read["pages"]
+
+    renames = [(n, n.replace(".txt", ".old")) for n, _ in FILES]
+    moved = _tree(helper, root, _write_list(tmp_path / "r", renames, sizes=False), "rename")
+    assert moved["ops"] == len(FILES)
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*.old")) == sorted(new for _, new in renames)
+
+    gone = _tree(helper, root, _write_list(tmp_path / "d", [(new, 0) for _, new in renames]), "delete", "--threads", "4")
+    assert gone["ops"] == len(FILES) and not [p for p in root.rglob("*") if p.is_file()]
+
+
+def test_a_read_without_eviction_meets_the_cached_pages(helper, disk_dir, tmp_path):
+    root = disk_dir / "tree"
+    root.mkdir()
+    listing = _write_list(tmp_path / "l", [("f.bin", 1 << 20)])
+    _tree(helper, root, listing, "create")
+    (root / "f.bin").read_bytes()                                   # into the page cache
+    warm = _tree(helper, root, listing, "read", "--evict", "off")
+    assert warm["evicted"] is False and warm["resident_before"] > 0.9
+    cold = _tree(helper, root, listing, "read")
+    assert cold["resident_before"] < 0.1 and cold["bytes"] == 1 << 20
+
+
+@pytest.mark.parametrize("content,args,message", [
+    ("10\t/etc/passwd\n", ("--phase", "create"), "line 1: not SIZE<TAB>PATH[<TAB>NEWPATH] with relative paths"),
+    ("10\ta/../../x\n", ("--phase", "create"), "line 1: not SIZE<TAB>PATH[<TAB>NEWPATH] with relative paths"),
+    ("ten\tx\n", ("--phase", "create"), "line 1: not SIZE<TAB>PATH[<TAB>NEWPATH] with relative paths"),
+    ("", ("--phase", "stat"), "names no file"),
+])
+def test_a_bad_list_is_refused_in_one_line_and_nothing_is_written(helper, disk_dir, tmp_path, content, args, message):
+    listing = tmp_path / "l"
+    listing.write_text(content)
+    root = disk_dir / "tree"
+    root.mkdir()
+    rc, out, err = run_helper(helper, "tree", "--path", str(root), "--list", str(listing), *args)
+    assert rc == 1 and message in out["error"] and len(err.strip().splitlines()) == 1
+    assert list(root.iterdir()) == []
+
+
+@pytest.mark.parametrize("args,message", [
+    (("--phase", "copy"), "--phase is create, stat, list, read, rename or delete, not 'copy'"),
+    (("--phase", "stat", "--sync", "each"), "--sync goes with --phase create only"),
+    (("--phase", "read", "--threads", "65"), "--threads is 1 to 64, not '65'"),
+    (("--phase", "rename"), "--phase rename needs a new name on each line of the list"),
+])
+def test_bad_flags_are_usage_errors(helper, disk_dir, tmp_path, args, message):
+    listing = _write_list(tmp_path / "l", [("x", 1)])
+    rc, out, _ = run_helper(helper, "tree", "--path", str(disk_dir), "--list", str(listing), *args)
+    assert rc == 2 and out["usage"] is True and out["error"].startswith(message)
+
+
+def test_a_failing_operation_names_its_file(helper, disk_dir, tmp_path):
+    listing = _write_list(tmp_path / "l", [("here", 1), ("missing", 1)])
+    (disk_dir / "here").write_bytes(b"x")
+    rc, out, _ = run_helper(helper, "tree", "--path", str(disk_dir), "--list", str(listing), "--phase", "stat")
+    assert rc == 1 and out["error"] == f"cannot stat {disk_dir}/missing: No such file or directory"
+    rc, out, _ = run_helper(helper, "tree", "--path", str(disk_dir), "--list", str(listing), "--phase", "create")
+    assert rc == 1 and out["error"] == f"cannot create {disk_dir}/here: File exists"
