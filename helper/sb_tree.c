@@ -1,8 +1,8 @@
 /* sb_tree.c: one phase of a tree of files (see sb_tree.h). */
 #include "sb_tree.h"
+#include "sb_buffer.h"
 #include "sb_clock.h"
 #include "sb_platform.h"
-#include "sb_rng.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -154,7 +154,7 @@ typedef struct {
     sb_tree_gate *gate;
     char **dirs;               /* list: the folders */
     size_t lo, hi;             /* this part's entries (or folders) */
-    unsigned char *buf;
+    unsigned char *buf;         /* create: the data written; read: this thread's part of the read buffer */
     size_t buf_len;
     uint64_t ops, bytes, names, dirs_made;
     sb_hist hist;
@@ -366,6 +366,14 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
     size_t buf_len = largest < 4096 ? 4096 : largest > SB_TREE_BUFFER_MAX ? SB_TREE_BUFFER_MAX : (size_t)largest;
     if (job->phase == SB_TREE_READ)
         buf_len = SB_TREE_BUFFER_MAX;
+    /* the process's page-aligned buffers (sb_buffer.h): one of seeded data that every thread writes from,
+     * or one read buffer cut into a part per thread, touched before the interval (a buffer 16 bytes off a
+     * page made the kernel's copies of 1-64 KiB reads take 17 us against 9) */
+    unsigned char *buf = NULL;
+    if (job->phase == SB_TREE_CREATE && !(buf = sb_buffer_write(buf_len, -1, job->data_seed, 0, err)))
+        return -1;
+    if (job->phase == SB_TREE_READ && !(buf = sb_buffer_read(buf_len * (size_t)threads, 0, err)))
+        return -1;
     sb_tree_gate gate = {.ready = 0, .go = 0, .stop = 0};
     pthread_mutex_init(&gate.lock, NULL);
     pthread_cond_init(&gate.cond, NULL);
@@ -379,19 +387,8 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
         w->lo = items * (size_t)t / (size_t)threads;
         w->hi = items * (size_t)(t + 1) / (size_t)threads;
         sb_hist_reset(&w->hist);
-        if (job->phase == SB_TREE_CREATE || job->phase == SB_TREE_READ) {
-            /* page-aligned (the kernel's copies to and from a buffer 16 bytes off a page took twice as
-             * long: 17 against 9 us a 1-64 KiB read from the page cache) and touched before the interval */
-            w->buf_len = buf_len;
-            void *buf = NULL;
-            if (posix_memalign(&buf, 4096, buf_len) != 0)
-                break;
-            w->buf = buf;
-            if (job->phase == SB_TREE_CREATE)
-                sb_rng_fill(job->data_seed, w->buf, buf_len);
-            else
-                memset(w->buf, 0, buf_len);
-        }
+        w->buf_len = buf_len;
+        w->buf = job->phase == SB_TREE_READ ? buf + (size_t)t * buf_len : buf;
         if (pthread_create(&w->thread, NULL, sb_tree_work, w) != 0)
             break;
         started++;
@@ -400,7 +397,7 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
     while (gate.ready < started)
         pthread_cond_wait(&gate.cond, &gate.lock);
     if (started < threads)
-        gate.stop = 1;                  /* a thread or buffer could not be had: the others do nothing */
+        gate.stop = 1;                  /* a thread could not be started: the others do nothing */
     res->start_ns = sb_now_ns();
     gate.go = 1;
     pthread_cond_broadcast(&gate.cond);
@@ -409,7 +406,7 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
         pthread_join(ws[t].thread, NULL);
     res->end_ns = sb_now_ns();
     if (started < threads) {
-        rc = sb_fail(err, ENOMEM, "cannot start %d threads with their buffers", threads);
+        rc = sb_fail(err, EAGAIN, "cannot start %d threads", threads);
     } else {
         for (int t = 0; t < threads; t++) {
             sb_tree_worker *w = &ws[t];
@@ -430,8 +427,6 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
         res->sync_ns = now - res->end_ns;
         res->end_ns = now;
     }
-    for (int t = 0; ws && t < threads; t++)
-        free(ws[t].buf);
     free(ws);
     for (size_t i = 0; dirs && i < items; i++)
         free(dirs[i]);

@@ -165,8 +165,9 @@ def _header_of(path: Path) -> list[str]:
     return [c for c in header if c in COLUMNS] or list(COLUMNS)
 
 
-# Up to this size (about 1200 rows) measurements.csv is read row by row: 75 us a row against pyarrow's import
-# of 0.1-0.2 s (with pyarrow.compute) on this project's machines; a quick run's 81 rows take 7 ms.
+# Up to this size (about 1200 rows) measurements.csv is read row by row: 75 us a row against 0.22 s to import
+# pyarrow and pyarrow.compute (0.13 and 0.08 s, -X importtime on this project's machine); a quick run's 81 rows
+# take 7 ms.
 ROW_READER_MAX_BYTES = 256 * 1024
 
 
@@ -236,9 +237,9 @@ def _read_columns(data: bytes, header: list[str]) -> tuple[Table, int] | None:
         if c in INT_COLUMNS:
             if col.null_count:
                 return None          # an integer every row has is missing: a damaged row
-            columns[c] = _numbers(col, np.int64)
+            columns[c] = _numbers(col.combine_chunks(), np.int64)
         elif c in NUMBER_COLUMNS or c in BOOL_COLUMNS:
-            columns[c] = _numbers(col.cast(pa.float64()), np.float64)
+            columns[c] = _numbers(col.cast(pa.float64()).combine_chunks(), np.float64)
         elif c == "file":              # one name per measurement: nothing to share
             columns[c] = np.array(col.to_pylist(), dtype=object)
         else:
@@ -265,11 +266,10 @@ def _text(col: Any, missing: str | None) -> tuple[np.ndarray, np.ndarray]:
     return names, _numbers(encoded.indices.cast(pa.int64()), np.int64, missing=empty)
 
 
-def _numbers(col: Any, dtype: type, missing: float = math.nan) -> np.ndarray:
-    """A column of int64 or float64 values as a numpy array of its own, empty cells `missing`, read from
-    the column's buffers: pyarrow's to_numpy and fill_null import pandas on first use, 0.3 s of every
+def _numbers(a: Any, dtype: type, missing: float = math.nan) -> np.ndarray:
+    """An array of int64 or float64 values as a numpy array of its own, empty cells `missing`, read from
+    the array's buffers: pyarrow's to_numpy and fill_null import pandas on first use, 0.3 s of every
     report."""
-    a = col.combine_chunks() if hasattr(col, "combine_chunks") else col
     n = len(a)
     if n == 0:
         return np.empty(0, dtype)

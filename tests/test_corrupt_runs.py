@@ -17,7 +17,17 @@ def _report(run_dir: Path, *extra: str):
     return CliRunner().invoke(main, ["report", str(run_dir), *extra])
 
 
-def test_a_csv_cut_mid_row_gives_a_report_from_the_whole_rows(tmp_path):
+@pytest.fixture(params=["rows", "columns"])
+def reader(request, monkeypatch):
+    """Both readers of measurements.csv: a file this small is read row by row; the columnar reader (pyarrow)
+    is made to read it too."""
+    if request.param == "columns":
+        import stibium_py.store
+        monkeypatch.setattr(stibium_py.store, "ROW_READER_MAX_BYTES", 0)
+    return request.param
+
+
+def test_a_csv_cut_mid_row_gives_a_report_from_the_whole_rows(tmp_path, reader):
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     data = (run / "measurements.csv").read_bytes()
     (run / "measurements.csv").write_bytes(data[: len(data) - 40])     # the last row cut
@@ -30,7 +40,7 @@ def test_a_csv_cut_mid_row_gives_a_report_from_the_whole_rows(tmp_path):
     assert (run / "report.html").exists()
 
 
-def test_a_row_with_garbage_is_skipped(tmp_path):
+def test_a_row_with_garbage_is_skipped(tmp_path, reader):
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     lines = (run / "measurements.csv").read_text().splitlines(keepends=True)
     lines[5] = "5,files,write,files,sequential,not-a-number,,,,,,,,\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 from types import SimpleNamespace
 
@@ -108,6 +109,7 @@ def test_lines_bands_and_grids_are_plotlys():
 
     def spans(p):
         fig = p.Figure(p.Bar(x=[1, 2], y=["a", "b"], orientation="h"))
+        fig.add_trace(p.Scatter(x=[1, 2, 3], y=[1.0, math.inf, math.nan], customdata=np.array([1.0, -math.inf, 2.0])))
         fig.add_hline(y=3.0, line_dash="dot", line_color="#999", annotation_text="fence")
         fig.add_vline(x=2.0, line_dash="dash", annotation_text="knee")
         fig.add_hrect(y0=1.0, y1=2.0, fillcolor="#d62728", opacity=0.12, line_width=0)

@@ -12,6 +12,7 @@ import base64
 import bisect
 import decimal
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -182,9 +183,6 @@ class Figure:
                           props, {"x": x1, "xanchor": "right", "xref": "x", "y": 1, "yanchor": "top",
                                   "yref": "y domain"})
 
-    def to_plotly_json(self) -> dict[str, Any]:
-        return {"data": self.data, "layout": self.layout}
-
 
 def make_subplots(rows: int, cols: int, subplot_titles: list[str] | None = None, shared_yaxes: bool = False,
                   horizontal_spacing: float | None = None, vertical_spacing: float | None = None) -> Figure:
@@ -239,11 +237,12 @@ def _typed(value: Any, key: str = "") -> Any:
         return [_typed(v) for v in value]
     if isinstance(value, np.generic):
         return _typed(value.item())
-    if isinstance(value, float) and value != value:
-        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None                     # as plotly.py's encoder: NaN and infinities as null
     return value
 
 
 def to_json(value: Any) -> str:
-    """JSON for plotly.js: typed arrays, NaN as null, and "/" escaped so that no string closes a script."""
+    """JSON for plotly.js: typed arrays, NaN and infinities as null, and "/" escaped so that no string closes a
+    script."""
     return json.dumps(_typed(value), separators=(",", ":"), allow_nan=False).replace("/", "\\u002f")
