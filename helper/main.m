@@ -137,7 +137,7 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
     "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
     "[--stonewall S [--wearout]] | "                                                                       \
-    "evict --path F | residency --path F | tree --path DIR --list FILE --phase create|stat|list|read|rename|delete " \
+    "evict --path F | residency --path F | tree --path DIR --list FILE --phase create|stat|list|read|rename|delete|copy " \
     "[--threads 1-64] [--sync none|each|end] [--data-seed K] [--evict on|off] | batch"
 
 /* The flags that take a value, and where each goes. */
@@ -695,7 +695,7 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
             list = v;
         } else if (strcmp(flag, "--phase") == 0) {
             if ((choice = sb_choice(v, sb_tree_phase_names, SB_TREE_PHASES)) < 0)
-                return sb_usage(out, "--phase is create, stat, list, read, rename or delete, not '%s'", v);
+                return sb_usage(out, "--phase is create, stat, list, read, rename, delete or copy, not '%s'", v);
             job.phase = (sb_tree_phase)choice;
         } else if (strcmp(flag, "--sync") == 0) {
             if ((choice = sb_choice(v, sb_tree_sync_names, 3)) < 0)
@@ -726,10 +726,11 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
     sb_err err;
     if (sb_tree_load(list, &job, &err) != 0)
         return sb_io_error(out, &err);
-    for (size_t i = 0; job.phase == SB_TREE_RENAME && i < job.n; i++) {
+    for (size_t i = 0; (job.phase == SB_TREE_RENAME || job.phase == SB_TREE_COPY) && i < job.n; i++) {
         if (!job.entries[i].to) {
             sb_tree_free(&job);
-            return sb_usage(out, "%s", "--phase rename needs a new name on each line of the list (SIZE<TAB>PATH<TAB>NEWPATH)");
+            return sb_usage(out, "--phase %s needs a new name on each line of the list (SIZE<TAB>PATH<TAB>NEWPATH)",
+                            sb_tree_phase_names[job.phase]);
         }
     }
     sb_tree_result *res = malloc(sizeof *res);
@@ -761,6 +762,11 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
     }
     if (job.phase == SB_TREE_LIST)
         [out setObject:sb_u64(res->names) forKey:@"names"];
+    if (job.phase == SB_TREE_COPY) {
+        [out setObject:sb_u64(res->cloned) forKey:@"cloned"];
+        if (res->copy_method)
+            [out setObject:sb_str(res->copy_method) forKey:@"copy_method"];
+    }
     if (job.phase == SB_TREE_READ) {
         [out setObject:sb_bool(job.evict) forKey:@"evicted"];
         [out setObject:sb_u64(res->pages) forKey:@"pages"];

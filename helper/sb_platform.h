@@ -4,6 +4,7 @@
  * Implemented in sb_platform_linux.c and sb_platform_darwin.c. */
 #ifndef SB_PLATFORM_H
 #define SB_PLATFORM_H
+#include <stddef.h>
 #include <stdint.h>
 #include "sb_err.h"
 #include "sb_policy.h"
@@ -39,6 +40,13 @@ void sb_fsinfo_fd(int fd, uint64_t device_block_bytes, sb_fsinfo *info);
 void sb_uncached_params_fd(int fd, uint64_t device_block_bytes, sb_uncached_params *p);
 /* 1 the process runs translated (Rosetta), 0 natively, -1 unknown. */
 int sb_platform_translated(void);
+/* A new file dst (it must not exist) made a copy of src as the platform's own copy makes it: a clone where the
+ * file system can (Linux: the FICLONE ioctl, as cp --reflink=auto; Darwin: clonefile(2), as copyfile(3)'s
+ * COPYFILE_CLONE), else the bytes (Linux: copy_file_range(2), read and write where the kernel cannot;
+ * Darwin: copyfile(3) with COPYFILE_DATA). *cloned is 1 where it cloned; *method names what copied it; buf
+ * (buf_len bytes) carries the bytes where nothing else can. 0, or 1 where dst's folder is missing, or -1 with err. */
+int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t buf_len, int *cloned,
+                 const char **method, sb_err *err);
 /* The kernel's page size (Darwin: vm_kernel_page_size; Linux: the page size). */
 uint64_t sb_platform_kernel_page_bytes(void);
 #endif

@@ -14,6 +14,8 @@
 #include <mach/vm_page_size.h>
 #include <stdio.h>
 #include <string.h>
+#include <copyfile.h>
+#include <sys/clonefile.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -117,4 +119,27 @@ void sb_uncached_params_fd(int fd, uint64_t device_block_bytes, sb_uncached_para
                               .process_page_bytes = (uint64_t)sysconf(_SC_PAGESIZE),
                               .dev_block_bytes = info.offset_align_bytes, .dio_align_bytes = 0,
                               .translated = translated == 1, .fs_honours = info.direct_honoured};
+}
+
+int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t buf_len, int *cloned,
+                 const char **method, sb_err *err)
+{
+    (void)buf;
+    (void)buf_len;
+    *cloned = 0;
+    /* clonefile(2) (xnu's clonefileat: bsd/vfs/vfs_syscalls.c) makes dst share src's blocks on APFS; it fails
+     * with ENOTSUP where the volume cannot and EXDEV across volumes, and then the bytes are copied */
+    if (clonefile(src, dst, CLONE_NOFOLLOW) == 0) {
+        *cloned = 1;
+        *method = "clonefile";
+        return 0;
+    }
+    if (errno == ENOENT)
+        return 1;                           /* dst's folder is missing (or src is): the caller makes it */
+    if (errno != ENOTSUP && errno != EXDEV)
+        return sb_fail(err, errno, "cannot clone %s to %s: %s", src, dst, strerror(errno));
+    *method = "copyfile";
+    if (copyfile(src, dst, NULL, COPYFILE_DATA | COPYFILE_EXCL) != 0)
+        return sb_fail(err, errno, "cannot copy %s: %s", src, strerror(errno));
+    return 0;
 }

@@ -7,10 +7,12 @@
 #include "sb_platform.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/magic.h>
 #include <linux/stat.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -135,4 +137,71 @@ void sb_fsinfo_fd(int fd, uint64_t device_block_bytes, sb_fsinfo *info)
         info->direct_honoured = 0;
     else if (dio_known)
         info->direct_honoured = 1;
+}
+
+/* The bytes of in to out by read and write (where copy_file_range cannot: another file system, an old kernel). */
+static int sb_copy_bytes(int in, int out, const char *src, unsigned char *buf, size_t buf_len, sb_err *err)
+{
+    for (;;) {
+        ssize_t k = read(in, buf, buf_len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return sb_fail(err, errno, "cannot read %s: %s", src, strerror(errno));
+        if (k == 0)
+            return 0;
+        for (ssize_t done = 0; done < k;) {
+            ssize_t w = write(out, buf + done, (size_t)(k - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return sb_fail(err, w < 0 ? errno : EIO, "cannot write the copy of %s: %s", src,
+                               strerror(w < 0 ? errno : EIO));
+            done += w;
+        }
+    }
+}
+
+int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t buf_len, int *cloned,
+                 const char **method, sb_err *err)
+{
+    *cloned = 0;
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return sb_fail(err, errno, "cannot open %s: %s", src, strerror(errno));
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (out < 0) {
+        int errnum = errno;
+        close(in);
+        if (errnum == ENOENT)
+            return 1;                       /* dst's folder is missing: the caller makes it */
+        return sb_fail(err, errnum, "cannot create the copy %s: %s", dst, strerror(errnum));
+    }
+    int rc = 0;
+    if (ioctl(out, FICLONE, in) == 0) {     /* a reflink: the copy shares the source's blocks */
+        *cloned = 1;
+        *method = "FICLONE";
+    } else {
+        *method = "copy_file_range";
+        for (int first = 1;; first = 0) {
+            ssize_t k = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0 && first && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) {
+                *method = "read/write";
+                rc = sb_copy_bytes(in, out, src, buf, buf_len, err);
+                break;
+            }
+            if (k < 0) {
+                rc = sb_fail(err, errno, "cannot copy %s: %s", src, strerror(errno));
+                break;
+            }
+            if (k == 0)
+                break;
+        }
+    }
+    close(in);
+    if (close(out) != 0 && rc == 0)
+        rc = sb_fail(err, errno, "cannot close the copy of %s: %s", src, strerror(errno));
+    return rc;
 }

@@ -15,7 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const sb_tree_phase_names[SB_TREE_PHASES] = {"create", "stat", "list", "read", "rename", "delete"};
+const char *const sb_tree_phase_names[SB_TREE_PHASES] = {"create", "stat", "list", "read", "rename", "delete",
+                                                        "copy"};
 const char *const sb_tree_sync_names[3] = {"none", "each", "end"};
 
 #define SB_TREE_BUFFER_MAX (1u << 20)
@@ -156,7 +157,8 @@ typedef struct {
     size_t lo, hi;             /* this part's entries (or folders) */
     unsigned char *buf;         /* create: the data written; read: this thread's part of the read buffer */
     size_t buf_len;
-    uint64_t ops, bytes, names, dirs_made;
+    uint64_t ops, bytes, names, dirs_made, cloned;
+    const char *copy_method;
     sb_hist hist;
     sb_err err;
     int failed;
@@ -258,6 +260,28 @@ static int sb_tree_list(sb_tree_worker *w, char *p)
     return 0;
 }
 
+/* copy: a new file made a copy of the entry, as the platform's own copy makes it (a clone where it can). */
+static int sb_tree_copy(sb_tree_worker *w, const sb_tree_entry *e, const char *p, const char *to)
+{
+    int cloned = 0;
+    const char *method = NULL;
+    int rc = sb_copy_file(p, to, w->buf, w->buf_len, &cloned, &method, &w->err);
+    if (rc == 1) {
+        if (sb_tree_parents(w, e->to) != 0)
+            return -1;
+        rc = sb_copy_file(p, to, w->buf, w->buf_len, &cloned, &method, &w->err);
+        if (rc == 1)
+            return sb_fail(&w->err, ENOENT, "cannot copy %s to %s: %s", p, to, strerror(ENOENT));
+    }
+    if (rc != 0)
+        return -1;
+    w->cloned += (uint64_t)cloned;
+    if (!cloned)
+        w->copy_method = method;
+    w->bytes += e->size;
+    return 0;
+}
+
 /* One operation of the phase on item i (an entry, or for list a folder). */
 static int sb_tree_op(sb_tree_worker *w, size_t i)
 {
@@ -282,6 +306,9 @@ static int sb_tree_op(sb_tree_worker *w, size_t i)
         return rename(p, to) == 0 ? 0 : sb_fail(&w->err, errno, "cannot rename %s to %s: %s", p, to, strerror(errno));
     case SB_TREE_DELETE:
         return unlink(p) == 0 ? 0 : sb_fail(&w->err, errno, "cannot delete %s: %s", p, strerror(errno));
+    case SB_TREE_COPY:
+        sb_tree_path(to, job->root, e->to);
+        return sb_tree_copy(w, e, p, to);
     default:
         return sb_fail(&w->err, EINVAL, "no such phase");
     }
@@ -364,7 +391,7 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
     for (size_t i = 0; i < job->n; i++)
         largest = job->entries[i].size > largest ? job->entries[i].size : largest;
     size_t buf_len = largest < 4096 ? 4096 : largest > SB_TREE_BUFFER_MAX ? SB_TREE_BUFFER_MAX : (size_t)largest;
-    if (job->phase == SB_TREE_READ)
+    if (job->phase == SB_TREE_READ || job->phase == SB_TREE_COPY)
         buf_len = SB_TREE_BUFFER_MAX;
     /* the process's page-aligned buffers (sb_buffer.h): one of seeded data that every thread writes from,
      * or one read buffer cut into a part per thread, touched before the interval (a buffer 16 bytes off a
@@ -372,7 +399,7 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
     unsigned char *buf = NULL;
     if (job->phase == SB_TREE_CREATE && !(buf = sb_buffer_write(buf_len, -1, job->data_seed, 0, err)))
         return -1;
-    if (job->phase == SB_TREE_READ && !(buf = sb_buffer_read(buf_len * (size_t)threads, 0, err)))
+    if ((job->phase == SB_TREE_READ || job->phase == SB_TREE_COPY) && !(buf = sb_buffer_read(buf_len * (size_t)threads, 0, err)))
         return -1;
     sb_tree_gate gate = {.ready = 0, .go = 0, .stop = 0};
     pthread_mutex_init(&gate.lock, NULL);
@@ -388,7 +415,7 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
         w->hi = items * (size_t)(t + 1) / (size_t)threads;
         sb_hist_reset(&w->hist);
         w->buf_len = buf_len;
-        w->buf = job->phase == SB_TREE_READ ? buf + (size_t)t * buf_len : buf;
+        w->buf = job->phase == SB_TREE_READ || job->phase == SB_TREE_COPY ? buf + (size_t)t * buf_len : buf;
         if (pthread_create(&w->thread, NULL, sb_tree_work, w) != 0)
             break;
         started++;
@@ -418,6 +445,9 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
             res->bytes += w->bytes;
             res->names += w->names;
             res->dirs_made += w->dirs_made;
+            res->cloned += w->cloned;
+            if (w->copy_method)
+                res->copy_method = w->copy_method;
             sb_hist_merge(&res->hist, &w->hist);
         }
     }

@@ -10,7 +10,7 @@
 #include "sb_hist.h"
 
 typedef enum { SB_TREE_CREATE, SB_TREE_STAT, SB_TREE_LIST, SB_TREE_READ, SB_TREE_RENAME, SB_TREE_DELETE,
-               SB_TREE_PHASES } sb_tree_phase;
+               SB_TREE_COPY, SB_TREE_PHASES } sb_tree_phase;
 typedef enum { SB_TREE_SYNC_NONE, SB_TREE_SYNC_EACH, SB_TREE_SYNC_END } sb_tree_sync;
 
 extern const char *const sb_tree_phase_names[SB_TREE_PHASES];
@@ -18,7 +18,7 @@ extern const char *const sb_tree_sync_names[3];
 
 typedef struct {
     char *path;          /* relative to the root, without "..", "." or empty components */
-    char *to;            /* rename: the new name (relative too); else NULL */
+    char *to;            /* rename: the new name; copy: the copy's (relative too); else NULL */
     uint64_t size;       /* create: the bytes written */
 } sb_tree_entry;
 
@@ -41,6 +41,8 @@ typedef struct {
     uint64_t start_ns, end_ns;
     uint64_t sync_ns;        /* sync at the end: its part of the interval */
     uint64_t pages, resident_pages;   /* read: the files' pages, and those cached when the interval began */
+    uint64_t cloned;         /* copy: the copies that share their source's blocks (a clone moves no bytes) */
+    const char *copy_method; /* copy: what copied the last file that was not cloned (NULL: every one cloned) */
     sb_hist hist;            /* one latency per operation */
 } sb_tree_result;
 

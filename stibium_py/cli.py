@@ -281,9 +281,27 @@ def _sustained_lines(test: Any) -> str:
             f"endurance (TBW); the files are removed at the end.")
 
 
+def _tree_lines(test: Any) -> str:
+    """A tree test's tree and phases in words."""
+    shape = test.tree
+    sizes = (format_bytes(shape.choices[0]) if len(shape.choices) == 1 else
+             "drawn from " + ", ".join(format_bytes(c) for c in shape.choices) if shape.choices else
+             f"log-uniform from {format_bytes(shape.low_bytes)} to {format_bytes(shape.high_bytes)}")
+    first = [o for o in test.ops if o.file == test.ops[0].file]
+    phases = ", ".join(o.op + (f" (sync {o.sync})" if o.op == "create" else "") for o in first)
+    threads = sorted({o.threads for o in test.ops})
+    warm = ("the kernel's caches are dropped before each phase after create (root)" if test.between == "drop-caches"
+            else "each phase after create meets the folders and inodes the one before left in memory (metadata "
+                 "warm; the read phase evicts each file's data first)")
+    return (f"  {test.name}: a tree of {shape.files:,} files ({sizes}; {format_bytes(shape.total_bytes)} in all) in "
+            f"{shape.dirs:,} folder{'s' if shape.dirs > 1 else ''} {shape.depth} deep (fan-out {shape.fan_out}), "
+            f"names of {shape.name_bytes} bytes; phases {phases}; a tree of its own for every trial at "
+            f"{' and '.join(map(str, threads))} thread{'s' if threads != [1] else ''}; {warm}.")
+
+
 # what `plan show` says of a test beyond its operations
 PLAN_NOTES: dict[Kind, Callable[[Any], str] | None] = by_kind("cli: what plan show says of a test", {
-    "files": None, "pattern": None, "sustained": _sustained_lines})
+    "files": None, "pattern": None, "sustained": _sustained_lines, "tree": _tree_lines})
 
 
 def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
@@ -299,7 +317,8 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         for o in ops:
             by = "" if o.instrument == "helper" else f" ({o.instrument})"
             table.add_row(str(o.seq), o.test, op_label(o.op, o.read_fraction) + by, o.access, format_bytes(o.size_bytes),
-                          format_bytes(o.granularity_bytes), format_bytes(o.stride_bytes),
+                          f"{o.files:,} files" if o.kind == "tree" else format_bytes(o.granularity_bytes),
+                          format_bytes(o.stride_bytes),
                           *([in_flight_label(o.queue_depth, o.threads) or "Q1T1"] if flights else []), str(o.trial),
                           o.file)
         if len(ops) < len(test.ops):

@@ -114,6 +114,16 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None, we
                    wearout=wearout and bool(op.stonewall_s))
 
 
+def tree_args(op: "Op", root: Path, list_path: Path, phase: str | None = None) -> list[str]:
+    """The helper command of one phase of a tree (`phase` overrides the operation's: the untimed steps that
+    bring a tree back after an interruption); the files are the list's lines, relative to root."""
+    phase = phase or op.op
+    args = ["tree", "--path", str(root), "--list", str(list_path), "--phase", phase, "--threads", str(op.threads)]
+    if phase == "create":
+        args += ["--sync", op.sync if phase == op.op else "none", "--data-seed", str(op.data_seed)]
+    return args
+
+
 PRECONDITION_GRANULARITY_BYTES = 128 * 1024
 
 
@@ -151,6 +161,8 @@ def op_timeout_s(op: "Op") -> float:
         return JOB_FILE_TIMEOUT_S
     if op.duration_s:
         return 60.0 + 2 * (op.warmup_s + op.duration_s)
+    if op.kind == "tree":         # a phase: 50 ms a file (one thread), its bytes at 1 MB/s
+        return 60.0 + op.bytes / 1e6 + 0.05 * op.files
     requests = -(-op.bytes // op.granularity_bytes)
     return 60.0 + op.bytes / 1e6 + 0.05 * requests
 

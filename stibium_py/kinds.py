@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal, Mapping, TypeVar, get_args
 
-Kind = Literal["files", "pattern", "sustained"]
+Kind = Literal["files", "pattern", "sustained", "tree"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 
 T = TypeVar("T")
@@ -28,6 +28,6 @@ def missing(entries: Mapping[str, object]) -> list[str]:
 
 
 def listed(quoted: bool = False) -> str:
-    """The kinds in words: "files, pattern or sustained" (quoted: "'files', 'pattern' or 'sustained'")."""
+    """The kinds in words: "files, pattern, sustained or tree" (quoted: "'files', ... or 'tree'")."""
     names = [f"'{k}'" if quoted else k for k in KINDS]
     return ", ".join(names[:-1]) + f" or {names[-1]}"

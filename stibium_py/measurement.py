@@ -106,6 +106,10 @@ class Measurement(NamedTuple):
     instrument: str = "helper"             # what measured it: helper (stibium's own) or fio (the bench beside it)
     instrument_version: Optional[str] = None  # fio's version (fio-3.33); empty for the helper (run.json has it)
     slat_mean_s: Optional[float] = None    # fio: the mean submission latency (its lat_* columns are completion's)
+    entries: Optional[int] = None          # tree: the files the phase handled (list: the names its folders held)
+    dirs_made: Optional[int] = None        # tree, create: the folders made on the way
+    caches_dropped: Optional[bool] = None  # tree: the kernel's caches dropped just before the phase
+    cloned: Optional[int] = None           # tree, copy: the copies that share their source's blocks (clones)
 
     @property
     def ok(self) -> bool:
@@ -162,25 +166,28 @@ OPTIONAL_TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[str]) 
 DESCRIPTIONS = {
     "seq": "the operation's place in the run, from 0 (its key: a resumed run skips the seqs it has)",
     "test": "the test's name in the plan",
-    "op": "read, write or mixed (each request a read or a write: read_fraction)",
-    "kind": "files (whole files of many sizes), pattern (requests inside one file) or sustained (a long write "
-            "without pauses, a row per chunk)",
+    "op": "read, write or mixed (each request a read or a write: read_fraction); tree tests: the phase (create, "
+          "stat, list, read, rename or delete)",
+    "kind": "files (whole files of many sizes), pattern (requests inside one file), sustained (a long write "
+            "without pauses, a row per chunk) or tree (a folder tree of many files, a row per phase)",
     "access": "sequential, strided or random",
-    "size_bytes": "the file's size (files tests) or the span the requests fall in (pattern tests)",
-    "granularity_bytes": "bytes per request, as the plan asked",
+    "size_bytes": "the file's size (files tests), the span the requests fall in (pattern tests) or the bytes of "
+                  "the whole tree (tree tests)",
+    "granularity_bytes": "bytes per request, as the plan asked (0 for tree tests, whose files are read and "
+                         "written whole in requests of at most 1 MiB)",
     "stride_bytes": "bytes skipped after each request (strided access), else 0",
-    "trial": "the repeat (files) or trial (pattern), from 0",
-    "file": "the test file, relative to the run's test folder",
+    "trial": "the repeat (files) or trial (pattern, tree), from 0",
+    "file": "the test file, relative to the run's test folder (tree tests: the tree's folder)",
     "bytes": "bytes moved by the measurement (0 for a failed one)",
     "seconds": "the timed interval: open to close, the requests and, for writes, the sync; empty when it failed",
     "started_s": "when the runner sent the operation, seconds since the run began",
     "resident_before": "fraction of the file in the page cache just before a read (mincore); empty where unknown",
-    "engine": "the engine that ran: direct, buffered or foundation (app runs as one of them)",
+    "engine": "the engine that ran: direct, buffered or foundation (app runs as one of them); posix for tree tests",
     "lat_p50_s": "median per-request latency (the helper's bounded histogram)",
     "lat_p99_s": "99th percentile per-request latency",
     "lat_max_s": "the slowest request",
     "error": "why the measurement failed; empty when it did not",
-    "requests": "requests issued",
+    "requests": "requests issued (tree tests: the phase's operations, one per file; list: one per folder read)",
     "io_seconds": "time in the requests alone",
     "sync_seconds": "time in the sync (fsync or F_FULLFSYNC) after a write",
     "open_seconds": "time to open the file",
@@ -198,7 +205,8 @@ DESCRIPTIONS = {
     "largest_syscall_bytes": "the largest single call",
     "cached_bytes": "bytes that went through the page cache",
     "cached_reason": "why they did (the platform's rule), empty where none did",
-    "sync_used": "the sync that ran: fsync, full (F_FULLFSYNC) or none; fsync where full is not supported",
+    "sync_used": "the sync that ran: fsync, full (F_FULLFSYNC) or none; fsync where full is not supported (tree "
+                 "tests, create: each, end or none, each file's sync an fsync)",
     "lat_min_s": "the fastest request",
     "span_bytes": "the span the helper used (pattern tests)",
     "engine_requested": "the engine the plan asked for",
@@ -210,7 +218,8 @@ DESCRIPTIONS = {
     "queue_depth": "requests in flight per thread, as the plan asked (1 in files made before it existed)",
     "threads": "threads, each moving its own part of the requests in order, as the plan asked",
     "io_method": "how the requests moved: sync (one at a time on one thread), io_uring (Linux: one ring per "
-                 "thread), threads (one thread per request in flight)",
+                 "thread), threads (one thread per request in flight); tree tests, copy: what copied the files that "
+                 "did not clone (copy_file_range, read/write, copyfile), empty where every one cloned",
     "io_method_reason": "why the method is not io_uring where it could have been (macOS, no liburing, the "
                         "kernel refused, an unaligned direct tail), else empty",
     "chunk": "sustained tests: the chunk's number within its file, from 0, on a row of its own per chunk (bytes, "
@@ -274,6 +283,15 @@ DESCRIPTIONS = {
                           "version run.json keeps",
     "slat_mean_s": "fio rows: the mean submission latency (fio's slat; 0 for its synchronous engines); their "
                    "lat_* columns and lat_hist_ns are fio's completion latency (clat)",
+    "entries": "tree tests: the files the phase handled (list: the names the folders it read held), what its "
+               "files per second count; requests is the helper's operations (list: the folders read)",
+    "dirs_made": "tree tests, create: the folders made on the way to the files (inside the timed phase)",
+    "caches_dropped": "tree tests: true where the kernel's caches (folder entries, inodes, data) were dropped just "
+                      "before the phase (between: drop-caches), false where the phase met what the phases before "
+                      "left in memory",
+    "cloned": "tree tests, copy: the copies the file system made as clones (FICLONE on Linux, clonefile on macOS: "
+              "they share their source's blocks, no bytes moved); the rest were copied byte by byte (io_method says "
+              "how: copy_file_range, read/write or copyfile)",
 }
 # The file of a row that holds a step of many clients together (analysis/clients.py's aggregate).
 ALL_CLIENTS = "(all clients)"
@@ -336,6 +354,58 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
 _CHUNK_KEYS = {"chunk": "chunk", "chunk_bytes": "bytes", "bytes_done": "bytes_done", "requests": "requests",
                "start_ns": "start_ns", "end_ns": "end_ns", "seconds": "seconds", "lat_p50_s": "lat_p50_s",
                "lat_p99_s": "lat_p99_s", "lat_max_s": "lat_max_s"}
+
+
+# A tree phase's answer (the helper's `tree`): each key to its column, or dropped with why.
+_TREE_COLUMNS = {"ops": "requests", "bytes": "bytes", "seconds": "seconds", "start_ns": "start_ns",
+                 "end_ns": "end_ns", "sync_seconds": "sync_seconds", "resident_before": "resident_before",
+                 "dirs_made": "dirs_made", "lat_p50_s": "lat_p50_s", "lat_p90_s": "lat_p90_s", "lat_p99_s": "lat_p99_s",
+                 "lat_p999_s": "lat_p999_s", "lat_max_s": "lat_max_s", "lat_min_s": "lat_min_s",
+                 "lat_mean_s": "lat_mean_s", "lat_hist_ns": "lat_hist_ns", "error": "error", "errno": "errno",
+                 "strerror": "strerror", "cloned": "cloned", "copy_method": "io_method"}
+TREE_DROPPED_KEYS = {
+    "phase": "the request echoed (checked against the operation's op)",
+    "path": "an absolute path of the measuring machine; the row keeps the tree's folder relative to the test folder",
+    "files": "the request echoed (checked: the list's lines)",
+    "threads": "the request echoed (checked)",
+    "sync": "the request echoed (checked); it is the row's sync_used",
+    "names": "list: the names the folders held, the row's entries",
+    "evicted": "read: whether the files were evicted first, which the runner always asks",
+    "pages": "read: the files' pages, of which resident_before is the share cached when the phase began",
+    "resident_pages": "read: the pages of them cached when the phase began (resident_before is the share)",
+    "usage": "set on a usage error only, which the runner reports as a failure of its own",
+}
+
+
+def from_tree_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | None,
+                     caches_dropped: bool = False) -> Measurement:
+    """The row of one phase of a tree: the operation's fields, then the helper's counts, time and latencies.
+    Refuses an answer of another phase, file count, thread count or byte count, or with a key nobody decided
+    about."""
+    unknown = sorted(set(answer) - set(_TREE_COLUMNS) - set(TREE_DROPPED_KEYS) - {"status"})
+    if unknown:
+        raise MeasurementError(f"the helper answered keys this stibium does not know ({', '.join(unknown)}); "
+                               f"reinstall stibium so that the helper and the package match")
+    if ok:
+        expected = {"phase": op.op, "files": op.files, "threads": op.threads, "bytes": op.bytes,
+                    **({"sync": op.sync} if op.op == "create" else {})}
+        for key, want in expected.items():
+            if answer.get(key) != want:
+                raise MeasurementError(f"operation {op.seq}: the helper measured {key}={answer.get(key)!r} where the "
+                                       f"plan asked for {want!r}; reinstall stibium so that the helper and the "
+                                       f"package match")
+    measured = {column: answer[key] for key, column in _TREE_COLUMNS.items() if key in answer}
+    if ok:
+        measured["entries"] = answer.get("names") if op.op == "list" else answer.get("ops")
+        if op.op == "create":
+            measured["sync_used"] = op.sync
+    else:
+        measured["seconds"] = None
+        measured["error"] = str(answer.get("error") or "failed")
+        measured["bytes"] = 0
+    fields = {f: getattr(op, f) for f in OP_FIELDS}
+    return Measurement(**fields, **{"bytes": op.bytes, "engine": op.engine, "engine_requested": op.engine,
+                                    **measured, "started_s": started_s, "caches_dropped": caches_dropped})
 
 
 def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature_c: float | None,

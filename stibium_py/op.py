@@ -11,7 +11,8 @@ from .kinds import Kind, by_kind
 
 # whether a kind's requests fall in a span of a file laid out beforehand (the helper is told the span, and
 # its answer must echo it)
-SPANNED = by_kind("op: requests in a span of a laid-out file", {"files": False, "pattern": True, "sustained": False})
+SPANNED = by_kind("op: requests in a span of a laid-out file", {"files": False, "pattern": True, "sustained": False,
+                                                                "tree": False})
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Op:
     stonewall_s: float = 0.0            # a measurement of its bytes stops this long after its start (0: never)
     instrument: str = "helper"          # what measures it: the helper, or fio (the bench beside the road test)
     bench_job: str = ""                 # fio runs the plan's own job file (its path as the plan gives it), not a twin
+    files: int = 0                      # tree: the files of the tree (its op is the phase, its file the tree's folder)
 
     @property
     def reads(self) -> bool:
@@ -70,7 +72,7 @@ class Op:
         for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0),
                            ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0), ("steady_window", 0),
                            ("steady_max_rounds", 0), ("stonewall_s", 0.0),
-                           ("instrument", "helper"), ("bench_job", "")):
+                           ("instrument", "helper"), ("bench_job", ""), ("files", 0)):
             if out[key] == unset:
                 del out[key]
         return out

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,9 +30,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from . import __version__, memory, sysinfo
 from .kinds import by_kind
 from .helper import (CompiledHelper, HelperError, HelperFactory, HelperSession, HelperTimeout, device_block_of, find_helper,
-                     layout_args, measure_args, op_timeout_s, precondition_args, raw_clock_ns)
+                     layout_args, measure_args, op_timeout_s, precondition_args, raw_clock_ns, tree_args)
 from .analysis.steady import steadiness
-from .measurement import Measurement, MeasurementError, failed, from_answer, from_chunk
+from .measurement import Measurement, MeasurementError, failed, from_answer, from_chunk, from_tree_answer
 from .paths import device_of, volume_change
 from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
@@ -757,7 +758,7 @@ class Runner:
         """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a
         cache below the file system. Kept in run.json; a resumed run measures only shapes it lacks."""
         shapes = {memory.shape_of(o.bytes, o.granularity_bytes, o.access, o.queue_depth, o.threads)
-                  for o in pending if o.op == "read" and not o.bench_job} - set(self.run.memory_rates)
+                  for o in pending if o.op == "read" and o.kind != "tree" and not o.bench_job} - set(self.run.memory_rates)
         if not shapes:
             return
         found = memory.probe(self._helper_ok, self.work.path / memory.PROBE_FILE, shapes)
@@ -882,6 +883,89 @@ class Runner:
             self._measure(op)
         return "complete"
 
+    def _tree_test(self, test: ExpandedTest) -> str:
+        """Each tree (a trial at a thread count) phase by phase, each phase one helper call over the tree's list;
+        with between: drop-caches the kernel's caches emptied before each phase after create. A tree whose
+        earlier phases an interruption left behind is made again, untimed, to the state its next phase meets;
+        every tree is removed when its phases are done."""
+        shape = test.tree
+        assert shape is not None
+        phases = [o.op for o in test.ops if o.file == test.ops[0].file]
+        with tempfile.TemporaryDirectory(prefix="stibium-tree-") as folder:
+            lists: dict[str, Path] = {}
+
+            def listed(which: str) -> Path:       # plain (the names made), rename (old, new), renamed, copy
+                if which not in lists:
+                    lists[which] = Path(folder) / f"{which}.tsv"
+                    lists[which].write_text(shape.list_text(renamed=which == "renamed", rename=which == "rename",
+                                                            copy=which == "copy"))
+                return lists[which]
+
+            def list_for(phase: str) -> Path:
+                return listed("rename" if phase == "rename" else "copy" if phase == "copy" else
+                              "renamed" if phase == "delete" and "rename" in phases else "plain")
+
+            trees: dict[str, list[Op]] = {}
+            for op in test.ops:
+                trees.setdefault(op.file, []).append(op)
+            for name, ops in trees.items():
+                pending = [o for o in ops if o.seq not in self.done]
+                if not pending:
+                    continue
+                tree = self.place.touch(pending[0], test).file
+                root = self.work.path / tree
+                if pending[0].op == "create":
+                    self.work.remove_files(self._tree_files(tree, shape))     # what an interrupted create left
+                    root.mkdir(parents=True, exist_ok=True)                   # the folders below it are the phase's
+                else:
+                    self._restore_tree(pending[0], tree, shape, phases, listed)
+                for op in pending:
+                    if op.op == "copy":                # what an interrupted copy left
+                        self.work.remove_files({f"{tree}/{p}" for p in shape.copies()})
+                    dropped = op.op != "create" and test.between == "drop-caches"
+                    if dropped:
+                        self._step()
+                        drop_caches()
+                    self._measure_phase(op, tree, root, list_for(op.op), dropped)
+                self.work.remove_files(self._tree_files(tree, shape))      # the files (delete left the folders)
+        return "complete"
+
+    @staticmethod
+    def _tree_files(tree: str, shape: Any) -> set[str]:
+        """Every name a tree's files can have, made, renamed or copied, inside the run's test folder."""
+        return {f"{tree}/{p}" for p in (*shape.paths(), *shape.paths(renamed=True), *shape.copies())}
+
+    def _restore_tree(self, op: Op, tree: str, shape: Any, phases: list[str], listed: Callable[[str], Path]) -> None:
+        """The tree as the phase `op` meets it (its names before a rename, after it for the delete that follows
+        one), made again untimed where an interruption lost it."""
+        renamed = op.op == "delete" and "rename" in phases
+        root = self.work.path / tree
+        if all((root / p).is_file() for p in shape.paths(renamed)):
+            return
+        self.work.remove_files(self._tree_files(tree, shape))
+        root.mkdir(parents=True, exist_ok=True)
+        self._helper_ok(tree_args(op, root, listed("plain"), phase="create"))
+        if renamed:
+            self._helper_ok(tree_args(op, root, listed("rename"), phase="rename"))
+
+    def _measure_phase(self, op: Op, tree: str, root: Path, list_path: Path, dropped: bool) -> None:
+        """One phase of a tree: one helper call, one row."""
+        assert self.helper is not None
+        self._step()                     # many clients: every rank begins the phase together
+        op = replace(op, file=tree)
+        started_s = time.time() - self.t0
+        try:
+            result = self.helper.call(tree_args(op, root, list_path), timeout_s=op_timeout_s(op))
+        except HelperTimeout as e:
+            self._keep(failed(op, str(e), started_s))
+            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} of the tree {op.file}) hung: {e}") from None
+        m = from_tree_answer(op, result.ok, result.data, started_s, dropped)
+        self._keep(m)
+        if not result.ok:
+            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} of the tree {op.file}) failed: {result.error}")
+        self.done.add(op.seq)
+        self._advance(op, op.bytes, m.seconds)
+
     # -- helper calls
     def _evict(self, op: Op, test: ExpandedTest) -> None:
         """The file the operation will touch, out of this machine's page cache."""
@@ -1000,6 +1084,8 @@ ORDERS = by_kind("runner: the order of a test's operations", {
     "pattern": Order(Runner._pattern_test, files_wait_for_end=True, wears_drive=False),
     # a sustained test's files can fill most of the disk: they never wait for the end of the run
     "sustained": Order(Runner._sustained_test, files_wait_for_end=False, wears_drive=True),
+    # each tree is removed when its phases are done (its files are many inodes, whatever their bytes)
+    "tree": Order(Runner._tree_test, files_wait_for_end=False, wears_drive=False),
 })
 
 

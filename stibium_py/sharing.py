@@ -84,6 +84,9 @@ class Place:
     def files(self, test: ExpandedTest) -> set[str]:
         """Every rank's files of the test."""
         names = {o.file for o in test.ops} | ({test.layout_file} if test.layout_file else set())
+        if test.tree is not None:       # a tree's folder holds its files, made or renamed
+            every = (*test.tree.paths(), *test.tree.paths(renamed=True), *test.tree.copies())
+            names = {f"{tree}/{p}" for tree in names for p in every}
         if self.alone or test.sharing == "shared":
             return names
         return {client_file(n, r) for n in names for r in range(self.size)}

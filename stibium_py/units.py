@@ -106,6 +106,15 @@ def format_rate(bytes_per_s: float | None) -> str:
     return format_bytes(bytes_per_s) + "/s"
 
 
+def format_per_s(count_per_s: float | None, what: str = "files") -> str:
+    """A count per second in three significant digits with thousands marked: 12,300 files/s, 45.6 names/s; "-"
+    where there is none."""
+    if count_per_s is None or not math.isfinite(count_per_s):
+        return "-"
+    v = float(f"{count_per_s:.3g}")
+    return f"{v:,.0f} {what}/s" if v >= 100 else f"{v:.3g} {what}/s"
+
+
 def format_seconds(seconds: float) -> str:
     """A duration with a unit that suits it: 12.3 us, 4.56 ms, 7.89 s, 2 h 3 min."""
     if seconds != seconds:  # NaN

@@ -104,7 +104,8 @@ def test_a_bad_list_is_refused_in_one_line_and_nothing_is_written(helper, disk_d
 
 
 @pytest.mark.parametrize("args,message", [
-    (("--phase", "copy"), "--phase is create, stat, list, read, rename or delete, not 'copy'"),
+    (("--phase", "move"), "--phase is create, stat, list, read, rename, delete or copy, not 'move'"),
+    (("--phase", "copy"), "--phase copy needs a new name on each line of the list (SIZE<TAB>PATH<TAB>NEWPATH)"),
     (("--phase", "stat", "--sync", "each"), "--sync goes with --phase create only"),
     (("--phase", "read", "--threads", "65"), "--threads is 1 to 64, not '65'"),
     (("--phase", "rename"), "--phase rename needs a new name on each line of the list"),
@@ -122,3 +123,22 @@ def test_a_failing_operation_names_its_file(helper, disk_dir, tmp_path):
     assert rc == 1 and out["error"] == f"cannot stat {disk_dir}/missing: No such file or directory"
     rc, out, _ = run_helper(helper, "tree", "--path", str(disk_dir), "--list", str(listing), "--phase", "create")
     assert rc == 1 and out["error"] == f"cannot create {disk_dir}/here: File exists"
+
+
+def test_copy_makes_every_file_again_with_its_bytes_and_says_how(helper, disk_dir, tmp_path):
+    root = disk_dir / "tree"
+    root.mkdir()
+    _tree(helper, root, _write_list(tmp_path / "l", FILES), "create", "--sync", "end")
+    copies = [f"{name}\tcopy/{name}" for name, _ in FILES]
+    (tmp_path / "c").write_text("".join(f"{size}\t{line}\n" for (_, size), line in zip(FILES, copies)))
+    out = _tree(helper, root, tmp_path / "c", "copy", "--threads", "3")
+    assert out["ops"] == len(FILES) and out["bytes"] == sum(size for _, size in FILES)
+    for name, _ in FILES:
+        assert (root / "copy" / name).read_bytes() == (root / name).read_bytes()
+    # a file system that clones says so for every file; one that does not names what copied the bytes
+    assert 0 <= out["cloned"] <= len(FILES)
+    assert ("copy_method" in out) == (out["cloned"] < len(FILES))
+    assert out.get("copy_method", "copy_file_range") in ("copy_file_range", "read/write")
+    assert _hist_count(out["lat_hist_ns"]) == len(FILES)
+    rc, again, _ = run_helper(helper, "tree", "--path", str(root), "--list", str(tmp_path / "c"), "--phase", "copy")
+    assert rc == 1 and again["error"] == f"cannot create the copy {root}/copy/{FILES[0][0]}: File exists"

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..kinds import Kind, by_kind
 from ..table import Table
-from ..units import format_size, in_flight_label, op_label
+from ..tree import TREE_PHASES
+from ..units import format_per_s, format_rate, format_size, in_flight_label, op_label
 from . import regression
 from .estimate import Estimate, bootstrap_medians, median_estimate
 from .settings import Settings
@@ -114,6 +115,9 @@ POINTS: dict[Kind, PointRule | None] = by_kind("analysis: a kind's points and th
         test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper"),
         "bytes", pattern_rate, "median throughput"),
     "sustained": None,
+    # a tree test's phase at a thread count: files (list: names) per second, the median over trials
+    "tree": PointRule(lambda test, op, access, gran, stride, depth, threads, *_: PointKey(
+        test, op, "tree", "", 0, 0, 1, int(threads)), "entries", pattern_rate, "median file rate"),
 })
 
 
@@ -132,8 +136,13 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
     # point's bench right after its road test
     reached = {test: i for i, test in enumerate(dict.fromkeys(key.test for key in keys))}
     return {key: rows.take(np.sort(np.concatenate(keys[key])))
-            for key in sorted(keys, key=lambda k: (reached[k.test], k[1:-2], k.read_fraction or 0.0,
+            for key in sorted(keys, key=lambda k: (reached[k.test], _op_order(k), k[2:-2], k.read_fraction or 0.0,
                                                    k.instrument != "helper", k.instrument))}
+
+
+def _op_order(key: PointKey) -> str:
+    """Where a point's op sorts: by name, a tree's phases in the order they run."""
+    return f"{TREE_PHASES.index(key.op):02d}" if key.kind == "tree" and key.op in TREE_PHASES else key.op
 
 
 # A point's shape: what it measures, without the test's name or the instrument (a pattern test's point fields; the
@@ -182,9 +191,23 @@ def label(key: PointKey) -> str:
     """A point for people: "rnd-4k read random 4 KiB Q32T1", "patterns write strided 4 KiB +64 KiB"."""
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
              format_size(key.granularity_bytes) if key.granularity_bytes else "",
-             f"+{format_size(key.stride_bytes)}" if key.stride_bytes else "",
-             in_flight_label(key.queue_depth, key.threads), _by(key)]
+             f"+{format_size(key.stride_bytes)}" if key.stride_bytes else "", _flight(key), _by(key)]
     return " ".join(p for p in parts if p)
+
+
+def rate_format(key: PointKey) -> Callable[[float | None], str]:
+    """How a point's rate is written: bytes per second, or a tree's files (list: names) per second."""
+    if key.kind == "tree":
+        what = "names" if key.op == "list" else "files"
+        return lambda v: format_per_s(v, what)
+    return format_rate
+
+
+def _flight(key: PointKey) -> str:
+    """Requests in flight (Q32T1), or a tree's threads (T4; nothing for one)."""
+    if key.kind == "tree":
+        return f"T{key.threads}" if key.threads > 1 else ""
+    return in_flight_label(key.queue_depth, key.threads)
 
 
 def _by(key: PointKey) -> str:
@@ -194,7 +217,7 @@ def _by(key: PointKey) -> str:
 
 def describe(key: PointKey) -> str:
     """A point in exact numbers: "rnd-4k read random 4096 B Q32T1"."""
-    flight = in_flight_label(key.queue_depth, key.threads)
+    flight = _flight(key)
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
              f"{key.granularity_bytes} B" if key.granularity_bytes else "",
              f"stride {key.stride_bytes} B" if key.stride_bytes else "", flight, _by(key)]

@@ -16,6 +16,7 @@ from . import below, steady
 from .files import FilesResult, files_inputs, files_numbers
 from .patterns import pattern_result
 from .sustained import sustained_results
+from .tree import tree_result
 from .settings import SUMMARY, Settings
 from .warnings import Result, Notice, warnings
 
@@ -79,9 +80,15 @@ def _sustained(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
     return lambda: found
 
 
+def _tree(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
+    result = tree_result(name, op, rows, ctx.s.resamples, ctx.s.seed, ctx.s.confidence)
+    return lambda: [result]
+
+
 # how each kind of test and op is summarised: (name, op, its valid measurements, context) -> its results, later
 SUMMARISERS: dict[Kind, Callable[[str, str, Table, _Context], Pending]] = by_kind(
-    "analysis: the summary of a test and op", {"files": _files, "pattern": _pattern, "sustained": _sustained})
+    "analysis: the summary of a test and op", {"files": _files, "pattern": _pattern, "sustained": _sustained,
+                                                        "tree": _tree})
 
 
 def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None = None,

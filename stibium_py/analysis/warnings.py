@@ -19,8 +19,9 @@ from .files import FilesResult
 from .patterns import PatternResult
 from .rates import ONE_SIZE, ONE_TRIAL
 from .sustained import MIN_SIZE, SustainedTestResult
+from .tree import TreeResult
 
-Result = Union[FilesResult, PatternResult, SustainedTestResult]
+Result = Union[FilesResult, PatternResult, SustainedTestResult, TreeResult]
 FS_CACHES_REASON = "this file system caches uncached I/O anyway"
 MIX_SHARE_TOLERANCE = 0.01      # of the bytes: a mix further from the share asked is said
 
@@ -42,7 +43,9 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
     out: list[Notice] = []
 
     def add(level: str, test: str, message: str, todo: str) -> None:
-        out.append(Notice(level, test, message, todo))
+        notice = Notice(level, test, message, todo)
+        if notice not in out:               # a test's notice said by each of its results once
+            out.append(notice)
 
     layers = Stack.from_json((target_facts or {}).get("stack"))
     not_honoured = rows.direct_honoured == 0.0
@@ -209,9 +212,32 @@ def _sustained_warnings(e: SustainedTestResult, add: Any) -> None:
             "write more bytes or use a smaller chunk")
 
 
+def _tree_warnings(e: Any, add: Callable[..., None]) -> None:
+    label = f"{e.name} ({e.op})"
+    if e.op != "create" and e.warm.startswith("metadata warm"):
+        add("info", e.name, "the phases after create met the folder entries and inodes the phases before left in "
+            "memory: metadata cannot be evicted file by file, so stat, list, rename and delete are warm-cache rates "
+            "(a reboot or dropped caches would make them slower)",
+            "for cold metadata set between: drop-caches (root) in the test; compare warm with warm")
+    cloned = [p for p in e.points if p.cloned]
+    if e.op == "copy" and cloned:
+        most = max(p.cloned for p in cloned)
+        add("info", label, f"the file system cloned the copies (up to {most:,} of {e.points[0].entries:,} a trial): a "
+            f"clone shares its source's blocks and moves no bytes, so this copy's bytes per second are not a byte "
+            f"copy's", "to time a copy that moves the bytes, run on a file system that does not clone (ext4, or "
+            "another volume); a Finder or cp --reflink copy on this one clones as this did")
+    cached = [p for p in e.points if p.resident_before_max]
+    if e.op == "read" and cached:
+        worst = max(p.resident_before_max for p in cached)
+        add("warning", label, f"a read phase met up to {worst:.0%} of the files' pages in the page cache after they "
+            f"were evicted: some reads came from memory", "this file system keeps what was evicted (a network or "
+            "FUSE file system may); choose a target on a local disk for uncached reads")
+
+
 # the warnings of each kind's result
 WARNINGS: dict[Kind, Callable[[Any, Any], None]] = by_kind("analysis: a kind's warnings", {
-    "files": _files_warnings, "pattern": _pattern_warnings, "sustained": _sustained_warnings})
+    "files": _files_warnings, "pattern": _pattern_warnings, "sustained": _sustained_warnings,
+    "tree": _tree_warnings})
 
 
 def _by_test(rows: Table) -> dict[str, Table]:

@@ -12,10 +12,11 @@ import numpy as np
 from ..fio.job import JobFile
 from ..kinds import Kind, by_kind
 from ..op import Op
+from ..tree import TreeShape
 from ..units import SizeError, parse_bytes, parse_seconds
 from .model import (ENGINES, MAX_DURATION_S, MAX_GRANULARITY_BYTES, MAX_IN_FLIGHT, MAX_OPS, MAX_QUEUE_DEPTH, MAX_SIZES,
                     MAX_THREADS, MIN_GRANULARITY_BYTES, FilesTest, PatternTest, Plan, PlanError, Seconds, Size,
-                    SizeRange, Sizes, SustainedTest, Where)
+                    SizeRange, Sizes, SustainedTest, TreeTest, LogUniform, Where)
 
 
 # The duration model of `plan show` and `run --dry-run`: an assumed device, so that a plan's time is known
@@ -26,6 +27,11 @@ ASSUMED_REQUEST_S = 100e-6          # one request at a time
 ASSUMED_PARALLEL_REQUESTS = 32      # requests in flight the assumed device overlaps
 ASSUMED_BENCH_START_S = 0.3         # a fio process around its job (0.28 s around one request, on a 2-core VM)
 SUSTAINED_RATES_BYTES_PER_S = (200e6, 2e9)     # a sustained test on a slow external drive, a fast internal SSD
+# a tree test's phases, one file's operation on the assumed device (an SSD's file system with a journal)
+ASSUMED_FILE_OPS_S = {"create": 100e-6, "stat": 5e-6, "list": 2e-6, "read": 100e-6, "copy": 150e-6, "rename": 30e-6,
+                      "delete": 30e-6}
+ASSUMED_SYNC_S = 1e-3              # a file synced as it is written (sync: each): an SSD's flush of its cache
+ALLOCATION_BYTES = 4096             # a file's space is whole blocks of the file system (4 KiB on ext4, xfs, APFS)
 
 
 def estimated_s(o: Op) -> float:
@@ -34,6 +40,10 @@ def estimated_s(o: Op) -> float:
     takes its warm-up and duration, and one with a stonewall at most that long (with many clients the wear-out
     may take longer)."""
     overhead = ASSUMED_OP_OVERHEAD_S + (ASSUMED_BENCH_START_S if o.instrument != "helper" else 0.0)
+    if o.kind == "tree":           # a phase: each file's operation at the assumed latency, its bytes at the rate
+        one_s = ASSUMED_FILE_OPS_S[o.op] + (ASSUMED_SYNC_S if o.sync == "each" else 0.0)
+        per_file_s = one_s * o.files / min(o.threads, ASSUMED_PARALLEL_REQUESTS)
+        return max(per_file_s, o.bytes / ASSUMED_RATE_BYTES_PER_S) + overhead
     if o.duration_s:
         return o.warmup_s + o.duration_s + overhead
     if o.bench_job:                 # a job file of the plan's own: fio's start-up; the job's time is its own
@@ -65,6 +75,7 @@ class ExpandedTest:
     sharing: str = "per-client"                # with many clients: per-client files, or one shared file
     read_from: str = "own"                     # with many clients: own, or another client's writes
     precondition_bytes: int = 0                # pattern tests: written sequentially before the first measurement
+    tree: TreeShape | None = None              # tree tests: the tree each trial makes
     bench_job: JobFile | None = None           # pattern tests with bench_job: the job file, as read before the run
 
 
@@ -365,9 +376,64 @@ def _sustained_ops(test: SustainedTest, where: Where, s: dict[str, Any], seq0: i
                         free_bytes=free_bytes if test.fraction_of_free is not None else None)
 
 
+def _tree_shape(test: TreeTest, where: Where, s: dict[str, Any]) -> TreeShape:
+    """The tree a tree test makes: its sizes parsed and drawn from the seed, its names long enough."""
+    units = s["units"]
+    at = where / "file_size"
+    spec = test.file_size
+    low = high = 0
+    if isinstance(spec, LogUniform):
+        choices: tuple[int, ...] = ()
+        low, high = _size(spec.from_, units, at / "from"), _size(spec.to, units, at / "to")
+        if high < low:
+            raise at.error(f"'to' ({spec.to}) is smaller than 'from' ({spec.from_})")
+    elif isinstance(spec, list):
+        if not spec:
+            raise at.error("the list is empty; give at least one size")
+        choices = tuple(_size(v, units, at / i) for i, v in enumerate(spec))
+    else:
+        choices = (_size(spec, units, at),)
+    if max(choices or (high,)) > MAX_GRANULARITY_BYTES:
+        raise at.error("a file of a tree is at most 2 GiB")
+    shape = TreeShape(files=test.files, dirs=test.dirs, depth=test.depth, name_bytes=test.name_bytes, choices=choices,
+                      low_bytes=low, high_bytes=high, seed=_derive_seed(s["seed"], test.name, "sizes"))
+    if test.name_bytes < shape.shortest_name:
+        raise (where / "name_bytes").error(f"{test.files} files need names of at least {shape.shortest_name} bytes "
+                                           f"(f, the file's number, {len('.dat')} for .dat); raise name_bytes")
+    return shape
+
+
+def _tree_ops(test: TreeTest, where: Where, s: dict[str, Any], seq0: int, free_bytes: int | None) -> ExpandedTest:
+    """Each trial a tree of its own per thread count (in an order drawn from the seed), its phases in order, each
+    phase one measurement."""
+    shape = _tree_shape(test, where, s)
+    threads = _counts(test.threads, MAX_THREADS, where / "threads")
+    if max(threads) > test.files:
+        raise (where / "threads").error(f"{max(threads)} threads for {test.files} files: every thread needs a file; "
+                                        f"lower threads or raise files")
+    _check_count(test.trials * len(threads) * len(test.phases), where / "trials")
+    total = shape.total_bytes
+    rng = np.random.default_rng(_derive_seed(s["seed"], test.name, "order"))
+    sync = test.sync or "end"
+    ops: list[Op] = []
+    for trial in range(test.trials):
+        for t in (threads[i] for i in rng.permutation(len(threads))):
+            for phase in test.phases:
+                moves = phase in ("create", "read", "copy")
+                ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="tree", op=phase, access="",
+                              size_bytes=total, granularity_bytes=0, stride_bytes=0, trial=trial,
+                              file=f"{test.name}/tree-{trial}-t{t}", bytes=total if moves else 0, engine="posix",
+                              fill="random", sync=sync if phase == "create" else "none", seed=s["seed"],
+                              data_seed=s["seed"], existing=phase != "create", threads=t, files=test.files))
+    blocks = int(np.sum(-(-shape.sizes // ALLOCATION_BYTES))) + test.dirs
+    copies = 2 if "copy" in test.phases else 1          # the copy is the tree again (where it does not clone)
+    return ExpandedTest(name=test.name, kind="tree", ops=ops, between=test.between, tree=shape,
+                        files_bytes=copies * blocks * ALLOCATION_BYTES)
+
+
 # how each kind of test becomes operations: (test, where, settings, first seq, free bytes) -> ExpandedTest
 EXPANDERS: dict[Kind, Any] = by_kind("plan: the expansion into operations", {
-    "files": _files_ops, "pattern": _pattern_ops, "sustained": _sustained_ops})
+    "files": _files_ops, "pattern": _pattern_ops, "sustained": _sustained_ops, "tree": _tree_ops})
 
 
 def expand(plan: Plan, seed: int | None = None, free_bytes: int | None = None) -> Expanded:

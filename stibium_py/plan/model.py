@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 
 from ..errors import PlanError  # noqa: F401 (raised here, declared apart)
 from ..kinds import Kind, by_kind
+from ..tree import TREE_PHASES
 
 MIN_GRANULARITY_BYTES = 4000            # 4 KB
 MAX_GRANULARITY_BYTES = 2 * 1024**3     # 2 GiB
@@ -281,9 +282,72 @@ class SustainedTest(_TestBase):
         return self
 
 
+MAX_TREE_FILES = 1_000_000
+TreePhase = Literal[TREE_PHASES]  # type: ignore[valid-type]
+
+
+class LogUniform(_Strict):
+    """File sizes drawn log-uniformly between two ends (as many small files as large ones per factor of size)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    from_: Size = Field(alias="from", description="smallest file, such as 1KB")
+    to: Size = Field(description="largest file, such as 64KB")
+
+
+class TreeTest(_TestBase):
+    """A tree of files, phase by phase: created and written, stat-ed, listed, read, copied, renamed, deleted; each
+    phase of each trial one measurement (a whole phase in one helper invocation), files per second its rate."""
+
+    kind: Literal["tree"] = Field(description="tree: a folder tree of many files, phase by phase")
+    files: int = Field(ge=1, le=MAX_TREE_FILES, description="files in the tree, such as 10000")
+    file_size: Union[Size, list[Size], LogUniform] = Field(
+        description="each file's size: one size (16KB), a list each file draws from ([4KB, 16KB]), or {from, to}: "
+        "drawn log-uniformly between the two")
+    dirs: int = Field(1, ge=1, le=MAX_TREE_FILES, description="folders the files are spread over, in turn")
+    depth: int = Field(1, ge=1, le=16, description="levels of folders above each file (the fan-out follows from "
+                       "dirs: 256 folders at depth 2 are 16 folders of 16)")
+    name_bytes: int = Field(12, ge=8, le=1024, description="the length of every file's name in bytes, such as 12 "
+                            "(IMG_0001.JPG) or 60 (a mail store's); longer than the target allows is refused")
+    threads: Union[StrictInt, list[StrictInt]] = Field(
+        1, description="threads, each with its own run of the files (a run of folders), 1 to 64, or a list")
+    trials: int = Field(6, ge=1, le=1000, description="repeats of every phase at every thread count, each on a "
+                        "tree of its own (6, the fewest whose range is a 95 % interval of the median)")
+    phases: list[TreePhase] = Field(
+        list(TREE_PHASES), description="create | stat | list | read | copy | rename | delete, run in this order on "
+        "each trial's tree; create is needed (the others work on its files). copy: the tree copied file by file as "
+        "the platform copies (a clone where the file system can: the report says how many)")
+    sync: Literal["each", "end", "none"] | None = Field(  # type: ignore[assignment]
+        None, description="create: each (every file synced before its close, as an app that saves safely) | end "
+        "(every file synced after the last one is written, inside the timed phase; the default) | none")
+    engine: Literal["posix"] | None = Field(  # type: ignore[assignment]
+        None, description="posix: open, write, read, close, rename and unlink as an app's own code calls them")
+    between: Literal["none", "drop-caches"] = Field(
+        "none", description="before each phase after create: none (the phase meets the folders and inodes the one "
+        "before left in memory) | drop-caches (the kernel's caches emptied; root)")
+
+    _own_files = model_validator(mode="after")(lambda self: _not_shared(self, "tree"))
+
+    @model_validator(mode="after")
+    def _tree(self) -> "TreeTest":
+        if self.fill not in (None, "random"):
+            raise ValueError("a tree's files hold random data (fill: random); leave fill out")
+        if self.clients.read_from != "own":
+            raise ValueError("clients.read_from: other is for pattern and files tests; a tree's phases work on "
+                             "the client's own tree")
+        if len(set(self.phases)) != len(self.phases):
+            raise ValueError("each phase once: phases lists one twice")
+        if "create" not in self.phases:
+            raise ValueError("phases needs create: the other phases work on the files it makes")
+        if list(self.phases) != sorted(self.phases, key=TREE_PHASES.index):
+            raise ValueError(f"phases run in the order {', '.join(TREE_PHASES)}; list them in it")
+        if self.dirs > self.files:
+            raise ValueError(f"dirs ({self.dirs}) is more than files ({self.files}): every folder holds a file")
+        return self
+
+
 # the model of each kind of test (kinds.py): the plan's union of tests and the error mapper's suggestions read it
 TEST_MODELS: dict[Kind, type[_TestBase]] = by_kind("plan: the model of a test", {
-    "files": FilesTest, "pattern": PatternTest, "sustained": SustainedTest})
+    "files": FilesTest, "pattern": PatternTest, "sustained": SustainedTest, "tree": TreeTest})
 TestSpec = Annotated[Union[tuple(TEST_MODELS.values())], Field(discriminator="kind")]  # type: ignore[valid-type]
 
 

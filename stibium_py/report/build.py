@@ -20,7 +20,7 @@ from ..analysis.warnings import Result
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label, op_label
-from . import bench, clients, figures, in_flight, mix, steady, sustained
+from . import bench, clients, figures, in_flight, mix, steady, sustained, tree
 from .terminal import WIDE_TERMINAL_COLUMNS, compact_table, notices
 from .page import esc, figure, page, table
 
@@ -339,9 +339,10 @@ VIEWS: dict[Kind, KindView] = by_kind("report: a kind's sections of the report",
                         lambda e: steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)),
     "sustained": KindView(_sustained_headline, lambda e: ["0", "0", "0", "0"], _sustained_drift, _sustained_sections,
                           lambda e: [f"{e.name} ({e.op}s, {format_bytes(e.result.bytes_written)}): {e.result.headline}"]),
+    "tree": KindView(tree.headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", tree.section, tree.lines),
 })
 # the order of the kinds' sections on the page
-PAGE_ORDER: tuple[Kind, ...] = ("files", "sustained", "pattern")
+PAGE_ORDER: tuple[Kind, ...] = ("files", "sustained", "pattern", "tree")
 
 
 def render(run: RunRecord, summary: Summary) -> str:

@@ -8,7 +8,7 @@ from . import plot
 
 from ..analysis.estimate import ratio_text
 from ..analysis.comparison import Drawn, ManyRuns, PointRatio, SideFacts, TwoRuns
-from ..analysis.rates import label
+from ..analysis.rates import label, rate_format
 from ..kinds import by_kind
 from ..units import format_bytes, format_rate, format_size, in_flight_label
 from .figures import DENSITY_ABOVE_POINTS, density, layout
@@ -56,9 +56,22 @@ def _overlay_pattern(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.F
                   log_x=True, log_y=True)
 
 
+def _overlay_tree(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
+    """A tree test's phase: its rate at each thread count, both runs."""
+    fig = plot.Figure()
+    test, op = first.key.test, first.key.op
+    points = sorted((p for p in result.points if (p.key.test, p.key.op) == (test, op)), key=lambda p: p.key.threads)
+    for side, name in zip(("a", "b"), drawn.labels):
+        fig.add_trace(plot.Scatter(x=[p.key.threads for p in points],
+                                   y=[getattr(p, f"rate_{side}_bytes_per_s") for p in points], mode="lines+markers",
+                                   name=f"{side.upper()}: {esc(name)}", line={"color": COLORS[side]}))
+    what = "names" if op == "list" else "files"
+    return layout(fig, f"{test} {op}: {what} per second against threads, both runs", "threads", f"{what}/s")
+
+
 # how each kind's points of one test and op are drawn for both runs (sustained tests: sustained.compare_section)
 OVERLAYS = by_kind("report: the compare page's figure of a test's points", {
-    "files": _overlay_files, "pattern": _overlay_pattern, "sustained": None})
+    "files": _overlay_files, "pattern": _overlay_pattern, "sustained": None, "tree": _overlay_tree})
 
 
 def _forest(result: TwoRuns) -> plot.Figure:
@@ -116,7 +129,7 @@ def render(result: TwoRuns, drawn: Drawn) -> str:
                    format_size(p.key.granularity_bytes) if p.key.granularity_bytes else "",
                    format_size(p.key.stride_bytes) if p.key.stride_bytes else "",
                    in_flight_label(p.key.queue_depth, p.key.threads),
-                   format_rate(p.rate_a_bytes_per_s), format_rate(p.rate_b_bytes_per_s), ratio_text(p.ratio),
+                   rate_format(p.key)(p.rate_a_bytes_per_s), rate_format(p.key)(p.rate_b_bytes_per_s), ratio_text(p.ratio),
                    p.verdict + (f" ({p.hint})" if p.hint else "")] for p in result.points])
     # the geometric mean over granularities, where a test and op has two or more
     summ = table(["test", "op", "geometric mean B / A (95% interval)", "verdict"],
@@ -153,8 +166,8 @@ def render_many(result: ManyRuns) -> str:
     body = []
     for key in dict.fromkeys(r.point.key for r in rows):
         mine = [r for r in rows if r.point.key == key]
-        body.append([label(key), ref + " (reference)", format_rate(mine[0].point.rate_a_bytes_per_s), "1", ""])
-        body += [["", r.run.label, format_rate(r.point.rate_b_bytes_per_s), ratio_text(r.point.ratio),
+        body.append([label(key), ref + " (reference)", rate_format(key)(mine[0].point.rate_a_bytes_per_s), "1", ""])
+        body += [["", r.run.label, rate_format(key)(r.point.rate_b_bytes_per_s), ratio_text(r.point.ratio),
                   verdict_text(r.point.verdict, r.point.scope)] for r in mine]
     groups = [(pair.b.run, g) for pair in result.pairs for g in pair.groups]
     summ = table(["run", "test", "op", "geometric mean / reference (95% interval)", "verdict"],

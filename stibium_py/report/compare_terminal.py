@@ -9,7 +9,7 @@ from rich.table import Table
 
 from ..analysis.comparison import ManyRuns, SustainedRatio, TwoRuns
 from ..analysis.estimate import ratio_text
-from ..analysis.rates import label
+from ..analysis.rates import label, rate_format
 from ..units import format_rate, format_size, in_flight_label
 from .terminal import WIDE_TERMINAL_COLUMNS, cautions, compact_table
 
@@ -32,7 +32,7 @@ def many_runs(result: ManyRuns) -> list[Any]:
                   title=f"against {result.reference.run}")
     rows = result.rows
     for r in rows:
-        table.add_row(label(r.point.key), r.run.run, format_rate(r.point.rate_b_bytes_per_s), ratio_text(r.point.ratio),
+        table.add_row(label(r.point.key), r.run.run, rate_format(r.point.key)(r.point.rate_b_bytes_per_s), ratio_text(r.point.ratio),
                       verdict_text(r.point.verdict, r.point.scope))
     if rows:
         out.append(table)

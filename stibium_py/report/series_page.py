@@ -11,14 +11,15 @@ from rich.table import Table
 
 from ..analysis.estimate import estimate_text
 from ..store import REPORT_HTML
-from ..units import format_rate
+from ..analysis.rates import key_of, rate_format
 from .figures import layout
 from .page import esc, figure, page, table
 from .terminal import notices
 
 
-def _interval(e: dict[str, Any]) -> str:
-    return estimate_text(e, format_rate)
+def _interval(e: dict[str, Any], test: dict[str, Any]) -> str:
+    """An estimate of a test point's rate in its kind's unit (bytes, or a tree's files, per second)."""
+    return estimate_text(e, rate_format(key_of(test)))
 
 
 def _spread(e: dict[str, Any]) -> str:
@@ -38,11 +39,12 @@ def _runs_figure(test: dict[str, Any]) -> plot.Figure:
         fig.add_hline(y=rate["estimate"], line_color="#d62728", annotation_text="across runs")
         if rate.get("low") is not None and rate.get("high") is not None:
             fig.add_hrect(y0=rate["low"], y1=rate["high"], fillcolor="#d62728", opacity=0.12, line_width=0)
-    return layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run", "bytes/s")
+    unit = "bytes/s" if test.get("kind") != "tree" else "names/s" if test.get("op") == "list" else "files/s"
+    return layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run", unit)
 
 
 def render(summary: dict[str, Any]) -> str:
-    rows = [[t["label"], _interval(t["rate"]), _spread(t["spread"]), t["runs"], "yes" if t["runs_differ"] else "no"]
+    rows = [[t["label"], _interval(t["rate"], t), _spread(t["spread"]), t["runs"], "yes" if t["runs_differ"] else "no"]
             for t in summary["tests"]]
     warn = "".join(f"<div class=\"warn\"><b>{esc(w['test'])}</b>: {esc(w['message'])}. <i>What to do:</i> "
                    f"{esc(w['what_to_do'])}.</div>" for w in summary["warnings"])
@@ -68,7 +70,7 @@ def terminal_table(summary: dict[str, Any]) -> Table:
     t = Table("test", "across runs (95% interval)", "spread", "runs", "differ",
               title=f"stibium summary: {len(summary['runs'])} runs")
     for test in summary["tests"]:
-        t.add_row(test["label"], _interval(test["rate"]), _spread(test["spread"]), str(test["runs"]),
+        t.add_row(test["label"], _interval(test["rate"], test), _spread(test["spread"]), str(test["runs"]),
                   "yes" if test["runs_differ"] else "")
     return t
 

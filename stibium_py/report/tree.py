@@ -1,0 +1,120 @@
+"""The views of a tree test: its row of the summary table, its terminal lines, and its section of the page (a
+table of every phase at every thread count, the rates against threads, each phase's latency distribution). Draws
+only: every number comes from TreeResult."""
+
+from __future__ import annotations
+
+from . import plot
+
+from ..analysis.estimate import estimate_text
+from ..analysis.tree import TreePoint, TreeResult, scaling_text
+from ..units import format_bytes, format_per_s, format_rate, format_seconds
+from .figures import layout
+from .page import esc, figure, table
+
+
+def _per_s(e: TreeResult) -> object:
+    return lambda v: format_per_s(v, e.unit)
+
+
+def _flight(p: TreePoint) -> str:
+    return f"{p.threads} thread{'s' if p.threads > 1 else ''}"
+
+
+def headline(e: TreeResult, compact: bool) -> tuple[str, str, str]:
+    """The best thread count's rate and its median latency."""
+    best = e.best
+    p50 = best.latency_s.get("lat_p50_s")
+    latency = "-" if p50 is None else format_seconds(p50) if compact else f"p50 {format_seconds(p50)}"
+    if compact:
+        return f"{e.op} T{best.threads}", estimate_text(best.rate, _per_s(e), compact=True), latency
+    return f"{e.name} {e.op}", f"{estimate_text(best.rate, _per_s(e))} at {_flight(best)}", latency
+
+
+def lines(e: TreeResult) -> list[str]:
+    """A line per phase: each thread count's rate (and bytes per second), the scaling, what the phase met."""
+    parts = []
+    for p in e.points:
+        moved = f" ({format_rate(p.bytes_per_s.estimate)})" if p.bytes_per_s is not None else ""
+        parts.append(f"{format_per_s(p.rate.estimate, e.unit)}{moved} at {_flight(p)}")
+    scaling = scaling_text(e)
+    sync = ""
+    if e.op == "create" and e.sync == "end" and e.points[0].sync_share is not None:
+        sync = f"; the sync at the end {e.points[0].sync_share:.0%} of the phase"
+    copied = ""
+    if e.op == "copy":
+        most = max((p.cloned or 0 for p in e.points), default=0)
+        method = next((p.copy_method for p in e.points if p.copy_method), "")
+        copied = (f"; cloned {most:,} of {e.points[0].entries:,} files (no bytes moved)" if most else "") + \
+            (f"; copied by {method}" if method else "")
+    return [f"{e.name} {e.op}: " + ", ".join(parts) + (f"; {scaling}" if scaling else "") + sync + copied]
+
+
+def _rows(results: list[TreeResult]) -> list[list[str]]:
+    rows = []
+    for e in results:
+        for p in e.points:
+            lat = p.latency_s
+            rows.append([e.op, str(p.threads), estimate_text(p.rate, _per_s(e)),
+                         estimate_text(p.bytes_per_s, format_rate) if p.bytes_per_s is not None else "",
+                         *(format_seconds(v) if v is not None else "-"
+                           for v in (lat.get("lat_p50_s"), lat.get("lat_p99_s"), lat.get("lat_p999_s"))),
+                         str(p.trials), f"{p.entries:,}", e.warm])
+    return rows
+
+
+def rates_figure(results: list[TreeResult]) -> plot.Figure:
+    """Each phase's rate (median and interval) against threads, on a log scale: phases differ a hundredfold."""
+    fig = plot.Figure()
+    for e in results:
+        xs = [p.threads for p in e.points]
+        ys = [p.rate.estimate for p in e.points]
+        fig.add_trace(plot.Scatter(
+            x=xs, y=ys, mode="lines+markers", name=esc(f"{e.op} ({e.unit}/s)"),
+            error_y={"type": "data", "symmetric": False,
+                     "array": [max(p.rate.high - y, 0.0) if p.rate.high == p.rate.high else 0.0
+                               for p, y in zip(e.points, ys)],
+                     "arrayminus": [max(y - p.rate.low, 0.0) if p.rate.low == p.rate.low else 0.0
+                                    for p, y in zip(e.points, ys)]}))
+    name = results[0].name if results else ""
+    return layout(fig, f"{name}: files per second by phase against threads (median over trials and its interval)",
+                  "threads", "files/s (list: names/s)", log_y=True)
+
+
+def latency_figure(results: list[TreeResult]) -> plot.Figure:
+    """Each phase's distribution of one operation's latency (every trial's, at the fewest threads)."""
+    fig = plot.Figure()
+    for e in results:
+        p = e.points[0]
+        if p.latency_hist is None:
+            continue
+        x, y = p.latency_hist.cdf()
+        fig.add_trace(plot.Scatter(x=x, y=y, mode="lines", name=esc(f"{e.op} ({_flight(p)})")))
+    name = results[0].name if results else ""
+    return layout(fig, f"{name}: one file's operation (list: one folder's), cumulative distribution", "seconds",
+                  "fraction of operations", log_x=True)
+
+
+def section(results: list[TreeResult], n: int) -> tuple[list[str], int]:
+    """Per tree test (its phases together): what the tree was, the table, the rates and the latencies."""
+    sections = []
+    by_test: dict[str, list[TreeResult]] = {}
+    for e in results:
+        by_test.setdefault(e.name, []).append(e)
+    for name, entries in by_test.items():
+        made = next((e for e in entries if e.files is not None), entries[0])
+        what = (f"{made.files:,} files, {format_bytes(made.tree_bytes)}" if made.files is not None
+                else format_bytes(made.tree_bytes))
+        create = next((e for e in entries if e.op == "create"), None)
+        sync = f"; create synced: {create.sync}" if create is not None else ""
+        header = ["phase", "threads", "rate (95% interval)", "bytes/s", "p50", "p99", "p99.9", "trials",
+                  "files (list: names)", "what it met"]
+        figs = [rates_figure(entries), latency_figure(entries)]
+        sections.append(f"<h2>{esc(name)}: a tree of files</h2><p>{esc(what)}{esc(sync)}. Each phase of each trial "
+                        f"is one measurement on a tree of its own; the rate is files (list: names) per second of the "
+                        f"phase, the latency one file's operation (list: one folder's).</p>"
+                        + table(header, _rows(entries))
+                        + "<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(figs))
+                        + "</div>")
+        n += len(figs)
+    return sections, n
