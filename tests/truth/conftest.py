@@ -44,6 +44,10 @@ def device_a(tmp_path):
         yield device
 
 
+def missing_for_recipe_d() -> str | None:
+    return devices.missing_for_recipe_c()      # the same: root, /dev/fuse, a compiler and libfuse 3's headers
+
+
 def stibium_run(tmp_path: Path, device: devices.Device, plan_text: str, on_row=None) -> tuple[dict, Path]:
     """Run a plan on the device through the CLI; returns summary.json and the run directory.
     on_row(rows_so_far, run_dir) is called while the run goes on (to change the device mid-run)."""

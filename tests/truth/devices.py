@@ -14,7 +14,11 @@ write rates: by the root blkio cgroup's rule (cgroup v1), or where the machine h
 io.max of a cgroup of its own that the test's process joins for the while (its helpers are its children).
 Where neither hierarchy is mounted (a chroot, a container) the test mounts one itself in a temporary folder.
 
-Both need root; every step is undone in reverse order, also when a test fails or
+Recipe D: a file system whose metadata operations take a set delay (tree_disk.c, FUSE in C): one kind of
+operation (create, getattr, opendir, open, rename, unlink) sleeps the delay, the others answer at once, so a
+tree test's phase that makes that call once a file runs at threads / delay files a second.
+
+Each needs root; every step is undone in reverse order, also when a test fails or
 is interrupted."""
 
 from __future__ import annotations
@@ -227,6 +231,37 @@ def recipe_c(work: Path, delay_s: float = 0.02, parallel: int = 64, size_bytes: 
         loop = _loop(fuse_dir / "disk", stack)
         _ext4_on(loop, work / "mnt", stack)
         yield Device(work / "mnt", float("inf"), float("inf"), delay_s, parallel=parallel)
+
+
+TREE_DISK_SRC = Path(__file__).resolve().parent / "tree_disk.c"
+
+
+def build_tree_disk(folder: Path) -> Path:
+    """Compile tree_disk.c (Recipe D's file system)."""
+    exe = folder / "tree_disk"
+    flags = _run("pkg-config", "--cflags", "--libs", "fuse3").split()
+    _run("cc", "-O2", "-Wall", str(TREE_DISK_SRC), *flags, "-o", str(exe))
+    return exe
+
+
+@contextlib.contextmanager
+def recipe_d(work: Path, delay_s: float, delayed: str) -> Iterator[Device]:
+    """Metadata with a set delay: tree_disk as a FUSE file system, one kind of operation (create, getattr,
+    opendir, open, rename or unlink) taking delay_s, the others answered at once; the target is a folder in it."""
+    work.mkdir(parents=True, exist_ok=True)
+    exe = build_tree_disk(work)
+    fuse_dir = work / "fuse"
+    fuse_dir.mkdir()
+    with contextlib.ExitStack() as stack:
+        proc = subprocess.Popen([str(exe), str(fuse_dir), str(round(delay_s * 1e9)), delayed],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _unmount_on_exit(proc, fuse_dir, stack)
+        deadline = time.time() + 20
+        while not os.path.ismount(fuse_dir):
+            if time.time() > deadline or proc.poll() is not None:
+                raise TimeoutError(f"tree_disk did not mount on {fuse_dir}")
+            time.sleep(0.05)
+        yield Device(fuse_dir, float("inf"), float("inf"), delay_s)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,54 @@
+"""Truth of a tree test's files per second (Recipe D, docs/truth-devices.md): on a file system whose one kind of
+metadata operation takes a set delay, the phase that makes that call once per file (list: once per folder) runs
+at threads / delay a second, within 5 %, at one thread and at four."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+
+import pytest
+
+import devices
+from conftest import entry, missing_for_recipe_d, stibium_run
+
+DELAY_S = 2**24 / 1e9         # 16.8 ms: a VM's timer wakes its sleepers up to 0.25 ms late, under 1.5 % of it
+FILES, DIRS = 60, 15          # 4 threads: 15 files each; list reads 16 folders (15 and the tree's own), 4 each
+TOLERANCE = 0.05
+
+# the call each phase makes once a file (list: once a folder), and the phases of the plan that checks it
+CASES = [
+    ("create", "create", "[create, delete]"),
+    ("getattr", "stat", "[create, stat, delete]"),
+    ("opendir", "list", "[create, list, delete]"),
+    ("open", "read", "[create, read, delete]"),
+    ("rename", "rename", "[create, rename, delete]"),
+    ("unlink", "delete", "[create, delete]"),
+]
+
+
+@pytest.mark.parametrize("delayed, phase, phases", CASES, ids=[c[1] for c in CASES])
+def test_a_phase_runs_at_threads_over_the_delay(tmp_path, delayed, phase, phases):
+    why = missing_for_recipe_d()
+    if why:
+        pytest.skip(f"Recipe D {why}")
+    plan = (f"name: tree-truth\ntests:\n  - name: t\n    kind: tree\n    files: {FILES}\n    file_size: 4KB\n"
+            f"    dirs: {DIRS}\n    threads: [1, 4]\n    trials: 3\n    phases: {phases}\n    sync: none\n")
+    with devices.recipe_d(tmp_path / "dev", DELAY_S, delayed) as device:
+        summary, run_dir = stibium_run(tmp_path, device, plan)
+    with open(run_dir / "measurements.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["op"] == phase]
+    for threads in (1, 4):
+        mine = [r for r in rows if r["threads"] == str(threads)]
+        assert len(mine) == 3 and not any(r["error"] for r in mine)
+        # each operation (a file; list: a folder) waits the delay once, threads of them at a time
+        per_s = statistics.median(int(r["requests"]) / float(r["seconds"]) for r in mine)
+        expected = threads / DELAY_S
+        print(f"recipe D {phase} T{threads}: {per_s:.2f} /s against {expected:.2f} ({per_s / expected - 1:+.2%})")
+        assert abs(per_s / expected - 1) < TOLERANCE, (phase, threads, per_s, expected)
+        if phase != "list":
+            point = next(p for p in entry(summary, "t", phase)["points"] if p["threads"] == threads)
+            assert point["rate_per_s"]["estimate"] == pytest.approx(per_s)
+        # one operation's median latency is the delay, plus at most the timer's lateness and FUSE's round trips
+        p50 = statistics.median(float(r["lat_p50_s"]) for r in mine)
+        assert DELAY_S <= p50 < DELAY_S * 1.05
