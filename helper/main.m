@@ -138,7 +138,7 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
     "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
     "[--stonewall S [--wearout]] | "                                                                       \
     "evict --path F | residency --path F | tree --path DIR --list FILE --phase create|stat|list|read|rename|delete|copy " \
-    "[--threads 1-64] [--sync none|each|end] [--data-seed K] [--evict on|off] | batch"
+    "[--threads 1-64] [--sync none|each|end] [--data-seed K] [--evict on|off] [--engine posix|foundation] | batch"
 
 /* The flags that take a value, and where each goes. */
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
@@ -715,6 +715,11 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
             if ((choice = sb_choice(v, sb_onoff_names, 2)) < 0)
                 return sb_usage(out, "--evict is on or off, not '%s'", v);
             job.evict = choice == 1;
+        } else if (strcmp(flag, "--engine") == 0) {
+            if (strcmp(v, "foundation") == 0)
+                job.engine = sb_tree_foundation_op;
+            else if (strcmp(v, "posix") != 0)
+                return sb_usage(out, "tree: --engine is posix or foundation, not '%s'", v);
         } else {
             return sb_usage(out, "tree: unknown flag '%s'; " SB_USAGE_TEXT, flag);
         }
@@ -723,6 +728,8 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
         return sb_usage(out, "%s", "tree needs --path, --list and --phase");
     if (job.sync != SB_TREE_SYNC_NONE && job.phase != SB_TREE_CREATE)
         return sb_usage(out, "%s", "--sync goes with --phase create only");
+    if (job.engine && job.threads > 1)
+        return sb_usage(out, "%s", "--engine foundation runs on one thread, as an app's own code saves; use --threads 1");
     sb_err err;
     if (sb_tree_load(list, &job, &err) != 0)
         return sb_io_error(out, &err);
@@ -744,6 +751,7 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
     [out setObject:sb_str(job.root) forKey:@"path"];
     [out setObject:sb_u64(job.n) forKey:@"files"];
     [out setObject:[NSNumber numberWithInt:job.threads] forKey:@"threads"];
+    [out setObject:sb_str(job.engine ? "foundation" : "posix") forKey:@"engine"];
     if (job.phase == SB_TREE_CREATE)
         [out setObject:sb_str(sb_tree_sync_names[job.sync]) forKey:@"sync"];
     sb_tree_free(&job);
@@ -762,7 +770,9 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
     }
     if (job.phase == SB_TREE_LIST)
         [out setObject:sb_u64(res->names) forKey:@"names"];
-    if (job.phase == SB_TREE_COPY) {
+    if (job.phase == SB_TREE_COPY && job.engine) {
+        [out setObject:sb_str("NSFileManager copyItemAtPath:toPath:") forKey:@"copy_method"];
+    } else if (job.phase == SB_TREE_COPY) {
         [out setObject:sb_u64(res->cloned) forKey:@"cloned"];
         if (res->copy_method)
             [out setObject:sb_str(res->copy_method) forKey:@"copy_method"];

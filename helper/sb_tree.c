@@ -290,10 +290,18 @@ static int sb_tree_op(sb_tree_worker *w, size_t i)
     struct stat st;
     if (job->phase == SB_TREE_LIST) {
         sb_tree_path(p, job->root, w->dirs[i]);
+        if (job->engine)
+            return job->engine(job->phase, p, NULL, 0, NULL, 0, &w->bytes, &w->names, &w->dirs_made, &w->err);
         return sb_tree_list(w, p);
     }
     const sb_tree_entry *e = &job->entries[i];
     sb_tree_path(p, job->root, e->path);
+    if (job->engine) {
+        if (e->to)
+            sb_tree_path(to, job->root, e->to);
+        return job->engine(job->phase, p, e->to ? to : NULL, e->size, w->buf, job->sync == SB_TREE_SYNC_EACH,
+                           &w->bytes, &w->names, &w->dirs_made, &w->err);
+    }
     switch (job->phase) {
     case SB_TREE_CREATE:
         return sb_tree_create(w, e, p);
@@ -386,11 +394,13 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
     size_t items = job->phase == SB_TREE_LIST ? sb_tree_dirs(job, &dirs) : job->n;
     if (items == 0)
         return sb_fail(err, ENOMEM, "no memory for the folders of the list");
-    int threads = job->threads < 1 ? 1 : (size_t)job->threads > items ? (int)items : job->threads;
+    int threads = job->threads < 1 || job->engine ? 1 : (size_t)job->threads > items ? (int)items : job->threads;
     uint64_t largest = 0;
     for (size_t i = 0; i < job->n; i++)
         largest = job->entries[i].size > largest ? job->entries[i].size : largest;
     size_t buf_len = largest < 4096 ? 4096 : largest > SB_TREE_BUFFER_MAX ? SB_TREE_BUFFER_MAX : (size_t)largest;
+    if (job->engine && job->phase == SB_TREE_CREATE)
+        buf_len = largest < 4096 ? 4096 : (size_t)largest;     /* an engine writes a file from one buffer */
     if (job->phase == SB_TREE_READ || job->phase == SB_TREE_COPY)
         buf_len = SB_TREE_BUFFER_MAX;
     /* the process's page-aligned buffers (sb_buffer.h): one of seeded data that every thread writes from,
@@ -416,22 +426,34 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
         sb_hist_reset(&w->hist);
         w->buf_len = buf_len;
         w->buf = job->phase == SB_TREE_READ || job->phase == SB_TREE_COPY ? buf + (size_t)t * buf_len : buf;
+        if (job->engine) {          /* an engine's calls stay on this thread (GNUstep knows no other) */
+            started++;
+            break;
+        }
         if (pthread_create(&w->thread, NULL, sb_tree_work, w) != 0)
             break;
         started++;
     }
-    pthread_mutex_lock(&gate.lock);
-    while (gate.ready < started)
-        pthread_cond_wait(&gate.cond, &gate.lock);
-    if (started < threads)
-        gate.stop = 1;                  /* a thread could not be started: the others do nothing */
-    res->start_ns = sb_now_ns();
-    gate.go = 1;
-    pthread_cond_broadcast(&gate.cond);
-    pthread_mutex_unlock(&gate.lock);
-    for (int t = 0; t < started; t++)
-        pthread_join(ws[t].thread, NULL);
-    res->end_ns = sb_now_ns();
+    if (job->engine && started) {
+        gate.go = 1;
+        res->start_ns = sb_now_ns();
+        sb_tree_work(&ws[0]);
+        res->end_ns = sb_now_ns();
+    }
+    if (!job->engine) {
+        pthread_mutex_lock(&gate.lock);
+        while (gate.ready < started)
+            pthread_cond_wait(&gate.cond, &gate.lock);
+        if (started < threads)
+            gate.stop = 1;                  /* a thread could not be started: the others do nothing */
+        res->start_ns = sb_now_ns();
+        gate.go = 1;
+        pthread_cond_broadcast(&gate.cond);
+        pthread_mutex_unlock(&gate.lock);
+        for (int t = 0; t < started; t++)
+            pthread_join(ws[t].thread, NULL);
+        res->end_ns = sb_now_ns();
+    }
     if (started < threads) {
         rc = sb_fail(err, EAGAIN, "cannot start %d threads", threads);
     } else {

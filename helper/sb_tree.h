@@ -22,12 +22,25 @@ typedef struct {
     uint64_t size;       /* create: the bytes written */
 } sb_tree_entry;
 
+/* An engine other than POSIX's (the Foundation engine, sb_tree_foundation.m, set by main.m): one operation of a
+ * phase on one file (list: one folder) at `path` (`to`: the new name, or the copy's); create writes `size` bytes
+ * of `data`. It adds what it moved to *bytes, the names a folder held to *names, the folders it made to
+ * *dirs_made, and fills err on failure (-1). The C core calls it through this pointer, so that it links
+ * without Foundation. */
+typedef int sb_tree_engine_fn(sb_tree_phase phase, const char *path, const char *to, uint64_t size,
+                              const unsigned char *data, int sync_each, uint64_t *bytes, uint64_t *names,
+                              uint64_t *dirs_made, sb_err *err);
+
+/* The Foundation engine (sb_tree_foundation.m). */
+sb_tree_engine_fn sb_tree_foundation_op;
+
 typedef struct {
     sb_tree_phase phase;
     sb_tree_sync sync;   /* create only */
     int threads;         /* 1..64: the entries cut into that many parts, in order */
     int evict;           /* read: each file's pages dropped before the interval */
     uint64_t data_seed;
+    sb_tree_engine_fn *engine;   /* NULL: POSIX calls; else every operation through it, on the calling thread */
     const char *root;
     sb_tree_entry *entries;
     size_t n;

@@ -182,7 +182,8 @@ DESCRIPTIONS = {
     "seconds": "the timed interval: open to close, the requests and, for writes, the sync; empty when it failed",
     "started_s": "when the runner sent the operation, seconds since the run began",
     "resident_before": "fraction of the file in the page cache just before a read (mincore); empty where unknown",
-    "engine": "the engine that ran: direct, buffered or foundation (app runs as one of them); posix for tree tests",
+    "engine": "the engine that ran: direct, buffered or foundation (app runs as one of them); tree tests: posix or "
+              "foundation",
     "lat_p50_s": "median per-request latency (the helper's bounded histogram)",
     "lat_p99_s": "99th percentile per-request latency",
     "lat_max_s": "the slowest request",
@@ -368,6 +369,7 @@ TREE_DROPPED_KEYS = {
     "path": "an absolute path of the measuring machine; the row keeps the tree's folder relative to the test folder",
     "files": "the request echoed (checked: the list's lines)",
     "threads": "the request echoed (checked)",
+    "engine": "the request echoed (checked); it is the row's engine",
     "sync": "the request echoed (checked); it is the row's sync_used",
     "names": "list: the names the folders held, the row's entries",
     "evicted": "read: whether the files were evicted first, which the runner always asks",
@@ -387,7 +389,7 @@ def from_tree_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float 
         raise MeasurementError(f"the helper answered keys this stibium does not know ({', '.join(unknown)}); "
                                f"reinstall stibium so that the helper and the package match")
     if ok:
-        expected = {"phase": op.op, "files": op.files, "threads": op.threads, "bytes": op.bytes,
+        expected = {"phase": op.op, "files": op.files, "threads": op.threads, "bytes": op.bytes, "engine": op.engine,
                     **({"sync": op.sync} if op.op == "create" else {})}
         for key, want in expected.items():
             if answer.get(key) != want:

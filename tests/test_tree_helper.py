@@ -5,6 +5,7 @@ operation in its histogram, and its refusals in one line."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,87 @@ def test_copy_makes_every_file_again_with_its_bytes_and_says_how(helper, disk_di
     assert _hist_count(out["lat_hist_ns"]) == len(FILES)
     rc, again, _ = run_helper(helper, "tree", "--path", str(root), "--list", str(tmp_path / "c"), "--phase", "copy")
     assert rc == 1 and again["error"] == f"cannot create the copy {root}/copy/{FILES[0][0]}: File exists"
+
+
+class _Watch:
+    """inotify on one folder (Linux): the names created, closed after writing and moved, in order."""
+
+    MASKS = {0x100: "create", 0x8: "close_write", 0x40: "moved_from", 0x80: "moved_to"}
+
+    def __init__(self, folder: Path):
+        import ctypes
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        assert self.fd >= 0 and self.libc.inotify_add_watch(self.fd, str(folder).encode(), sum(self.MASKS)) >= 0
+
+    def events(self) -> list[tuple[str, str]]:
+        import struct
+        data = b""
+        while True:
+            try:
+                data += os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                break
+        out, i = [], 0
+        while i < len(data):
+            _, mask, _, length = struct.unpack_from("iIII", data, i)
+            name = data[i + 16:i + 16 + length].rstrip(b"\0").decode()
+            out += [(what, name) for bit, what in self.MASKS.items() if mask & bit]
+            i += 16 + length
+        os.close(self.fd)
+        return out
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's (the macOS path is the same call to Apple's "
+                                                    "Foundation, compiled by the Darwin checks)")
+@pytest.mark.parametrize("engine", ["foundation", "posix"])
+def test_the_foundation_engine_saves_atomically_and_posix_writes_in_place(helper, disk_dir, tmp_path, engine):
+    """Foundation's atomic save: each file written under a temporary name, closed, then renamed over its own
+    name; the POSIX path creates the name itself and moves nothing."""
+    root = disk_dir / "tree"
+    (root / "d").mkdir(parents=True)
+    files = [("d/a.dat", 5000), ("d/b.dat", 70000)]
+    watch = _Watch(root / "d")
+    out = _tree(helper, root, _write_list(tmp_path / "l", files), "create", "--engine", engine, "--sync", "each")
+    events = watch.events()
+    assert out["engine"] == engine and out["ops"] == 2 and out["bytes"] == 75000
+    for name, size in files:
+        assert (root / name).stat().st_size == size
+    final = [n for what, n in events if what == "moved_to"]
+    if engine == "posix":
+        assert events == [("create", "a.dat"), ("close_write", "a.dat"), ("create", "b.dat"), ("close_write", "b.dat")]
+        return
+    for name in ("a.dat", "b.dat"):
+        temp = next(n for what, n in events if what == "create" and n != name and n.startswith(name))
+        mine = [e for e in events if e[1] in (temp, name)]
+        assert mine[:4] == [("create", temp), ("close_write", temp), ("moved_from", temp), ("moved_to", name)]
+        assert mine[4:] == [("close_write", name)]          # sync each: the saved file opened, synced, closed
+    assert final == ["a.dat", "b.dat"]
+
+
+def test_the_foundation_engine_does_every_phase_on_one_thread(helper, disk_dir, tmp_path):
+    root = disk_dir / "tree"
+    root.mkdir()
+    listing = _write_list(tmp_path / "l", FILES)
+    folders = {str(p) for n, _ in FILES for p in Path(n).parents if str(p) != "."}
+    created = _tree(helper, root, listing, "create", "--engine", "foundation")
+    assert created["dirs_made"] == len(folders) and created["bytes"] == sum(size for _, size in FILES)
+    assert _tree(helper, root, listing, "stat", "--engine", "foundation")["ops"] == len(FILES)
+    listed = _tree(helper, root, listing, "list", "--engine", "foundation")
+    assert (listed["ops"], listed["names"]) == (len(folders) + 1, len(FILES) + len(folders))
+    read = _tree(helper, root, listing, "read", "--engine", "foundation")
+    assert read["bytes"] == created["bytes"] and read["resident_before"] == 0.0
+    copies = tmp_path / "c"
+    copies.write_text("".join(f"{size}\t{name}\tcopy/{name}\n" for name, size in FILES))
+    copied = _tree(helper, root, copies, "copy", "--engine", "foundation")
+    assert copied["copy_method"] == "NSFileManager copyItemAtPath:toPath:" and "cloned" not in copied
+    assert all((root / "copy" / n).read_bytes() == (root / n).read_bytes() for n, _ in FILES)
+    moves = tmp_path / "m"
+    moves.write_text("".join(f"0\t{name}\t{name}.moved\n" for name, _ in FILES))
+    assert _tree(helper, root, moves, "rename", "--engine", "foundation")["ops"] == len(FILES)
+    gone = _write_list(tmp_path / "g", [(f"{n}.moved", s) for n, s in FILES])
+    assert _tree(helper, root, gone, "delete", "--engine", "foundation")["ops"] == len(FILES)
+    assert not [p for p in root.rglob("*") if p.is_file() and "copy" not in p.parts]
+    rc, out, _ = run_helper(helper, "tree", "--path", str(root), "--list", str(listing), "--phase", "stat",
+                            "--engine", "foundation", "--threads", "2")
+    assert rc == 2 and out["error"].startswith("--engine foundation runs on one thread, as an app's own code saves")

@@ -154,6 +154,9 @@ def test_each_trial_and_thread_count_is_a_tree_of_its_own_with_its_phases_in_ord
                                            "copy, rename, delete; list them in it"),
     ("    phases: [create, stat, stat]\n", "plan.yaml:3: tests[0]: each phase once: phases lists one twice"),
     ("    fill: '0x41'\n", "plan.yaml:3: tests[0]: a tree's files hold random data (fill: random); leave fill out"),
+    ("    engine: foundation\n    threads: [1, 4]\n", "plan.yaml:3: tests[0]: the foundation engine saves on one "
+                                                     "thread, as an app's own code does; use threads: 1 (or engine: "
+                                                     "posix for more)"),
     ("    clients: {layout: shared}\n", "plan.yaml:3: tests[0]: clients.layout: shared is one file in segments, for "
                                         "pattern tests; a tree test gives each client its own files (clients.layout: "
                                         "per-client)"),
@@ -220,7 +223,8 @@ def test_a_run_with_names_too_long_for_the_target_stops_before_writing(tmp_path,
 def test_an_answer_of_another_phase_or_file_count_is_refused(tmp_path):
     _, _, expanded = load_and_expand(_plan(tmp_path, PLAN))
     op = expanded.ops[1]                         # stat
-    answer = {"phase": "stat", "files": 120, "threads": op.threads, "ops": 120, "bytes": 0, "seconds": 0.01}
+    answer = {"phase": "stat", "files": 120, "threads": op.threads, "engine": "posix", "ops": 120, "bytes": 0,
+              "seconds": 0.01}
     assert from_tree_answer(op, True, answer, 0.0).entries == 120
     with pytest.raises(MeasurementError, match="the helper measured phase='read' where the plan asked for 'stat'"):
         from_tree_answer(op, True, {**answer, "phase": "read"}, 0.0)
@@ -360,3 +364,20 @@ def test_a_copy_on_a_file_system_that_clones_says_it_cloned(tmp_path, reflink_di
     notes = [w for w in summary["warnings"] if w["test"] == "c (copy)"]
     assert notes and notes[0]["message"].startswith("the file system cloned the copies (up to 40 of 40 a trial)")
     assert not any(reflink_dir.rglob("*.dat"))
+
+
+def test_a_run_with_the_foundation_engine_measures_every_phase_as_a_mac_app_calls(tmp_path, disk_dir):
+    text = PLAN.replace("    threads: [1, 3]\n", "    engine: foundation\n")
+    proc = _run_plan(tmp_path, text, disk_dir / "t")
+    assert proc.returncode == 0, proc.stderr
+    (run_dir,) = (tmp_path / "r").iterdir()
+    rows = _rows(run_dir)
+    assert len(rows) == 2 * 7 and all(not r["error"] and r["engine"] == "foundation" for r in rows)
+    copies = [r for r in rows if r["op"] == "copy"]
+    assert all(r["cloned"] == "" and r["io_method"] == "NSFileManager copyItemAtPath:toPath:" for r in copies)
+    assert {r["requests"] for r in rows if r["op"] != "list"} == {"120"}
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert {t["engine"] for t in summary["tests"]} == {"foundation"}
+    assert "src create (foundation): " in " ".join(proc.stdout.split())
+    assert "NSData writeToFile:atomically: (written to a temporary name" in (run_dir / "report.html").read_text()
+    assert not any((disk_dir / "t").rglob("*.dat"))

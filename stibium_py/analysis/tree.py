@@ -35,6 +35,18 @@ WARM = {
 COLD = "the kernel's caches dropped before the phase (between: drop-caches): folder entries and inodes read anew"
 
 
+# What each engine calls, in words: the report names the difference.
+ENGINES = {
+    "posix": "POSIX calls as C code makes them: open with O_CREAT | O_EXCL, write, close; stat; opendir and "
+             "readdir; open, read, close; rename; unlink; a copy by FICLONE or copy_file_range (macOS: clonefile or "
+             "copyfile)",
+    "foundation": "what a Mac app calls: each file saved by NSData writeToFile:atomically: (written to a temporary "
+                  "name, then renamed over its own: a create, a rename and the temporary file's metadata where the "
+                  "POSIX path makes one create), folders, stat, listing, moves, removal and copies by "
+                  "NSFileManager, reads into NSData; on one thread (on Linux: GNUstep Base, not Apple's code)",
+}
+
+
 def unit(phase: str) -> str:
     """What a phase's rate counts per second: files, or names (list)."""
     return UNIT.get(phase, "files")
@@ -79,6 +91,7 @@ class TreeResult:
     tree_bytes: int
     sync: str                        # create: each | end | none
     warm: str
+    engine: str = "posix"            # posix, or foundation (a Mac app's calls)
     kind: str = "tree"
 
     @property
@@ -105,7 +118,7 @@ class TreeResult:
         return {"name": self.name, "op": self.op, "kind": "tree", "n": self.n, "rate_bytes_per_s": None,
                 "latency_s": None, "outliers": [], "cache_suspects": [], "fast_outliers": [],
                 "drift": {"detected": False}, "unit": self.unit, "files": self.files, "tree_bytes": self.tree_bytes,
-                "sync": self.sync, "warm": self.warm, "scaling": self.scaling,
+                "sync": self.sync, "warm": self.warm, "engine": self.engine, "scaling": self.scaling,
                 "points": [p.to_json() for p in self.points]}
 
 
@@ -163,7 +176,8 @@ def tree_result(name: str, phase: str, rows: Table, resamples: int, seed: int, c
         warm = "some trials met caches dropped before the phase, others warm metadata: " + WARM[phase]
     return TreeResult(name=name, op=phase, measurements=rows, points=points,
                       files=int(np.median(rows.requests)) if phase != "list" and len(rows) else None,
-                      tree_bytes=int(rows.size_bytes[0]) if len(rows) else 0, sync=sync, warm=warm)
+                      tree_bytes=int(rows.size_bytes[0]) if len(rows) else 0, sync=sync, warm=warm,
+                      engine=str(rows.engine[0]) if len(rows) else "posix")
 
 
 def scaling_text(e: TreeResult) -> str:

@@ -422,7 +422,8 @@ def _tree_ops(test: TreeTest, where: Where, s: dict[str, Any], seq0: int, free_b
                 moves = phase in ("create", "read", "copy")
                 ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="tree", op=phase, access="",
                               size_bytes=total, granularity_bytes=0, stride_bytes=0, trial=trial,
-                              file=f"{test.name}/tree-{trial}-t{t}", bytes=total if moves else 0, engine="posix",
+                              file=f"{test.name}/tree-{trial}-t{t}", bytes=total if moves else 0,
+                              engine=test.engine or "posix",
                               fill="random", sync=sync if phase == "create" else "none", seed=s["seed"],
                               data_seed=s["seed"], existing=phase != "create", threads=t, files=test.files))
     blocks = int(np.sum(-(-shape.sizes // ALLOCATION_BYTES))) + test.dirs

@@ -319,8 +319,10 @@ class TreeTest(_TestBase):
     sync: Literal["each", "end", "none"] | None = Field(  # type: ignore[assignment]
         None, description="create: each (every file synced before its close, as an app that saves safely) | end "
         "(every file synced after the last one is written, inside the timed phase; the default) | none")
-    engine: Literal["posix"] | None = Field(  # type: ignore[assignment]
-        None, description="posix: open, write, read, close, rename and unlink as an app's own code calls them")
+    engine: Literal["posix", "foundation"] | None = Field(  # type: ignore[assignment]
+        None, description="posix (the default): open, write, close, stat, readdir, rename, unlink, as C code calls "
+        "them | foundation: what a Mac app calls, NSData writeToFile:atomically: (a temporary file renamed over the "
+        "name) and NSFileManager, on one thread (on Linux: GNUstep Base)")
     between: Literal["none", "drop-caches"] = Field(
         "none", description="before each phase after create: none (the phase meets the folders and inodes the one "
         "before left in memory) | drop-caches (the kernel's caches emptied; root)")
@@ -340,6 +342,10 @@ class TreeTest(_TestBase):
             raise ValueError("phases needs create: the other phases work on the files it makes")
         if list(self.phases) != sorted(self.phases, key=TREE_PHASES.index):
             raise ValueError(f"phases run in the order {', '.join(TREE_PHASES)}; list them in it")
+        threads = [self.threads] if isinstance(self.threads, int) else self.threads
+        if self.engine == "foundation" and max(threads, default=1) > 1:
+            raise ValueError("the foundation engine saves on one thread, as an app's own code does; use threads: 1 "
+                             "(or engine: posix for more)")
         if self.dirs > self.files:
             raise ValueError(f"dirs ({self.dirs}) is more than files ({self.files}): every folder holds a file")
         return self

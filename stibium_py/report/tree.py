@@ -7,7 +7,7 @@ from __future__ import annotations
 from . import plot
 
 from ..analysis.estimate import estimate_text
-from ..analysis.tree import TreePoint, TreeResult, scaling_text
+from ..analysis.tree import ENGINES, TreePoint, TreeResult, scaling_text
 from ..units import format_bytes, format_per_s, format_rate, format_seconds
 from .figures import layout
 from .page import esc, figure, table
@@ -47,7 +47,8 @@ def lines(e: TreeResult) -> list[str]:
         method = next((p.copy_method for p in e.points if p.copy_method), "")
         copied = (f"; cloned {most:,} of {e.points[0].entries:,} files (no bytes moved)" if most else "") + \
             (f"; copied by {method}" if method else "")
-    return [f"{e.name} {e.op}: " + ", ".join(parts) + (f"; {scaling}" if scaling else "") + sync + copied]
+    engine = " (foundation)" if e.engine != "posix" else ""
+    return [f"{e.name} {e.op}{engine}: " + ", ".join(parts) + (f"; {scaling}" if scaling else "") + sync + copied]
 
 
 def _rows(results: list[TreeResult]) -> list[list[str]]:
@@ -110,9 +111,11 @@ def section(results: list[TreeResult], n: int) -> tuple[list[str], int]:
         header = ["phase", "threads", "rate (95% interval)", "bytes/s", "p50", "p99", "p99.9", "trials",
                   "files (list: names)", "what it met"]
         figs = [rates_figure(entries), latency_figure(entries)]
+        engine = entries[0].engine
         sections.append(f"<h2>{esc(name)}: a tree of files</h2><p>{esc(what)}{esc(sync)}. Each phase of each trial "
                         f"is one measurement on a tree of its own; the rate is files (list: names) per second of the "
                         f"phase, the latency one file's operation (list: one folder's).</p>"
+                        f"<p>Engine: {esc(engine)}, {esc(ENGINES.get(engine, ''))}.</p>"
                         + table(header, _rows(entries))
                         + "<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(figs))
                         + "</div>")
