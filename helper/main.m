@@ -760,6 +760,7 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
         return sb_io_error(out, &err);
     }
     [out setObject:sb_u64(res->ops) forKey:@"ops"];
+    [out setObject:sb_u64(res->calls) forKey:@"calls"];
     [out setObject:sb_u64(res->bytes) forKey:@"bytes"];
     [out setObject:sb_u64(res->start_ns) forKey:@"start_ns"];
     [out setObject:sb_u64(res->end_ns) forKey:@"end_ns"];

@@ -44,9 +44,9 @@ int sb_platform_translated(void);
  * file system can (Linux: the FICLONE ioctl, as cp --reflink=auto; Darwin: clonefile(2), as copyfile(3)'s
  * COPYFILE_CLONE), else the bytes (Linux: copy_file_range(2), read and write where the kernel cannot;
  * Darwin: copyfile(3) with COPYFILE_DATA). *cloned is 1 where it cloned; *method names what copied it; buf
- * (buf_len bytes) carries the bytes where nothing else can. 0, or 1 where dst's folder is missing, or -1 with err. */
+ * (buf_len bytes) carries the bytes where nothing else can; *calls counts the calls made. 0, or 1 where dst's folder is missing, or -1 with err. */
 int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t buf_len, int *cloned,
-                 const char **method, sb_err *err);
+                 const char **method, uint64_t *calls, sb_err *err);
 /* The kernel's page size (Darwin: vm_kernel_page_size; Linux: the page size). */
 uint64_t sb_platform_kernel_page_bytes(void);
 #endif

@@ -122,11 +122,12 @@ void sb_uncached_params_fd(int fd, uint64_t device_block_bytes, sb_uncached_para
 }
 
 int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t buf_len, int *cloned,
-                 const char **method, sb_err *err)
+                 const char **method, uint64_t *calls, sb_err *err)
 {
     (void)buf;
     (void)buf_len;
     *cloned = 0;
+    (*calls)++;                             /* clonefile */
     /* clonefile(2) (xnu's clonefileat: bsd/vfs/vfs_syscalls.c) makes dst share src's blocks on APFS; it fails
      * with ENOTSUP where the volume cannot and EXDEV across volumes, and then the bytes are copied */
     if (clonefile(src, dst, CLONE_NOFOLLOW) == 0) {
@@ -139,6 +140,7 @@ int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t bu
     if (errno != ENOTSUP && errno != EXDEV)
         return sb_fail(err, errno, "cannot clone %s to %s: %s", src, dst, strerror(errno));
     *method = "copyfile";
+    (*calls)++;
     if (copyfile(src, dst, NULL, COPYFILE_DATA | COPYFILE_EXCL) != 0)
         return sb_fail(err, errno, "cannot copy %s: %s", src, strerror(errno));
     return 0;

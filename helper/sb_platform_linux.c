@@ -140,10 +140,12 @@ void sb_fsinfo_fd(int fd, uint64_t device_block_bytes, sb_fsinfo *info)
 }
 
 /* The bytes of in to out by read and write (where copy_file_range cannot: another file system, an old kernel). */
-static int sb_copy_bytes(int in, int out, const char *src, unsigned char *buf, size_t buf_len, sb_err *err)
+static int sb_copy_bytes(int in, int out, const char *src, unsigned char *buf, size_t buf_len, uint64_t *calls,
+                         sb_err *err)
 {
     for (;;) {
         ssize_t k = read(in, buf, buf_len);
+        (*calls)++;
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0)
@@ -152,6 +154,7 @@ static int sb_copy_bytes(int in, int out, const char *src, unsigned char *buf, s
             return 0;
         for (ssize_t done = 0; done < k;) {
             ssize_t w = write(out, buf + done, (size_t)(k - done));
+            (*calls)++;
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0)
@@ -163,10 +166,11 @@ static int sb_copy_bytes(int in, int out, const char *src, unsigned char *buf, s
 }
 
 int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t buf_len, int *cloned,
-                 const char **method, sb_err *err)
+                 const char **method, uint64_t *calls, sb_err *err)
 {
     *cloned = 0;
     int in = open(src, O_RDONLY | O_CLOEXEC);
+    *calls += 3;                            /* the two opens and the clone's ioctl (or the failed open) */
     if (in < 0)
         return sb_fail(err, errno, "cannot open %s: %s", src, strerror(errno));
     int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -178,6 +182,7 @@ int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t bu
         return sb_fail(err, errnum, "cannot create the copy %s: %s", dst, strerror(errnum));
     }
     int rc = 0;
+    *calls += 2;                            /* the two closes */
     if (ioctl(out, FICLONE, in) == 0) {     /* a reflink: the copy shares the source's blocks */
         *cloned = 1;
         *method = "FICLONE";
@@ -185,11 +190,12 @@ int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t bu
         *method = "copy_file_range";
         for (int first = 1;; first = 0) {
             ssize_t k = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
+            (*calls)++;
             if (k < 0 && errno == EINTR)
                 continue;
             if (k < 0 && first && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) {
                 *method = "read/write";
-                rc = sb_copy_bytes(in, out, src, buf, buf_len, err);
+                rc = sb_copy_bytes(in, out, src, buf, buf_len, calls, err);
                 break;
             }
             if (k < 0) {

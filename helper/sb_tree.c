@@ -157,7 +157,7 @@ typedef struct {
     size_t lo, hi;             /* this part's entries (or folders) */
     unsigned char *buf;         /* create: the data written; read: this thread's part of the read buffer */
     size_t buf_len;
-    uint64_t ops, bytes, names, dirs_made, cloned;
+    uint64_t ops, bytes, names, dirs_made, cloned, calls;
     const char *copy_method;
     sb_hist hist;
     sb_err err;
@@ -178,6 +178,7 @@ static int sb_tree_parents(sb_tree_worker *w, const char *rel)
     size_t skip = strlen(w->job->root) + 1;
     for (char *slash = strchr(p + skip, '/'); slash; slash = strchr(slash + 1, '/')) {
         *slash = '\0';
+        w->calls++;
         if (mkdir(p, 0755) == 0)
             w->dirs_made++;
         else if (errno != EEXIST)
@@ -190,15 +191,18 @@ static int sb_tree_parents(sb_tree_worker *w, const char *rel)
 static int sb_tree_create(sb_tree_worker *w, const sb_tree_entry *e, char *p)
 {
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    w->calls++;
     if (fd < 0 && errno == ENOENT) {
         if (sb_tree_parents(w, e->path) != 0)
             return -1;
         fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        w->calls++;
     }
     if (fd < 0)
         return sb_fail(&w->err, errno, "cannot create %s: %s", p, strerror(errno));
     for (uint64_t left = e->size; left;) {
         ssize_t k = write(fd, w->buf, left < w->buf_len ? (size_t)left : w->buf_len);
+        w->calls++;
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
@@ -208,6 +212,7 @@ static int sb_tree_create(sb_tree_worker *w, const sb_tree_entry *e, char *p)
         }
         left -= (uint64_t)k;
     }
+    w->calls += 1 + (w->job->sync == SB_TREE_SYNC_EACH);       /* the close, and the sync */
     if (w->job->sync == SB_TREE_SYNC_EACH && fsync(fd) != 0) {
         int errnum = errno;
         close(fd);
@@ -222,10 +227,12 @@ static int sb_tree_create(sb_tree_worker *w, const sb_tree_entry *e, char *p)
 static int sb_tree_read(sb_tree_worker *w, char *p)
 {
     int fd = open(p, O_RDONLY | O_CLOEXEC);
+    w->calls += 2;                      /* the open and the close */
     if (fd < 0)
         return sb_fail(&w->err, errno, "cannot open %s: %s", p, strerror(errno));
     for (;;) {
         ssize_t k = read(fd, w->buf, w->buf_len);
+        w->calls++;
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0) {
@@ -244,15 +251,18 @@ static int sb_tree_read(sb_tree_worker *w, char *p)
 static int sb_tree_list(sb_tree_worker *w, char *p)
 {
     DIR *d = opendir(p);
+    w->calls += 2;                      /* opendir and closedir */
     if (!d)
         return sb_fail(&w->err, errno, "cannot open the folder %s: %s", p, strerror(errno));
     struct dirent *de;
     errno = 0;
     while ((de = readdir(d)) != NULL) {
+        w->calls++;
         if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
             w->names++;
         errno = 0;
     }
+    w->calls++;                         /* the readdir that found the end */
     int errnum = errno;
     closedir(d);
     if (errnum)
@@ -265,11 +275,11 @@ static int sb_tree_copy(sb_tree_worker *w, const sb_tree_entry *e, const char *p
 {
     int cloned = 0;
     const char *method = NULL;
-    int rc = sb_copy_file(p, to, w->buf, w->buf_len, &cloned, &method, &w->err);
+    int rc = sb_copy_file(p, to, w->buf, w->buf_len, &cloned, &method, &w->calls, &w->err);
     if (rc == 1) {
         if (sb_tree_parents(w, e->to) != 0)
             return -1;
-        rc = sb_copy_file(p, to, w->buf, w->buf_len, &cloned, &method, &w->err);
+        rc = sb_copy_file(p, to, w->buf, w->buf_len, &cloned, &method, &w->calls, &w->err);
         if (rc == 1)
             return sb_fail(&w->err, ENOENT, "cannot copy %s to %s: %s", p, to, strerror(ENOENT));
     }
@@ -291,7 +301,8 @@ static int sb_tree_op(sb_tree_worker *w, size_t i)
     if (job->phase == SB_TREE_LIST) {
         sb_tree_path(p, job->root, w->dirs[i]);
         if (job->engine)
-            return job->engine(job->phase, p, NULL, 0, NULL, 0, &w->bytes, &w->names, &w->dirs_made, &w->err);
+            return job->engine(job->phase, p, NULL, 0, NULL, 0, &w->bytes, &w->names, &w->dirs_made, &w->calls,
+                               &w->err);
         return sb_tree_list(w, p);
     }
     const sb_tree_entry *e = &job->entries[i];
@@ -300,19 +311,22 @@ static int sb_tree_op(sb_tree_worker *w, size_t i)
         if (e->to)
             sb_tree_path(to, job->root, e->to);
         return job->engine(job->phase, p, e->to ? to : NULL, e->size, w->buf, job->sync == SB_TREE_SYNC_EACH,
-                           &w->bytes, &w->names, &w->dirs_made, &w->err);
+                           &w->bytes, &w->names, &w->dirs_made, &w->calls, &w->err);
     }
     switch (job->phase) {
     case SB_TREE_CREATE:
         return sb_tree_create(w, e, p);
     case SB_TREE_STAT:
+        w->calls++;
         return stat(p, &st) == 0 ? 0 : sb_fail(&w->err, errno, "cannot stat %s: %s", p, strerror(errno));
     case SB_TREE_READ:
         return sb_tree_read(w, p);
     case SB_TREE_RENAME:
         sb_tree_path(to, job->root, e->to);
+        w->calls++;
         return rename(p, to) == 0 ? 0 : sb_fail(&w->err, errno, "cannot rename %s to %s: %s", p, to, strerror(errno));
     case SB_TREE_DELETE:
+        w->calls++;
         return unlink(p) == 0 ? 0 : sb_fail(&w->err, errno, "cannot delete %s: %s", p, strerror(errno));
     case SB_TREE_COPY:
         sb_tree_path(to, job->root, e->to);
@@ -468,6 +482,7 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
             res->names += w->names;
             res->dirs_made += w->dirs_made;
             res->cloned += w->cloned;
+            res->calls += w->calls;
             if (w->copy_method)
                 res->copy_method = w->copy_method;
             sb_hist_merge(&res->hist, &w->hist);
@@ -475,6 +490,7 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
     }
     if (rc == 0 && job->phase == SB_TREE_CREATE && job->sync == SB_TREE_SYNC_END) {
         rc = sb_tree_each_file(job, sb_tree_synced, res, err);
+        res->calls += 3 * job->n;               /* each file opened, synced and closed */
         uint64_t now = sb_now_ns();
         res->sync_ns = now - res->end_ns;
         res->end_ns = now;

@@ -25,11 +25,11 @@ typedef struct {
 /* An engine other than POSIX's (the Foundation engine, sb_tree_foundation.m, set by main.m): one operation of a
  * phase on one file (list: one folder) at `path` (`to`: the new name, or the copy's); create writes `size` bytes
  * of `data`. It adds what it moved to *bytes, the names a folder held to *names, the folders it made to
- * *dirs_made, and fills err on failure (-1). The C core calls it through this pointer, so that it links
+ * *dirs_made, the calls it made to *calls, and fills err on failure (-1). The C core calls it through this pointer, so that it links
  * without Foundation. */
 typedef int sb_tree_engine_fn(sb_tree_phase phase, const char *path, const char *to, uint64_t size,
                               const unsigned char *data, int sync_each, uint64_t *bytes, uint64_t *names,
-                              uint64_t *dirs_made, sb_err *err);
+                              uint64_t *dirs_made, uint64_t *calls, sb_err *err);
 
 /* The Foundation engine (sb_tree_foundation.m). */
 sb_tree_engine_fn sb_tree_foundation_op;
@@ -55,6 +55,7 @@ typedef struct {
     uint64_t sync_ns;        /* sync at the end: its part of the interval */
     uint64_t pages, resident_pages;   /* read: the files' pages, and those cached when the interval began */
     uint64_t cloned;         /* copy: the copies that share their source's blocks (a clone moves no bytes) */
+    uint64_t calls;          /* every call the phase made inside its interval (an engine's: its own calls) */
     const char *copy_method; /* copy: what copied the last file that was not cloned (NULL: every one cloned) */
     sb_hist hist;            /* one latency per operation */
 } sb_tree_result;

@@ -26,19 +26,22 @@ static int sb_tree_fail(sb_err *err, int errnum, NSError *e, const char *what, c
 }
 
 /* The folders above `path` made where missing, each by NSFileManager (counted). */
-static int sb_tree_folders(const char *path, uint64_t *dirs_made, sb_err *err)
+static int sb_tree_folders(const char *path, uint64_t *dirs_made, uint64_t *calls, sb_err *err)
 {
     NSFileManager *fm = [NSFileManager defaultManager];
     NSString *folder = [sb_path(path) stringByDeletingLastPathComponent];
     NSMutableArray *missing = [NSMutableArray array];
     BOOL isDir = NO;
+    (*calls)++;                        /* the last fileExistsAtPath:, which found a folder */
     while ([folder length] > 1 && ![fm fileExistsAtPath:folder isDirectory:&isDir]) {
+        (*calls)++;
         [missing insertObject:folder atIndex:0];
         folder = [folder stringByDeletingLastPathComponent];
     }
     for (NSUInteger i = 0; i < [missing count]; i++) {
         NSError *e = nil;
         errno = 0;
+        (*calls)++;
         if (![fm createDirectoryAtPath:[missing objectAtIndex:i] withIntermediateDirectories:NO attributes:nil
                                  error:&e])
             return sb_tree_fail(err, errno, e, "cannot make the folder", [[missing objectAtIndex:i] UTF8String]);
@@ -48,19 +51,22 @@ static int sb_tree_folders(const char *path, uint64_t *dirs_made, sb_err *err)
 }
 
 static int sb_tree_save_data(const char *path, uint64_t size, const unsigned char *data, int sync_each, uint64_t *bytes,
-                        uint64_t *dirs_made, sb_err *err)
+                        uint64_t *dirs_made, uint64_t *calls, sb_err *err)
 {
     NSString *p = sb_path(path);
     NSData *d = [NSData dataWithBytesNoCopy:(void *)data length:(NSUInteger)size freeWhenDone:NO];
     errno = 0;
+    (*calls)++;
     if (![d writeToFile:p atomically:YES]) {
-        if (sb_tree_folders(path, dirs_made, err) != 0)
+        if (sb_tree_folders(path, dirs_made, calls, err) != 0)
             return -1;
         errno = 0;
+        (*calls)++;
         if (![d writeToFile:p atomically:YES])
             return sb_tree_fail(err, errno, nil, "cannot save (NSData writeToFile:atomically:)", path);
     }
     if (sync_each) {
+        *calls += 3;                    /* fileHandleForWritingAtPath:, synchronizeFile, closeFile */
         NSFileHandle *h = [NSFileHandle fileHandleForWritingAtPath:p];
         if (!h)
             return sb_tree_fail(err, errno, nil, "cannot open for its sync", path);
@@ -91,16 +97,18 @@ static int sb_tree_read_data(const char *path, uint64_t *bytes, sb_err *err)
 
 int sb_tree_foundation_op(sb_tree_phase phase, const char *path, const char *to, uint64_t size,
                           const unsigned char *data, int sync_each, uint64_t *bytes, uint64_t *names,
-                          uint64_t *dirs_made, sb_err *err)
+                          uint64_t *dirs_made, uint64_t *calls, sb_err *err)
 {
     NSAutoreleasePool *pool = [[NSAutoreleasePool alloc] init];
     NSFileManager *fm = [NSFileManager defaultManager];
     NSError *e = nil;
     int rc = 0;
     errno = 0;
+    if (phase != SB_TREE_CREATE)
+        (*calls)++;                     /* the operation's one Foundation call (create counts its own) */
     switch (phase) {
     case SB_TREE_CREATE:
-        rc = sb_tree_save_data(path, size, data, sync_each, bytes, dirs_made, err);
+        rc = sb_tree_save_data(path, size, data, sync_each, bytes, dirs_made, calls, err);
         break;
     case SB_TREE_STAT:
         if (![fm attributesOfItemAtPath:sb_path(path) error:&e])
@@ -126,7 +134,7 @@ int sb_tree_foundation_op(sb_tree_phase phase, const char *path, const char *to,
             rc = sb_tree_fail(err, errno, e, "cannot remove (NSFileManager removeItemAtPath:)", path);
         break;
     case SB_TREE_COPY:
-        if (sb_tree_folders(to, dirs_made, err) != 0) {
+        if (sb_tree_folders(to, dirs_made, calls, err) != 0) {
             rc = -1;
         } else if (![fm copyItemAtPath:sb_path(path) toPath:sb_path(to) error:&e]) {
             rc = sb_tree_fail(err, errno, e, "cannot copy (NSFileManager copyItemAtPath:toPath:)", path);

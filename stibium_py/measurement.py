@@ -202,7 +202,9 @@ DESCRIPTIONS = {
     "start_ns": "the helper's raw monotonic clock at the start (CLOCK_MONOTONIC_RAW, or Mach absolute time "
                 "scaled to ns)",
     "end_ns": "the same clock at the end",
-    "syscalls": "read or write calls made (more than requests where the platform splits a request)",
+    "syscalls": "read or write calls made (more than requests where the platform splits a request); tree tests: "
+                "every call the phase made inside its interval (open, write, fsync, close, stat, opendir, readdir, "
+                "rename, unlink, mkdir, the copy's; the foundation engine: its Foundation calls)",
     "largest_syscall_bytes": "the largest single call",
     "cached_bytes": "bytes that went through the page cache",
     "cached_reason": "why they did (the platform's rule), empty where none did",
@@ -363,7 +365,7 @@ _TREE_COLUMNS = {"ops": "requests", "bytes": "bytes", "seconds": "seconds", "sta
                  "dirs_made": "dirs_made", "lat_p50_s": "lat_p50_s", "lat_p90_s": "lat_p90_s", "lat_p99_s": "lat_p99_s",
                  "lat_p999_s": "lat_p999_s", "lat_max_s": "lat_max_s", "lat_min_s": "lat_min_s",
                  "lat_mean_s": "lat_mean_s", "lat_hist_ns": "lat_hist_ns", "error": "error", "errno": "errno",
-                 "strerror": "strerror", "cloned": "cloned", "copy_method": "io_method"}
+                 "strerror": "strerror", "cloned": "cloned", "copy_method": "io_method", "calls": "syscalls"}
 TREE_DROPPED_KEYS = {
     "phase": "the request echoed (checked against the operation's op)",
     "path": "an absolute path of the measuring machine; the row keeps the tree's folder relative to the test folder",

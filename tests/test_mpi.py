@@ -322,3 +322,23 @@ def test_every_client_runs_the_plan_s_own_fio_job_file_that_rank_0_read(tmp_path
     assert not [r for r in fio if r["error"]]
     assert sorted((int(r["trial"]), int(r["rank"]), int(r["bytes"])) for r in fio) == \
         [(0, 0, 1 << 20), (0, 1, 1 << 20), (1, 0, 1 << 20), (1, 1, 1 << 20)]
+
+
+def test_every_client_makes_a_tree_of_its_own_and_the_table_adds_their_files(tmp_path):
+    """A tree test with two clients: every rank its own tree in its own folder, each phase a step of both; the
+    summary's rate is the files both handled over the step's time, nothing of either tree left."""
+    (tmp_path / "plan.yaml").write_text("name: trees\ntests:\n  - name: src\n    kind: tree\n    files: 50\n"
+                                        "    file_size: 4KB\n    dirs: 5\n    trials: 2\n")
+    store = tmp_path / "store"
+    done = mpi(2, "run", "plan.yaml", "--target", str(store), "--out", "reports", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = the_run(tmp_path / "reports")
+    rows = rows_of(run_dir)
+    assert len(rows) == 2 * 7 * 2 and not [r for r in rows if r["error"]]
+    assert {(r["rank"], r["op"]) for r in rows} == {(str(k), op) for k in (0, 1) for op in
+                                                     ("create", "stat", "list", "read", "copy", "rename", "delete")}
+    assert all(r["requests"] == "50" for r in rows if r["op"] != "list")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    stat = next(t for t in summary["tests"] if t["op"] == "stat")
+    assert stat["points"][0]["entries"] == 100                  # both clients' files in each step
+    assert not list(store.rglob("*.dat"))

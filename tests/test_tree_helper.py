@@ -227,3 +227,18 @@ def test_the_foundation_engine_does_every_phase_on_one_thread(helper, disk_dir, 
     rc, out, _ = run_helper(helper, "tree", "--path", str(root), "--list", str(listing), "--phase", "stat",
                             "--engine", "foundation", "--threads", "2")
     assert rc == 2 and out["error"].startswith("--engine foundation runs on one thread, as an app's own code saves")
+
+
+@pytest.mark.parametrize("sync", ["none", "each", "end"])
+def test_the_calls_a_file_made_are_counted(helper, disk_dir, tmp_path, sync):
+    """Files of 1 byte to 9 KB in a folder that is there: open, one write, close, and an fsync with sync each; sync
+    at the end opens, syncs and closes each file again. stat is one call; read an open, the read of the bytes,
+    the read that meets the end, a close."""
+    root = disk_dir / "tree"
+    (root / "d").mkdir(parents=True)
+    files = [(f"d/f{k}", 1 + 1000 * k) for k in range(10)]
+    listing = _write_list(tmp_path / "l", files)
+    out = _tree(helper, root, listing, "create", "--sync", sync)
+    assert out["calls"] == len(files) * (3 + (sync == "each") + 3 * (sync == "end"))
+    assert _tree(helper, root, listing, "stat")["calls"] == len(files)
+    assert _tree(helper, root, listing, "read")["calls"] == len(files) * 4

@@ -84,6 +84,7 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
         bytes=moved, seconds=last_end_s - first_start_s,
         started_s=float(np.nanmin(step.col("started_s").astype(float))), file=ALL_CLIENTS,
         requests=total("requests"), syscalls=total("syscalls"), cached_bytes=total("cached_bytes"),
+        entries=total("entries"), dirs_made=total("dirs_made"), cloned=total("cloned"),   # a tree's phase
         direct_honoured=None if not np.isfinite(honoured).all() else bool(honoured.min() > 0),
         resident_before=None if not np.isfinite(resident).any() else float(np.nanmax(resident)),
         lat_min_s=_extreme(step, "lat_min_s", np.nanmin), lat_max_s=_extreme(step, "lat_max_s", np.nanmax),

@@ -66,6 +66,7 @@ class TreePoint:
     resident_before_max: float | None    # read: the most of the files' pages a trial met cached
     sync_share: float | None             # create: the median share of the phase in the syncs at the end
     dirs_made: int | None                # create: folders made on the way (the median)
+    calls_per_op: float | None = None    # the calls a file's operation made (list: a folder's), the median
     cloned: int | None = None            # copy: the most copies one trial made as clones (no bytes moved)
     copy_method: str = ""                # copy: what copied the files that did not clone
 
@@ -75,7 +76,8 @@ class TreePoint:
                 "entries": self.entries, **self.latency_s, "trials": self.trials,
                 "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None,
                 "resident_before_max": self.resident_before_max, "sync_share": self.sync_share,
-                "dirs_made": self.dirs_made, "cloned": self.cloned, "copy_method": self.copy_method}
+                "dirs_made": self.dirs_made, "calls_per_op": self.calls_per_op, "cloned": self.cloned,
+                "copy_method": self.copy_method}
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,7 @@ def tree_result(name: str, phase: str, rows: Table, resamples: int, seed: int, c
             resident_before_max=float(np.nanmax(resident)) if np.isfinite(resident).any() else None,
             sync_share=_median(syncs) if phase == "create" else None,
             dirs_made=int(made) if made is not None and phase == "create" else None,
+            calls_per_op=_median(rs.syscalls.astype(float) / rs.requests.astype(float)),
             cloned=int(np.nanmax(cloned)) if phase == "copy" and np.isfinite(cloned).any() else None,
             copy_method=next((str(v) for v in rs.io_method if v), "") if phase == "copy" else ""))
     sync = str(rows.sync_used[0]) if phase == "create" and len(rows) else ""

@@ -10,8 +10,8 @@ from typing import Any
 from . import plot
 
 from ..analysis.clients import ClientsSummary
-from ..analysis.rates import label
-from ..units import format_rate, format_seconds
+from ..analysis.rates import label, rate_format
+from ..units import format_seconds
 from .figures import layout
 from .page import esc, figure, table
 
@@ -29,7 +29,7 @@ def terminal_lines(c: ClientsSummary) -> list[Any]:
         slow = p.slowest
         if slow is None:
             continue
-        lines.append(Text(f"  {label(p.key)}: rank {slow.rank} ({slow.host}) {format_rate(slow.rate)}; first done "
+        lines.append(Text(f"  {label(p.key)}: rank {slow.rank} ({slow.host}) {rate_format(p.key)(slow.rate)}; first done "
                           f"{format_seconds(p.first_done_s)}, last {format_seconds(p.last_done_s)} after the start"))
     return lines
 
@@ -44,8 +44,9 @@ def section(c: ClientsSummary, n: int) -> tuple[str, int]:
     rows = []
     for p in c.points:
         for cl in p.clients:
-            interval = "" if not math.isfinite(cl.low) else f"{format_rate(cl.low)} to {format_rate(cl.high)}"
-            rows.append([label(p.key), cl.rank, cl.host, format_rate(cl.rate), interval, cl.n, cl.straggler or ""])
+            fmt = rate_format(p.key)
+            interval = "" if not math.isfinite(cl.low) else f"{fmt(cl.low)} to {fmt(cl.high)}"
+            rows.append([label(p.key), cl.rank, cl.host, fmt(cl.rate), interval, cl.n, cl.straggler or ""])
     parts.append(table(["point", "rank", "host", "rate", "interval", "n", "straggler"], rows))
     done = [[label(p.key), format_seconds(p.first_done_s), format_seconds(p.last_done_s)] for p in c.points]
     parts.append("<h3>First and last done (median over the point's steps, after the step's first start)</h3>"

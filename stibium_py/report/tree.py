@@ -60,6 +60,7 @@ def _rows(results: list[TreeResult]) -> list[list[str]]:
                          estimate_text(p.bytes_per_s, format_rate) if p.bytes_per_s is not None else "",
                          *(format_seconds(v) if v is not None else "-"
                            for v in (lat.get("lat_p50_s"), lat.get("lat_p99_s"), lat.get("lat_p999_s"))),
+                         f"{p.calls_per_op:.3g}" if p.calls_per_op is not None else "-",
                          str(p.trials), f"{p.entries:,}", e.warm])
     return rows
 
@@ -108,8 +109,8 @@ def section(results: list[TreeResult], n: int) -> tuple[list[str], int]:
                 else format_bytes(made.tree_bytes))
         create = next((e for e in entries if e.op == "create"), None)
         sync = f"; create synced: {create.sync}" if create is not None else ""
-        header = ["phase", "threads", "rate (95% interval)", "bytes/s", "p50", "p99", "p99.9", "trials",
-                  "files (list: names)", "what it met"]
+        header = ["phase", "threads", "rate (95% interval)", "bytes/s", "p50", "p99", "p99.9",
+                  "calls a file (list: a folder)", "trials", "files (list: names)", "what it met"]
         figs = [rates_figure(entries), latency_figure(entries)]
         engine = entries[0].engine
         sections.append(f"<h2>{esc(name)}: a tree of files</h2><p>{esc(what)}{esc(sync)}. Each phase of each trial "
