@@ -63,13 +63,24 @@ class WorkDir:
         unlink(self.path / name)
 
     def remove_files(self, names: set[str]) -> None:
-        """Test files by name (sharing.Place.files: every rank's files of a test), then their emptied folders."""
+        """Test files by name (sharing.Place.files: every rank's files of a test), then their emptied folders. The
+        names of a folder that is not there are skipped with one look at it: a tree test names tens of thousands
+        of files in every folder its trees could have (made, renamed, copied), most of them gone already."""
+        base = str(self.path)
+        by_folder: dict[str, list[str]] = {}
         for name in names:
-            self.unlink(name)
-        folders = {str(p) for n in names for p in Path(n).parents if str(p) not in (".", "")}
+            by_folder.setdefault(name.rpartition("/")[0], []).append(name)
+        folders: set[str] = set()
+        for folder, files in by_folder.items():
+            if not folder or os.path.isdir(f"{base}/{folder}"):
+                for name in files:
+                    unlink(Path(f"{base}/{name}"))
+            while folder:
+                folders.add(folder)
+                folder = folder.rpartition("/")[0]
         for name in sorted(folders, key=len, reverse=True):       # the deepest first
             try:
-                (self.path / name).rmdir()
+                os.rmdir(f"{base}/{name}")
             except OSError:
                 pass
 
