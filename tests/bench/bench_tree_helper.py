@@ -1,6 +1,6 @@
 """What the helper's tree phases (`stibium-helper tree`) add per file against a bare C loop of the same calls:
 the same list, the same phases one after another (create without sync, stat, list, read without eviction,
-rename, delete), one thread, each side timing its own interval with the raw monotonic clock; rounds
+copy, rename, delete), one thread, each side timing its own interval with the raw monotonic clock; rounds
 alternate the two, medians per phase, and the difference per file. Use a low-noise folder (zram with ext4,
 or tmpfs) so that the device does not drown the calls:
 
@@ -19,15 +19,17 @@ from pathlib import Path
 
 from stibium_py.helper import find_helper
 
-PHASES = ("create", "stat", "list", "read", "rename", "delete")
+PHASES = ("create", "stat", "list", "read", "copy", "rename", "delete")
 
 BARE_C = r"""
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +61,13 @@ int main(int argc, char **argv) {            /* bare ROOT LIST PHASE: one line p
         } else if (!strcmp(phase, "stat")) { if (stat(paths[i], &st)) return 1; }
         else if (!strcmp(phase, "read")) { int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
             while (read(fd, buf, sizeof buf) > 0) {} close(fd); }
+        else if (!strcmp(phase, "copy")) {          /* a clone where it can, else copy_file_range, as the helper */
+            int in = open(paths[i], O_RDONLY | O_CLOEXEC), out = open(tos[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (out < 0) { for (char *s = strchr(tos[i] + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
+                    *s = 0; mkdir(tos[i], 0755); *s = '/'; }
+                out = open(tos[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644); }
+            if (ioctl(out, FICLONE, in) != 0) while (copy_file_range(in, NULL, out, NULL, 1 << 30, 0) > 0) {}
+            close(in); close(out); }
         else if (!strcmp(phase, "rename")) { if (rename(paths[i], tos[i])) return 1; }
         else if (!strcmp(phase, "delete")) { if (unlink(paths[i])) return 1; }
         else if (!strcmp(phase, "list")) {           /* the list names the folders: each listed once */
@@ -86,13 +95,14 @@ def main() -> None:
         names = [f"src/d{k // 400}/m{k // 40}/f{k}.c" for k in range(a.files)]    # 40 files a folder
         sizes = [int(1024 * 64 ** rng.random()) for _ in names]                   # 1-64 KiB, log-uniform
         lists = {"plain": work / "plain.txt", "rename": work / "rename.txt", "renamed": work / "renamed.txt",
-                 "folders": work / "folders.txt"}
+                 "folders": work / "folders.txt", "copy": work / "copy.txt"}
         folders = sorted({"."} | {str(p) for n in names for p in Path(n).parents if str(p) != "."})
         lists["plain"].write_text("".join(f"{s}\t{n}\n" for s, n in zip(sizes, names)))
         lists["rename"].write_text("".join(f"0\t{n}\t{n}.o\n" for n in names))
         lists["renamed"].write_text("".join(f"0\t{n}.o\n" for n in names))
+        lists["copy"].write_text("".join(f"{s}\t{n}\tcopy/{n}\n" for s, n in zip(sizes, names)))
         lists["folders"].write_text("".join(f"0\t{f}\n" for f in folders))      # the folders the helper lists
-        which = {"rename": "rename", "delete": "renamed"}
+        which = {"rename": "rename", "delete": "renamed", "copy": "copy"}
         helper = str(find_helper())
         # each side's seconds per operation (list: per folder)
         times: dict[str, dict[str, list[float]]] = {side: {p: [] for p in PHASES} for side in ("helper", "bare")}
