@@ -5,7 +5,9 @@ Order per files test: the writes, then `between` (none, evict, drop-caches, or a
 stop for a reboot), then the reads. Per pattern test: the file is laid out
 (untimed, not a measurement; asked for, preconditioned: the span written twice),
 then the trials; each read trial meets an evicted file. A test by rounds stops at
-the first round that ends a steady window (analysis/steady.py). Test files live in a folder of their own inside the target
+the first round that ends a steady window (analysis/steady.py). Per tree test: each trial at each thread
+count makes a tree of its own, its phases one helper call each, and the tree is removed when they are done
+(a resumed run makes a lost tree again, untimed). Test files live in a folder of their own inside the target
 (`stibium-<run>`); clean-up removes only the files the plan names there.
 `resume` carries on from measurements.csv: completed operations are not repeated.
 """
@@ -43,6 +45,7 @@ from .fio.job import (JOB_FILES, Fio, JobFile, checked_job_file, find_fio, job_t
 from .preflight import RunError, drop_caches, preflight
 from .sharing import Place, read_shift
 from .team import Solo, Team
+from .tree import TreeShape
 from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
 from .table import Table
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
@@ -908,7 +911,7 @@ class Runner:
             trees: dict[str, list[Op]] = {}
             for op in test.ops:
                 trees.setdefault(op.file, []).append(op)
-            for name, ops in trees.items():
+            for ops in trees.values():
                 pending = [o for o in ops if o.seq not in self.done]
                 if not pending:
                     continue
@@ -927,15 +930,17 @@ class Runner:
                         self._step()
                         drop_caches()
                     self._measure_phase(op, tree, root, list_for(op.op), dropped)
-                self.work.remove_files(self._tree_files(tree, shape))      # the files (delete left the folders)
+                if not self.run.keep_files:
+                    self.work.remove_files(self._tree_files(tree, shape))  # the files (delete left the folders)
         return "complete"
 
     @staticmethod
-    def _tree_files(tree: str, shape: Any) -> set[str]:
+    def _tree_files(tree: str, shape: TreeShape) -> set[str]:
         """Every name a tree's files can have, made, renamed or copied, inside the run's test folder."""
         return {f"{tree}/{p}" for p in (*shape.paths(), *shape.paths(renamed=True), *shape.copies())}
 
-    def _restore_tree(self, op: Op, tree: str, shape: Any, phases: list[str], listed: Callable[[str], Path]) -> None:
+    def _restore_tree(self, op: Op, tree: str, shape: TreeShape, phases: list[str],
+                      listed: Callable[[str], Path]) -> None:
         """The tree as the phase `op` meets it (its names before a rename, after it for the delete that follows
         one), made again untimed where an interruption lost it."""
         renamed = op.op == "delete" and "rename" in phases

@@ -381,3 +381,17 @@ def test_a_run_with_the_foundation_engine_measures_every_phase_as_a_mac_app_call
     assert "src create (foundation): " in " ".join(proc.stdout.split())
     assert "NSData writeToFile:atomically: (written to a temporary name" in (run_dir / "report.html").read_text()
     assert not any((disk_dir / "t").rglob("*.dat"))
+
+
+def test_keep_files_keeps_every_tree_and_counts_their_space(tmp_path, disk_dir):
+    _, _, expanded = load_and_expand(_plan(tmp_path, PLAN))
+    (test,) = expanded.tests
+    assert expanded.space_needed_bytes(keep_files=True) == 4 * test.files_bytes       # four trees, each kept
+    assert expanded.space_needed_bytes() == test.files_bytes
+    proc = _run(tmp_path, "run", str(tmp_path / "plan.yaml"), "--target", str(disk_dir / "t"), "--out",
+                str(tmp_path / "r"), "--keep-files")
+    assert proc.returncode == 0, proc.stderr
+    # every tree's folder stays, with what its phases left: the copies (its own files the delete phase removed)
+    assert len(list((disk_dir / "t").rglob("tree-*-t*"))) == 4
+    assert len(list((disk_dir / "t").rglob("copy/*/*/*.dat"))) == 4 * 120
+    assert not [p for p in (disk_dir / "t").rglob("*.dat") if "copy" not in p.parts]

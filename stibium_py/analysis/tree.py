@@ -140,7 +140,8 @@ def _latency(rs: Table) -> tuple[dict[str, float | None], LatencyHistogram | Non
         keys = (*LATENCY_QUANTILES, "lat_max_s")
         return {k: _median(rs.col(k).astype(float)) for k in keys}, None
     out: dict[str, float | None] = {k: hist.quantile_s(q) for k, q in LATENCY_QUANTILES.items()}
-    out["lat_max_s"] = _median(np.array([np.nanmax(rs.col("lat_max_s").astype(float))]))
+    slowest = rs.col("lat_max_s").astype(float)
+    out["lat_max_s"] = float(slowest[np.isfinite(slowest)].max()) if np.isfinite(slowest).any() else None
     return out, hist
 
 

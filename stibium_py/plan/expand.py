@@ -92,9 +92,11 @@ class Expanded:
                                                                          for t in self.tests)
 
     def space_needed_bytes(self, keep_files: bool = False) -> int:
-        """Free space the run needs at its peak (test files are removed after each test)."""
-        sizes = [t.files_bytes for t in self.tests]
-        return sum(sizes) if keep_files else max(sizes, default=0)
+        """Free space the run needs at its peak (test files are removed after each test; kept, every test's, and
+        every tree of a tree test, each of which is otherwise removed when its phases are done)."""
+        if not keep_files:
+            return max((t.files_bytes for t in self.tests), default=0)
+        return sum(t.files_bytes * (len({o.file for o in t.ops}) if t.tree is not None else 1) for t in self.tests)
 
     @property
     def estimated_s(self) -> float:
