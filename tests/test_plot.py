@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 from stibium_py.report import plot
 from synthetic import make_run
 
-VIEWS = ("figures", "in_flight", "steady", "sustained", "clients", "bench", "compare_page", "series_page")
+VIEWS = ("figures", "in_flight", "steady", "sustained", "clients", "bench", "compare_page", "series_page", "tree")
 SHORT = {"i1": np.int8, "u1": np.uint8, "i2": np.int16, "u2": np.uint16, "i4": np.int32, "u4": np.uint32,
          "f4": np.float32, "f8": np.float64}
 
@@ -68,7 +68,7 @@ def with_plotly(monkeypatch):
     def use() -> None:
         for name in VIEWS:
             monkeypatch.setattr(import_module(f"stibium_py.report.{name}"), "plot", shim)
-        for name in ("page", "build", "clients", "compare_page", "series_page", "sustained"):
+        for name in ("page", "build", "clients", "compare_page", "series_page", "sustained", "tree"):
             monkeypatch.setattr(import_module(f"stibium_py.report.{name}"), "figure", _plotly_figure)
     return use
 
@@ -82,6 +82,27 @@ def test_every_figure_of_a_report_is_plotlys(tmp_path, with_plotly):
     with_plotly()
     theirs = _figures(build.render(run, summary))
     assert len(ours) == len(theirs) >= 8
+    for a, b in zip(ours, theirs):
+        assert a == b, a[0]
+
+
+def test_every_figure_of_a_tree_report_is_plotlys(tmp_path, disk_dir, with_plotly):
+    """A tree test's figures (its rates against threads, its latency distributions), from a real small run."""
+    import subprocess
+    import sys
+    from stibium_py.pipeline import summarize_run
+    from stibium_py.report import build
+    (tmp_path / "plan.yaml").write_text("name: t\ntests:\n  - name: t\n    kind: tree\n    files: 40\n"
+                                        "    file_size: {from: 1KB, to: 8KB}\n    dirs: 4\n    threads: [1, 2]\n"
+                                        "    trials: 2\n")
+    proc = subprocess.run([sys.executable, "-m", "stibium_py", "run", str(tmp_path / "plan.yaml"), "--target",
+                           str(disk_dir / "t"), "--out", str(tmp_path / "r")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    run, _, summary = summarize_run(next((tmp_path / "r").iterdir()))
+    ours = _figures(build.render(run, summary))
+    with_plotly()
+    theirs = _figures(build.render(run, summary))
+    assert len(ours) == len(theirs) == 2
     for a, b in zip(ours, theirs):
         assert a == b, a[0]
 

@@ -258,9 +258,10 @@ def _not_honoured(rows: Table) -> list[tuple[str, int, int, str]]:
 
 
 def _split_calls(rows: Table) -> list[tuple[str, int, int]]:
-    """Per test and op: measurements whose requests took more calls than one each (plus the buffered tail)."""
+    """Per test and op: measurements whose requests took more calls than one each (plus the buffered tail). A tree
+    test's calls are every call of a file's operation (open, write, close ...), not a request's pieces."""
     out = []
-    for label, rs in _by_test(rows).items():
+    for label, rs in _by_test(rows.take(rows.kind != "tree")).items():
         tail = np.where(np.nan_to_num(rs.tail_bytes_buffered) > 0, 1, 0)
         with np.errstate(invalid="ignore"):
             split = (rs.requests > 0) & (rs.syscalls > rs.requests + tail)
