@@ -395,3 +395,13 @@ def test_keep_files_keeps_every_tree_and_counts_their_space(tmp_path, disk_dir):
     assert len(list((disk_dir / "t").rglob("tree-*-t*"))) == 4
     assert len(list((disk_dir / "t").rglob("copy/*/*/*.dat"))) == 4 * 120
     assert not [p for p in (disk_dir / "t").rglob("*.dat") if "copy" not in p.parts]
+
+
+def test_a_trees_synced_creates_on_a_mac_are_said_to_leave_the_drives_cache_unflushed():
+    """A tree's create syncs with fsync(2) (each or at the end), which on macOS leaves the data in the drive's
+    cache (xnu's fsync(2) man page), as the writes of other tests with sync: fsync."""
+    from stibium_py.analysis.durability import flushes_drive_cache, unflushed_count
+    assert flushes_drive_cache("darwin", "each") is False and flushes_drive_cache("darwin", "end") is False
+    assert flushes_drive_cache("linux", "end") is True and flushes_drive_cache("darwin", "none") is False
+    ops, syncs = ["create", "stat", "create", "create"], ["end", None, "each", "none"]
+    assert unflushed_count("darwin", ops, syncs) == 2 and unflushed_count("linux", ops, syncs) == 0

@@ -21,6 +21,8 @@ def flushes_drive_cache(platform: str | None, sync_used: str | None) -> bool | N
         return None
     if sync_used == "none":
         return False
+    if sync_used in ("each", "end"):     # a tree's create: every file synced by fsync(2) (foundation: synchronizeFile)
+        sync_used = "fsync"
     if platform == "linux":
         return True                      # fsync and GNUstep's synchronizeFile are both fsync(2)
     if platform == "darwin":
@@ -52,8 +54,9 @@ def sync_caution(platform_a: str | None, syncs_a: Iterable[str | None],
 
 
 def unflushed_count(platform: str | None, ops: Iterable[str], syncs: Iterable[str | None]) -> int:
-    """The write measurements of a run that left their data in the drive's cache on macOS (fsync there)."""
+    """The write measurements of a run (a tree's creates among them) that left their data in the drive's cache on
+    macOS (fsync there)."""
     if platform != "darwin":
         return 0
-    return sum(1 for op, s in zip(ops, syncs) if op == "write" and s and s != "none"
+    return sum(1 for op, s in zip(ops, syncs) if op in ("write", "create") and s and s != "none"
                and flushes_drive_cache(platform, s) is False)
