@@ -218,6 +218,15 @@ def test_a_run_with_names_too_long_for_the_target_stops_before_writing(tmp_path,
     assert not (disk_dir / "t").exists() and not (tmp_path / "r").exists()
 
 
+def test_a_tree_larger_than_the_free_space_stops_before_writing(tmp_path, disk_dir):
+    text = "name: q\ntests:\n  - name: t\n    kind: tree\n    files: 100000\n    file_size: 2GB\n"
+    proc = _run_plan(tmp_path, text, disk_dir / "t")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"stibium: target {disk_dir / 't'} has ") and "but the plan needs 400 TB" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (disk_dir / "t").exists() and not (tmp_path / "r").exists()
+
+
 # -- the answer and the analysis
 
 def test_an_answer_of_another_phase_or_file_count_is_refused(tmp_path):
