@@ -5,6 +5,7 @@ writes them again after a change."""
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 import typing
@@ -73,7 +74,7 @@ def plan_format() -> str:
            "`2GB`); `units: decimal` reads KB as 1000 bytes, `binary` as 1024. The built-in plans in `plans/` are "
            "examples of every kind of test.", ""]
     for title, model in MODELS:
-        out += [f"## {title}", "", (model.__doc__ or "").strip(), "", "| key | type | default | what |",
+        out += [f"## {title}", "", inspect.cleandoc(model.__doc__ or ""), "", "| key | type | default | what |",
                 "| --- | --- | --- | --- |"]
         for name, field in model.model_fields.items():
             key = field.alias or name
