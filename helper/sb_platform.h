@@ -41,8 +41,7 @@ void sb_uncached_params_fd(int fd, uint64_t device_block_bytes, sb_uncached_para
 /* 1 the process runs translated (Rosetta), 0 natively, -1 unknown. */
 int sb_platform_translated(void);
 /* A new file dst (it must not exist) made a copy of src as the platform's own copy makes it: a clone where the
- * file system can (Linux: the FICLONE ioctl, as cp --reflink=auto; Darwin: clonefile(2), as copyfile(3)'s
- * COPYFILE_CLONE), else the bytes (Linux: copy_file_range(2), read and write where the kernel cannot;
+ * file system can (Linux: the FICLONE ioctl, as cp --reflink=auto; Darwin: clonefile(2)), else the bytes (Linux: copy_file_range(2), read and write where the kernel cannot;
  * Darwin: copyfile(3) with COPYFILE_DATA). *cloned is 1 where it cloned; *method names what copied it; buf
  * (buf_len bytes) carries the bytes where nothing else can; *calls counts the calls made. 0, or 1 where dst's folder is missing, or -1 with err. */
 int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t buf_len, int *cloned,

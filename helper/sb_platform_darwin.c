@@ -128,8 +128,10 @@ int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t bu
     (void)buf_len;
     *cloned = 0;
     (*calls)++;                             /* clonefile */
-    /* clonefile(2) (xnu's clonefileat: bsd/vfs/vfs_syscalls.c) makes dst share src's blocks on APFS; it fails
-     * with ENOTSUP where the volume cannot and EXDEV across volumes, and then the bytes are copied */
+    /* clonefile(2) makes dst share src's blocks where the file system can clone (APFS). It fails with ENOTSUP
+     * where the file system does not support it and EXDEV where src and dst are on different volumes (xnu
+     * bsd/man/man2/clonefile.2, ERRORS; clonefile_internal in bsd/vfs/vfs_syscalls.c returns EXDEV when the
+     * two vnodes' mounts differ, EEXIST when dst is there), and then the bytes are copied */
     if (clonefile(src, dst, CLONE_NOFOLLOW) == 0) {
         *cloned = 1;
         *method = "clonefile";

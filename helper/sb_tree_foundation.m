@@ -3,8 +3,8 @@
  * file first, which is then renamed over the file's name: Foundation's atomic save), making missing folders with
  * NSFileManager; stat asks NSFileManager attributesOfItemAtPath:error:, list contentsOfDirectoryAtPath:error:,
  * read reads the file into NSData (uncached on Apple: NSDataReadingUncached), rename is moveItemAtPath:toPath:,
- * delete removeItemAtPath:, copy copyItemAtPath:toPath: (which clones on APFS; the engine cannot tell, so copies
- * are not counted as clones). sync each: NSFileHandle synchronizeFile after the save. One autorelease pool per
+ * delete removeItemAtPath:, copy copyItemAtPath:toPath: (Foundation is not open source: whether it clones is not
+ * known here, and the engine cannot tell, so its copies are not counted as clones). sync each: NSFileHandle synchronizeFile after the save. One autorelease pool per
  * operation; manual reference counting, so that it builds with Apple clang and with GCC's Objective-C. */
 #import <Foundation/Foundation.h>
 #include "sb_tree.h"

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..kinds import Kind, by_kind
 from ..table import Table
-from ..tree import TREE_PHASES
+from ..tree import TREE_PHASES, rate_unit
 from ..units import format_per_s, format_rate, format_size, in_flight_label, op_label
 from . import regression
 from .estimate import Estimate, bootstrap_medians, median_estimate
@@ -198,8 +198,7 @@ def label(key: PointKey) -> str:
 def rate_format(key: PointKey) -> Callable[[float | None], str]:
     """How a point's rate is written: bytes per second, or a tree's files (list: names) per second."""
     if key.kind == "tree":
-        what = "names" if key.op == "list" else "files"
-        return lambda v: format_per_s(v, what)
+        return lambda v: format_per_s(v, rate_unit(key.op))
     return format_rate
 
 

@@ -12,14 +12,13 @@ from typing import Any
 import numpy as np
 
 from ..table import Table
+from ..tree import rate_unit
 from . import rates
 from .estimate import Estimate
 from .histogram import HistogramError, LatencyHistogram
 
 LATENCY_QUANTILES = {"lat_p50_s": 0.5, "lat_p90_s": 0.9, "lat_p99_s": 0.99, "lat_p999_s": 0.999}
 MOVES_BYTES = ("create", "read", "copy")
-# what a phase counts: list reads folders and counts the names in them; the others handle files
-UNIT = {"list": "names"}
 
 # What each phase met, in words (between: none): metadata cannot be evicted file by file, so a phase after
 # create meets the folder entries and inodes the phases before it left in memory.
@@ -45,11 +44,6 @@ ENGINES = {
                   "POSIX path makes one create), folders, stat, listing, moves, removal and copies by "
                   "NSFileManager, reads into NSData; on one thread (on Linux: GNUstep Base, not Apple's code)",
 }
-
-
-def unit(phase: str) -> str:
-    """What a phase's rate counts per second: files, or names (list)."""
-    return UNIT.get(phase, "files")
 
 
 @dataclass(frozen=True)
@@ -92,7 +86,8 @@ class TreeResult:
     files: int | None                # files in the tree (None for list, which counts folders and names)
     tree_bytes: int
     sync: str                        # create: each | end | none
-    warm: str
+    warm: str                        # what the phase met, in words
+    metadata_warm: bool = False      # a phase after create that met what the phases before left in memory
     engine: str = "posix"            # posix, or foundation (a Mac app's calls)
     kind: str = "tree"
 
@@ -102,7 +97,7 @@ class TreeResult:
 
     @property
     def unit(self) -> str:
-        return unit(self.op)
+        return rate_unit(self.op)
 
     @property
     def best(self) -> TreePoint:
@@ -153,7 +148,7 @@ def tree_result(name: str, phase: str, rows: Table, resamples: int, seed: int, c
         seconds = rs.seconds
         entries = rs.col("entries").astype(float)
         rate = rates.pattern_rate(entries, seconds, resamples, seed, confidence, with_draws=False).rate
-        rate = Estimate(rate.estimate, rate.low, rate.high, rate.method.replace("throughput", f"{unit(phase)} per s"),
+        rate = Estimate(rate.estimate, rate.low, rate.high, rate.method.replace("throughput", f"{rate_unit(phase)} per s"),
                         rate.n)
         moved = None
         if phase in MOVES_BYTES:
@@ -173,14 +168,15 @@ def tree_result(name: str, phase: str, rows: Table, resamples: int, seed: int, c
             cloned=int(np.nanmax(cloned)) if phase == "copy" and np.isfinite(cloned).any() else None,
             copy_method=next((str(v) for v in rs.io_method if v), "") if phase == "copy" else ""))
     sync = str(rows.sync_used[0]) if phase == "create" and len(rows) else ""
-    dropped = rows.col("caches_dropped")
-    cold = len(rows) > 0 and all(bool(v) for v in dropped)
+    dropped = rows.col("caches_dropped").astype(float) == 1.0     # empty (unknown) is not dropped
+    cold = bool(len(rows)) and bool(dropped.all())
     warm = COLD if cold and phase != "create" else WARM[phase]
-    if not cold and any(bool(v) for v in dropped):
+    if not cold and dropped.any():
         warm = "some trials met caches dropped before the phase, others warm metadata: " + WARM[phase]
     return TreeResult(name=name, op=phase, measurements=rows, points=points,
                       files=int(np.median(rows.requests)) if phase != "list" and len(rows) else None,
                       tree_bytes=int(rows.size_bytes[0]) if len(rows) else 0, sync=sync, warm=warm,
+                      metadata_warm=phase != "create" and not dropped.any(),
                       engine=str(rows.engine[0]) if len(rows) else "posix")
 
 

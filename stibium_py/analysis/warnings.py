@@ -214,7 +214,7 @@ def _sustained_warnings(e: SustainedTestResult, add: Any) -> None:
 
 def _tree_warnings(e: Any, add: Callable[..., None]) -> None:
     label = f"{e.name} ({e.op})"
-    if e.op != "create" and e.warm.startswith("metadata warm"):
+    if e.metadata_warm:
         add("info", e.name, "the phases after create met the folder entries and inodes the phases before left in "
             "memory: metadata cannot be evicted file by file, so stat, list, rename and delete are warm-cache rates "
             "(a reboot or dropped caches would make them slower)",

@@ -9,6 +9,7 @@ from . import plot
 from ..analysis.estimate import ratio_text
 from ..analysis.comparison import Drawn, ManyRuns, PointRatio, SideFacts, TwoRuns
 from ..analysis.rates import label, rate_format
+from ..tree import rate_unit
 from ..kinds import by_kind
 from ..units import format_bytes, format_rate, format_size, in_flight_label
 from .figures import DENSITY_ABOVE_POINTS, density, layout
@@ -65,7 +66,7 @@ def _overlay_tree(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figu
         fig.add_trace(plot.Scatter(x=[p.key.threads for p in points],
                                    y=[getattr(p, f"rate_{side}_bytes_per_s") for p in points], mode="lines+markers",
                                    name=f"{side.upper()}: {esc(name)}", line={"color": COLORS[side]}))
-    what = "names" if op == "list" else "files"
+    what = rate_unit(op)
     return layout(fig, f"{test} {op}: {what} per second against threads, both runs", "threads", f"{what}/s")
 
 

@@ -12,6 +12,7 @@ from rich.table import Table
 from ..analysis.estimate import estimate_text
 from ..store import REPORT_HTML
 from ..analysis.rates import key_of, rate_format
+from ..tree import rate_unit
 from .figures import layout
 from .page import esc, figure, page, table
 from .terminal import notices
@@ -39,7 +40,7 @@ def _runs_figure(test: dict[str, Any]) -> plot.Figure:
         fig.add_hline(y=rate["estimate"], line_color="#d62728", annotation_text="across runs")
         if rate.get("low") is not None and rate.get("high") is not None:
             fig.add_hrect(y0=rate["low"], y1=rate["high"], fillcolor="#d62728", opacity=0.12, line_width=0)
-    unit = "bytes/s" if test.get("kind") != "tree" else "names/s" if test.get("op") == "list" else "files/s"
+    unit = "bytes/s" if test.get("kind") != "tree" else f"{rate_unit(str(test.get('op')))}/s"
     return layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run", unit)
 
 

@@ -4,6 +4,9 @@ only: every number comes from TreeResult."""
 
 from __future__ import annotations
 
+import math
+from typing import Callable
+
 from . import plot
 
 from ..analysis.estimate import estimate_text
@@ -13,7 +16,7 @@ from .figures import layout
 from .page import esc, figure, table
 
 
-def _per_s(e: TreeResult) -> object:
+def _per_s(e: TreeResult) -> Callable[[float | None], str]:
     return lambda v: format_per_s(v, e.unit)
 
 
@@ -74,9 +77,9 @@ def rates_figure(results: list[TreeResult]) -> plot.Figure:
         fig.add_trace(plot.Scatter(
             x=xs, y=ys, mode="lines+markers", name=esc(f"{e.op} ({e.unit}/s)"),
             error_y={"type": "data", "symmetric": False,
-                     "array": [max(p.rate.high - y, 0.0) if p.rate.high == p.rate.high else 0.0
+                     "array": [max(p.rate.high - y, 0.0) if math.isfinite(p.rate.high) else 0.0
                                for p, y in zip(e.points, ys)],
-                     "arrayminus": [max(y - p.rate.low, 0.0) if p.rate.low == p.rate.low else 0.0
+                     "arrayminus": [max(y - p.rate.low, 0.0) if math.isfinite(p.rate.low) else 0.0
                                     for p, y in zip(e.points, ys)]}))
     name = results[0].name if results else ""
     fig = layout(fig, f"{name}: files per second by phase against threads (median over trials and its interval)",
