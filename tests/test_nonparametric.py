@@ -127,3 +127,22 @@ def test_theil_sen_with_many_distinct_sizes_is_scipys(distinct):
     y = (2e-4 + x / 5e8) * np.exp(rng.normal(0, 0.05, len(x)))
     res = stats.theilslopes(y, x, method="joint")
     assert npm.theil_sen_joint(x, y) == (float(res.slope), float(res.intercept))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_selected_median_slope_is_the_median_of_every_slope(seed):
+    # above SELECT_ABOVE_PAIRS pairs the median slope is selected among the few near it: it is the very
+    # number np.median of every slope gives, ties (rounded times), outliers and groups of one included
+    rng = np.random.default_rng(seed)
+    sizes = np.geomspace(4096, 1 << 26, int(rng.integers(2, 30))).round()
+    x = np.concatenate([sizes[:1], rng.choice(sizes, int(rng.integers(1500, 5000)))])
+    y = 1e-4 + x / 2e8 + rng.normal(0, 1e-4, len(x))
+    if seed % 2:
+        y = np.round(y, 5)
+    y[rng.integers(0, len(x), len(x) // 10)] *= 30
+    values = np.unique(x)
+    groups = [y[x == v] for v in values]
+    every = np.concatenate([((groups[b][None, :] - groups[a][:, None]) / (values[b] - values[a])).ravel()
+                            for a in range(len(values)) for b in range(a + 1, len(values))])
+    assert len(every) > npm.SELECT_ABOVE_PAIRS
+    assert npm.theil_sen_joint(x, y)[0] == float(np.median(every))
