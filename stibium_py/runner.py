@@ -764,7 +764,11 @@ class Runner:
                   for o in pending if o.op == "read" and o.kind != "tree" and not o.bench_job} - set(self.run.memory_rates)
         if not shapes:
             return
-        found = memory.probe(self._helper_ok, self.work.path / memory.PROBE_FILE, shapes)
+        try:
+            found = memory.probe(self._helper_ok, self.work.path / memory.PROBE_FILE, shapes, lambda size: (
+                memory.probe_sync(sys.platform, size, memory.linux_background_bytes())))
+        finally:
+            self.work.unlink(memory.PROBE_FILE)     # at once: unsynced, it is never written back
         self.run = replace(self.run, memory_reads=(*self.run.memory_reads, *found))
         write_run_json(self.run_dir, self.run)
 

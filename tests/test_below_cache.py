@@ -248,3 +248,25 @@ def test_a_negative_fitted_latency_is_never_printed_as_a_latency(tmp_path):
     html = (run / "report.html")
     CliRunner().invoke(main, ["report", "--quiet", str(run)])
     assert "the table then shows the median time of the smallest size" in html.read_text()
+
+
+def test_the_memory_probe_is_synced_where_its_data_would_reach_the_device_anyway(tmp_path):
+    from stibium_py.memory import linux_background_bytes, probe_sync
+    size = CAP_BYTES
+    # Linux below the background threshold: never written back before its removal
+    assert probe_sync("linux", size, 2 << 30) == "none"
+    # at or above it, or where it is not known: synced before the tests
+    assert probe_sync("linux", size, size) == "fsync"
+    assert probe_sync("linux", size, None) == "fsync"
+    # macOS writes a sequential writer's clusters behind it (xnu vfs_cluster.c): always synced
+    assert probe_sync("darwin", size, 2 << 30) == "fsync"
+    vm = tmp_path / "vm"
+    vm.mkdir()
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:  2000000 kB\nMemAvailable:  1000000 kB\n")
+    (vm / "dirty_background_bytes").write_text("0\n")
+    (vm / "dirty_background_ratio").write_text("10\n")
+    assert linux_background_bytes(vm, meminfo) == 1000000 * 1024 // 10
+    (vm / "dirty_background_bytes").write_text("33554432\n")
+    assert linux_background_bytes(vm, meminfo) == 32 << 20
+    assert linux_background_bytes(tmp_path / "none", meminfo) is None

@@ -151,3 +151,28 @@ def test_resume_on_another_volume_is_refused_by_its_uuid(tmp_path, monkeypatch):
     assert str(e.value) == (f"the target {tmp_path / 't'} is on a different device than when the run started "
                             f"(volume 5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB then, 0F00BA44-0000-4000-8000-000000000000 "
                             f"now); mount the same disk there to resume, or start a new run")
+
+
+def test_the_memory_probes_file_is_gone_before_the_first_measurement(tmp_path, monkeypatch):
+    # unsynced where Linux would not write it back before its removal, and removed at once (memory.probe_sync)
+    from stibium_py import memory
+    monkeypatch.setattr(memory, "linux_background_bytes", lambda: 1 << 30)
+    monkeypatch.setattr("sys.platform", "linux")
+    helpers = FakeHelpers()
+    there: list[bool] = []          # at each helper call: is the probe's file there?
+    real_session = helpers.session
+
+    def session():
+        h = real_session()
+        real_call = h.call
+        h.call = lambda args, *a, **k: (there.append(any((tmp_path / "t").rglob(memory.PROBE_FILE))),
+                                        real_call(args, *a, **k))[1]
+        return h
+
+    helpers.session = session
+    start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), helpers)
+    calls = helpers.sessions[0].calls
+    probe_write = next(c for c in calls if c[0] == "write" and c[2].endswith(memory.PROBE_FILE))
+    assert probe_write[probe_write.index("--sync") + 1] == "none"
+    first_measured = next(i for i, c in enumerate(calls) if c[0] in ("read", "write") and "--latency" not in c)
+    assert there[calls.index(probe_write) + 1] and not any(there[first_measured:])
