@@ -146,3 +146,14 @@ def test_the_selected_median_slope_is_the_median_of_every_slope(seed):
                             for a in range(len(values)) for b in range(a + 1, len(values))])
     assert len(every) > npm.SELECT_ABOVE_PAIRS
     assert npm.theil_sen_joint(x, y)[0] == float(np.median(every))
+
+
+@pytest.mark.parametrize("n", [1601, 6400, 6401, 35715, 200_000])
+def test_the_binomial_sums_of_the_middle_are_the_whole_sums(n):
+    # p = 1/2: only the middle 20 sqrt(n) either side is summed; outside it every probability is 0.0
+    i = np.arange(n + 1)
+    lg = np.array([math.lgamma(v + 1) for v in range(n + 1)])
+    whole = np.cumsum(np.exp(lg[n] - lg - lg[::-1] + i * math.log(0.5) + (n - i) * math.log1p(-0.5)))
+    k = np.arange(-2, n + 3)
+    expected = np.where(k < 0, 0.0, np.where(k >= n, 1.0, whole[np.clip(k, 0, n)]))
+    assert np.array_equal(npm.binom_cdf(k, n, 0.5), expected)

@@ -12,7 +12,7 @@ beside this checkout). Rows:
   compare-10k                   `stibium compare` of two synthetic runs of 10k measurements each
 
 Every tree runs `python -m stibium_py` with PYTHONPATH set to it (its modules compiled first) and the
-installed helper (STIBIUM_HELPER), so only the Python differs. Goals (issue #30): the first four at most 0.3 s; run-quick at most 1.5x and 5 %;
+installed helper (STIBIUM_HELPER), so only the Python differs; the trees take turns, repeat by repeat. Goals (issue #30): the first four at most 0.3 s; run-quick at most 1.5x and 5 %;
 report-quick 1 s; report-100k 4 s; report-1m 10 s and 1 GB and 8 MB; compare-10k 5 s.
 
     PYTHONPATH=tests/bench python3 tests/bench/bench_user_waits.py [--tree DIR ...] [--repeat 5]
@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,14 +63,15 @@ def main() -> None:
             for side, seed, rate in (("ca", 1, 2e8), ("cb", 2, 3e8)):
                 (d / side).mkdir()
                 make_run(d / side, 10_000, False, seed=seed, rate_bytes_per_s=rate)
+        envs, commands = {}, {}
         for tree in trees:
             # compiled first, as an installed package is: a tree's modules would otherwise be compiled by
             # every command where the environment forbids writing bytecode (PYTHONDONTWRITEBYTECODE)
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "stibium_py")], check=True,
                            stdout=subprocess.DEVNULL)
-            env = {**os.environ, "PYTHONPATH": str(tree), "STIBIUM_HELPER": helper, "COLUMNS": "100"}
+            env = envs[tree] = {**os.environ, "PYTHONPATH": str(tree), "STIBIUM_HELPER": helper, "COLUMNS": "100"}
             py = [sys.executable, "-m", "stibium_py"]
-            commands = {
+            commands[tree] = {
                 "version": (py + ["--version"], env),
                 "plans": (py + ["plans"], env),
                 "plan-show": (py + ["plan", "show", "quick"], env),
@@ -80,39 +82,53 @@ def main() -> None:
                 "report-1m": (py + ["report", str(d / "r1m")], env),
                 "compare-10k": (py + ["compare", str(d / "ca"), str(d / "cb"), "--out", str(d / "c.html")], env),
             }
-            for row in rows:
-                if row in ("run-quick", "report-quick"):
-                    continue
-                times, peaks = zip(*(run_measured(*commands[row], d) for _ in range(a.repeat)))
-                extra = ""
-                if row.startswith("report-1"):
-                    extra = f"page {(d / ('r100k' if row == 'report-100k' else 'r1m') / 'report.html').stat().st_size / 1e6:.1f} MB"
+        # the trees take turns, repeat by repeat, so that a drift of the machine's speed falls on both alike
+        for row in rows:
+            if row in ("run-quick", "report-quick"):
+                continue
+            measured: dict[Path, list[tuple[float, float]]] = {t: [] for t in trees}
+            pages: dict[Path, float] = {}
+            for _ in range(a.repeat):
+                for tree in trees:
+                    measured[tree].append(run_measured(*commands[tree][row], d))
+                    if row.startswith("report-1"):
+                        pages[tree] = (d / ("r100k" if row == "report-100k" else "r1m") / "report.html").stat().st_size
+            for tree in trees:
+                times, peaks = zip(*measured[tree])
+                extra = f"page {pages[tree] / 1e6:.1f} MB" if tree in pages else ""
                 results[row][str(tree)] = (statistics.median(times), statistics.median(peaks) / 1e9, extra)
-            if "run-quick" in rows or "report-quick" in rows:
-                walls, ratios, outside, reports = [], [], [], []
-                for i in range(a.repeat):
+        if "run-quick" in rows or "report-quick" in rows:
+            quick: dict[Path, dict[str, list[Any]]] = {t: {"walls": [], "ratios": [], "outside": [], "reports": []}
+                                                       for t in trees}
+            for i in range(a.repeat):
+                for tree in trees:
+                    q = quick[tree]
                     out = d / f"q-{i}"
                     t0 = time.perf_counter()
-                    subprocess.run(py + ["run", "quick", "--target", str(d / "t"), "--out", str(out), "--quiet"],
-                                   env=env, cwd=d, check=True, stdout=subprocess.DEVNULL)
+                    subprocess.run([sys.executable, "-m", "stibium_py", "run", "quick", "--target", str(d / "t"),
+                                    "--out", str(out), "--quiet"], env=envs[tree], cwd=d, check=True,
+                                   stdout=subprocess.DEVNULL)
                     wall = time.perf_counter() - t0
                     run_dir = next(out.iterdir())
                     run = json.loads((run_dir / "run.json").read_text())
                     timed = float(np.sum(np.genfromtxt(run_dir / "measurements.csv", delimiter=",", names=True,
                                                        usecols=("seconds",), dtype=float)["seconds"]))
-                    walls.append(wall)
-                    ratios.append(wall / timed)
-                    outside.append(1 - timed / (run["ended_epoch_s"] - run["started_epoch_s"]))
+                    q["walls"].append(wall)
+                    q["ratios"].append(wall / timed)
+                    q["outside"].append(1 - timed / (run["ended_epoch_s"] - run["started_epoch_s"]))
                     if "report-quick" in rows:
-                        reports.append(run_measured(py + ["report", str(run_dir)], env, d))
+                        q["reports"].append(run_measured([sys.executable, "-m", "stibium_py", "report", str(run_dir)],
+                                                         envs[tree], d))
                     shutil.rmtree(out)
+            for tree in trees:
+                q = quick[tree]
                 if "run-quick" in rows:
-                    results["run-quick"][str(tree)] = (statistics.median(walls), float("nan"),
-                                                       f"{statistics.median(ratios):.2f}x the timed seconds, "
-                                                       f"{statistics.median(outside):.1%} outside")
-                if reports:
-                    results["report-quick"][str(tree)] = (statistics.median(t for t, _ in reports),
-                                                          statistics.median(p for _, p in reports) / 1e9, "")
+                    results["run-quick"][str(tree)] = (statistics.median(q["walls"]), float("nan"),
+                                                       f"{statistics.median(q['ratios']):.2f}x the timed seconds, "
+                                                       f"{statistics.median(q['outside']):.1%} outside")
+                if q["reports"]:
+                    results["report-quick"][str(tree)] = (statistics.median(t for t, _ in q["reports"]),
+                                                          statistics.median(p for _, p in q["reports"]) / 1e9, "")
         print(f"medians of {a.repeat}; seconds, peak GB" + "".join(f" | {t}" for t in trees))
         for row in rows:
             cells = [results[row].get(str(t)) for t in trees]
