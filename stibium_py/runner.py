@@ -22,9 +22,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
@@ -711,9 +712,17 @@ class Runner:
         return self._step_with(stopping, None)[0]
 
     def _step_with(self, stopping: tuple[str, str] | None, value: Any) -> tuple[tuple[str, str] | None, list[Any]]:
-        """_step, carrying this rank's value to every rank (every rank's, in rank order)."""
+        """_step, carrying this rank's value to every rank (every rank's, in rank order).
+
+        SIGINT waits for the end of the step: a step is a sequence of messages, and a rank that left one
+        half way and began the stopping step would wait for messages the others had already sent for the
+        first (rank 0 interrupted after some ranks' rows came in waited for them for ever). After the step
+        the interrupt is raised as it came, and the stopping step that follows is whole on every rank."""
         rows, self.outbox = self.outbox, []
-        verdict, values = self.crew.team.step(rows, stopping, self._receive, value)
+        with _sigint_after() as caught:
+            verdict, values = self.crew.team.step(rows, stopping, self._receive, value)
+        if caught:
+            raise KeyboardInterrupt
         if verdict is not None and stopping is None:
             raise Stopped(*verdict)
         return verdict, values
@@ -1151,6 +1160,22 @@ class _Temperature:
             self.value, _ = sysinfo.device_temperature_c(self.device)
             self.read_at = now
         return self.value
+
+
+@contextmanager
+def _sigint_after() -> Iterator[list[int]]:
+    """SIGINT noted, not raised, while the block runs (the caller raises it after); where no handler can
+    be set (not the main thread), the block runs as it is."""
+    caught: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    except ValueError:
+        yield caught
+        return
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _raise_interrupted(signum: int, frame: Any) -> None:

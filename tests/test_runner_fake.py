@@ -176,3 +176,28 @@ def test_the_memory_probes_file_is_gone_before_the_first_measurement(tmp_path, m
     assert probe_write[probe_write.index("--sync") + 1] == "none"
     first_measured = next(i for i, c in enumerate(calls) if c[0] in ("read", "write") and "--latency" not in c)
     assert there[calls.index(probe_write) + 1] and not any(there[first_measured:])
+
+
+def test_sigint_in_the_middle_of_a_step_waits_for_its_end(tmp_path):
+    # with many clients a step is a sequence of messages: a rank that left one half way and began the stopping
+    # step waited for ever for messages the others had sent for the first; SIGINT is raised after the step
+    import os
+    import signal
+    from stibium_py.runner import Crew, Runner
+
+    class HalfwayTeam:
+        rank, size = 0, 4
+        ended: list[str] = []
+
+        def step(self, rows, stopping, receive, value=None):
+            os.kill(os.getpid(), signal.SIGINT)       # the user's Ctrl-C, after some ranks' rows came in
+            self.ended.append("the rest of the step")
+            return None, [value] * self.size
+
+    runner = Runner.__new__(Runner)
+    runner.outbox = []
+    runner.crew = Crew(team=HalfwayTeam())
+    with pytest.raises(KeyboardInterrupt):
+        runner._step_with(None, None)
+    assert HalfwayTeam.ended == ["the rest of the step"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
