@@ -1164,9 +1164,13 @@ class _Temperature:
 
 @contextmanager
 def _sigint_after() -> Iterator[list[int]]:
-    """SIGINT noted, not raised, while the block runs (the caller raises it after); where no handler can
-    be set (not the main thread), the block runs as it is."""
+    """SIGINT noted, not raised, while the block runs (the caller raises it after). Only where SIGINT raises
+    KeyboardInterrupt: a process that ignores it (started with SIGINT ignored, as a shell's background job
+    is) goes on ignoring it, and where no handler can be set (not the main thread) the block runs as it is."""
     caught: list[int] = []
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield caught
+        return
     try:
         previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     except ValueError:

@@ -180,7 +180,8 @@ def test_the_memory_probes_file_is_gone_before_the_first_measurement(tmp_path, m
 
 def test_sigint_in_the_middle_of_a_step_waits_for_its_end(tmp_path):
     # with many clients a step is a sequence of messages: a rank that left one half way and began the stopping
-    # step waited for ever for messages the others had sent for the first; SIGINT is raised after the step
+    # step waited for ever for messages the others had sent for the first; SIGINT is raised after the step.
+    # The test sets SIGINT's disposition itself (a shell's background job inherits it ignored) and restores it.
     import os
     import signal
     from stibium_py.runner import Crew, Runner
@@ -197,7 +198,16 @@ def test_sigint_in_the_middle_of_a_step_waits_for_its_end(tmp_path):
     runner = Runner.__new__(Runner)
     runner.outbox = []
     runner.crew = Crew(team=HalfwayTeam())
-    with pytest.raises(KeyboardInterrupt):
-        runner._step_with(None, None)
-    assert HalfwayTeam.ended == ["the rest of the step"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner._step_with(None, None)
+        assert HalfwayTeam.ended == ["the rest of the step"]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        # a process that ignores SIGINT goes on ignoring it
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        assert runner._step_with(None, None) == (None, [None] * 4)
+        assert HalfwayTeam.ended == ["the rest of the step"] * 2
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, inherited)
