@@ -13,13 +13,12 @@ import numpy as np
 EXTENSION = ".dat"
 # a tree test's phases, in the order they run on each tree
 TREE_PHASES = ("create", "stat", "list", "read", "copy", "rename", "delete")
-COPY_FOLDER = "copy"
+COPY_FOLDER = "copy"          # the copy phase's copies: the tree again inside this folder of the tree
 
 
 def rate_unit(phase: str) -> str:
     """What a phase's rate counts per second: names (list reads folders and counts what they hold), else files."""
     return "names" if phase == "list" else "files"
-          # the copy phase's copies: the tree again inside this folder of the tree
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .estimate import Estimate, percentile_interval
-from .nonparametric import DENSE_ABOVE_GROUPS, norm_ppf, t_ppf, theil_sen_joint, tukey_biweight_line
+from .nonparametric import (DENSE_ABOVE_GROUPS, norm_ppf, pair_count, sorted_groups, t_ppf, theil_sen_joint,
+                            tukey_biweight_line)
 
 EXACT_SCIPY_MAX_POINTS = 5000
 # Fewer repeats per size than this and the bootstrap interval cannot be calibrated (simulation:
@@ -103,14 +104,12 @@ def _concordance(x: np.ndarray, y: np.ndarray) -> Callable[[float], float]:
     times less b x, so the pairs whose residual falls from a smaller size to a larger one are counted by a
     search of one sorted array in another, faster than scipy's tau and without its second of import; with
     many, scipy's tau-b."""
-    values, first = np.unique(x, return_index=True)
+    values, groups = sorted_groups(x, y)
     if len(values) > DENSE_ABOVE_GROUPS:
         from scipy import stats    # O(n log n) tau: a large fit's import, small beside its work
 
         return lambda b: float(stats.kendalltau(x, y - b * x).statistic)
-    bounds = [*first, len(x)]
-    groups = [np.sort(y[bounds[k]:bounds[k + 1]]) for k in range(len(values))]
-    pairs = (len(x) ** 2 - sum(len(g) ** 2 for g in groups)) // 2
+    pairs = pair_count(groups)
 
     def concordance(b: float) -> float:
         # pairs (smaller size, larger size) whose residual does not rise (slopes <= b): each size's
