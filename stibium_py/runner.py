@@ -22,10 +22,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
@@ -712,17 +711,10 @@ class Runner:
         return self._step_with(stopping, None)[0]
 
     def _step_with(self, stopping: tuple[str, str] | None, value: Any) -> tuple[tuple[str, str] | None, list[Any]]:
-        """_step, carrying this rank's value to every rank (every rank's, in rank order).
-
-        SIGINT waits for the end of the step: a step is a sequence of messages, and a rank that left one
-        half way and began the stopping step would wait for messages the others had already sent for the
-        first (rank 0 interrupted after some ranks' rows came in waited for them for ever). After the step
-        the interrupt is raised as it came, and the stopping step that follows is whole on every rank."""
+        """_step, carrying this rank's value to every rank (every rank's, in rank order). A SIGINT during the
+        step is raised at its end (team.py), so the stopping step that follows is whole on every rank."""
         rows, self.outbox = self.outbox, []
-        with _sigint_after() as caught:
-            verdict, values = self.crew.team.step(rows, stopping, self._receive, value)
-        if caught:
-            raise KeyboardInterrupt
+        verdict, values = self.crew.team.step(rows, stopping, self._receive, value)
         if verdict is not None and stopping is None:
             raise Stopped(*verdict)
         return verdict, values
@@ -1160,26 +1152,6 @@ class _Temperature:
             self.value, _ = sysinfo.device_temperature_c(self.device)
             self.read_at = now
         return self.value
-
-
-@contextmanager
-def _sigint_after() -> Iterator[list[int]]:
-    """SIGINT noted, not raised, while the block runs (the caller raises it after). Only where SIGINT raises
-    KeyboardInterrupt: a process that ignores it (started with SIGINT ignored, as a shell's background job
-    is) goes on ignoring it, and where no handler can be set (not the main thread) the block runs as it is."""
-    caught: list[int] = []
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield caught
-        return
-    try:
-        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    except ValueError:
-        yield caught
-        return
-    try:
-        yield caught
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _raise_interrupted(signum: int, frame: Any) -> None:

@@ -5,7 +5,9 @@ may start it.
 
 Every collective step here is made of point-to-point messages to and from rank 0, waited for in Python
 (`_poll`): a rank blocked in a C collective would not see SIGINT or SIGTERM until it returned, and a rank
-waiting for a dead peer would never return; polling lets every rank act on a signal at once.
+waiting for a dead peer would never return; polling lets every rank act on a signal at once. SIGINT (a
+user's Ctrl-C) waits for the end of the collective it lands in (`_whole`): a rank that left one half way and
+began the next (the stopping step) would wait for messages its peers had already sent for the first.
 
 Clocks: each rank's raw monotonic clock (the helper's) is placed on rank 0's by Cristian's method: the
 offset of the round trip with the shortest time, with half that time as its uncertainty (`clock_offset`).
@@ -13,12 +15,15 @@ offset of the round trip with the shortest time, with half that time as its unce
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
+import signal
 import socket
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
 from .errors import RunError
 
@@ -131,6 +136,43 @@ class Solo:
 
 _TAG_UP, _TAG_DOWN, _TAG_CLOCK = 71, 72, 73
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@contextmanager
+def sigint_after() -> Iterator[list[int]]:
+    """SIGINT noted, not raised, while the block runs (the caller raises it after). Only where SIGINT raises
+    KeyboardInterrupt: a process that ignores it (started with SIGINT ignored, as a shell's background job
+    is) goes on ignoring it; inside a block that already defers it (a collective made of others), and where
+    no handler can be set (not the main thread), the block runs as it is."""
+    caught: list[int] = []
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield caught
+        return
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    except ValueError:
+        yield caught
+        return
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _whole(collective: F) -> F:
+    """A collective run to its end on this rank before a SIGINT that came during it is raised: every message
+    of it is sent and received, so the step that follows (the stopping step) is whole on every rank. The
+    price: a Ctrl-C that lands while rank 0 waits takes effect when the slowest rank reaches the step."""
+    @functools.wraps(collective)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with sigint_after() as caught:
+            value = collective(*args, **kwargs)
+        if caught:
+            raise KeyboardInterrupt
+        return value
+    return run  # type: ignore[return-value]
+
 
 class MpiTeam:
     """The ranks of an MPI job (mpi4py's COMM_WORLD)."""
@@ -180,12 +222,15 @@ class MpiTeam:
         self._poll(lambda: True if all(q.test()[0] for q in requests) else None)
         return value
 
+    @_whole
     def share(self, value: Any) -> Any:
         return self._down(value)
 
+    @_whole
     def everyone(self, value: Any) -> list[Any]:
         return self._down(self._up(value))
 
+    @_whole
     def step(self, rows: list[Any], stopping: tuple[str, str] | None,
              receive: Callable[[list[list[Any]]], None], value: Any = None) -> tuple[tuple[str, str] | None, list[Any]]:
         got = self._up((rows, stopping, value))
@@ -195,6 +240,7 @@ class MpiTeam:
             found = verdict([s for _, s, _ in got]), [v for _, _, v in got]
         return self._down(found)
 
+    @_whole
     def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock] | None:
         same = self.share((self.host, boot_id)) == (self.host, boot_id) and boot_id is not None
         mine = None

@@ -140,3 +140,82 @@ def test_a_slow_client_is_a_straggler_and_even_ones_are_not(clients, detected, f
 
 def test_two_clients_have_no_odd_one_out():
     assert not stragglers(np.array([100e6, 50e6])).any()
+
+
+class _Sent:
+    def test(self):
+        return True, None
+
+
+class _Message:
+    def __init__(self, value):
+        self.value = value
+
+    def recv(self):
+        return self.value
+
+
+class _HalfwayComm:
+    """Rank 0 of two, as mpi4py's COMM_WORLD: the user's Ctrl-C comes while rank 0 waits for rank 1's rows
+    (its first look finds nothing); rank 1's rows come at the second."""
+
+    def __init__(self):
+        self.looks, self.sent = 0, []
+
+    def Get_rank(self):
+        return 0
+
+    def Get_size(self):
+        return 2
+
+    def improbe(self, source, tag):
+        import os
+        import signal
+        self.looks += 1
+        if self.looks == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            return None
+        return _Message((["rank 1's row"], None, None))
+
+    def isend(self, value, dest, tag):
+        self.sent.append((dest, value))
+        return _Sent()
+
+
+def test_a_sigint_in_the_middle_of_a_step_is_raised_at_its_end():
+    # a step is a sequence of messages: a rank that left one half way and began the stopping step waited for
+    # ever for messages the others had sent for the first. The test sets SIGINT's disposition itself (a
+    # shell's background job inherits it ignored) and restores it.
+    import signal
+    from stibium_py.team import MpiTeam
+    received = []
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        comm = _HalfwayComm()
+        with pytest.raises(KeyboardInterrupt):
+            MpiTeam(comm).step(["rank 0's row"], None, received.append)
+        assert received == [[["rank 0's row"], ["rank 1's row"]]]     # every rank's rows came in
+        assert comm.sent == [(1, (None, [None, None]))]                 # and rank 1 had its answer
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        # a process that ignores SIGINT goes on ignoring it: the step just ends
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        comm = _HalfwayComm()
+        assert MpiTeam(comm).step(["rank 0's row"], None, received.append) == (None, [None, None])
+        assert comm.sent == [(1, (None, [None, None]))]
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def test_a_sigint_in_a_collective_made_of_others_is_raised_once_at_the_end():
+    import signal
+    from stibium_py.team import MpiTeam
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        comm = _HalfwayComm()
+        with pytest.raises(KeyboardInterrupt):
+            MpiTeam(comm).everyone("rank 0's value")
+        assert comm.sent == [(1, ["rank 0's value", (["rank 1's row"], None, None)])]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, inherited)

@@ -176,38 +176,3 @@ def test_the_memory_probes_file_is_gone_before_the_first_measurement(tmp_path, m
     assert probe_write[probe_write.index("--sync") + 1] == "none"
     first_measured = next(i for i, c in enumerate(calls) if c[0] in ("read", "write") and "--latency" not in c)
     assert there[calls.index(probe_write) + 1] and not any(there[first_measured:])
-
-
-def test_sigint_in_the_middle_of_a_step_waits_for_its_end(tmp_path):
-    # with many clients a step is a sequence of messages: a rank that left one half way and began the stopping
-    # step waited for ever for messages the others had sent for the first; SIGINT is raised after the step.
-    # The test sets SIGINT's disposition itself (a shell's background job inherits it ignored) and restores it.
-    import os
-    import signal
-    from stibium_py.runner import Crew, Runner
-
-    class HalfwayTeam:
-        rank, size = 0, 4
-        ended: list[str] = []
-
-        def step(self, rows, stopping, receive, value=None):
-            os.kill(os.getpid(), signal.SIGINT)       # the user's Ctrl-C, after some ranks' rows came in
-            self.ended.append("the rest of the step")
-            return None, [value] * self.size
-
-    runner = Runner.__new__(Runner)
-    runner.outbox = []
-    runner.crew = Crew(team=HalfwayTeam())
-    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            runner._step_with(None, None)
-        assert HalfwayTeam.ended == ["the rest of the step"]
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        # a process that ignores SIGINT goes on ignoring it
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        assert runner._step_with(None, None) == (None, [None] * 4)
-        assert HalfwayTeam.ended == ["the rest of the step"] * 2
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGINT, inherited)
