@@ -113,7 +113,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         console.quiet = True       # rank 0 speaks for the run
     loaded = read_plan_once(team, plan)
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
-                         allow_nonempty=allow_nonempty)
+                         allow_nonempty=allow_nonempty, remove_beside_report=True)
     if dry_run and team.rank:
         return
     if dry_run:
@@ -125,7 +125,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         return
     finished = start_series(loaded, options, runs, console, team=team)
     if not team.rank:
-        _after_run(finished.path, finished.status, open_report)
+        _after_run(finished, open_report)
 
 
 @main.command()
@@ -140,23 +140,29 @@ def resume(run_dir: Path, open_report: bool) -> None:
     from .store import is_series
     from .team import join
     team = join()
+    options = RunOptions(remove_beside_report=True)
     if team.rank:
         console.quiet = True
-        finished = resume_run(run_dir, RunOptions(), console, team=team)   # rank 0 tells the others what
+        resume_run(run_dir, options, console, team=team)   # rank 0 tells the others what
         return
     _run_dir(run_dir)
     if is_series(run_dir):
-        finished = resume_series(run_dir, RunOptions(), console)
+        finished = resume_series(run_dir, options, console)
     else:
-        finished = resume_run(run_dir, RunOptions(), console, team=team)
-    _after_run(finished.path, finished.status, open_report)
+        finished = resume_run(run_dir, options, console, team=team)
+    _after_run(finished, open_report)
 
 
-def _after_run(run_dir: Path, status: str, open_report: bool) -> None:
-    if status == "complete":
-        from .publish import publish_report
-        publish_report(run_dir, console, open_report)
-    click.echo(f"run directory: {run_dir} ({status})")
+def _after_run(finished: Any, open_report: bool) -> None:
+    """The report of a complete run, built while its test files are removed (runner.Removal); the command
+    ends when both are done."""
+    try:
+        if finished.status == "complete":
+            from .publish import publish_report
+            publish_report(finished.path, console, open_report)
+    finally:
+        finished.wait_for_removal()
+    click.echo(f"run directory: {finished.path} ({finished.status})")
 
 
 def _run_dir(path: Path) -> None:

@@ -8,7 +8,8 @@ then the trials; each read trial meets an evicted file. A test by rounds stops a
 the first round that ends a steady window (analysis/steady.py). Per tree test: each trial at each thread
 count makes a tree of its own, its phases one helper call each, and the tree is removed when they are done
 (a resumed run makes a lost tree again, untimed). Test files live in a folder of their own inside the target
-(`stibium-<run>`); clean-up removes only the files the plan names there.
+(`stibium-<run>`); clean-up removes only the files the plan names there; after a complete run it may go on
+in the background while the caller builds the report (RunOptions.remove_beside_report).
 `resume` carries on from measurements.csv: completed operations are not repeated.
 """
 
@@ -21,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -67,6 +69,32 @@ class RunOptions:
     allow_nonempty: bool = False
     progress: bool = True
     run_name: str | None = None      # a run of a series: its fixed name inside out_dir (run-1, run-2, ...)
+    # a complete run's test files removed in the background, beside the caller's report (Finished.removal);
+    # the caller waits for it (Finished.wait_for_removal) before it ends or starts another run
+    remove_beside_report: bool = False
+
+
+class Removal:
+    """A complete run's test files being removed in a thread of their own. Unlinking is kernel work (a TRIM
+    where the file system is mounted with discard: about 0.5 s of a quick run here) that needs no Python,
+    so it goes on while the report is built; the run's status is written before it starts."""
+
+    def __init__(self, remove: Callable[[], None]):
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._remove, args=(remove,), name="stibium-removal")
+        self.thread.start()
+
+    def _remove(self, remove: Callable[[], None]) -> None:
+        try:
+            remove()
+        except BaseException as e:         # raised where the caller waits
+            self.error = e
+
+    def wait(self) -> None:
+        self.thread.join()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
 
 
 # ------------------------------------------------------------------ starting and resuming
@@ -77,6 +105,11 @@ class Finished:
 
     path: Path
     status: str
+    removal: Removal | None = None          # its test files still being removed (RunOptions.remove_beside_report)
+
+    def wait_for_removal(self) -> None:
+        if self.removal is not None:
+            self.removal.wait()
 
 
 @dataclass(frozen=True)
@@ -226,8 +259,8 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         if ORDERS[test.kind].wears_drive:
             console.print(f"[yellow]{test.name} wears the drive:[/] {format_bytes(test.files_bytes)} of real writes "
                           f"to its flash, without a pause")
-    status = Runner(run_dir, run, expanded, helpers, options.progress, console, crew).execute()
-    return Finished(run_dir, status)
+    return Runner(run_dir, run, expanded, helpers, options.progress, console, crew,
+                  options.remove_beside_report).finish_at(run_dir)
 
 
 def _bench_checked(expanded: Expanded, job_file: Callable[[str, str], Path] | None) -> dict[str, JobFile]:
@@ -371,19 +404,22 @@ def _run_series(series: Path, loaded: LoadedPlan, options: RunOptions, console: 
     """Start (or resume) every run of the series that is not complete, in order."""
     meta = read_series_json(series)
     status = "complete"
+    last = Finished(series, status)
     for i in range(1, meta.runs + 1):
         run_dir = series / f"run-{i}"
+        if (run_dir / "run.json").is_file() and read_run_json(run_dir).status == "complete":
+            continue
+        last.wait_for_removal()           # a run's files are gone before the next run measures
         if (run_dir / "run.json").is_file():
-            if read_run_json(run_dir).status == "complete":
-                continue
-            status = resume_run(run_dir, options, console, helper).status
+            last = resume_run(run_dir, options, console, helper)
         else:
             console.print(f"[bold]run {i} of {meta.runs}[/]")
-            status = start_run(loaded, replace(options, out_dir=series, run_name=f"run-{i}"), console, helper).status
+            last = start_run(loaded, replace(options, out_dir=series, run_name=f"run-{i}"), console, helper)
+        status = last.status
         if status != "complete":
             break
     write_series_json(series, replace(meta, status=status))
-    return Finished(series, status)
+    return Finished(series, status, last.removal)
 
 
 def resume_series(series: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None
@@ -414,9 +450,8 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: Hel
                   machine={**run.machine, "boot_id": sysinfo.boot_id()},
                   resumed_utc=(*run.resumed_utc, iso(utc_now())))
     write_run_json(run_dir, run)
-    status = Runner(run_dir, run, expanded, helper or CompiledHelper(_helper_path()), options.progress,
-                    console).execute()
-    return Finished(run_dir, status)
+    return Runner(run_dir, run, expanded, helper or CompiledHelper(_helper_path()), options.progress,
+                  console, None, options.remove_beside_report).finish_at(run_dir)
 
 
 def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None,
@@ -442,8 +477,8 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
     run = replace(run, status="running", pid=os.getpid(), machine={**run.machine, "boot_id": sysinfo.boot_id()},
                   resumed_utc=(*run.resumed_utc, iso(utc_now())), clients=crew.record(run.clients))
     write_run_json(run_dir, run)
-    status = Runner(run_dir, run, expanded, helpers, options.progress, console, crew).execute()
-    return Finished(run_dir, status)
+    return Runner(run_dir, run, expanded, helpers, options.progress, console, crew,
+                  options.remove_beside_report).finish_at(run_dir)
 
 
 def _resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
@@ -568,8 +603,10 @@ class Runner:
     """The run order and the resume state: which operations are done, what comes next, the status."""
 
     def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory,
-                 progress: bool, console: Console, crew: "Crew | None" = None):
+                 progress: bool, console: Console, crew: "Crew | None" = None, remove_beside_report: bool = False):
         self.crew = crew or Crew()
+        self.remove_beside_report = remove_beside_report
+        self.removal: Removal | None = None
         self.place = self.crew.place
         self.tests = {t.name: t for t in expanded.tests}
         self.outbox: list[Measurement] = []      # many clients: this step's rows, sent at the next step
@@ -687,19 +724,31 @@ class Runner:
                 self.outbox = []
         self._finish(status, reason)
 
+    def finish_at(self, run_dir: Path) -> Finished:
+        """The run executed: where it is, how it ended, and its files' removal where that goes on."""
+        status = self.execute()
+        return Finished(run_dir, status, self.removal)
+
     def _finish(self, status: str, stopped_by: str | None = None) -> None:
-        """Rank 0 (the only one with one client): the test files of every rank removed, the status written."""
+        """Rank 0 (the only one with one client): the test files of every rank removed (after a complete run,
+        in the background where the caller builds a report beside it), the status written."""
         if not self.crew.leads:
             return
         self.work.unlink(memory.PROBE_FILE)    # the memory probe's file is not the user's to keep
-        if status != "waiting-for-reboot" and not self.run.keep_files:
-            for test in self.expanded.tests:
-                self.work.remove_files(self.place.files(test))
-            self.work.remove()
+        later = status == "complete" and self.remove_beside_report
+        if status != "waiting-for-reboot" and not self.run.keep_files and not later:
+            self._remove_test_files()
         self.run = replace(self.run, status=status, ended_epoch_s=time.time(),
                            ended_utc=iso(utc_now()) if status != "running" else None,
                            stopped_by=stopped_by if status in ("interrupted", "failed") else None)
         write_run_json(self.run_dir, self.run)
+        if later and not self.run.keep_files:
+            self.removal = Removal(self._remove_test_files)
+
+    def _remove_test_files(self) -> None:
+        for test in self.expanded.tests:
+            self.work.remove_files(self.place.files(test))
+        self.work.remove()
 
     # -- many clients
     def _step(self, stopping: tuple[str, str] | None = None) -> tuple[str, str] | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from rich.console import Console
 
@@ -176,3 +178,59 @@ def test_the_memory_probes_file_is_gone_before_the_first_measurement(tmp_path, m
     assert probe_write[probe_write.index("--sync") + 1] == "none"
     first_measured = next(i for i, c in enumerate(calls) if c[0] in ("read", "write") and "--latency" not in c)
     assert there[calls.index(probe_write) + 1] and not any(there[first_measured:])
+
+
+def test_beside_a_report_the_files_are_removed_after_the_status_is_written(tmp_path, monkeypatch):
+    # the command builds the report while a complete run's test files are removed (runner.Removal)
+    from stibium_py import runner
+    seen: list[tuple[str, bool]] = []       # when the removal starts: run.json's status, the test folder there?
+
+    class Watched(runner.Removal):
+        def __init__(self, remove):
+            run_dir = next((tmp_path / "r").iterdir())
+            seen.append((read_run_json(run_dir).status, any((tmp_path / "t").iterdir())))
+            super().__init__(remove)
+
+    monkeypatch.setattr(runner, "Removal", Watched)
+    finished = start_run(_plan(tmp_path), replace(_options(tmp_path), remove_beside_report=True),
+                         Console(quiet=True), FakeHelpers())
+    finished.wait_for_removal()
+    assert seen == [("complete", True)]
+    assert list((tmp_path / "t").iterdir()) == []
+
+
+def test_a_removal_that_fails_is_raised_where_the_caller_waits(tmp_path, monkeypatch):
+    from stibium_py.workdir import WorkDir
+
+    def refused(self, names):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(WorkDir, "remove_files", refused)
+    finished = start_run(_plan(tmp_path), replace(_options(tmp_path), remove_beside_report=True),
+                         Console(quiet=True), FakeHelpers())
+    assert finished.status == "complete"
+    with pytest.raises(PermissionError):
+        finished.wait_for_removal()
+    finished.wait_for_removal()             # raised once
+
+
+def test_in_a_series_a_runs_files_are_gone_before_the_next_run_measures(tmp_path, monkeypatch):
+    import time
+    from stibium_py import runner
+    from stibium_py.runner import start_series
+
+    class Slow(runner.Removal):             # a removal still going on when the next run could begin
+        def __init__(self, remove):
+            super().__init__(lambda: (time.sleep(0.3), remove()))
+
+    monkeypatch.setattr(runner, "Removal", Slow)
+    helpers = FakeHelpers()
+    folders: list[int] = []                 # at each session's start: how many test folders in the target
+    real_session = helpers.session
+    helpers.session = lambda: (folders.append(len(list((tmp_path / "t").iterdir()))), real_session())[1]
+    finished = start_series(_plan(tmp_path), replace(_options(tmp_path), remove_beside_report=True), 2,
+                            Console(quiet=True), helpers)
+    assert finished.status == "complete" and finished.removal is not None
+    finished.wait_for_removal()
+    assert folders == [1, 1]                # each run's own folder only
+    assert list((tmp_path / "t").iterdir()) == []

@@ -4,8 +4,10 @@ beside this checkout). Rows:
 
   version, plans, plan-show     `stibium --version`, `stibium plans`, `stibium plan show quick`
   completion                    one shell-completion TAB (`stibium run qu<TAB>`)
-  run-quick                     `stibium run quick`: its wall time against the seconds it measured, and the
-                                share of the run phase (run.json's start to end) outside the timed intervals
+  run-quick                     `stibium run quick`: its wall time against the seconds it measured, the
+                                share of the run phase (run.json's start to end) outside the timed intervals,
+                                and the seconds after it (the report, and the removal of the test files where
+                                it goes on beside the report)
   report-quick                  `stibium report` of that quick run
   report-100k, report-1m        `stibium report` of synthetic runs of 100k and 1M measurements (writes and
                                 reads of 14 sizes, bench_analysis.make_run), with the page's size
@@ -98,7 +100,8 @@ def main() -> None:
                 extra = f"page {pages[tree] / 1e6:.1f} MB" if tree in pages else ""
                 results[row][str(tree)] = (statistics.median(times), statistics.median(peaks) / 1e9, extra)
         if "run-quick" in rows or "report-quick" in rows:
-            quick: dict[Path, dict[str, list[Any]]] = {t: {"walls": [], "ratios": [], "outside": [], "reports": []}
+            quick: dict[Path, dict[str, list[Any]]] = {t: {"walls": [], "ratios": [], "outside": [], "after": [],
+                                                           "reports": []}
                                                        for t in trees}
             for i in range(a.repeat):
                 for tree in trees:
@@ -109,6 +112,7 @@ def main() -> None:
                                     "--out", str(out), "--quiet"], env=envs[tree], cwd=d, check=True,
                                    stdout=subprocess.DEVNULL)
                     wall = time.perf_counter() - t0
+                    ended = time.time()
                     run_dir = next(out.iterdir())
                     run = json.loads((run_dir / "run.json").read_text())
                     timed = float(np.sum(np.genfromtxt(run_dir / "measurements.csv", delimiter=",", names=True,
@@ -116,6 +120,7 @@ def main() -> None:
                     q["walls"].append(wall)
                     q["ratios"].append(wall / timed)
                     q["outside"].append(1 - timed / (run["ended_epoch_s"] - run["started_epoch_s"]))
+                    q["after"].append(ended - run["ended_epoch_s"])
                     if "report-quick" in rows:
                         q["reports"].append(run_measured([sys.executable, "-m", "stibium_py", "report", str(run_dir)],
                                                          envs[tree], d))
@@ -125,7 +130,8 @@ def main() -> None:
                 if "run-quick" in rows:
                     results["run-quick"][str(tree)] = (statistics.median(q["walls"]), float("nan"),
                                                        f"{statistics.median(q['ratios']):.2f}x the timed seconds, "
-                                                       f"{statistics.median(q['outside']):.1%} outside")
+                                                       f"{statistics.median(q['outside']):.1%} outside, "
+                                                       f"{statistics.median(q['after']):.2f} s after")
                 if q["reports"]:
                     results["report-quick"][str(tree)] = (statistics.median(t for t, _ in q["reports"]),
                                                           statistics.median(p for _, p in q["reports"]) / 1e9, "")
