@@ -28,7 +28,8 @@ int sb_sync_fd(int fd, int full, const char **used, sb_err *err);
 /* Drop a file's cached pages in [offset, offset+len) (len 0: to the end), after syncing it.
  * fd must be open for reading (Apple maps the file; xnu refuses PROT_READ on a write-only fd). */
 int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err);
-/* Fraction of the file's pages resident in the page cache, or -1 with err. */
+/* Fraction of the file's pages resident in the page cache, or -1 with err: 0 at once where
+ * cachestat counts no cached page, else mincore's count. */
 double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err);
 /* Page-cache counts of the whole file from cachestat(2) (Linux 6.5+): 0, or -1 where the kernel
  * lacks it (then mincore alone answers). */

@@ -133,6 +133,22 @@ def test_direct_write_leaves_nothing_cached_and_direct_read_sees_residency_zero(
     assert res["resident"] <= 1 / res["pages"]  # at most the buffered tail's page
 
 
+def test_a_file_with_a_few_pages_cached_is_counted_page_by_page(helper, disk_dir):
+    # an uncached file's residency is 0 at once where cachestat counts no page (no mincore over a large file);
+    # one cached page is enough for mincore's count, which the kernel's own count matches
+    path = disk_dir / "p.bin"
+    rc, w, _ = run_helper(helper, "write", "--path", str(path), "--bytes", "8MiB", "--granularity", "1MiB")
+    assert rc == 0 and w["direct_honoured"] is True
+    _, res, _ = run_helper(helper, "residency", "--path", str(path))
+    assert res["resident"] == 0 and res["pages"] == 8 * KiB * KiB // os.sysconf("SC_PAGESIZE")
+    with open(path, "rb") as f:                  # a buffered 4 KiB read: that page and the readahead's
+        f.read(4 * KiB)
+    _, res, _ = run_helper(helper, "residency", "--path", str(path))
+    assert 0 < res["resident_pages"] < res["pages"]
+    if "resident_cachestat_pages" in res:
+        assert res["resident_cachestat_pages"] == res["resident_pages"]
+
+
 def _random_4k_reads(helper, path: Path) -> dict:
     """The answer of 256 random 4 KiB reads of a laid-out 1 MiB file."""
     _layout(helper, path, "1MiB")
