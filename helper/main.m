@@ -566,7 +566,9 @@ static int sb_open_existing(sb_args *a, NSMutableDictionary *out, int *fd)
     return SB_OK;
 }
 
-static int sb_put_residency(int fd, NSMutableDictionary *out, NSString *key, sb_err *err)
+/* The residency under key (sb_residency_fd), with cachestat's dirty pages where it answers; the residency
+ * command adds mincore's count (key_mincore_pages) as a second witness of cachestat's. */
+static int sb_put_residency(int fd, NSMutableDictionary *out, NSString *key, int witness, sb_err *err)
 {
     uint64_t pages, resident;
     double fraction = sb_residency_fd(fd, &pages, &resident, err);
@@ -579,6 +581,11 @@ static int sb_put_residency(int fd, NSMutableDictionary *out, NSString *key, sb_
     if (sb_cachestat_fd(fd, &cached, &dirty) == 0) {
         [out setObject:sb_u64(cached) forKey:[key stringByAppendingString:@"_cachestat_pages"]];
         [out setObject:sb_u64(dirty) forKey:[key stringByAppendingString:@"_cachestat_dirty_pages"]];
+        uint64_t mapped_pages, mapped_resident;
+        if (witness && sb_mincore_fd(fd, &mapped_pages, &mapped_resident, err) < 0)
+            return -1;
+        if (witness)
+            [out setObject:sb_u64(mapped_resident) forKey:[key stringByAppendingString:@"_mincore_pages"]];
     }
     return 0;
 }
@@ -592,16 +599,16 @@ static int sb_cmd_cache(sb_args *a, NSMutableDictionary *out)
     sb_err err;
     int evict = strcmp(a->command, "evict") == 0;
     uint64_t probe_cached, probe_dirty;
-    [out setObject:(sb_cachestat_fd(fd, &probe_cached, &probe_dirty) == 0 ? @"mincore+cachestat" : @"mincore")
+    [out setObject:(sb_cachestat_fd(fd, &probe_cached, &probe_dirty) == 0 ? @"cachestat" : @"mincore")
             forKey:@"residency_method"];
-    if (sb_put_residency(fd, out, evict ? @"resident_before" : @"resident", &err) != 0)
+    if (sb_put_residency(fd, out, evict ? @"resident_before" : @"resident", !evict, &err) != 0)
         goto failed;
     if (evict) {
         uint64_t t0 = sb_now_ns();
         if (sb_evict_fd(fd, 0, 0, &err) != 0)
             goto failed;
         [out setObject:sb_dbl(sb_s(sb_now_ns() - t0)) forKey:@"seconds"];
-        if (sb_put_residency(fd, out, @"resident_after", &err) != 0)
+        if (sb_put_residency(fd, out, @"resident_after", 0, &err) != 0)
             goto failed;
     }
     close(fd);

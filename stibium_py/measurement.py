@@ -181,7 +181,7 @@ DESCRIPTIONS = {
     "bytes": "bytes moved by the measurement (0 for a failed one)",
     "seconds": "the timed interval: open to close, the requests and, for writes, the sync; empty when it failed",
     "started_s": "when the runner sent the operation, seconds since the run began",
-    "resident_before": "fraction of the file in the page cache just before a read (cachestat where it counts none, else mincore); empty where unknown",
+    "resident_before": "fraction of the file in the page cache just before a read (cachestat, or mincore where the kernel lacks it); empty where unknown",
     "engine": "the engine that ran: direct, buffered or foundation (app runs as one of them); tree tests: posix or "
               "foundation",
     "lat_p50_s": "median per-request latency (the helper's bounded histogram)",
