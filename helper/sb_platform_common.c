@@ -11,17 +11,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-double sb_mincore_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
+/* The file's size in bytes and in pages (rounded up); -1 with err where fstat fails. */
+static int sb_file_pages(int fd, size_t *size, size_t *pages, sb_err *err)
 {
     struct stat st;
-    *pages = *resident = 0;
     if (fstat(fd, &st) != 0)
-        return sb_fail(err, errno, "fstat: %s", strerror(errno)), -1.0;
-    if (st.st_size == 0)
+        return sb_fail(err, errno, "fstat: %s", strerror(errno));
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *size = (size_t)st.st_size;
+    *pages = (*size + page - 1) / page;
+    return 0;
+}
+
+double sb_mincore_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
+{
+    size_t size, n;
+    *pages = *resident = 0;
+    if (sb_file_pages(fd, &size, &n, err) != 0)
+        return -1.0;
+    if (size == 0)
         return 0.0;
-    long page = sysconf(_SC_PAGESIZE);
-    size_t n = ((size_t)st.st_size + (size_t)page - 1) / (size_t)page;
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED)
         return sb_fail(err, errno, "mmap for residency: %s", strerror(errno)), -1.0;
 #ifdef __APPLE__
@@ -30,12 +40,12 @@ double sb_mincore_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
     unsigned char *vec = malloc(n);
 #endif
     if (!vec) {
-        munmap(map, (size_t)st.st_size);
+        munmap(map, size);
         return sb_fail(err, ENOMEM, "cannot allocate the residency vector"), -1.0;
     }
-    int rc = mincore(map, (size_t)st.st_size, vec);
+    int rc = mincore(map, size, vec);
     int saved = errno;
-    munmap(map, (size_t)st.st_size);
+    munmap(map, size);
     if (rc != 0) {
         free(vec);
         return sb_fail(err, saved, "mincore: %s", strerror(saved)), -1.0;
@@ -52,16 +62,15 @@ double sb_mincore_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
 double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
 {
     uint64_t cached, dirty;
+    size_t size, n;
     if (sb_cachestat_fd(fd, &cached, &dirty) != 0)
         return sb_mincore_fd(fd, pages, resident, err);
-    struct stat st;
     *pages = *resident = 0;
-    if (fstat(fd, &st) != 0)
-        return sb_fail(err, errno, "fstat: %s", strerror(errno)), -1.0;
-    if (st.st_size == 0)
+    if (sb_file_pages(fd, &size, &n, err) != 0)
+        return -1.0;
+    if (size == 0)
         return 0.0;
-    long page = sysconf(_SC_PAGESIZE);
-    *pages = ((uint64_t)st.st_size + (uint64_t)page - 1) / (uint64_t)page;
-    *resident = cached < *pages ? cached : *pages;
-    return (double)*resident / (double)*pages;
+    *pages = n;
+    *resident = cached < n ? cached : n;
+    return (double)*resident / (double)n;
 }
