@@ -103,7 +103,53 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(_finite(data), indent=2, sort_keys=False, default=str, allow_nan=False) + "\n")
+    write_text_atomic(path, json_text(data))
+
+
+def json_text(data: Any) -> str:
+    """data as JSON: containers that hold containers indented, one member a line, and a container of plain
+    values (a point, a list of rates) on one line, written by json's C encoder. Indenting every value made
+    json use its Python encoder: 0.52 s against 0.17 s for the 7 MB summary of a million measurements, and
+    the file one line per number. NaN and infinities are null (JSON has none); other values as json gives
+    them, unknown ones as str."""
+    parts: list[str] = []
+    _json_into(data, "\n", parts)
+    parts.append("\n")
+    return "".join(parts)
+
+
+def _json_into(node: Any, pad: str, out: list[str]) -> None:
+    if isinstance(node, dict) and any(_nests(v) for v in node.values()):
+        inner = pad + "  "
+        out.append("{")
+        for i, (key, value) in enumerate(node.items()):
+            out.append(f"{',' if i else ''}{inner}{_json_key(key)}: ")
+            _json_into(value, inner, out)
+        out.append(pad + "}")
+    elif isinstance(node, (list, tuple)) and any(_nests(v) for v in node):
+        inner = pad + "  "
+        out.append("[")
+        for i, value in enumerate(node):
+            out.append(f"{',' if i else ''}{inner}")
+            _json_into(value, inner, out)
+        out.append(pad + "]")
+    else:
+        try:
+            out.append(_ENCODER.encode(node))
+        except ValueError:        # a NaN or an infinity somewhere inside
+            out.append(_ENCODER.encode(_finite(node)))
+
+
+_ENCODER = json.JSONEncoder(default=str, allow_nan=False)     # one for every value: json.dumps makes one a call
+
+
+def _nests(value: Any) -> bool:
+    return isinstance(value, (dict, list, tuple)) and len(value) > 0
+
+
+def _json_key(key: Any) -> str:
+    """A key as json writes it: a str as is, a number, bool or None as its JSON text in quotes."""
+    return json.dumps(key if isinstance(key, str) else json.dumps(key))
 
 
 def read_run_json(run_dir: Path) -> RunRecord:

@@ -201,3 +201,23 @@ def test_series_json_is_a_typed_record_that_keeps_newer_keys():
     assert str(e.value) == "s/series.json: its runs is missing or damaged; restore it from a copy of the series"
     with pytest.raises(RecordError, match="not a stibium-series/1 file"):
         SeriesRecord.from_json({"format": "stibium-run/2"}, "series.json")
+
+
+def test_json_files_hold_the_same_values_with_plain_containers_on_one_line():
+    import math
+    from stibium_py.store import json_text
+    data = {"format": "x", "settings": {"seed": 1, "ceiling": math.inf},
+            "tests": [{"name": "files", "points": [{"seq": 3, "rate": 1.5, "file": "a/b"}, {"seq": 4, "rate": math.nan}],
+                       "empty": [], "nothing": {}, "pair": (1, 2), "by_seq": {7: "seven", None: 0, True: 1, 2.5: "x"},
+                       "where": Path("/t"), "runs": {1: {"a": [1]}, None: {"b": {}}}}]}
+    text = json_text(data)
+    expected = json.dumps({"format": "x", "settings": {"seed": 1, "ceiling": None},
+                           "tests": [{"name": "files", "points": [{"seq": 3, "rate": 1.5, "file": "a/b"},
+                                                                  {"seq": 4, "rate": None}],
+                                      "empty": [], "nothing": {}, "pair": [1, 2],
+                                      "by_seq": {7: "seven", None: 0, True: 1, 2.5: "x"}, "where": "/t",
+                                      "runs": {1: {"a": [1]}, None: {"b": {}}}}]})
+    assert json.loads(text) == json.loads(expected)
+    lines = text.splitlines()
+    assert '      "points": [' in lines and '        {"seq": 3, "rate": 1.5, "file": "a/b"},' in lines
+    assert '  "settings": {"seed": 1, "ceiling": null},' in lines and text.endswith("}\n")

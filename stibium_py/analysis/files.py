@@ -6,6 +6,7 @@ view recomputes anything."""
 
 from __future__ import annotations
 
+import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -148,10 +149,19 @@ class FilesResult:
         return s if math.isfinite(s) else None
 
     def flagged(self, which: str) -> list[int]:
-        """Indexes of the measurements of one class: 'outlier', or a cache kind."""
-        if which == "outlier":
-            return np.flatnonzero(self.outlier_class != "").tolist()
-        return np.flatnonzero(self.cache_kind == which).tolist()
+        """Indexes of the measurements of one class: 'outlier', or a cache kind (a copy: the caller's to keep)."""
+        return list(self._classes.get(which, ()))
+
+    @functools.cached_property
+    def _classes(self) -> dict[str, list[int]]:
+        """The indexes of every class, found in one pass over the measurements (the views and the summary ask
+        for them some 20 times a result: 5 ms each at 500,000 measurements, compared one by one)."""
+        out: dict[str, list[int]] = {"outlier": np.flatnonzero(self.outlier_class != "").tolist()}
+        fast = np.flatnonzero(self.cache_kind != "")
+        kinds = self.cache_kind[fast]
+        for kind in set(kinds.tolist()):
+            out[str(kind)] = fast[kinds == kind].tolist()
+        return out
 
     @property
     def outliers(self) -> list[int]:

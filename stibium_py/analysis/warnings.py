@@ -50,7 +50,7 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
     layers = Stack.from_json((target_facts or {}).get("stack"))
     not_honoured = rows.direct_honoured == 0.0
     reasons = rows.cached_reason
-    fs_caches = any(not reasons[k] for k in np.flatnonzero(not_honoured)) or any(r == FS_CACHES_REASON for r in reasons)
+    fs_caches = any(not reasons[k] for k in np.flatnonzero(not_honoured)) or bool(np.any(reasons == FS_CACHES_REASON))
     if fs_caches:
         add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
             "these are memory speeds, not the device's: choose a target on a disk-backed file system")

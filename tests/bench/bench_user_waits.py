@@ -14,11 +14,12 @@ beside this checkout). Rows:
   compare-10k                   `stibium compare` of two synthetic runs of 10k measurements each
 
 Every tree runs `python -m stibium_py` with PYTHONPATH set to it (its modules compiled first) and the
-installed helper (STIBIUM_HELPER), so only the Python differs; the trees take turns, repeat by repeat. Goals (issue #30): the first four at most 0.3 s; run-quick at most 1.5x and 5 %;
+installed helper (STIBIUM_HELPER), so only the Python differs, unless --helper gives each tree its own (in
+the order of the trees: an older build kept aside, to measure a change of the helper too); the trees take turns, repeat by repeat. Goals (issue #30): the first four at most 0.3 s; run-quick at most 1.5x and 5 %;
 report-quick 1 s; report-100k 4 s; report-1m 10 s and 1 GB and 8 MB; compare-10k 5 s.
 
     PYTHONPATH=tests/bench python3 tests/bench/bench_user_waits.py [--tree DIR ...] [--repeat 5]
-        [--rows version,plans,...] [--dir DIR]"""
+        [--rows version,plans,...] [--dir DIR] [--helper PATH ...]"""
 
 from __future__ import annotations
 
@@ -49,11 +50,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--rows", default=",".join(ROWS))
     ap.add_argument("--dir", help="where the runs and test files go (default /var/tmp)")
+    ap.add_argument("--helper", action="append", help="the helper each tree runs, in the order of --tree "
+                    "(default: the installed one for every tree)")
     a = ap.parse_args()
     trees = [Path(t).resolve() for t in (a.tree or [Path(__file__).resolve().parents[2]])]
     rows = a.rows.split(",")
     d = scratch(a.dir)
-    helper = str(find_helper())
+    helpers = dict(zip(trees, a.helper or [str(find_helper())] * len(trees), strict=True))
     results: dict[str, dict[str, tuple[float, float, str]]] = {r: {} for r in rows}
     try:
         if any(r.startswith("report-1") or r == "compare-10k" for r in rows):
@@ -71,7 +74,8 @@ def main() -> None:
             # every command where the environment forbids writing bytecode (PYTHONDONTWRITEBYTECODE)
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "stibium_py")], check=True,
                            stdout=subprocess.DEVNULL)
-            env = envs[tree] = {**os.environ, "PYTHONPATH": str(tree), "STIBIUM_HELPER": helper, "COLUMNS": "100"}
+            env = envs[tree] = {**os.environ, "PYTHONPATH": str(tree), "STIBIUM_HELPER": helpers[tree],
+                                       "COLUMNS": "100"}
             py = [sys.executable, "-m", "stibium_py"]
             commands[tree] = {
                 "version": (py + ["--version"], env),
