@@ -84,6 +84,10 @@ class Table:
         at = int(k) if self._index is None else int(self._index[k])
         return _value(name, self._cols[name][at])
 
+    def values(self, name: str) -> list[Any]:
+        """One field of every measurement, as the record holds it (value, column by column)."""
+        return [_value(name, v) for v in self.col(name).tolist()]
+
     def rows(self) -> list[Measurement]:
         return [self.row(k) for k in range(self._n)]
 
