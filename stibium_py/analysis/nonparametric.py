@@ -410,7 +410,10 @@ def tukey_biweight_line(x: np.ndarray, y: np.ndarray, intercept: float, slope: f
         return params, resid, float(np.dot(wresid, wresid) / df)
 
     def deviance(resid: np.ndarray, fit_scale: float) -> float:
-        return float(_biweight_rho(resid / fit_scale).sum())
+        # a line through every point has no residual variance: 0/0 here, a NaN deviance that ends the loop
+        # (as in statsmodels), without numpy's warning about it
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(_biweight_rho(resid / fit_scale).sum())
 
     params, resid, fit_scale = results(np.array([intercept, slope], dtype=float), 1.0)
     scale = float(np.median(np.abs(resid - 0.0) / MAD_NORMAL))
