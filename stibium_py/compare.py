@@ -6,8 +6,6 @@ where it is written."""
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
 from .table import Table
 from .pipeline import load_run as load_run_dir
+from .pool import process_pool
 from .record import RunRecord
 from .store import RunDirError, is_series, series_run_dirs
 
@@ -156,7 +155,7 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
     below_a, below_b = (below.point_shares({k: side_points[k] for k in matched}, _memory_rates(side))
                         for side, side_points in ((a, ga), (b, gb)))
     # every run's bootstrap of every matched point is independent: one process per core
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with process_pool() as pool:
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
                                 [(run.path.name, _renamed(by_point(run.rows), renames)) for run in b.runs], matched,
                                 settings, pool)

@@ -4,8 +4,6 @@ beyond their own intervals (analysis/runs.py). Written to the series folder as s
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,7 @@ from .analysis.rates import by_point, draws_per_run, key_json, label
 from .analysis.settings import SERIES, Settings
 from .analysis.sustained import sustained_results
 from .compare import Side, load_run
+from .pool import process_pool
 from .store import RunDirError, is_series, read_series_json
 
 
@@ -24,7 +23,7 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
     side: Side = load_run(path)
     points = [by_point(run.rows) for run in side.runs]
     keys = list(dict.fromkeys(k for p in points for k in p))
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with process_pool() as pool:
         results = draws_per_run(points, keys, settings, pool)
     tests = []
     for j, key in enumerate(keys):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 
 import numpy as np
@@ -13,8 +14,11 @@ from click.testing import CliRunner
 
 from bench.bench_runs_coverage import coverage
 from stibium_py.cli import main
+from stibium_py.analysis.rates import by_point, draws_per_run
 from stibium_py.analysis.settings import Settings
 from stibium_py.compare import compare_runs, load_run
+from stibium_py.pool import process_pool, start_method
+from stibium_py.series import summarize_series
 from synthetic import make_run
 
 def test_two_level_interval_covers_the_true_ratio_with_5_runs_per_side():
@@ -45,6 +49,30 @@ def _series(path, rates, seed):
     (path / "series.json").write_text(json.dumps({"format": "stibium-series/1", "plan": "synthetic",
                                                   "runs": len(rates), "source": "x", "status": "complete"}))
     return path
+
+
+def test_the_bootstraps_run_in_spawned_processes_and_draw_as_this_process_does(tmp_path, monkeypatch):
+    """compare and a series draw in a pool of spawned processes (pool.py): this process, which runs native
+    threads by then (pyarrow's reader, BLAS), is never forked; the draws are those made here without a pool."""
+    series = _series(tmp_path / "s", [500e6, 520e6], 40)
+    side = load_run(series)
+    points = [by_point(run.rows) for run in side.runs]
+    keys = list(dict.fromkeys(k for p in points for k in p))
+    settings = Settings(resamples=300, seed=7)
+    here = draws_per_run(points, keys, settings)
+
+    def no_fork():
+        raise AssertionError("this process was forked")
+    monkeypatch.setattr(os, "fork", no_fork)
+    with process_pool() as pool:
+        pooled = draws_per_run(points, keys, settings, pool)
+    assert pooled.keys() == here.keys() and len(here) == 2 * len(keys)
+    for job, d in here.items():
+        assert (pooled[job].rate, pooled[job].n, pooled[job].refused) == (d.rate, d.n, d.refused)
+        assert np.array_equal(pooled[job].draws, d.draws)
+    assert summarize_series(series, settings)["runs"] == ["run-1", "run-2"]
+    assert compare_runs(side, load_run(series), settings=settings).to_json()["scope"] == "machines"
+    assert (start_method("linux"), start_method("darwin")) == ("forkserver", "spawn")
 
 
 def test_series_against_series_uses_the_variance_between_runs(tmp_path):
