@@ -566,21 +566,22 @@ static int sb_open_existing(sb_args *a, NSMutableDictionary *out, int *fd)
     return SB_OK;
 }
 
-/* The residency under key (sb_residency_fd), with cachestat's dirty pages where it answers; the residency
- * command adds mincore's count (key_mincore_pages) as a second witness of cachestat's. */
+/* The residency under key (sb_residency_fd) and the method that counted it, with cachestat's dirty pages
+ * where it answered; the residency command adds mincore's count (key_mincore_pages) as a second witness of
+ * cachestat's. */
 static int sb_put_residency(int fd, NSMutableDictionary *out, NSString *key, int witness, sb_err *err)
 {
-    uint64_t pages, resident;
-    double fraction = sb_residency_fd(fd, &pages, &resident, err);
+    sb_residency r;
+    double fraction = sb_residency_fd(fd, &r, err);
     if (fraction < 0)
         return -1;
     [out setObject:sb_dbl(fraction) forKey:key];
-    [out setObject:sb_u64(pages) forKey:@"pages"];
-    [out setObject:sb_u64(resident) forKey:[key stringByAppendingString:@"_pages"]];
-    uint64_t cached, dirty;
-    if (sb_cachestat_fd(fd, &cached, &dirty) == 0) {
-        [out setObject:sb_u64(cached) forKey:[key stringByAppendingString:@"_cachestat_pages"]];
-        [out setObject:sb_u64(dirty) forKey:[key stringByAppendingString:@"_cachestat_dirty_pages"]];
+    [out setObject:sb_u64(r.pages) forKey:@"pages"];
+    [out setObject:sb_u64(r.resident) forKey:[key stringByAppendingString:@"_pages"]];
+    [out setObject:(r.by_cachestat ? @"cachestat" : @"mincore") forKey:@"residency_method"];
+    if (r.by_cachestat) {
+        [out setObject:sb_u64(r.cached) forKey:[key stringByAppendingString:@"_cachestat_pages"]];
+        [out setObject:sb_u64(r.dirty) forKey:[key stringByAppendingString:@"_cachestat_dirty_pages"]];
         uint64_t mapped_pages, mapped_resident;
         if (witness && sb_mincore_fd(fd, &mapped_pages, &mapped_resident, err) < 0)
             return -1;
@@ -598,9 +599,6 @@ static int sb_cmd_cache(sb_args *a, NSMutableDictionary *out)
         return rc;
     sb_err err;
     int evict = strcmp(a->command, "evict") == 0;
-    uint64_t probe_cached, probe_dirty;
-    [out setObject:(sb_cachestat_fd(fd, &probe_cached, &probe_dirty) == 0 ? @"cachestat" : @"mincore")
-            forKey:@"residency_method"];
     if (sb_put_residency(fd, out, evict ? @"resident_before" : @"resident", !evict, &err) != 0)
         goto failed;
     if (evict) {

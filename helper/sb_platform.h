@@ -28,9 +28,16 @@ int sb_sync_fd(int fd, int full, const char **used, sb_err *err);
 /* Drop a file's cached pages in [offset, offset+len) (len 0: to the end), after syncing it.
  * fd must be open for reading (Apple maps the file; xnu refuses PROT_READ on a write-only fd). */
 int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err);
+/* A file's pages in the page cache: how many the file has and how many are resident; by_cachestat says
+ * whether the kernel's count (cachestat, with its dirty pages) or mincore's answered. */
+typedef struct {
+    uint64_t pages, resident;
+    int by_cachestat;
+    uint64_t cached, dirty;         /* cachestat's counts of cached and dirty pages (0 where mincore answered) */
+} sb_residency;
 /* Fraction of the file's pages resident in the page cache, or -1 with err: cachestat's count where the
- * kernel has it, else mincore's (sb_mincore_fd). */
-double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err);
+ * kernel has it (one call), else mincore's (sb_mincore_fd). */
+double sb_residency_fd(int fd, sb_residency *r, sb_err *err);
 /* The same by mincore on a read-only mapping, on every platform (the residency command's second witness). */
 double sb_mincore_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err);
 /* Page-cache counts of the whole file from cachestat(2) (Linux 6.5+): 0, or -1 where the kernel

@@ -59,18 +59,21 @@ double sb_mincore_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
     return (double)count / (double)n;
 }
 
-double sb_residency_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
+double sb_residency_fd(int fd, sb_residency *r, sb_err *err)
 {
     uint64_t cached, dirty;
     size_t size, n;
+    memset(r, 0, sizeof *r);
     if (sb_cachestat_fd(fd, &cached, &dirty) != 0)
-        return sb_mincore_fd(fd, pages, resident, err);
-    *pages = *resident = 0;
+        return sb_mincore_fd(fd, &r->pages, &r->resident, err);
+    r->by_cachestat = 1;
+    r->cached = cached;
+    r->dirty = dirty;
     if (sb_file_pages(fd, &size, &n, err) != 0)
         return -1.0;
     if (size == 0)
         return 0.0;
-    *pages = n;
-    *resident = cached < n ? cached : n;
-    return (double)*resident / (double)n;
+    r->pages = n;
+    r->resident = cached < n ? cached : n;
+    return (double)r->resident / (double)n;
 }

@@ -387,9 +387,9 @@ static int sb_measure(sb_job *job, sb_err *err)
     if (sb_open_file(job, err) != 0 || sb_check_file(job, err) != 0 || sb_choose_io(job, err) != 0)
         goto failed;
     if (job->op != SB_WRITE) {
-        uint64_t pages, resident;
+        sb_residency r;
         sb_err ignored;
-        job->resident_before = sb_residency_fd(job->fd, &pages, &resident, &ignored);
+        job->resident_before = sb_residency_fd(job->fd, &r, &ignored);
     }
     if (job->engine->open(job, err) != 0)
         goto failed;

@@ -382,11 +382,11 @@ static int sb_tree_each_file(const sb_tree_job *job, sb_tree_file_fn *fn, sb_tre
 static int sb_tree_met(const sb_tree_job *job, int fd, const char *path, sb_tree_result *res, sb_err *err)
 {
     (void)path;
-    uint64_t pages = 0, resident = 0;
-    if ((job->evict && sb_evict_fd(fd, 0, 0, err) != 0) || sb_residency_fd(fd, &pages, &resident, err) < 0)
+    sb_residency r;
+    if ((job->evict && sb_evict_fd(fd, 0, 0, err) != 0) || sb_residency_fd(fd, &r, err) < 0)
         return -1;
-    res->pages += pages;
-    res->resident_pages += resident;
+    res->pages += r.pages;
+    res->resident_pages += r.resident;
     return 0;
 }
 
