@@ -3,6 +3,9 @@
 beside this checkout). Rows:
 
   version, plans, plan-show     `stibium --version`, `stibium plans`, `stibium plan show quick`
+  plan-show-floor               the interpreter importing what `plan show` cannot do without: click (the
+                                command line), rich (its tables), ruamel.yaml (the plan's text) and the plan's
+                                pydantic models (its validation), and nothing else: the floor of plan-show
   completion                    one shell-completion TAB (`stibium run qu<TAB>`)
   run-quick                     `stibium run quick`: its wall time against the seconds it measured, the
                                 share of the run phase (run.json's start to end) outside the timed intervals,
@@ -40,7 +43,7 @@ from bench_analysis import make_run
 from common import run_measured, scratch
 from stibium_py.helper import find_helper
 
-ROWS = ("version", "plans", "plan-show", "completion", "run-quick", "report-quick", "report-100k", "report-1m",
+ROWS = ("version", "plans", "plan-show", "plan-show-floor", "completion", "run-quick", "report-quick", "report-100k", "report-1m",
         "compare-10k")
 
 
@@ -87,6 +90,8 @@ def main() -> None:
                 "version": (py + ["--version"], env),
                 "plans": (py + ["plans"], env),
                 "plan-show": (py + ["plan", "show", "quick"], env),
+                "plan-show-floor": ([sys.executable, "-c", "import click, rich.console, rich.table, ruamel.yaml, "
+                                     "stibium_py.plan.model"], env),
                 "completion": ([sys.executable, "-c", "from stibium_py.cli import main; main(prog_name='stibium')"],
                                {**env, "_STIBIUM_COMPLETE": "bash_complete", "COMP_WORDS": "stibium run qu",
                                     "COMP_CWORD": "2"}),
@@ -148,7 +153,7 @@ def main() -> None:
         print(f"medians of {a.repeat}; seconds, peak GB" + "".join(f" | {t}" for t in trees))
         for row in rows:
             cells = [results[row].get(str(t)) for t in trees]
-            print(f"{row:13}" + "".join(f" | {c[0]:7.2f} s {c[1]:5.2f} GB {c[2]}" if c else " | -" for c in cells))
+            print(f"{row:15}" + "".join(f" | {c[0]:7.2f} s {c[1]:5.2f} GB {c[2]}" if c else " | -" for c in cells))
         if len(trees) == 2:
             print("ratios (second / first): " + ", ".join(
                 f"{row} {results[row][str(trees[1])][0] / results[row][str(trees[0])][0]:.2f}"
