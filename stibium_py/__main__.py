@@ -1,3 +1,3 @@
-from .cli import main
+from .cli import command_line
 
-main()
+command_line()

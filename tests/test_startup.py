@@ -77,3 +77,26 @@ def test_the_report_of_an_ordinary_run_loads_no_scipy_pandas_or_plotly_objects(t
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     assert (run / "report.html").stat().st_size > 0
+
+
+EXIT_PROBE = r"""
+import atexit, gc, sys
+from stibium_py.cli import command_line
+atexit.register(lambda: print(f"at exit: {gc.get_freeze_count() > 0}"))
+sys.argv = ["stibium", *sys.argv[1:]]
+command_line()
+"""
+
+
+@pytest.mark.parametrize("args,status,out,err", [
+    (["plans"], 0, "quick", ""),
+    (["plan", "show", "no-such-plan"], 2, "", "stibium: "),
+])
+def test_the_program_exits_with_the_commands_status_its_output_and_its_exit_handlers(args, status, out, err):
+    """The `stibium` program (cli.command_line) exits as the command says, with all it printed, and runs
+    the exit handlers (an MPI launcher's finalize is one) after it took the objects out of the last
+    collection (gc.freeze: the exit's 0.1 s after a report)."""
+    proc = subprocess.run([sys.executable, "-c", EXIT_PROBE, *args], capture_output=True, text=True)
+    assert proc.returncode == status, proc.stderr
+    assert out in proc.stdout and proc.stderr.startswith(err)
+    assert proc.stdout.splitlines()[-1] == "at exit: True"
