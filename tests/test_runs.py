@@ -51,9 +51,10 @@ def _series(path, rates, seed):
     return path
 
 
-def test_the_bootstraps_run_in_spawned_processes_and_draw_as_this_process_does(tmp_path, monkeypatch):
-    """compare and a series draw in a pool of spawned processes (pool.py): this process, which runs native
-    threads by then (pyarrow's reader, BLAS), is never forked; the draws are those made here without a pool."""
+def test_the_bootstraps_run_in_processes_that_are_not_forks_of_this_one_and_draw_as_it_does(tmp_path, monkeypatch):
+    """compare and a series draw in a pool whose workers come from a fork server (Linux) or are spawned
+    (macOS: pool.py): this process, which runs native threads by then (pyarrow's reader, BLAS), is never
+    forked; the draws are those made here without a pool."""
     series = _series(tmp_path / "s", [500e6, 520e6], 40)
     side = load_run(series)
     points = [by_point(run.rows) for run in side.runs]
