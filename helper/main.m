@@ -583,10 +583,11 @@ static int sb_put_residency(int fd, NSMutableDictionary *out, NSString *key, int
         [out setObject:sb_u64(r.cached) forKey:[key stringByAppendingString:@"_cachestat_pages"]];
         [out setObject:sb_u64(r.dirty) forKey:[key stringByAppendingString:@"_cachestat_dirty_pages"]];
         uint64_t mapped_pages, mapped_resident;
-        if (witness && sb_mincore_fd(fd, &mapped_pages, &mapped_resident, err) < 0)
-            return -1;
-        if (witness)
+        if (witness) {
+            if (sb_mincore_fd(fd, &mapped_pages, &mapped_resident, err) < 0)
+                return -1;
             [out setObject:sb_u64(mapped_resident) forKey:[key stringByAppendingString:@"_mincore_pages"]];
+        }
     }
     return 0;
 }

@@ -11,26 +11,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The file's size in bytes and in pages (rounded up); -1 with err where fstat fails. */
-static int sb_file_pages(int fd, size_t *size, size_t *pages, sb_err *err)
+/* The file's size in bytes and the process's page size; -1 with err where fstat fails. */
+static int sb_file_size(int fd, size_t *size, size_t *page, sb_err *err)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
         return sb_fail(err, errno, "fstat: %s", strerror(errno));
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     *size = (size_t)st.st_size;
-    *pages = (*size + page - 1) / page;
+    *page = (size_t)sysconf(_SC_PAGESIZE);
     return 0;
 }
 
 double sb_mincore_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
 {
-    size_t size, n;
+    size_t size, page;
     *pages = *resident = 0;
-    if (sb_file_pages(fd, &size, &n, err) != 0)
+    if (sb_file_size(fd, &size, &page, err) != 0)
         return -1.0;
     if (size == 0)
         return 0.0;
+    size_t n = (size + page - 1) / page;        /* mincore's vector: a byte a page */
     void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED)
         return sb_fail(err, errno, "mmap for residency: %s", strerror(errno)), -1.0;
@@ -54,26 +54,20 @@ double sb_mincore_fd(int fd, uint64_t *pages, uint64_t *resident, sb_err *err)
     for (size_t i = 0; i < n; i++)
         count += vec[i] & 1;
     free(vec);
-    *pages = n;
-    *resident = count;
-    return (double)count / (double)n;
+    return sb_policy_residency(size, page, count, pages, resident);
 }
 
 double sb_residency_fd(int fd, sb_residency *r, sb_err *err)
 {
     uint64_t cached, dirty;
-    size_t size, n;
+    size_t size, page;
     memset(r, 0, sizeof *r);
     if (sb_cachestat_fd(fd, &cached, &dirty) != 0)
         return sb_mincore_fd(fd, &r->pages, &r->resident, err);
     r->by_cachestat = 1;
     r->cached = cached;
     r->dirty = dirty;
-    if (sb_file_pages(fd, &size, &n, err) != 0)
+    if (sb_file_size(fd, &size, &page, err) != 0)
         return -1.0;
-    if (size == 0)
-        return 0.0;
-    r->pages = n;
-    r->resident = cached < n ? cached : n;
-    return (double)r->resident / (double)n;
+    return sb_policy_residency(size, page, cached, &r->pages, &r->resident);
 }

@@ -136,6 +136,14 @@ uint64_t sb_policy_syscalls(uint64_t len, uint64_t max_bytes)
     return len == 0 ? 0 : (len + max_bytes - 1) / max_bytes;
 }
 
+double sb_policy_residency(uint64_t size_bytes, uint64_t page_bytes, uint64_t cached_pages, uint64_t *pages,
+                           uint64_t *resident)
+{
+    *pages = (size_bytes + page_bytes - 1) / page_bytes;
+    *resident = cached_pages < *pages ? cached_pages : *pages;
+    return *pages ? (double)*resident / (double)*pages : 0.0;
+}
+
 int sb_policy_fullsync_fallback(int errnum)
 {
     /* "not supported here" answers: fall back. An I/O error (EIO) or a full disk is a real failure. */

@@ -89,6 +89,14 @@ uint64_t sb_policy_max_syscall_bytes(enum sb_os os, uint64_t align_bytes);
 /* How many system calls a request of len bytes takes at most max_bytes per call. */
 uint64_t sb_policy_syscalls(uint64_t len, uint64_t max_bytes);
 
+/* A file's residency from a count of its cached pages: *pages is the file's size in pages of page_bytes
+ * (rounded up: the last page is partly the file's), *resident the count, at most *pages; the fraction
+ * returned is 0 for an empty file. page_bytes is the process's page, one byte of mincore's vector each:
+ * 16 KiB for a native process on Apple Silicon, 4 KiB on Intel Macs, under Rosetta and on Linux here (xnu
+ * bsd/kern/kern_mman.c 1558-1571, mincore: the map's page size where smaller than the kernel's, else PAGE_SIZE). */
+double sb_policy_residency(uint64_t size_bytes, uint64_t page_bytes, uint64_t cached_pages, uint64_t *pages,
+                           uint64_t *resident);
+
 /* A full sync (F_FULLFSYNC) that failed with errnum falls back to fsync, as SQLite's
  * full_fsync does (some file systems refuse the command): 1 to fall back, 0 to fail. */
 int sb_policy_fullsync_fallback(int errnum);

@@ -57,6 +57,11 @@ int main(int argc, char **argv) {
             (enum sb_uring_state)atoi(argv[3]), (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]),
             (enum sb_io_asked)atoi(argv[6]), atoi(argv[7]));
         printf("%s|%s|%s\n", sb_policy_io_name(c.method), refusals[c.refused], sb_policy_io_reason(c.why));
+    } else if (what[0] == 'p') {       /* pages SIZE PAGE CACHED: a file's residency */
+        uint64_t pages, resident;
+        double f = sb_policy_residency(strtoull(argv[2], 0, 10), strtoull(argv[3], 0, 10), strtoull(argv[4], 0, 10),
+                                       &pages, &resident);
+        printf("%llu %llu %.17g\n", (unsigned long long)pages, (unsigned long long)resident, f);
     } else {                           /* fullsync ERRNO */
         printf("%d\n", sb_policy_fullsync_fallback(atoi(argv[2])));
     }
@@ -301,3 +306,20 @@ def test_write_slices_are_page_aligned_and_apart_until_the_buffer_wraps(driver, 
     assert all(s % page == 0 and s + length <= buf for s in starts)
     per_pass = (buf - length) // step + 1          # slices that fit before the buffer starts over
     assert starts == [(i % per_pass) * step for i in range(count)]
+
+
+def residency(driver: Path, size: int, page: int, cached: int) -> tuple[int, int, float]:
+    out = subprocess.run([str(driver), "pages", str(size), str(page), str(cached)], capture_output=True, text=True,
+                         check=True).stdout.split()
+    return int(out[0]), int(out[1]), float(out[2])
+
+
+@pytest.mark.parametrize("page", [16 * KiB, 4 * KiB], ids=["apple-silicon", "intel-mac-rosetta-linux"])
+def test_residency_counts_whole_pages_of_the_process(driver, page):
+    # mincore's vector has a byte a page of the process (16 KiB natively on Apple Silicon, 4 KiB on Intel Macs,
+    # under Rosetta and on Linux): a file's last, partial page is a page; cachestat's count is held to the same
+    assert residency(driver, 64 * MiB, page, 64 * MiB // page) == (64 * MiB // page, 64 * MiB // page, 1.0)
+    assert residency(driver, 16 * KiB + 1, page, 1) == (16 * KiB // page + 1, 1, 1 / (16 * KiB // page + 1))
+    assert residency(driver, 1, page, 0) == (1, 0, 0.0)
+    assert residency(driver, 0, page, 0) == (0, 0, 0.0)
+    assert residency(driver, 10 * page, page, 12) == (10, 10, 1.0)     # a count past the end: the file's pages
