@@ -109,8 +109,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 def json_text(data: Any) -> str:
     """data as JSON: containers that hold containers indented, one member a line, and a container of plain
     values (a point, a list of rates) on one line, written by json's C encoder. Indenting every value made
-    json use its Python encoder: 0.52 s against 0.17 s for the 7 MB summary of a million measurements, and
-    the file one line per number. NaN and infinities are null (JSON has none); other values as json gives
+    json use its Python encoder, and the file one line per number: the summary of a million measurements
+    in 0.39 s and 7.4 MB that way, 0.29 s and 5.8 MB this way (medians of 5, the same values). NaN and infinities are null (JSON has none); other values as json gives
     them, unknown ones as str."""
     parts: list[str] = []
     _json_into(data, "\n", parts)
