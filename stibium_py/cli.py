@@ -251,8 +251,13 @@ def plan_group() -> None:
 def plan_check(plan: str, seed: int | None) -> None:
     """Validate PLAN; exit status 0 if it can run."""
     from .plan import load_and_expand
+    from .fio.jobfile import check_job_file, read_plan_file
     path = resolve_plan_path(plan)
     parsed, _, expanded = load_and_expand(path, seed)
+    for test in parsed.tests:       # a plan's own job files held to the allow-list (fio itself is asked by run)
+        if getattr(test, "bench_job", None):
+            check_job_file(read_plan_file(path.parent, test.bench_job, f"test {test.name}: bench_job {test.bench_job}"),
+                           test.bench_job)
     click.echo(f"{path}: ok ({len(expanded.ops)} measurements in {len(parsed.tests)} tests)")
 
 

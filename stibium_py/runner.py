@@ -42,6 +42,7 @@ from .op import Op
 from .plan import Expanded, ExpandedTest, Plan, PlanError, expand_at, load_plan
 from .plan.expand import estimated_bytes, expand
 from .errors import FioError, PathError, SizeError
+from .fio.jobfile import read_plan_file
 from .fio.job import (JOB_FILES, Fio, JobFile, checked_job_file, find_fio, job_text, keep_output, row_of,
                       rows_of_jobs, run_job)
 from .preflight import RunError, drop_caches, preflight
@@ -53,7 +54,7 @@ from .table import Table
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
                     read_series_json, utc_now, write_run_json, write_series_json)
 from .units import format_bytes, format_rate, op_label
-from .workdir import WorkDir, work_dir_name
+from .workdir import WorkDir, made_for, work_dir_name
 
 
 class Interrupted(Exception):
@@ -263,11 +264,14 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                   options.remove_beside_report).finish_at(run_dir)
 
 
-def _bench_checked(expanded: Expanded, job_file: Callable[[str, str], Path] | None) -> dict[str, JobFile]:
+JobSource = Callable[[str, str], tuple[bytes, str]]     # (test, bench_job as given) -> the file's bytes, its name
+
+
+def _bench_checked(expanded: Expanded, job_file: JobSource | None) -> dict[str, JobFile]:
     """Where the plan measures with fio too (bench: fio): fio, and the engine of each of its queue depths on this
     platform (sys.platform names it as the helper does: linux, darwin), refused in one line before anything is
-    written; each test's own job file (bench_job), read from job_file(test, path as given) and checked by fio (none
-    read where job_file is None: a rank that takes them from rank 0)."""
+    written; each test's own job file (bench_job), its bytes from job_file(test, path as given), held to the
+    allow-list and then checked by fio (none read where job_file is None: a rank that takes them from rank 0)."""
     depths = sorted({o.queue_depth for o in expanded.ops if o.instrument != "helper" and not o.bench_job})
     given = {o.test: o.bench_job for o in expanded.ops if o.bench_job}
     if not depths and not given:
@@ -276,15 +280,24 @@ def _bench_checked(expanded: Expanded, job_file: Callable[[str, str], Path] | No
         fio = find_fio()
         for depth in depths:
             fio.ioengine(depth, sys.platform)
-        return {test: checked_job_file(fio, job_file(test, path), test) for test, path in given.items()} \
+        return {test: checked_job_file(fio, *job_file(test, path)) for test, path in given.items()} \
             if job_file is not None else {}
     except FioError as e:
         raise RunError(str(e), 2) from None
 
 
-def _beside(plan_path: Path) -> Callable[[str, str], Path]:
-    """A job file's path as a plan gives it: relative to the plan's folder (~ for the home folder)."""
-    return lambda _test, given: plan_path.parent / Path(given).expanduser()
+def _beside(plan_path: Path) -> JobSource:
+    """A job file as a plan gives its path: inside the plan's folder, a regular file of a few lines."""
+    return lambda test, given: (read_plan_file(plan_path.parent, given, f"test {test}: bench_job {given}"), given)
+
+
+def _kept(run_dir: Path) -> JobSource:
+    """A job file as the run directory keeps it (fio-jobs/TEST.fio), read as a plan's is: resume holds the copy
+    to the same allow-list, since a run directory comes from strangers too."""
+    def read(test: str, _given: str) -> tuple[bytes, str]:
+        where = f"{run_dir}/{JOB_FILES}/{test}.fio"
+        return read_plan_file(run_dir / JOB_FILES, f"{test}.fio", where), where
+    return read
 
 
 def with_job_files(expanded: Expanded, jobs: dict[str, JobFile]) -> Expanded:
@@ -519,10 +532,15 @@ def _resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
         raise RunError(f"{run_dir} ran with {run.ranks} client{'s' if run.ranks > 1 else ''}; resume it with "
                        + (f"mpiexec -n {run.ranks} stibium resume {run_dir}" if run.ranks > 1 else
                           f"stibium resume {run_dir}, without mpiexec"), 2)
-    expanded = with_job_files(expanded, _bench_checked(expanded, lambda test, _given: run_dir / JOB_FILES / f"{test}.fio"))
+    why_not = made_for(work, run.target, run_dir.name)
+    if why_not:
+        raise RunError(f"{run_dir}/run.json: its work_dir {work} is not the test folder stibium made for this run "
+                       f"({why_not}); nothing was written or removed. Resume a run you started here, or start the "
+                       f"plan again with stibium run", 2)
+    expanded = with_job_files(expanded, _bench_checked(expanded, _kept(run_dir)))
     if not work.is_dir():
         try:
-            WorkDir(work, run_dir.name).create(parents=True)
+            WorkDir(work, run_dir.name).create()
         except OSError as e:
             raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
     return run, expanded

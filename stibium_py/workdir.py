@@ -5,6 +5,8 @@ folder views the Finder leaves), so that clean-up can never touch anything else 
 from __future__ import annotations
 
 import os
+import re
+import stat
 import time
 from pathlib import Path
 
@@ -20,6 +22,47 @@ def work_dir_name(base: str, platform: str) -> str:
     return f"stibium-{base}" + (NO_INDEX_SUFFIX if platform == "darwin" else "")
 
 
+def made_for(work: Path, target: str | None, run_name: str) -> str | None:
+    """Why `work` (a run.json's work_dir) is not the test folder stibium makes for the run `run_name`, or None
+    where it is: a folder stibium-<name> directly inside a folder that exists and that the recorded target names,
+    the path written as it resolves (no .., no link on the way), and, where the folder exists, a folder (not a
+    link) holding the marker of exactly this run (the marker is what proves stibium made it). A run directory comes from strangers: before a resume writes into or removes
+    anything in a test folder, the folder must be one stibium made for that run."""
+    text = str(work)
+    if not work.is_absolute() or os.path.normpath(text) != text:
+        return "not an absolute path written plainly"
+    if not re.fullmatch(r"stibium-[A-Za-z0-9._-]{1,250}", work.name):
+        return "its name is not a stibium test folder's (stibium-<run>)"
+    # the target as the run was given it (it may have been relative to where stibium started): the folder it names
+    if target is None or Path(os.path.normpath(os.path.expanduser(target))).name not in ("", ".", work.parent.name):
+        return "it is not directly inside the run's target"
+    if not work.parent.is_dir() or os.path.realpath(work.parent) != str(work.parent):
+        return "the run's target is not a folder here"
+    try:
+        mode = os.lstat(work).st_mode
+    except FileNotFoundError:
+        return None                      # gone: the resume makes it again, inside the target
+    except OSError as e:
+        return f"it cannot be examined ({e.strerror})"
+    if not stat.S_ISDIR(mode):
+        return "it is not a folder"
+    marker = work / WORK_MARKER
+    try:
+        if not stat.S_ISREG(os.lstat(marker).st_mode):
+            return f"its {WORK_MARKER} is not a file"
+        with open(marker, "rb") as f:
+            first = f.read(4096).split(b"\n", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        return f"it holds no {WORK_MARKER} marker"
+    if first != _marker_line(run_name):
+        return f"its {WORK_MARKER} marker is not this run's"
+    return None
+
+
+def _marker_line(run_name: str) -> str:
+    return f"stibium test files of run {run_name}; safe to delete"
+
+
 class WorkDir:
     def __init__(self, path: Path, run_name: str):
         self.path = path
@@ -32,7 +75,7 @@ class WorkDir:
         self.mark(token)
 
     def mark(self, token: str = "") -> None:
-        (self.path / WORK_MARKER).write_text(f"stibium test files of run {self.run_name}; safe to delete\n"
+        (self.path / WORK_MARKER).write_text(_marker_line(self.run_name) + "\n"
                                              + (f"clients: {token}\n" if token else ""))
 
     def shows(self, token: str, wait_s: float = 3.0) -> bool:

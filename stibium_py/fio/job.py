@@ -17,11 +17,11 @@ from typing import Any
 from ..errors import FioError
 from ..measurement import OP_FIELDS, Measurement
 from ..op import Op
+from .jobfile import check_job_file
 from .result import INSTRUMENT, Job, Side, measured, parse, point_columns, shape
 
 FIO_OUTPUTS = "fio.jsonl"
 JOB_FILES = "fio-jobs"                # the run directory's copies of the plan's job files, one a test (resume runs them)
-MAX_JOB_FILE_BYTES = 1 << 20
 # the requests in flight beyond one: fio's asynchronous engine of each platform, as the helper's own method
 # (io_uring on Linux, where the helper uses it too; POSIX AIO on macOS, where the helper runs a thread per request)
 ASYNC_ENGINES = {"linux": ("io_uring", "libaio"), "darwin": ("posixaio",)}
@@ -152,34 +152,25 @@ class JobFile:
     files: tuple[str, ...]
 
 
-def checked_job_file(fio: Fio, path: Path, test: str) -> JobFile:
-    """A plan's own job file, refused in one line before the run where fio cannot read it, it has no job, or a job
-    of it has no stibium point (a trim, a range of request sizes): fio's own parse (--parse-only), then each job's
-    options as fio reads them (--showcmd) given to the shape every fio row is read by."""
-    where = f"test {test}: bench_job {path}"
-    try:
-        if path.stat().st_size > MAX_JOB_FILE_BYTES:
-            raise FioError(f"{where}: larger than 1 MiB; give a fio job file")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FioError(f"{where}: no such file; give the job file's path relative to the plan's folder") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise FioError(f"{where}: cannot be read ({getattr(e, 'strerror', None) or e}); give a fio job file") from None
+def checked_job_file(fio: Fio, data: bytes, where: str) -> JobFile:
+    """A plan's own job file (its bytes; `where` names it), refused in one line before the run where it steps off
+    the allow-list (jobfile.check_job_file: before fio sees any of it), where fio cannot read what passed, where it
+    has no job, or where a job of it has no stibium point (a trim, a range of request sizes): fio's own parse
+    (--parse-only) of the checked text, then each job's options as fio reads them (--showcmd) given to the shape
+    every fio row is read by. The checked text is what every run of it uses."""
+    checked = check_job_file(data, where)
     for args in (["--parse-only", "-"], ["--showcmd", "-"]):
         try:
-            done = subprocess.run([fio.path, *args], input=text, capture_output=True, text=True, timeout=30)
+            done = subprocess.run([fio.path, *args], input=checked.text, capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise FioError(f"{where}: fio could not read it ({e})") from None
         said = [ln.strip() for ln in done.stderr.splitlines() if ln.strip() and not ln[0].isspace()]
         if done.returncode != 0:
-            raise FioError(f"{where}: fio refuses it: {said[0] if said else f'status {done.returncode}'}; mend the "
-                           f"job file (fio --parse-only FILE says the same)")
-    jobs = planned_jobs(done.stdout)
-    if not jobs:
-        raise FioError(f"{where}: it has no job (a [section] other than [global]); give a job file fio runs")
-    for job in jobs:
+            raise FioError(f"{where}: fio refuses it: {said[0][:200] if said else f'status {done.returncode}'}; mend "
+                           f"the job file (fio --parse-only FILE says the same)")
+    for job in planned_jobs(done.stdout):
         shape(job, where)
-    return JobFile(text, tuple(dict.fromkeys(j.options["filename"] for j in jobs if j.options.get("filename"))))
+    return JobFile(checked.text, checked.files)
 
 
 def planned_jobs(showcmd: str) -> list[Job]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator, model_validator
 
 from ..errors import PlanError  # noqa: F401 (raised here, declared apart)
 from ..kinds import Kind, by_kind
@@ -46,7 +46,7 @@ Units = Literal["decimal", "binary"]
 Access = Literal["sequential", "strided", "random"]
 IoOp = Literal["read", "write"]
 Size = Union[StrictInt, str]
-Seconds = Union[StrictInt, float, str]
+Seconds = Union[StrictInt, StrictFloat, str]      # a bool (stonewall: true) is no time
 MAX_DURATION_S = 7 * 24 * 3600            # the helper's limit of --duration and --warmup
 
 
@@ -241,6 +241,10 @@ class PatternTest(_TestBase):
         if self.stonewall is not None and self.duration is not None:
             raise ValueError("stonewall caps a measurement of its bytes; with duration each trial is bounded by "
                              "time already: give one or the other")
+        if self.bench_job is not None and (not self.bench_job.strip() or "\x00" in self.bench_job
+                                           or len(self.bench_job) > 1024):
+            raise ValueError("bench_job is the job file's path relative to the plan's folder, such as jobs/reads.fio "
+                             "(not empty, no NUL byte, at most 1024 characters)")
         if self.bench_job is not None and self.bench is None:
             raise ValueError("bench_job is the job file fio runs as the bench; it needs bench: fio")
         if self.bench is not None and self.stonewall is not None:
