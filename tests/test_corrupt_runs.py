@@ -106,3 +106,90 @@ def test_resume_of_an_edited_run_json_gets_one_line(tmp_path):
     assert result.exit_code == 2
     assert result.output.strip() == (f"stibium: {run}/run.json: the run in it cannot be read again (KeyError: "
                                      f"'plan.source'); restore it from a copy of the run")
+
+
+# -- run directories from strangers: resume writes and removes only in the test folder it made for the run
+
+STRANGER_PLAN = """name: fake
+tests:
+  - name: f
+    kind: files
+    sizes: [64KiB, 256KiB]
+    repeats: 2
+"""
+
+
+def _interrupted(tmp_path: Path) -> tuple[Path, list[str]]:
+    """An interrupted run (the fake helper), and the names of its test files."""
+    from rich.console import Console
+    from stibium_py.plan import load_and_expand
+    from stibium_py.preflight import RunError
+    from stibium_py.runner import LoadedPlan, RunOptions, start_run
+    from fake_helper import FakeHelpers
+    plan = tmp_path / "fake.yaml"
+    plan.write_text(STRANGER_PLAN)
+    with pytest.raises(RunError):
+        start_run(LoadedPlan.read(plan), RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False),
+                  Console(quiet=True), FakeHelpers(interrupt_at=3))
+    run_dir = next((tmp_path / "r").iterdir())
+    return run_dir, sorted({o.file for o in load_and_expand(plan)[2].ops})
+
+
+def _victim(folder: Path, names: list[str]) -> dict[str, bytes]:
+    """A folder of someone's files that bear the test files' names."""
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(b"not stibium's " + name.encode())
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("where, why", [
+    ("victim", "its name is not a stibium test folder's (stibium-<run>)"),
+    ("victim/stibium-{run}", "it holds no .stibium-run marker"),
+    ("victim/stibium-other", "its .stibium-run marker is not this run's"),
+    ("victim/../victim/stibium-{run}", "not an absolute path written plainly"),
+])
+def test_resume_of_a_run_json_pointing_work_dir_elsewhere_removes_nothing_there(tmp_path, where, why):
+    from rich.console import Console
+    from stibium_py.preflight import RunError
+    from stibium_py.runner import RunOptions, resume_run
+    from fake_helper import FakeHelpers
+    run_dir, names = _interrupted(tmp_path)
+    folder = tmp_path / where.format(run=run_dir.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    if where.endswith("other"):
+        (folder / ".stibium-run").write_text("stibium test files of run someone-else; safe to delete\n")
+    before = _victim(folder, names)
+    run = json.loads((run_dir / "run.json").read_text())
+    work_dir = str(tmp_path) + "/" + where.format(run=run_dir.name)
+    run.update(work_dir=work_dir, target=str(Path(work_dir).parent))
+    (run_dir / "run.json").write_text(json.dumps(run))
+    with pytest.raises(RunError) as e:
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+    assert e.value.exit_code == 2
+    assert str(e.value) == (f"{run_dir}/run.json: its work_dir {work_dir} is not the test folder stibium made for "
+                            f"this run ({why}); nothing was written or removed. Resume a run you started here, or "
+                            f"start the plan again with stibium run")
+    assert {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+def test_resume_into_a_work_dir_outside_the_recorded_target_is_refused_and_creates_nothing(tmp_path):
+    from rich.console import Console
+    from stibium_py.preflight import RunError
+    from stibium_py.runner import RunOptions, resume_run
+    from fake_helper import FakeHelpers
+    run_dir, _ = _interrupted(tmp_path)
+    run = json.loads((run_dir / "run.json").read_text())
+    run["work_dir"] = str(tmp_path / "nowhere" / f"stibium-{run_dir.name}")
+    (run_dir / "run.json").write_text(json.dumps(run))
+    with pytest.raises(RunError, match=r"\(it is not directly inside the run's target\); nothing was written"):
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_resume_of_its_own_test_folder_goes_on(tmp_path):
+    from rich.console import Console
+    from stibium_py.runner import RunOptions, resume_run
+    from fake_helper import FakeHelpers
+    run_dir, _ = _interrupted(tmp_path)
+    assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"

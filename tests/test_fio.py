@@ -486,3 +486,20 @@ def test_resume_runs_the_job_file_the_run_read_not_one_edited_since(disk_dir):
     fio = rows.instrument == "fio"
     assert fio.sum() == 4 and not any(rows.error)
     assert sorted(set(rows.granularity_bytes[fio].tolist())) == [16 * KiB, 64 * KiB]
+
+
+def test_resume_holds_an_edited_kept_job_copy_to_the_allow_list_and_runs_nothing(disk_dir):
+    plan = _job_plan(disk_dir, JOB_FILE)
+    code, out = _cli("run", str(plan), "--target", str(disk_dir / "target"), "--out", str(disk_dir / "reports"))
+    assert code == 0, out
+    run_dir = _run_dir(out)
+    run = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**run, "status": "interrupted"}))
+    marker = disk_dir / "marker"
+    (run_dir / "fio-jobs" / "t.fio").write_text(f"[a]\nrw=read\nsize=4k\nexec_prerun=touch {marker}\n")
+    rows_before = (run_dir / "measurements.csv").read_bytes()
+    code, out = _cli("resume", str(run_dir))
+    assert code == 2
+    assert out == (f"stibium: {run_dir}/fio-jobs/t.fio:4: exec_prerun: not allowed in a plan's job file (it runs a "
+                   f"command)\n")
+    assert not marker.exists() and (run_dir / "measurements.csv").read_bytes() == rows_before

@@ -160,3 +160,15 @@ def test_plan_show_says_the_measurements_stop_at_the_stonewall(tmp_path):
     assert shown.exit_code == 0, shown.output
     assert ("; each measurement stops at its stonewall, 30 s after its start, if its bytes take longer (the bytes "
             "are at most these)") in " ".join(shown.output.split())
+
+
+@pytest.mark.parametrize("given", ["true", "false"])
+def test_a_plan_s_stonewall_is_seconds_not_a_flag(tmp_path, given):
+    from stibium_py.plan import load_plan
+    plan = tmp_path / "p.yaml"
+    plan.write_text("name: sw\ntests:\n  - name: t\n    kind: pattern\n    op: read\n    granularities: [64KiB]\n"
+                    f"    bytes: 1MiB\n    stonewall: {given}\n")
+    with pytest.raises(PlanError) as e:
+        load_plan(plan)
+    assert str(e.value) == (f"{plan}:8: tests[0].stonewall: takes a number or a value with its unit (such as 30s or "
+                            f"4KiB), not {given}")

@@ -108,6 +108,8 @@ def _message(err: dict[str, Any]) -> str:
         return f"kind must be {listed(quoted=True)}, not {err['input'].get('kind')!r}"
     if error == "union_tag_not_found":
         return f"needs a kind: {listed()}"
+    if isinstance(err["input"], bool) and error in ("int_type", "float_type", "string_type"):
+        return f"takes a number or a value with its unit (such as 30s or 4KiB), not {str(err['input']).lower()}"
     msg = err["msg"].removeprefix("Value error, ")
     return f"{msg} (got {err['input']!r})" if error not in ("value_error",) and not isinstance(err["input"], dict) else msg
 
