@@ -231,9 +231,11 @@ def import_fio_command(results: tuple[Path, ...], out_dir: Path, name: str | Non
     from .publish import publish_report
     if name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
         raise PathError(f"--name {name!r}: use letters, digits, . _ - (at most 64), starting with a letter or digit")
+    from .paths import folder_to_write
     for path in results:
         if not path.is_file():
             raise PathError(f"{path}: no such file; give the file fio wrote with --output-format=json or json+")
+    folder_to_write(out_dir, "output folder", "choose another with --out")
     run_dir = import_fio(list(results), out_dir, name)
     publish_report(run_dir, console)
     click.echo(f"run directory: {run_dir} (imported)")

@@ -103,6 +103,7 @@ class RunRecord:
             if known.get(key) is not None and not isinstance(known[key], dict):
                 raise RecordError(f"{where}: its {key} section is damaged; restore it from a copy of the run")
         known = {k: v for k, v in known.items() if v is not None}     # a null reads as the field's default
+        _held_to_types(known, plan, where)
         known["resumed_utc"] = tuple(known.get("resumed_utc") or ())
         reads = known.get("memory_reads")
         parsed = (MemoryRead.from_json(r) for r in (reads if isinstance(reads, list) else ()))
@@ -163,6 +164,56 @@ class SeriesRecord:
             if not isinstance(known.get(key), type_) or isinstance(known.get(key), bool):
                 raise RecordError(f"{where}: its {key} is missing or damaged; restore it from a copy of the series")
         return cls(**known, extra={k: v for k, v in data.items() if k not in names and k != "format"})
+
+
+RUN_STATUSES = ("running", "complete", "interrupted", "failed", "waiting-for-reboot")
+_TEXT = "text"
+_COUNT = "a whole number of 0 or more"
+_SECONDS = "a time in seconds of 0 or more"
+_FLAG = "true or false"
+# run.json's scalar fields and what each must be: a run directory comes from strangers, and a count or a time of
+# the wrong type or sign would reach the analysis and the words of a report
+_FIELD_KINDS = {**dict.fromkeys(("stibium_version", "helper_version", "target", "work_dir", "started_utc",
+                                 "ended_utc", "cleanup", "stopped_by"), _TEXT),
+                **dict.fromkeys(("seed", "target_device", "pid"), _COUNT),
+                **dict.fromkeys(("started_epoch_s", "ended_epoch_s"), _SECONDS),
+                **dict.fromkeys(("keep_files", "rebooted"), _FLAG)}
+
+
+def _held_to_types(known: dict[str, Any], plan: dict[str, Any], where: str) -> None:
+    """run.json's fields of the types and signs stibium writes, else one line naming the first that is not."""
+    def fits(value: Any, kind: str) -> bool:
+        if kind == _TEXT:
+            return isinstance(value, str)
+        if kind == _FLAG:
+            return isinstance(value, bool)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            return False
+        return kind == _SECONDS or isinstance(value, int)
+
+    checks = [(key, known[key], kind) for key, kind in _FIELD_KINDS.items() if key in known]
+    checks += [(f"plan.{key}", plan[key], _TEXT) for key in ("name", "description", "source", "text")
+               if plan.get(key) is not None]
+    for key, value in (("expanded.ops_count", known.get("expanded", {}).get("ops_count")),
+                       ("clients.ranks", known.get("clients", {}).get("ranks"))):
+        if value is not None:
+            checks.append((key, value, _COUNT))
+    for key, value, kind in checks:
+        if not fits(value, kind):
+            raise RecordError(f"{where}: its {key} is {_shown(value)}, not {kind}; restore it from a copy of the run")
+    if known.get("status", "running") not in RUN_STATUSES:
+        raise RecordError(f"{where}: its status is {_shown(known['status'])}, not one of {', '.join(RUN_STATUSES)}; "
+                          f"restore it from a copy of the run")
+    resumed = known.get("resumed_utc", ())
+    if not isinstance(resumed, (list, tuple)) or not all(isinstance(r, str) for r in resumed):
+        raise RecordError(f"{where}: its resumed_utc is not a list of times; restore it from a copy of the run")
+    if plan.get("as_given") is not None and not isinstance(plan["as_given"], dict):
+        raise RecordError(f"{where}: its plan.as_given is not a table; restore it from a copy of the run")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _migrate(data: dict[str, Any]) -> dict[str, Any]:

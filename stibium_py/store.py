@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .errors import RunDirError  # noqa: F401 (raised here, declared apart)
+from .jsonread import JsonRefused, load_json
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
 from .record import RecordError, RunRecord, SeriesRecord
@@ -46,7 +47,10 @@ def is_series(path: Path) -> bool:
 
 def read_series_json(path: Path) -> SeriesRecord:
     try:
-        data = json.loads((path / SERIES_JSON).read_text(encoding="utf-8"))
+        data = load_json((path / SERIES_JSON).read_text(encoding="utf-8"), str(path / SERIES_JSON),
+                         "restore it from a copy of the series")
+    except JsonRefused as e:
+        raise RunDirError(str(e)) from None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RunDirError(f"{path / SERIES_JSON}: damaged or unreadable ({e}); restore it from a copy") from None
     try:
@@ -157,9 +161,11 @@ def read_run_json(run_dir: Path) -> RunRecord:
     if not run_dir.is_dir():
         raise RunDirError(f"{run_dir}: not a run directory (no such folder)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"), str(path), "restore it from a copy of the run")
     except FileNotFoundError:
         raise RunDirError(f"{run_dir}: no {RUN_JSON}; this is not a stibium run directory, or it was damaged") from None
+    except JsonRefused as e:
+        raise RunDirError(str(e)) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RunDirError(f"{path}: damaged ({e}); restore it from a copy of the run") from None
     try:
@@ -217,7 +223,31 @@ def _header_of(path: Path) -> list[str]:
 ROW_READER_MAX_BYTES = 256 * 1024
 
 
+# a count, a size or a time that stibium never writes negative or infinite: a row that has one was not written
+# by stibium (a run directory comes from strangers) and would reach the fits as a negative rate
+NON_NEGATIVE_COLUMNS = ("bytes", "seconds", "size_bytes", "granularity_bytes", "stride_bytes", "requests",
+                        "io_seconds", "sync_seconds", "open_seconds", "close_seconds", "lat_p50_s", "lat_p90_s",
+                        "lat_p99_s", "lat_p999_s", "lat_max_s", "lat_mean_s", "lat_min_s")
+
+
 def read_measurements(run_dir: Path) -> tuple[Table, int]:
+    """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped: a row cut
+    short, a value that does not parse, or a count, size or time below zero or infinite (NON_NEGATIVE_COLUMNS)."""
+    table, damaged = _read_measurements(run_dir)
+    if not len(table):
+        return table, damaged
+    bad = np.zeros(len(table), dtype=bool)
+    for name in NON_NEGATIVE_COLUMNS:
+        values = table.col(name)
+        if values.dtype.kind in "fi":
+            with np.errstate(invalid="ignore"):
+                bad |= (values < 0) | np.isinf(values)
+    if bad.any():
+        return table.take(np.flatnonzero(~bad)), damaged + int(bad.sum())
+    return table, damaged
+
+
+def _read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped.
 
     A columnar reader (pyarrow's CSV reader, multi-threaded): a million rows in 1.9 s on two cores

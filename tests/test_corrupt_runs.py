@@ -193,3 +193,61 @@ def test_resume_of_its_own_test_folder_goes_on(tmp_path):
     from fake_helper import FakeHelpers
     run_dir, _ = _interrupted(tmp_path)
     assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"
+
+
+def _edited_run_json(run: Path, edit) -> None:
+    data = json.loads((run / "run.json").read_text())
+    edit(data)
+    (run / "run.json").write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda r: (r / "run.json").write_text('{"format": "stibium-run/2", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+     "{r}/run.json: nested deeper than 64 levels; restore it from a copy of the run"),
+    (lambda r: (r / "run.json").write_text((r / "run.json").read_text().replace('"status":', '"x": 1e400, "status":', 1)),
+     "{r}/run.json: holds the number 1e400, too large for a float; restore it from a copy of the run"),
+    (lambda r: (r / "run.json").write_text((r / "run.json").read_text().replace('"status":', '"x": NaN, "status":', 1)),
+     "{r}/run.json: holds NaN, which is not a number; restore it from a copy of the run"),
+    (lambda r: _edited_run_json(r, lambda d: d.update(started_epoch_s=-5)),
+     "{r}/run.json: its started_epoch_s is -5, not a time in seconds of 0 or more; restore it from a copy of the run"),
+    (lambda r: _edited_run_json(r, lambda d: d.update(seed="x")),
+     "{r}/run.json: its seed is 'x', not a whole number of 0 or more; restore it from a copy of the run"),
+    (lambda r: _edited_run_json(r, lambda d: d.update(expanded={"ops_count": -1})),
+     "{r}/run.json: its expanded.ops_count is -1, not a whole number of 0 or more; restore it from a copy of the run"),
+    (lambda r: _edited_run_json(r, lambda d: d.update(status="done!")),
+     "{r}/run.json: its status is 'done!', not one of running, complete, interrupted, failed, waiting-for-reboot; "
+     "restore it from a copy of the run"),
+    (lambda r: _edited_run_json(r, lambda d: d.update(keep_files="yes")),
+     "{r}/run.json: its keep_files is 'yes', not true or false; restore it from a copy of the run"),
+])
+@pytest.mark.parametrize("command", ["report", "compare", "resume"])
+def test_a_run_json_no_stibium_writes_is_refused_in_one_line(tmp_path, damage, message, command):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    damage(run)
+    args = {"report": ["report", str(run)], "resume": ["resume", str(run)],
+            "compare": ["compare", str(make_run(tmp_path / "a", rate_bytes_per_s=2e8)), str(run), "--out",
+                        str(tmp_path / "c.html")]}[command]
+    before = sorted(p.name for p in run.iterdir())
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert result.output == "stibium: " + message.format(r=run) + "\n"
+    assert sorted(p.name for p in run.iterdir()) == before and not (tmp_path / "c.html").exists()
+
+
+def test_rows_with_a_negative_or_infinite_count_or_time_are_skipped_as_damaged(tmp_path, reader):
+    import csv
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    rows = list(csv.reader((run / "measurements.csv").read_text().splitlines()))
+    header = rows[0]
+    rows[3][header.index("seconds")] = "-5"
+    rows[4][header.index("bytes")] = "-100"
+    rows[5][header.index("seconds")] = "1e400"
+    rows[6][header.index("lat_p99_s")] = "-0.001"
+    with open(run / "measurements.csv", "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    result = _report(run, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["damaged_rows"] == 4 and summary["measurements"] == 140 + 40 - 4
+    assert {"level": "warning", "test": "all", "message": "4 damaged rows of measurements.csv were skipped",
+            "what_to_do": "the report uses the rows that are whole"} in summary["warnings"]

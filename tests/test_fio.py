@@ -226,6 +226,66 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def _edited(d: Path, edit) -> Path:
+    """shapes.json with one edit (a function of the parsed JSON), written to d/edited.json."""
+    data = _raw(SHAPES[0])
+    edit(data)
+    return _write(d / "edited.json", json.dumps(data))
+
+
+def _job0(data: dict) -> dict:
+    return data["jobs"][0]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: _write(d / "deep.json", '{"fio version": "fio-3.33", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+     "{d}/deep.json: nested deeper than 64 levels; give the file as fio wrote it"),
+    (lambda d: _write(d / "deep.json", '{"fio version": "fio-3.33", "x": ' + "[" * 200 + "]" * 200 + "}"),
+     "{d}/deep.json: nested deeper than 64 levels; give the file as fio wrote it"),
+    (lambda d: _write(d / "big.json", (FIXTURES / "shapes.json").read_text().replace('"timestamp" : ',
+                                                                                     '"timestamp" : 1e400, "t" : ', 1)),
+     "{d}/big.json: holds the number 1e400, too large for a float; give the file as fio wrote it"),
+    (lambda d: _write(d / "nan.json", (FIXTURES / "shapes.json").read_text().replace('"timestamp" : ',
+                                                                                     '"timestamp" : NaN, "t" : ', 1)),
+     "{d}/nan.json: holds NaN, which is not a number; give the file as fio wrote it"),
+    (lambda d: _edited(d, lambda x: _job0(x)["job options"].update(bs="99999999999999999999p")),
+     "{d}/edited.json: job 'seq-read-1m': bs: '99999999999999999999p' is larger than fio takes (at most 2^63 bytes); "
+     "give the file as fio wrote it"),
+    (lambda d: _edited(d, lambda x: _job0(x)["read"]["clat_ns"].update(bins={"abc": 1})),
+     "{d}/edited.json: jobs[0].read.clat_ns.bins is not a table of latencies (ns) and counts; give the file as fio "
+     "wrote it"),
+    (lambda d: _edited(d, lambda x: _job0(x)["read"].update(runtime=-53)),
+     "{d}/edited.json: jobs[0].read.runtime is -53; fio writes a number at least 0 there: give the file as fio wrote "
+     "it"),
+    (lambda d: _edited(d, lambda x: _job0(x)["read"].update(runtime=0)),
+     "{d}/edited.json: jobs[0].read.runtime is 0 where the job moved 4194304 bytes; give the file as fio wrote it"),
+    (lambda d: _edited(d, lambda x: _job0(x)["job options"].update(bs="0")),
+     "{d}/edited.json: job 'seq-read-1m': bs=0: a request of 0 bytes; fio writes a request size of at least 1 byte "
+     "there: give the file as fio wrote it"),
+    (lambda d: _edited(d, lambda x: _job0(x)["job options"].update(iodepth="-8")),
+     "{d}/edited.json: job 'seq-read-1m': iodepth is '-8'; fio writes a number from 1 to 2147483647 there: give the "
+     "file as fio wrote it"),
+    (lambda d: _edited(d, lambda x: _job0(x)["job options"].update(numjobs="0")),
+     "{d}/edited.json: job 'seq-read-1m': numjobs is '0'; fio writes a number from 1 to 2147483647 there: give the "
+     "file as fio wrote it"),
+])
+def test_an_import_of_json_no_fio_writes_is_refused_in_one_line(tmp_path, make, message):
+    bad = make(tmp_path)
+    out_dir = tmp_path / "reports"
+    code, out = _cli("import", "fio", str(bad), "--out", str(out_dir))
+    assert code == 2
+    assert out == "stibium: " + message.format(d=tmp_path) + "\n"
+    assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+def test_an_import_whose_out_is_a_file_is_refused_in_one_line(tmp_path):
+    (tmp_path / "afile").write_text("mine\n")
+    code, out = _cli("import", "fio", str(SHAPES[0]), "--out", str(tmp_path / "afile"))
+    assert code == 2
+    assert out == f"stibium: output folder {tmp_path / 'afile'} is a file, not a folder; choose another with --out\n"
+    assert (tmp_path / "afile").read_text() == "mine\n"
+
+
 def test_compare_matches_an_imported_jobs_points_by_their_shape():
     seq = PointKey("seq-1m", "read", "pattern", "sequential", MiB, 0, 8, 1)
     rnd = PointKey("rnd-4k", "read", "pattern", "random", 4 * KiB, 0, 32, 1)

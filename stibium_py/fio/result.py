@@ -18,13 +18,16 @@ from typing import Any
 
 from ..analysis.histogram import LatencyHistogram
 from ..errors import FioError  # noqa: F401 (raised here, declared apart)
+from ..jsonread import JsonRefused, load_json
 
 INSTRUMENT = "fio"                  # the rows' instrument column
 
 ALL_CLIENTS_JOB = "All clients"     # fio --client's sum over the clients; stibium sums them itself
 PERCENTILES = {"lat_p50_s": "50.000000", "lat_p90_s": "90.000000", "lat_p99_s": "99.000000",
                "lat_p999_s": "99.900000"}
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d{1,20})\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+MAX_BYTES = 2**63 - 1           # fio's sizes are unsigned long long; beyond this no file or request exists
+MAX_COUNT = 2**31 - 1           # fio's iodepth and numjobs are unsigned int
 _OPS = {"read": ("read", "sequential"), "write": ("write", "sequential"), "randread": ("read", "random"),
         "randwrite": ("write", "random"), "rw": ("mixed", "sequential"), "readwrite": ("mixed", "sequential"),
         "randrw": ("mixed", "random")}
@@ -87,7 +90,9 @@ def parse(text: str, where: str) -> FioResult:
     if start is None:
         raise FioError(f"{where}: no JSON in it; give the file fio wrote with --output-format=json or json+")
     try:
-        data = json.loads(text[start:])
+        data = load_json(text[start:], where, "give the file as fio wrote it")
+    except JsonRefused as e:
+        raise FioError(str(e)) from None
     except json.JSONDecodeError as e:
         line = text.count("\n", 0, start) + e.lineno
         if e.pos >= len(text[start:].rstrip()):
@@ -161,21 +166,24 @@ def shape(job: Job, where: str) -> Shape:
                            f"point); give the job one bs")
     sizes = [fio_bytes(b, o, f"{at}: bs") for b in o.get("bs", o.get("blocksize", "4k")).split(",") if b.strip()]
     wanted = sizes[:2] if op == "mixed" else sizes[:1] if op == "read" else sizes[1:2] or sizes[:1]
+    if 0 in wanted:
+        raise FioError(f"{at}: bs={o.get('bs', o.get('blocksize'))}: a request of 0 bytes; fio writes a request size "
+                       f"of at least 1 byte there: give the file as fio wrote it")
     if len(set(wanted)) > 1:
         raise FioError(f"{at}: bs={o.get('bs')}: its reads and writes differ in size; a stibium point has one "
                        f"granularity")
     fraction = None
     if op == "mixed":
         if "rwmixread" in o:
-            fraction = _int(o["rwmixread"], f"{at}: rwmixread") / 100
+            fraction = _int(o["rwmixread"], f"{at}: rwmixread", 0, 100) / 100
         elif "rwmixwrite" in o:
-            fraction = 1 - _int(o["rwmixwrite"], f"{at}: rwmixwrite") / 100
+            fraction = 1 - _int(o["rwmixwrite"], f"{at}: rwmixwrite", 0, 100) / 100
         else:
             fraction = 0.5
     size = o.get("size", "")
     return Shape(op=op, access=access, granularity_bytes=wanted[0] if wanted else 4096, stride_bytes=stride,
-                 queue_depth=_int(o.get("iodepth", "1"), f"{at}: iodepth"),
-                 threads=_int(o.get("numjobs", str(job.clones)), f"{at}: numjobs"),
+                 queue_depth=_int(o.get("iodepth", "1"), f"{at}: iodepth", 1, MAX_COUNT),
+                 threads=_int(o.get("numjobs", str(job.clones)), f"{at}: numjobs", 1, MAX_COUNT),
                  read_fraction=fraction, direct=_flag(o.get("direct")) or o.get("buffered") == "0",
                  ioengine=o.get("ioengine", "psync"),
                  span_bytes=fio_bytes(size, o, f"{at}: size") if size and not size.endswith("%") else 0,
@@ -255,7 +263,11 @@ def fio_bytes(text: str, options: dict[str, str], where: str) -> int:
     number, prefix, binary, _b = found.groups()
     power = "kmgtp".find(prefix.lower()) + 1 if prefix else 0
     base = 1000 if options.get("kb_base") == "1000" and not binary else 1024
-    return int(number) * base ** power
+    size = int(number) * base ** power
+    if size > MAX_BYTES:
+        raise FioError(f"{where}: {_shown(text)} is larger than fio takes (at most 2^63 bytes); give the file as fio "
+                       f"wrote it")
+    return size
 
 
 def _json_start(text: str) -> int | None:
@@ -281,23 +293,41 @@ def _side(entry: dict[str, Any], name: str, where: str) -> Side:
     clat = side.get("clat_ns")
     slat = side.get("slat_ns")
     clat = clat if isinstance(clat, dict) else {}
-    return Side(io_bytes=_int(side.get("io_bytes"), f"{where}.{name}.io_bytes"),
-                runtime_ms=_int(side.get("runtime"), f"{where}.{name}.runtime"),
-                total_ios=_int(side.get("total_ios"), f"{where}.{name}.total_ios"),
+    io_bytes = _int(side.get("io_bytes"), f"{where}.{name}.io_bytes", 0)
+    runtime_ms = _int(side.get("runtime"), f"{where}.{name}.runtime", 0)
+    if io_bytes and not runtime_ms:
+        raise FioError(f"{where}.{name}.runtime is 0 where the job moved {io_bytes} bytes; give the file as fio wrote it")
+    bins = clat.get("bins")
+    if bins is not None and not (isinstance(bins, dict) and all(
+            isinstance(k, str) and k.isdigit() and len(k) < 20 and isinstance(c, int) and not isinstance(c, bool)
+            and c >= 0 for k, c in bins.items())):
+        raise FioError(f"{where}.{name}.clat_ns.bins is not a table of latencies (ns) and counts; give the file as "
+                       f"fio wrote it")
+    return Side(io_bytes=io_bytes, runtime_ms=runtime_ms,
+                total_ios=_int(side.get("total_ios"), f"{where}.{name}.total_ios", 0),
                 clat_ns=clat, slat_mean_ns=slat.get("mean") if isinstance(slat, dict) else None,
-                histogram=histogram_text(clat.get("bins")))
+                histogram=histogram_text(bins))
 
 
-def _int(value: Any, where: str) -> int:
+def _int(value: Any, where: str, low: int | None = None, high: int | None = None) -> int:
+    """A whole number of fio's output (a number, or the text of one in its options), within [low, high]."""
     try:
-        if isinstance(value, bool):
+        if isinstance(value, bool) or (isinstance(value, str) and len(value) > 30):
             raise ValueError
         number = float(value)
         if not math.isfinite(number) or number != int(number):
             raise ValueError
-        return int(number)
     except (TypeError, ValueError):
-        raise FioError(f"{where} is {value!r}, not a whole number; give the file as fio wrote it") from None
+        raise FioError(f"{where} is {_shown(value)}, not a whole number; give the file as fio wrote it") from None
+    if (low is not None and number < low) or (high is not None and number > high):
+        bound = f"at least {low}" if high is None else f"from {low} to {high}"
+        raise FioError(f"{where} is {_shown(value)}; fio writes a number {bound} there: give the file as fio wrote it")
+    return int(number)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _flag(value: str | None) -> bool:
