@@ -281,3 +281,9 @@ def test_every_allowed_option_is_one_this_fio_knows():
     unknown = [name for name in ALLOWED if name not in engines and not subprocess.run(
         [fio, f"--cmdhelp={name}"], capture_output=True, text=True, timeout=30).stdout.strip()]
     assert unknown == []
+
+
+def test_docs_fio_md_lists_every_option_a_job_file_may_use():
+    text = (Path(__file__).parent.parent / "docs" / "fio.md").read_text(encoding="utf-8")
+    section = text[text.index("### What a plan's job file may say"):text.index("### What the report shows")]
+    assert [name for name in ALLOWED if f"`{name}`" not in section] == []
