@@ -160,3 +160,18 @@ def test_plan_names_resolve_with_a_suggestion(tmp_path):
 def test_expand_is_pure(tmp_path):
     plan, _ = load_plan(_write(tmp_path, FILES.format(write_order="random", read_order="random")))
     assert expand(plan).ops == expand(plan).ops
+
+
+@pytest.mark.parametrize("target, ok", [("./stibium-test", True), ("sub/dir", True), ("stibium-test", True),
+                                        ("/etc/x", False), ("~/Documents", False), ("../up", False),
+                                        ("a/../../b", False), ("", False), ("C:/x", False)])
+def test_a_plan_s_target_stays_below_the_folder_stibium_runs_in(tmp_path, target, ok):
+    plan = tmp_path / "p.yaml"
+    plan.write_text(f"name: t\ntarget: '{target}'\ntests:\n  - name: f\n    kind: files\n    sizes: [1MB]\n")
+    if ok:
+        assert load_plan(plan)[0].target == target
+        return
+    with pytest.raises(PlanError) as e:
+        load_plan(plan)
+    assert str(e.value) == (f"{plan}:2: target: a plan's target is a folder below the one stibium runs in, such as "
+                            f"./stibium-test (not absolute, no ~ or ..); give a disk elsewhere with --target")

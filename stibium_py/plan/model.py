@@ -366,13 +366,26 @@ class Plan(_Strict):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64, description="names the run directory")
     description: str = Field("", description="what the plan is for")
-    target: str = Field("./stibium-test", description="folder for the test files (created; --target overrides)")
+    target: str = Field("./stibium-test", description="folder for the test files, relative to where stibium runs "
+                        "(created; a disk elsewhere is given with --target, which overrides it)")
     ceiling_bytes_per_s: float | None = Field(
         None, gt=0, description="a rate no read can physically exceed on this device (cache detection)")
     runs: int = Field(1, ge=1, le=100, description="complete runs of the plan, one after another, each with fresh "
                       "test files (--runs overrides); two or more let compare see the variance between runs")
     defaults: Defaults = Field(Defaults(), description="settings every test inherits")
     tests: list[TestSpec] = Field(min_length=1, description="the tests, run in this order")
+
+    @field_validator("target")
+    @classmethod
+    def _target_stays_here(cls, target: str) -> str:
+        """A plan names where its files go only below the folder stibium runs in: a plan comes from strangers, and
+        a person, not a plan, points stibium at another disk (--target)."""
+        parts = target.replace("\\", "/").split("/")
+        if (not target.strip() or "\x00" in target or len(target) > 1024 or target.startswith(("/", "~"))
+                or ".." in parts or (len(target) > 1 and target[1] == ":")):
+            raise ValueError("a plan's target is a folder below the one stibium runs in, such as ./stibium-test (not "
+                             "absolute, no ~ or ..); give a disk elsewhere with --target")
+        return target
 
     @field_validator("tests")
     @classmethod
