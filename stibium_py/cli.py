@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .errors import (CompareError, FioError, HelperError, MeasurementError, PathError, PlanError, RecordError, RunDirError,
+from .errors import (CompareError, FioError, HelperError, JsonRefused, MeasurementError, PathError, PlanError, RecordError, RunDirError,
                      RunError, SizeError)
 from .kinds import Kind, by_kind
 from .paths import existing_folder
@@ -35,7 +35,10 @@ console = Console(stderr=False)
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"stibium: {message}", err=True)
+    try:
+        click.echo(f"stibium: {message}", err=True)
+    except OSError:         # no terminal to say it on (closed: SIGHUP); the exit status still says it
+        pass
     sys.exit(code)
 
 
@@ -46,7 +49,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (PlanError, RunDirError, CompareError, PathError, SizeError, RecordError, FioError) as e:
+        except (PlanError, RunDirError, CompareError, PathError, SizeError, RecordError, FioError, JsonRefused) as e:
             _fail(str(e), 2)
         except MeasurementError as e:
             _fail(str(e), 1)

@@ -151,6 +151,7 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
                                 | {k[0] for k in sa if k in sb}, allow_different_plans)
     listed += [f"{describe(kb)} in B matched {describe(ka)} in A by its shape (the names differ)"
                for kb, ka in renames.items()]
+    listed = [*_not_whole(a, "A"), *_not_whole(b, "B"), *listed]
     matched = [k for k in ga if k in gb]
     below_a, below_b = (below.point_shares({k: side_points[k] for k in matched}, _memory_rates(side))
                         for side, side_points in ((a, ga), (b, gb)))
@@ -169,6 +170,19 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
                    for key in sa if key in sb],
         only_in_a=[describe(k) for k in ga if k not in gb] + [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb],
         only_in_b=[describe(k) for k in gb if k not in ga] + [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa])
+
+
+def _not_whole(side: Side, name: str) -> list[str]:
+    """A run of the side that did not end whole (interrupted, failed, cut off, still running), in words first."""
+    out = []
+    for run in side.runs:
+        record = run.record
+        if record.status != "complete":
+            why = f" ({record.stopped_by})" if record.stopped_by else ""
+            todo = "wait for its end" if record.status == "running" else f"finish it with `stibium resume {run.path}`"
+            out.append(f"{name}'s run {run.path.name} is {record.status}{why}: its numbers are of the measurements "
+                       f"taken before; {todo}")
+    return out
 
 
 def _memory_rates(side: Side) -> dict[Any, float]:

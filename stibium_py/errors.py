@@ -56,3 +56,7 @@ class HelperTimeout(HelperError):
 
 class FioError(Exception):
     """fio's output that cannot be read, or fio that cannot run a plan's bench; the message is one line."""
+
+
+class JsonRefused(ValueError):
+    """JSON from a stranger past stibium's bounds (nesting, NaN, overflow); the message is one line."""

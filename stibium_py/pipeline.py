@@ -10,10 +10,13 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .analysis.rates import ONE_TRIAL
 from .analysis.settings import SUMMARY, Settings
 from .analysis.summary import Summary, summarize
+from .analysis.warnings import Notice
+from .liveness import as_found
 from .record import RunRecord
-from .store import RunDirError, read_measurements, read_run_json
+from .store import RunDirError, completed_seqs, read_measurements, read_run_json
 from .table import Table
 
 
@@ -34,7 +37,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     """A run's record and measurements. A run of many clients is read as its aggregate (one measurement per
     step of all clients together, analysis/clients.py), so that every view and compare read the store's
     numbers; each client's rows are kept beside it."""
-    record = read_run_json(run_dir)
+    record = as_found(read_run_json(run_dir))
     rows, damaged = read_measurements(run_dir)
     if record.ranks > 1:
         from .analysis.clients import aggregate
@@ -55,7 +58,29 @@ def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecor
             from .analysis.clients import straggler_notices, summarize_clients
             clients = summarize_clients(run.per_client, run.record.clients, settings)
             summary = replace(summary, clients=clients, warnings=[*summary.warnings, *straggler_notices(clients)])
-    return run.record, run.measurements, summary
+    return run.record, run.measurements, with_status(summary, run.record, run.measurements, run_dir)
+
+
+def with_status(summary: Summary, record: RunRecord, rows: Table, run_dir: Path) -> Summary:
+    """A run that did not end whole says so first, with how much of it ran and how to finish it; its advice to
+    add trials becomes the advice to finish the run (the plan's trials have not all run)."""
+    if record.status == "complete":
+        return summary
+    planned = record.expanded.get("ops_count")
+    done = len(completed_seqs(rows))
+    taken = f"{done:,} of {planned:,} measurements" if isinstance(planned, int) and planned >= done else \
+        f"{done:,} measurements"
+    why = f" ({record.stopped_by})" if record.stopped_by else ""
+    if record.status == "running":
+        first = Notice("warning", "all", f"this run is still running (process {record.pid}): {taken} so far, and "
+                       f"these numbers are of those alone", f"wait for its end, then `stibium report {run_dir}`")
+    else:
+        first = Notice("warning", "all", f"this run is {record.status}{why}: {taken} were taken, and these numbers "
+                       f"are of those alone", f"finish it with `stibium resume {run_dir}`")
+    finish = f"finish the run (`stibium resume {run_dir}`): not every trial of the plan has run"
+    rest = [replace(w, what_to_do=finish) if ONE_TRIAL in w.message and record.status != "running" else w
+            for w in summary.warnings]
+    return replace(summary, warnings=[first, *rest])
 
 
 def _pool() -> ThreadPoolExecutor | nullcontext:

@@ -54,11 +54,22 @@ from .table import Table
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
                     read_series_json, utc_now, write_run_json, write_series_json)
 from .units import format_bytes, format_rate, op_label
+from .liveness import still_running
 from .workdir import WorkDir, made_for, work_dir_name
 
 
 class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived during a run."""
+    """SIGTERM or SIGHUP arrived during a run (SIGINT arrives as KeyboardInterrupt); its name is the argument."""
+
+    @property
+    def signal_name(self) -> str:
+        return str(self.args[0]) if self.args else "SIGTERM"
+
+
+# the signals that end a run as an interruption (rows kept, status interrupted, test files removed): SIGTERM (kill,
+# a launcher ending the job) and SIGHUP (the terminal window closed, an ssh session dropped). SIGHUP is left alone
+# where it is ignored when the run starts (nohup): that person asked for the run to outlive the terminal.
+ENDING_SIGNALS = ("SIGTERM", "SIGHUP")
 
 
 @dataclass(frozen=True)
@@ -500,7 +511,7 @@ def _resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
     status = run.status
     if status == "complete":
         raise RunError(f"{run_dir} is already complete; `stibium report {run_dir}` shows it", 2)
-    if status == "running" and _alive(run.pid) and run.boot_id == sysinfo.boot_id():
+    if still_running(run):
         raise RunError(f"{run_dir} is still running (process {run.pid}); wait for it or stop it first", 2)
     if status == "waiting-for-reboot" and run.boot_id == sysinfo.boot_id():
         raise RunError(f"{run_dir} waits for a reboot and this machine has not restarted since; restart it, then run "
@@ -544,14 +555,6 @@ def _resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
         except OSError as e:
             raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
     return run, expanded
-
-
-def _alive(pid: Any) -> bool:
-    try:
-        os.kill(int(pid), 0)
-        return True
-    except (OSError, TypeError, ValueError):
-        return False
 
 
 def _helper_path() -> Path:
@@ -660,7 +663,7 @@ class Runner:
         self.done = set(self.crew.team.share(done))       # one set for every rank: they move in step
         pending = [o for o in self.expanded.ops if o.seq not in self.done]
         self.log = MeasurementLog(self.run_dir) if leads else None
-        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+        previous = _catch_ending_signals()
         status = "failed"
         awake = keep_awake(sys.platform, os.getpid())
         try:
@@ -674,7 +677,7 @@ class Runner:
                 self._step()                               # the last rows reach rank 0
         except (KeyboardInterrupt, Interrupted) as e:
             self._kill_helper()
-            name = "SIGTERM" if isinstance(e, Interrupted) else "SIGINT"
+            name = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
             said = name
             if self.crew.many:
                 said = f"{name} at rank {self.crew.team.rank}"
@@ -685,8 +688,12 @@ class Runner:
             # after SIGTERM (the launcher ending the job) the other ranks may be gone: no last step with them
             self._stop("interrupted", said, together=not isinstance(e, Interrupted))
             self._quiet_unless_leading(130)
-            self.console.print(f"[yellow]Interrupted.[/] Every completed measurement is kept in "
-                               f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume {self.run_dir}")
+            try:        # after SIGHUP the terminal may be gone (a write to it fails): the run is marked already
+                self.console.print(f"[yellow]Interrupted ({name}).[/] Every completed measurement is kept in "
+                                   f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume "
+                                   f"{self.run_dir}")
+            except OSError:
+                pass
             if self.crew.many and isinstance(e, Interrupted):
                 self.crew.team.abort(130)      # the other ranks may wait for a step that will not come
             raise RunError(f"run interrupted; finish it with `stibium resume {self.run_dir}`", 130) from None
@@ -703,7 +710,8 @@ class Runner:
             raise RunError(f"{e}. The measurements so far are kept in {self.run_dir}; `stibium report "
                            f"{self.run_dir}` builds a report from them", 1) from None
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
             if self.log:
                 self.log.close()
             if awake is not None:
@@ -1222,4 +1230,16 @@ class _Temperature:
 
 
 def _raise_interrupted(signum: int, frame: Any) -> None:
-    raise Interrupted()
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def _catch_ending_signals() -> dict[int, Any]:
+    """Each of ENDING_SIGNALS raises Interrupted from now on (SIGHUP only where it is not ignored); the handlers
+    it had, to put back."""
+    previous = {}
+    for name in ENDING_SIGNALS:
+        signum = getattr(signal, name, None)
+        if signum is None or (name == "SIGHUP" and signal.getsignal(signum) == signal.SIG_IGN):
+            continue
+        previous[signum] = signal.signal(signum, _raise_interrupted)
+    return previous

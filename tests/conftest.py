@@ -18,11 +18,13 @@ MEMORY_FILE_SYSTEMS = {"tmpfs", "ramfs"}
 
 
 def default_sigint() -> None:
-    """In a child before it runs: SIGINT back to its default. A command started in the background or under
-    nohup inherits SIGINT ignored, and Python then installs no KeyboardInterrupt for it: a test that
-    interrupts a run must not depend on how the shell that started pytest left SIGINT."""
+    """In a child before it runs: SIGINT and SIGHUP back to their defaults. A command started in the background
+    or under nohup inherits SIGINT (and SIGHUP) ignored, and Python then installs no KeyboardInterrupt for it
+    (and stibium leaves an ignored SIGHUP ignored): a test that interrupts a run must not depend on how the shell
+    that started pytest left them."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def interruptible(args: list[str], **kwargs) -> subprocess.Popen:

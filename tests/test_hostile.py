@@ -190,7 +190,7 @@ def _project_exceptions() -> list[type[BaseException]]:
 # raised and caught inside, never out: OpFailed becomes a RunError, Interrupted a RunError 130, Stopped (another
 # rank stopped the run) a RunError (the runner); HistogramError leaves a pattern point without its latency
 # histogram (analysis/patterns.py)
-INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError"}
+INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError", "_Unusable"}   # _Unusable: inside load_json
 
 
 def test_every_exception_stibium_raises_on_bad_input_is_one_line(capsys):

@@ -63,7 +63,7 @@ def _resume(run_dir: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "stibium_py", "resume", str(run_dir)], capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_keeps_the_measurements_and_resume_finishes(disk_dir, sig):
     proc = _start(disk_dir)
     run_dir = _wait_for_rows(disk_dir, 20, proc)
@@ -72,9 +72,16 @@ def test_a_signal_keeps_the_measurements_and_resume_finishes(disk_dir, sig):
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == f"stibium: run interrupted; finish it with `stibium resume {run_dir}`"
     run = json.loads((run_dir / "run.json").read_text())
-    assert run["status"] == "interrupted"
+    assert run["status"] == "interrupted" and run["stopped_by"] == sig.name
     kept = _rows(run_dir)
     assert len(kept) >= 20 and all(r["error"] == "" for r in kept)
+    # every reader says the run is not whole, and how to finish it
+    said = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir)], capture_output=True,
+                          text=True, env={**os.environ, "COLUMNS": "400"})
+    assert said.returncode == 0, said.stderr
+    assert (f"warning: this run is interrupted ({sig.name}): {len(kept)} of {N_OPS} measurements were taken, "
+            f"and these numbers are of those alone. What to do: finish it with `stibium resume {run_dir}`"
+            in " ".join(said.stdout.split()))
     assert not Path(run["work_dir"]).exists()          # test files removed
     assert list((disk_dir / "t").iterdir()) == []
 
@@ -104,6 +111,21 @@ def test_the_interruption_tests_hold_where_the_shell_ignores_sigint(disk_dir):
     assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
 
 
+def test_sighup_ignored_as_nohup_leaves_it_lets_the_run_go_on(disk_dir):
+    def nohup() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    (disk_dir / "slow.yaml").write_text(PLAN)
+    proc = subprocess.Popen([sys.executable, "-m", "stibium_py", "run", str(disk_dir / "slow.yaml"), "--target",
+                             str(disk_dir / "t"), "--out", str(disk_dir / "r")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=nohup)
+    run_dir = _wait_for_rows(disk_dir, 10, proc)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+
+
 def test_sigkill_loses_at_most_the_operation_in_flight(disk_dir):
     proc = _start(disk_dir)
     run_dir = _wait_for_rows(disk_dir, 10, proc)
@@ -111,6 +133,22 @@ def test_sigkill_loses_at_most_the_operation_in_flight(disk_dir):
     proc.communicate(timeout=30)
     before = _rows(run_dir)
     assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
+    # its process is gone: report and compare read it as interrupted, never as whole
+    said = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir), "--json"], capture_output=True,
+                          text=True)
+    assert said.returncode == 0, said.stderr
+    first = json.loads(said.stdout)["warnings"][0]
+    assert first["message"] == (f"this run is interrupted (its process ended without marking the run: a closed "
+                                f"terminal, a kill, a crash or a power loss): {len(before)} of {N_OPS} measurements "
+                                f"were taken, and these numbers are of those alone")
+    assert first["what_to_do"] == f"finish it with `stibium resume {run_dir}`"
+    compared = subprocess.run([sys.executable, "-m", "stibium_py", "compare", str(run_dir), str(run_dir), "--json",
+                               "--out", str(disk_dir / "c.html")], capture_output=True, text=True)
+    assert compared.returncode == 0, compared.stderr
+    assert json.loads(compared.stdout)["differences"][:2] == [
+        f"{side}'s run {run_dir.name} is interrupted (its process ended without marking the run: a closed terminal, a "
+        f"kill, a crash or a power loss): its numbers are of the measurements taken before; finish it with `stibium "
+        f"resume {run_dir}`" for side in "AB"]
     done = _resume(run_dir)
     assert done.returncode == 0, done.stderr
     seqs = sorted(int(r["seq"]) for r in _rows(run_dir))

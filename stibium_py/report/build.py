@@ -190,11 +190,22 @@ def _stack_text(facts: dict[str, Any]) -> str:
 def _memory_text(run: RunRecord) -> str:
     rates = run.memory_rates
     if not rates:
-        return "not measured (a run of an older stibium, or no reads): no read is held against memory speed"
+        kinds = {t.get("kind") for t in run.expanded.get("tests", []) if isinstance(t, dict)}
+        why = ("an imported result" if run.helper.get("imported_from") else
+               "the run has no files or pattern reads to hold against it" if not kinds & {"files", "pattern"} else
+               "the stibium that made this run did not measure it")
+        return f"not measured ({why}): no read is held against memory speed"
     lo, hi = min(rates.values()), max(rates.values())
     return (f"{len(rates)} read shapes read from the page cache before the tests, {format_rate(lo)} to "
             f"{format_rate(hi)}; a read with nothing in the page cache at {BELOW_SHARE:.0%} of that or more is "
             f"flagged as served by a cache below the file system")
+
+
+def _run_text(run: RunRecord) -> str:
+    """When the run ran and how it ended, in words (a run cut off has no end time)."""
+    when = f"{_fact(run.started_utc)} to {run.ended_utc}" if run.ended_utc else f"started {_fact(run.started_utc)}, " \
+        f"no end recorded"
+    return f"{when}, status {run.status}" + (f" ({run.stopped_by})" if run.stopped_by else "")
 
 
 def _header(run: RunRecord) -> str:
@@ -205,16 +216,17 @@ def _header(run: RunRecord) -> str:
         ["machine", f"{_fact(m.get('hostname'))} — {_fact(m.get('os'))} {_fact(m.get('os_release'))}, "
                     f"{_fact(m.get('cpu'))}, {_fact(m.get('cpu_count'))} CPUs, "
                     f"{format_bytes(m['ram_bytes']) if m.get('ram_bytes') else 'unknown'} RAM"],
-        ["target", f"{run.target} on {_fact(t.get('fs_type'))} ({_fact(t.get('device'))}, "
+        ["target", f"{_fact(run.target)} on {_fact(t.get('fs_type'))} ({_fact(t.get('device'))}, "
                    f"{_fact(t.get('device_model'))}), mount options {_fact(t.get('mount_options'))}"],
         ["below the file system", _stack_text(t)],
         ["memory speed", _memory_text(run)],
         ["direct I/O", f"{_fact(t.get('direct_how'))}, honoured: {_honoured(t.get('direct_honoured'))}, alignment "
                        f"{_fact(t.get('direct_offset_align_bytes'))} B"],
         ["plan", f"{plan.name}: {plan.description}"],
-        ["versions", f"stibium {run.stibium_version}, helper {run.helper_version}, "
-                     f"{run.helper.get('foundation_implementation')}, clock {run.clock.get('clock')}"],
-        ["run", f"{run.started_utc} to {run.ended_utc}, status {run.status}"],
+        ["versions", f"stibium {_fact(run.stibium_version)}, helper {_fact(run.helper_version)}"
+                     + (f" ({run.helper['foundation_implementation']})" if run.helper.get("foundation_implementation")
+                        else "") + f", clock {_fact(run.clock.get('clock'))}"],
+        ["run", _run_text(run)],
     ]
     return (f"<h1>stibium: {esc(plan.name)}</h1><p class=\"muted\">{esc(plan.description)}</p>"
             + table(["fact", "value"], facts))
