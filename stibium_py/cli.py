@@ -29,7 +29,7 @@ from .errors import (CompareError, FioError, HelperError, JsonRefused, Measureme
 from .kinds import Kind, by_kind
 from .paths import existing_folder
 from .plan.find import builtin_plans, plan_description, resolve_plan_path
-from .units import format_bytes, format_seconds, in_flight_label, op_label
+from .units import format_bytes, format_seconds, format_size, in_flight_label, op_label
 
 console = Console(stderr=False)
 
@@ -284,33 +284,33 @@ def _sustained_lines(test: Any) -> str:
     writes = [o for o in test.ops if o.op == "write"]
     total = sum(o.bytes for o in writes)
     rows = sum(-(-o.bytes // o.chunk_bytes) for o in writes)
-    of_free = (f", {total / test.free_bytes:.0%} of the {format_bytes(test.free_bytes)} free on the target now"
+    of_free = (f", {total / test.free_bytes:.0%} of the {format_size(test.free_bytes)} free on the target now"
                if test.free_bytes else "")
     times = " and ".join(f"{format_seconds(total / r)} at {format_bytes(r)}/s" for r in SUSTAINED_RATES_BYTES_PER_S)
     reads = len(test.ops) > len(writes)
     flight = in_flight_label(writes[0].queue_depth, writes[0].threads)
-    return (f"  {test.name}: writes {format_bytes(total)} without a pause{of_free}, in {len(writes)} files of "
-            f"{format_bytes(writes[0].size_bytes)}, {format_bytes(writes[0].granularity_bytes)} a request"
+    return (f"  {test.name}: writes {format_size(total)} without a pause{of_free}, in {len(writes)} files of "
+            f"{format_size(writes[0].size_bytes)}, {format_size(writes[0].granularity_bytes)} a request"
             f"{' ' + flight if flight else ''}, a row every "
-            f"{format_bytes(writes[0].chunk_bytes)} ({rows} rows){', then reads them back' if reads else ''}; takes "
+            f"{format_size(writes[0].chunk_bytes)} ({rows} rows){', then reads them back' if reads else ''}; takes "
             f"about {times}{' for the writes' if reads else ''}.\n"
-            f"  [yellow]Wears the drive:[/] {format_bytes(total)} of real writes to its flash count against its rated "
+            f"  [yellow]Wears the drive:[/] {format_size(total)} of real writes to its flash count against its rated "
             f"endurance (TBW); the files are removed at the end.")
 
 
 def _tree_lines(test: Any) -> str:
     """A tree test's tree and phases in words."""
     shape = test.tree
-    sizes = (format_bytes(shape.choices[0]) if len(shape.choices) == 1 else
-             "drawn from " + ", ".join(format_bytes(c) for c in shape.choices) if shape.choices else
-             f"log-uniform from {format_bytes(shape.low_bytes)} to {format_bytes(shape.high_bytes)}")
+    sizes = (format_size(shape.choices[0]) if len(shape.choices) == 1 else
+             "drawn from " + ", ".join(format_size(c) for c in shape.choices) if shape.choices else
+             f"log-uniform from {format_size(shape.low_bytes)} to {format_size(shape.high_bytes)}")
     first = [o for o in test.ops if o.file == test.ops[0].file]
     phases = ", ".join(o.op + (f" (sync {o.sync})" if o.op == "create" else "") for o in first)
     threads = sorted({o.threads for o in test.ops})
     warm = ("the kernel's caches are dropped before each phase after create (root)" if test.between == "drop-caches"
             else "each phase after create meets the folders and inodes the one before left in memory (metadata "
                  "warm; the read phase evicts each file's data first)")
-    return (f"  {test.name}: a tree of {shape.files:,} files ({sizes}; {format_bytes(shape.total_bytes)} in all) in "
+    return (f"  {test.name}: a tree of {shape.files:,} files ({sizes}; {format_size(shape.total_bytes)} in all) in "
             f"{shape.dirs:,} folder{'s' if shape.dirs > 1 else ''} {shape.depth} deep (fan-out {shape.fan_out}), "
             f"names of {shape.name_bytes} bytes; phases {phases}; a tree of its own for every trial at "
             f"{' and '.join(map(str, threads))} thread{'s' if threads != [1] else ''}; {warm}.")
@@ -333,9 +333,9 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         ops = test.ops[:6] if brief else test.ops
         for o in ops:
             by = "" if o.instrument == "helper" else f" ({o.instrument})"
-            table.add_row(str(o.seq), o.test, op_label(o.op, o.read_fraction) + by, o.access, format_bytes(o.size_bytes),
-                          f"{o.files:,} files" if o.kind == "tree" else format_bytes(o.granularity_bytes),
-                          format_bytes(o.stride_bytes),
+            table.add_row(str(o.seq), o.test, op_label(o.op, o.read_fraction) + by, o.access, format_size(o.size_bytes),
+                          f"{o.files:,} files" if o.kind == "tree" else format_size(o.granularity_bytes),
+                          format_size(o.stride_bytes),
                           *([in_flight_label(o.queue_depth, o.threads) or "Q1T1"] if flights else []), str(o.trial),
                           o.file)
         if len(ops) < len(test.ops):
@@ -352,7 +352,7 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         rounds = test.ops[0].steady_max_rounds if test.ops else 0
         at_most = (f" at most (rounds until steady: up to {rounds}, stopping at the first window of "
                    f"{test.ops[0].steady_window} rounds in which every point is steady)" if rounds else "")
-        pre = (f"; preconditioning writes the span twice ({format_bytes(test.precondition_bytes)}) first"
+        pre = (f"; preconditioning writes the span twice ({format_size(test.precondition_bytes)}) first"
                if test.precondition_bytes else "")
         wall = test.ops[0].stonewall_s if test.ops else 0.0
         walled = (f"; each measurement stops at its stonewall, {format_seconds(wall)} after its start, if its "
@@ -364,14 +364,14 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
                    if benched[0].bench_job else "the equivalent job of each point, interleaved with the helper's")
             bench = f"; {len(benched)} of them by fio (bench: fio), {how}"
         console.print(f"  {test.name}: {len(test.ops)} measurements{at_most}; writes {written} bytes "
-                      f"({format_bytes(written)}), reads {format_bytes(read)}{about}{pre}{walled}{bench}")
+                      f"({format_size(written)}), reads {format_size(read)}{about}{pre}{walled}{bench}")
     for test in expanded.tests:
         note = PLAN_NOTES[test.kind]
         if note is not None:
             console.print(note(test))
     console.print(f"measurements: {len(expanded.ops)}")
-    console.print(f"bytes written: {expanded.bytes_written} ({format_bytes(expanded.bytes_written)})")
-    console.print(f"space needed: {expanded.space_needed_bytes()} ({format_bytes(expanded.space_needed_bytes())}) "
+    console.print(f"bytes written: {expanded.bytes_written} ({format_size(expanded.bytes_written)})")
+    console.print(f"space needed: {expanded.space_needed_bytes()} ({format_size(expanded.space_needed_bytes())}) "
                   f"at the peak, test files are removed after each test")
     console.print(f"estimated duration: {format_seconds(expanded.estimated_s)} "
                   f"(at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s, {ASSUMED_REQUEST_S * 1e6:.0f} us a request one "

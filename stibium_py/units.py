@@ -17,6 +17,7 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
 _DECIMAL = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 _BINARY = {"": 1, "B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
 _BINARY_ALWAYS = {"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+_BINARY_ALWAYS_NAMES = ("KiB", "MiB", "GiB", "TiB")
 
 
 def parse_bytes(value: int | str, units: str = "decimal") -> int:
@@ -36,11 +37,17 @@ def parse_bytes(value: int | str, units: str = "decimal") -> int:
     if not match:
         raise SizeError(f"cannot read the size {value!r}; write a number with a unit, such as 10MB or 4KiB")
     number, unit = match.groups()
-    key = unit.upper()
-    if key in _BINARY_ALWAYS:
-        factor = _BINARY_ALWAYS[key]
+    key = "KB" if unit == "kB" else unit          # kB: the SI symbol of the kilobyte
+    if key in _BINARY_ALWAYS_NAMES:
+        factor = _BINARY_ALWAYS[key.upper()]
     elif key in _DECIMAL:
         factor = (_DECIMAL if units == "decimal" else _BINARY)[key]
+    elif unit.upper() in _DECIMAL or unit.upper() in _BINARY_ALWAYS:
+        # mb, Mb, mib: a lower-case m is milli and a lower-case b a bit; say which was meant rather than guess
+        decimal = unit.upper().replace("IB", "B")
+        meant = f"{number}B" if decimal == "B" else f"{number}{decimal} or {number}{decimal[0]}iB"
+        raise SizeError(f"unit {unit!r} in {value!r} is not one of B, KB, MB, GB, TB, KiB, MiB, GiB, TiB (a lower-case "
+                        f"m is milli, a lower-case b a bit): did you mean {meant}?")
     else:
         raise SizeError(f"unknown unit {unit!r} in {value!r}; use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB")
     result = float(number) * factor
@@ -93,9 +100,23 @@ def format_bytes(n_bytes: float, units: str = "decimal") -> str:
     raise AssertionError("unreachable")
 
 
-def format_size(n_bytes: int) -> str:
-    """A request or file size in the units it was most likely given in: 4 KiB, 10 MB."""
+def format_size(n_bytes: float) -> str:
+    """A size in the units it was most likely given in: the one of decimal (10 MB, 635 MB) and binary (4 KiB,
+    64 MiB) that writes it exactly in three digits, decimal first; where neither does, binary for a whole number of
+    KiB (a sum of binary sizes), else decimal."""
+    for units in ("decimal", "binary"):
+        if _exact(n_bytes, 1000 if units == "decimal" else 1024):
+            return format_bytes(n_bytes, units)
     return format_bytes(n_bytes, "binary" if n_bytes and n_bytes % 1024 == 0 else "decimal")
+
+
+def _exact(n_bytes: float, base: int) -> bool:
+    """n_bytes written with format_bytes's three significant digits in powers of base loses nothing."""
+    value, power = float(n_bytes), 0
+    while abs(value) >= base and power < 4:
+        value /= base
+        power += 1
+    return float(f"{value:.3g}") * base ** power == n_bytes
 
 
 def format_rate(bytes_per_s: float | None) -> str:

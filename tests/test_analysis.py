@@ -245,3 +245,25 @@ def test_median_interval_of_trials_covers_or_says_what_it_covers():
     e = estimate.median_estimate(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), 100, 1, 0.95, "throughput")
     assert (e.low, e.high) == (1.0, 5.0)
     assert e.method == "median of throughput; range of 5 trials, a 93.8% interval (a 95% one needs 6 trials)"
+
+
+def test_a_latency_s_interval_is_held_to_the_values_a_latency_can_take():
+    from stibium_py.analysis.estimate import Estimate
+    held = Estimate(-0.001, -0.003, 0.002, "fit", 10).at_least(0.0)
+    assert (held.estimate, held.low, held.high) == (0.0, 0.0, 0.002)
+    assert held.method == "fit; held to 0 or more (the range a latency can take)"
+    inside = Estimate(0.001, 0.0005, 0.002, "fit", 10)
+    assert inside.at_least(0.0) is inside
+    import math
+    alone = Estimate(-0.001, math.nan, math.nan, "one", 1).at_least(0.0)
+    assert alone.estimate == 0.0 and math.isnan(alone.low) and math.isnan(alone.high)
+
+
+def test_the_spread_between_fewer_than_five_runs_has_no_interval():
+    import math
+    from stibium_py.analysis.runs import spread
+    two = spread([math.log(100.0), math.log(110.0)], 2000, 1, 0.95)
+    assert two["estimate"] > 0 and two["low"] is None and two["high"] is None
+    assert "no interval: a bootstrap over fewer than 5 runs can only repeat their own values" in two["method"]
+    five = spread([math.log(v) for v in (100.0, 110.0, 95.0, 105.0, 120.0)], 2000, 1, 0.95)
+    assert five["low"] is not None and five["low"] <= five["estimate"] <= five["high"]

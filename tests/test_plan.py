@@ -175,3 +175,19 @@ def test_a_plan_s_target_stays_below_the_folder_stibium_runs_in(tmp_path, target
         load_plan(plan)
     assert str(e.value) == (f"{plan}:2: target: a plan's target is a folder below the one stibium runs in, such as "
                             f"./stibium-test (not absolute, no ~ or ..); give a disk elsewhere with --target")
+
+
+def test_every_built_in_plan_s_description_says_what_plan_show_computes():
+    """A description's counts of files (files, messages, photos) are the files its tests write, and quick's
+    'about 1 GB written and as much read' holds within a tenth."""
+    import re
+    for name in builtin_plans():
+        plan, _, expanded = load_and_expand(resolve_plan_path(name))
+        stated = re.search(r"\b(\d[\d,]*) (?:files|messages|photos)\b", plan.description)
+        if stated:
+            files = sum(len({o.file for o in t.ops if o.op == "write"}) for t in expanded.tests if t.kind == "files")
+            files += sum(t.tree.files for t in expanded.tests if t.kind == "tree" and t.tree is not None)
+            assert files == int(stated.group(1).replace(",", "")), name
+    _, _, quick = load_and_expand(resolve_plan_path("quick"))
+    read = sum(o.bytes for o in quick.ops if o.op == "read")
+    assert abs(quick.bytes_written - 1e9) < 0.1e9 and abs(read - quick.bytes_written) < 0.1 * quick.bytes_written

@@ -28,6 +28,19 @@ class Estimate:
         byte)."""
         return Estimate(self.estimate * factor, self.low * factor, self.high * factor, method, self.n)
 
+    def at_least(self, bound: float) -> "Estimate":
+        """A quantity that cannot be below `bound` (a latency: 0) with its interval held to the values it can take.
+        The interval is a confidence set for the quantity; the values below the bound are values the quantity
+        cannot have, so leaving them out keeps the set's coverage (a fitted intercept's interval is computed on
+        the whole line, where it may reach below 0 s). A point estimate below the bound is the bound: the closest
+        value the quantity can take. NaN ends (no interval) stay NaN."""
+        def held(v: float) -> float:
+            return max(v, bound) if math.isfinite(v) else v
+        if not (self.estimate < bound or self.low < bound):
+            return self
+        return Estimate(held(self.estimate), held(self.low), held(self.high),
+                        f"{self.method}; held to {bound:g} or more (the range a latency can take)", self.n)
+
     def inverted(self, method: str) -> "Estimate":
         """1/x with the interval's ends swapped (a slope in s/B becomes a rate in B/s)."""
         def inv(v: float) -> float:

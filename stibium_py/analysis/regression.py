@@ -384,7 +384,7 @@ def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, co
               f"(rate x{widen:.3f}, latency x{widen_latency:.3f})")
     slope = Estimate(line.slope_s_per_byte, lo, hi, method, n)
     ilo, ihi = _widened(line.intercept_s, intercept_interval, widen_latency)
-    return Fit(line, slope.inverted(method), Estimate(line.intercept_s, ilo, ihi, method, n), slopes)
+    return Fit(line, slope.inverted(method), Estimate(line.intercept_s, ilo, ihi, method, n).at_least(0.0), slopes)
 
 
 def _widened(point: float, interval: tuple[float, float], factor: float) -> tuple[float, float]:
@@ -433,7 +433,7 @@ def ols(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> ReferenceLine
     se_a = math.sqrt(s2 * (1 / n + mx * mx / sxx))
     method = "ols (closed form, t intervals)"
     return ReferenceLine(b, a, method, Estimate(b, b - t * se_b, b + t * se_b, method, n).inverted(method),
-                         Estimate(a, a - t * se_a, a + t * se_a, method, n))
+                         Estimate(a, a - t * se_a, a + t * se_a, method, n).at_least(0.0))
 
 
 BIWEIGHT_MAX_POINTS = 20_000

@@ -109,7 +109,8 @@ def across_runs(rates: Sequence[RunRate], resamples: int, seed: int, confidence:
     """The rate across runs with its two-level interval, the spread between runs, and whether runs disagree."""
     logs = [math.log(r.estimate) for r in rates if r.estimate > 0 and math.isfinite(r.estimate)]
     point = geometric_mean([r.estimate for r in rates])
-    refused = refusal(rates)
+    refused = refusal(rates) or next((f"run {r.run} has no draws of its own rate" for r in rates
+                                      if len(r.draws) == 0 or not math.isfinite(r.estimate)), None)
     if refused is not None:
         rate = Estimate(point, math.nan, math.nan, f"no interval: {refused}", sum(r.n for r in rates))
     else:
@@ -120,7 +121,8 @@ def across_runs(rates: Sequence[RunRate], resamples: int, seed: int, confidence:
         rate = Estimate(point, lo, hi, method, sum(r.n for r in rates))
     lows = [r.low for r in rates if math.isfinite(r.low)]
     highs = [r.high for r in rates if math.isfinite(r.high)]
-    differ = len(rates) > 1 and bool(lows and highs and max(lows) > min(highs))
+    # whether two runs' own intervals do not overlap: unknown (None) where fewer than two runs have one
+    differ = (max(lows) > min(highs)) if len(rates) > 1 and len(lows) > 1 and len(highs) > 1 else None
     return {"runs": len(rates), "rate": rate.as_dict(), "spread": spread(logs, resamples, seed, confidence),
             "runs_differ": differ,
             "per_run": [{"run": r.run, "estimate": _finite(r.estimate), "low": _finite(r.low), "high": _finite(r.high),
@@ -131,11 +133,20 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+SPREAD_INTERVAL_MIN_RUNS = 5
+
+
 def spread(log_rates: Sequence[float], resamples: int, seed: int, confidence: float) -> dict:
     """Robust spread between runs: 1.4826 x MAD of the log rates, with a bootstrap interval over runs."""
     v = np.asarray(log_rates, float)
     if v.size < 2:
         return Estimate(math.nan, math.nan, math.nan, "needs two runs or more", int(v.size)).as_dict()
+    if v.size < SPREAD_INTERVAL_MIN_RUNS:
+        # resamples of so few runs hold only a handful of distinct spreads (two runs: 0 and their own), so a
+        # percentile interval of them would put the estimate at its upper end: none is given
+        return Estimate(float(MAD_TO_SD * np.median(np.abs(v - np.median(v)))), math.nan, math.nan,
+                        f"1.4826 MAD of log rates over {v.size} runs; no interval: a bootstrap over fewer than "
+                        f"{SPREAD_INTERVAL_MIN_RUNS} runs can only repeat their own values", int(v.size)).as_dict()
 
     def mad(a: np.ndarray) -> np.ndarray:
         return MAD_TO_SD * np.median(np.abs(a - np.median(a, axis=-1, keepdims=True)), axis=-1)

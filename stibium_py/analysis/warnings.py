@@ -5,6 +5,8 @@ Pure: results and measurements in."""
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Union
 
@@ -146,10 +148,11 @@ def _files_warnings(e: FilesResult, add: Any) -> None:
     if e.slope_s_per_byte is not None and not e.slope_s_per_byte > 0:
         add("warning", label, "time does not grow with size here, so no transfer rate can be fitted",
             "use larger sizes (at least a few MB): these files are dominated by latency")
-    lat = e.latency.as_dict()
-    if lat.get("estimate") is not None and lat["estimate"] < 0:
-        add("info", label, f"the fitted latency is negative ({lat['estimate'] * 1e3:.3f} ms)",
-            "reported as it is; the latency from the smallest sizes is given beside")
+    intercept_s = e.fit.line.intercept_s
+    if math.isfinite(intercept_s) and intercept_s < 0:
+        add("info", label, f"the fitted line meets size 0 below 0 s ({intercept_s * 1e3:.3f} ms): the latency is "
+            f"given as 0 s, the least it can be, with its interval held to 0 s or more",
+            "the latency from the smallest sizes is given beside; smaller files measure the latency better")
 
 
 def _pattern_warnings(e: PatternResult, add: Any) -> None:

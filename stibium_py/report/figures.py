@@ -282,10 +282,11 @@ def throughput_per_trial(entries: list[PatternResult]) -> plot.Figure:
                   "bytes/s")
 
 
-def _interval_bars(estimates: list[dict[str, Any]]) -> dict[str, Any]:
-    """Error bars of each estimate's interval; none (null) for an estimate that has no interval (one trial)."""
+def interval_bars(estimates: list[dict[str, Any]]) -> dict[str, Any]:
+    """Error bars of each estimate's interval; none (null) for an estimate that has no interval (one trial), or
+    no estimate."""
     def part(v: dict[str, Any], end: str) -> float | None:
-        return None if v[end] is None else abs(v[end] - v["estimate"])
+        return None if v.get(end) is None or v.get("estimate") is None else abs(v[end] - v["estimate"])
     return {"type": "data", "symmetric": False, "array": [part(v, "high") for v in estimates],
             "arrayminus": [part(v, "low") for v in estimates]}
 
@@ -304,7 +305,7 @@ def throughput_vs_granularity(entries: list[PatternResult]) -> plot.Figure:
             name = _line_name(e.op, *line)
             fig.add_trace(plot.Scatter(
                 x=[p.granularity_bytes for p in pts], y=[v["estimate"] for v in t], mode="lines+markers",
-                name=esc(name), error_y=_interval_bars(t),
+                name=esc(name), error_y=interval_bars(t),
                 text=[f"{p.iops:.0f} IOPS, p50 {1e3 * (p.lat_p50_s or 0):.3f} ms, {p.trials} "
                       f"{'trial' if p.trials == 1 else 'trials'}" + ("" if v["low"] is not None else ", no interval")
                       for p, v in zip(pts, t)], hovertemplate="%{x:,} B: %{y:.4s}B/s<br>%{text}<extra></extra>"))

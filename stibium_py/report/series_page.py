@@ -13,7 +13,7 @@ from ..analysis.estimate import estimate_text
 from ..store import REPORT_HTML
 from ..analysis.rates import key_of, rate_format
 from ..tree import rate_unit
-from .figures import layout
+from .figures import interval_bars, layout
 from .page import esc, figure, page, table
 from .terminal import notices
 
@@ -27,14 +27,28 @@ def _spread(e: dict[str, Any]) -> str:
     return estimate_text(e, lambda v: f"{v:.1%}")
 
 
+def _differ(differ: bool | None, no: str) -> str:
+    """Whether the runs' own intervals leave each other (unknown where fewer than two runs have one)."""
+    return "unknown" if differ is None else "yes" if differ else no
+
+
+def _no_warning(summary: dict[str, Any]) -> str:
+    """The words where no warning was given, true of the runs: they agree only where their intervals say so."""
+    known = [t for t in summary["tests"] if t["runs_differ"] is not None]
+    if known and len(known) == len(summary["tests"]):
+        return "No warning: the runs agree within their own intervals."
+    if known:
+        return "No warning: where the runs have intervals, they agree within them; the other tests' runs have none."
+    return "No warning. No test's runs have intervals of their own, so whether they agree is not known."
+
+
 def _runs_figure(test: dict[str, Any]) -> plot.Figure:
     runs = test["per_run"]
     names = [esc(r["run"]) for r in runs]
     est = [r["estimate"] for r in runs]
     fig = plot.Figure(plot.Scatter(
         x=names, y=est, mode="markers", marker={"size": 10, "color": "#1f77b4"}, name="rate of each run",
-        error_y={"type": "data", "symmetric": False, "array": [(r["high"] or e) - e for r, e in zip(runs, est)],
-                 "arrayminus": [e - (r["low"] or e) for r, e in zip(runs, est)]}))
+        error_y=interval_bars(runs)))
     rate = test["rate"]
     if rate.get("estimate") is not None:
         fig.add_hline(y=rate["estimate"], line_color="#d62728", annotation_text="across runs")
@@ -45,7 +59,7 @@ def _runs_figure(test: dict[str, Any]) -> plot.Figure:
 
 
 def render(summary: dict[str, Any]) -> str:
-    rows = [[t["label"], _interval(t["rate"], t), _spread(t["spread"]), t["runs"], "yes" if t["runs_differ"] else "no"]
+    rows = [[t["label"], _interval(t["rate"], t), _spread(t["spread"]), t["runs"], _differ(t["runs_differ"], "no")]
             for t in summary["tests"]]
     warn = "".join(f"<div class=\"warn\"><b>{esc(w['test'])}</b>: {esc(w['message'])}. <i>What to do:</i> "
                    f"{esc(w['what_to_do'])}.</div>" for w in summary["warnings"])
@@ -55,7 +69,7 @@ def render(summary: dict[str, Any]) -> str:
                 "<h2>Across runs</h2>",
                 table(["test", "rate across runs (95% interval, includes the variance between runs)",
                        "spread between runs", "runs", "runs differ"], rows),
-                "<h2>Warnings</h2>" + (warn or "<p>None: the runs agree within their own intervals.</p>")]
+                "<h2>Warnings</h2>" + (warn or f"<p>{_no_warning(summary)}</p>")]
     for n, t in enumerate(summary["tests"]):
         sections.append(figure(_runs_figure(t), f"runs{n}"))
     for s in summary.get("sustained", []):
@@ -72,7 +86,7 @@ def terminal_table(summary: dict[str, Any]) -> Table:
               title=f"stibium summary: {len(summary['runs'])} runs")
     for test in summary["tests"]:
         t.add_row(test["label"], _interval(test["rate"], test), _spread(test["spread"]), str(test["runs"]),
-                  "yes" if test["runs_differ"] else "")
+                  _differ(test["runs_differ"], ""))
     return t
 
 
