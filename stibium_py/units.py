@@ -110,6 +110,14 @@ def format_size(n_bytes: float) -> str:
     return format_bytes(n_bytes, "binary" if n_bytes and n_bytes % 1024 == 0 else "decimal")
 
 
+def format_exact_size(n_bytes: int) -> str:
+    """A size that must be read exactly (a test point's name): 4 KiB, 1 MB where three digits hold it whole, else
+    every byte: 4,096,001 B."""
+    if _exact(n_bytes, 1000) or _exact(n_bytes, 1024):
+        return format_size(n_bytes)
+    return f"{int(n_bytes):,} B"
+
+
 def _exact(n_bytes: float, base: int) -> bool:
     """n_bytes written with format_bytes's three significant digits in powers of base loses nothing."""
     value, power = float(n_bytes), 0

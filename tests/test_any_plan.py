@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from stibium_py.cli import main
 
-EXAMPLES = 200
+EXAMPLES = 40
 
 SIZES = ["4KiB", "16KiB", "64KiB"]
 
@@ -143,6 +143,7 @@ def _cli(*args: str) -> tuple[int, str]:
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.filterwarnings("error::RuntimeWarning")       # numpy's warnings are NaN or inf arithmetic somewhere
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(plan=plans())

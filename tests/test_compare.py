@@ -138,7 +138,7 @@ def test_tests_without_a_partner_are_listed(tmp_path):
     result = CliRunner().invoke(main, ["compare", str(a), str(b), "--json", "--out", str(tmp_path / "c.html")])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["unmatched"] == {"only_in_a": ["pat read random 4096 B"], "only_in_b": []}
+    assert data["unmatched"] == {"only_in_a": ["pat read random 4 KiB"], "only_in_b": []}
     assert (tmp_path / "c.html").read_text().count("Plotly.newPlot") == 1 + 3   # forest + files write, read, pattern
 
 

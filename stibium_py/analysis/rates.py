@@ -20,7 +20,7 @@ import numpy as np
 from ..kinds import Kind, by_kind
 from ..table import Table
 from ..tree import TREE_PHASES, rate_unit
-from ..units import format_per_s, format_rate, format_size, in_flight_label, op_label
+from ..units import format_exact_size, format_per_s, format_rate, format_size, in_flight_label, op_label
 from . import regression
 from .estimate import Estimate, bootstrap_medians, median_estimate
 from .settings import Settings
@@ -215,11 +215,11 @@ def _by(key: PointKey) -> str:
 
 
 def describe(key: PointKey) -> str:
-    """A point in exact numbers: "rnd-4k read random 4096 B Q32T1"."""
+    """A point in exact numbers, in the units its sizes were given in: "rnd-4k read random 4 KiB Q32T1"."""
     flight = _flight(key)
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
-             f"{key.granularity_bytes} B" if key.granularity_bytes else "",
-             f"stride {key.stride_bytes} B" if key.stride_bytes else "", flight, _by(key)]
+             format_exact_size(key.granularity_bytes) if key.granularity_bytes else "",
+             f"stride {format_exact_size(key.stride_bytes)}" if key.stride_bytes else "", flight, _by(key)]
     return " ".join(p for p in parts if p)
 
 

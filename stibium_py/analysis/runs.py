@@ -18,6 +18,7 @@ Pure functions of per-run rates and their within-run bootstrap draws:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -64,7 +65,9 @@ def two_level_draws(draws: Sequence[np.ndarray], resamples: int, seed: int) -> n
     k = len(draws)
     picked = rng.integers(0, k, size=(resamples, k))
     column = rng.integers(0, width, size=(resamples, k))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # a pick whose draws are all NaN (a resample without a rate) is NaN, which the percentile interval leaves out
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)         # nanmean's "Mean of empty slice"
         return np.exp(np.nanmean(np.log(table[picked, column]), axis=1))
 
 
@@ -110,7 +113,7 @@ def across_runs(rates: Sequence[RunRate], resamples: int, seed: int, confidence:
     logs = [math.log(r.estimate) for r in rates if r.estimate > 0 and math.isfinite(r.estimate)]
     point = geometric_mean([r.estimate for r in rates])
     refused = refusal(rates) or next((f"run {r.run} has no draws of its own rate" for r in rates
-                                      if len(r.draws) == 0 or not math.isfinite(r.estimate)), None)
+                                      if not math.isfinite(r.estimate) or not np.isfinite(r.draws).any()), None)
     if refused is not None:
         rate = Estimate(point, math.nan, math.nan, f"no interval: {refused}", sum(r.n for r in rates))
     else:
