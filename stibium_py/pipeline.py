@@ -13,7 +13,8 @@ from pathlib import Path
 from .analysis.rates import ONE_TRIAL
 from .analysis.settings import SUMMARY, Settings
 from .analysis.summary import Summary, summarize
-from .analysis.warnings import Notice
+from .analysis.warnings import PRECONDITION_ADVICE, Notice
+from .definitions import test_definitions
 from .liveness import as_found
 from .record import RunRecord
 from .store import RunDirError, completed_seqs, read_measurements, read_run_json
@@ -58,12 +59,19 @@ def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecor
             from .analysis.clients import straggler_notices, summarize_clients
             clients = summarize_clients(run.per_client, run.record.clients, settings)
             summary = replace(summary, clients=clients, warnings=[*summary.warnings, *straggler_notices(clients)])
-    return run.record, run.measurements, with_status(summary, run.record, run.measurements, run_dir)
+    return run.record, run.measurements, held_to_plan(summary, run.record, run.measurements, run_dir)
 
 
-def with_status(summary: Summary, record: RunRecord, rows: Table, run_dir: Path) -> Summary:
-    """A run that did not end whole says so first, with how much of it ran and how to finish it; its advice to
-    add trials becomes the advice to finish the run (the plan's trials have not all run)."""
+def held_to_plan(summary: Summary, record: RunRecord, rows: Table, run_dir: Path) -> Summary:
+    """The warnings held to the plan the run recorded and to how the run ended: advice the plan follows already
+    is left out (precondition: true), and a run that did not end whole says so first, with how much of it ran and
+    how to finish it, its advice to add trials turned into finishing the run (the plan's trials have not all
+    run)."""
+    plan_tests = test_definitions(record.plan.as_given) or {}
+    preconditioned = {f"{name} (" for name, t in plan_tests.items() if t.get("precondition")}
+    summary = replace(summary, warnings=[
+        replace(w, what_to_do=w.what_to_do.replace(PRECONDITION_ADVICE + ", ", ""))
+        if w.test.startswith(tuple(preconditioned)) and preconditioned else w for w in summary.warnings])
     if record.status == "complete":
         return summary
     planned = record.expanded.get("ops_count")

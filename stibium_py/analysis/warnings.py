@@ -16,6 +16,7 @@ from ..kinds import Kind, by_kind
 from ..table import Table
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_size, in_flight_label, op_label
+from .cache import RESIDENT_THRESHOLD
 from .durability import MAC_ADVICE, unflushed_count
 from .files import FilesResult
 from .patterns import PatternResult
@@ -26,6 +27,8 @@ from .tree import TreeResult
 Result = Union[FilesResult, PatternResult, SustainedTestResult, TreeResult]
 FS_CACHES_REASON = "this file system caches uncached I/O anyway"
 MIX_SHARE_TOLERANCE = 0.01      # of the bytes: a mix further from the share asked is said
+# advice that holds only where the plan does not precondition the test already (pipeline.held_to_plan drops it there)
+PRECONDITION_ADVICE = "precondition the span (precondition: true) so that writes meet a written device"
 
 
 @dataclass(frozen=True)
@@ -188,8 +191,7 @@ def _pattern_warnings(e: PatternResult, add: Any) -> None:
     if st.rounds >= st.max_rounds:
         add("warning", label, f"not steady after {st.rounds} rounds: {why}{more}; its rates are of rounds "
             f"{first}-{last}, which still move",
-            "raise steady.max_rounds, precondition the span (precondition: true) so that writes meet a written "
-            "device, or quote these rates as not steady")
+            "raise steady.max_rounds, " + PRECONDITION_ADVICE + ", or quote these rates as not steady")
     else:
         add("warning", label, f"not steady yet: {st.rounds} of {st.max_rounds} rounds were measured before the "
             f"run stopped ({why}{more}); its rates are of rounds {first}-{last}",
@@ -229,7 +231,7 @@ def _tree_warnings(e: Any, add: Callable[..., None]) -> None:
             f"clone shares its source's blocks and moves no bytes, so this copy's bytes per second are not a byte "
             f"copy's", "to time a copy that moves the bytes, run on a file system that does not clone (ext4, or "
             "another volume); a Finder or cp --reflink copy on this one clones as this did")
-    cached = [p for p in e.points if p.resident_before_max]
+    cached = [p for p in e.points if p.resident_before_max and p.resident_before_max >= RESIDENT_THRESHOLD]
     if e.op == "read" and cached:
         worst = max(p.resident_before_max for p in cached)
         add("warning", label, f"a read phase met up to {worst:.0%} of the files' pages in the page cache after they "
@@ -266,8 +268,11 @@ def _split_calls(rows: Table) -> list[tuple[str, int, int]]:
     out = []
     for label, rs in _by_test(rows.take(rows.kind != "tree")).items():
         tail = np.where(np.nan_to_num(rs.tail_bytes_buffered) > 0, 1, 0)
+        # the premise said: more calls than requests (the warm-up's requests are calls too), and a call smaller
+        # than the request (where every call moved a whole request, none was split)
         with np.errstate(invalid="ignore"):
-            split = (rs.requests > 0) & (rs.syscalls > rs.requests + tail)
+            split = (rs.requests > 0) & (rs.syscalls > rs.requests + np.nan_to_num(rs.warmup_requests) + tail) \
+                & (rs.largest_syscall_bytes < rs.granularity_bytes)
         if split.any():
             largest = np.nan_to_num(rs.largest_syscall_bytes[split])
             out.append((label, int(split.sum()), int(largest.max())))
