@@ -159,8 +159,9 @@ def test_cached_direct_writes_and_split_calls_are_warned_about():
     for r in rows:   # as on a Mac: 4 KiB writes copied through the page cache
         r.update(direct_honoured=False, cached_reason="writes under 16 KiB go through the page cache on macOS",
                  syscalls=1, requests=1, largest_syscall_bytes=r["bytes"])
+    # a 4 GiB request moved in calls of at most 0x7FFFF000 bytes (Linux's cap of one call)
     big = dict(rows[0], test="big", syscalls=2, requests=1, largest_syscall_bytes=0x7FFFF000, direct_honoured=True,
-               cached_reason="", tail_bytes_buffered=0)
+               cached_reason="", tail_bytes_buffered=0, granularity_bytes=4 << 30)
     tail = dict(rows[0], test="tail", syscalls=2, requests=1, tail_bytes_buffered=128, direct_honoured=True,
                 cached_reason="")
     out = warnings([], _typed(rows + [big, tail]), {})
