@@ -342,3 +342,21 @@ def test_every_client_makes_a_tree_of_its_own_and_the_table_adds_their_files(tmp
     stat = next(t for t in summary["tests"] if t["op"] == "stat")
     assert stat["points"][0]["entries"] == 100                  # both clients' files in each step
     assert not list(store.rglob("*.dat"))
+
+
+def test_the_readme_s_one_machine_line_works_as_written(tmp_path):
+    """The README's first many-clients line, for this user (root: the line with --allow-run-as-root), run as
+    written on this machine (two cores: four clients need --oversubscribe), with PLAN a small plan. Open MPI's
+    root switches are taken out of the environment, so that only the line's own flags count."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    lines = [ln.split("#")[0].split() for ln in readme.splitlines() if ln.startswith("mpiexec --oversubscribe")]
+    as_root = os.geteuid() == 0
+    (words,) = [w for w in lines if ("--allow-run-as-root" in w) == as_root]
+    (tmp_path / "plan.yaml").write_text(PLAN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_ALLOW_RUN_AS_ROOT")}
+    args = [MPIEXEC if w == "mpiexec" else "plan.yaml" if w == "PLAN" else w for w in words]
+    stibium = args.index("stibium")
+    done = subprocess.run([*args[:stibium], *STIBIUM, *args[stibium + 1:], "--out", "reports"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads((the_run(tmp_path / "reports") / "run.json").read_text())["clients"]["ranks"] == 4
