@@ -60,7 +60,7 @@ class Side:
     @property
     def label(self) -> str:
         count = f", {len(self.runs)} runs" if len(self.runs) > 1 else ""
-        return f"{self.record.hostname or '?'} ({self.path.name}{count})"
+        return f"{self.record.hostname or 'host unknown'} ({self.path.name}{count})"
 
 
 def _renamed(points: dict[PointKey, Table], renames: dict[PointKey, PointKey]) -> dict[PointKey, Table]:
@@ -217,7 +217,8 @@ def _facts(run: Side) -> SideFacts:
     m = run.record.machine
     t = run.record.target_facts
     return SideFacts(run=run.path.name, plan=run.record.plan.name, hostname=m.get("hostname"),
-                     os=f"{m.get('os')} {m.get('os_release')}", cpu=m.get("cpu"), ram_bytes=m.get("ram_bytes"),
+                     os=" ".join(str(v) for v in (m.get("os"), m.get("os_release")) if v) or None, cpu=m.get("cpu"),
+                     ram_bytes=m.get("ram_bytes"),
                      fs_type=t.get("fs_type"), device_model=t.get("device_model"),
                      started_utc=run.record.started_utc, measurements=len(run.rows), runs=len(run.runs),
                      label=run.label)

@@ -175,3 +175,20 @@ def test_any_valid_plan_runs_reports_and_compares_with_every_word_true(disk_dir,
     assert code == 0, out
     _check_summary(json.loads(out))
     shutil.rmtree(folder)
+
+
+def test_an_imported_fio_result_reports_and_compares_with_unknowns_in_words(tmp_path):
+    fixtures = Path(__file__).parent / "fixtures" / "fio"
+    code, out = _cli("import", "fio", str(fixtures / "shapes.json"), str(fixtures / "shapes-2.json"), "--out",
+                     str(tmp_path / "a"))
+    assert code == 0 and not _words(out), out
+    code, out = _cli("import", "fio", str(fixtures / "shapes-3.json"), "--out", str(tmp_path / "b"))
+    assert code == 0, out
+    (a,), (b,) = (tmp_path / "a").iterdir(), (tmp_path / "b").iterdir()
+    page = _page_words((a / "report.html").read_text())
+    assert not _words(page), [page[max(0, m.start() - 80):m.end() + 40] for m in re.finditer(r"\bNone\b", page)]
+    code, out = _cli("compare", str(a), str(b), "--out", str(tmp_path / "c.html"))
+    assert code == 0 and not _words(out), out
+    page = _page_words((tmp_path / "c.html").read_text())
+    assert not _words(page), [page[max(0, m.start() - 80):m.end() + 40] for m in re.finditer(r"\bNone\b", page)]
+    assert "?" not in " ".join(re.findall(r"B: [^<]*", (tmp_path / "c.html").read_text()))

@@ -247,7 +247,7 @@ def _summary_section(summary: Summary) -> str:
     return ("<h2>Summary</h2>" + table(["test", "op", "kind", "rate or throughput (95% interval)", "latency", "n",
                                         "outliers", "cache suspects", "fast outliers (not the page cache)",
                                         "cache below the file system", "drift"], rows) + note
-            + "<h2>Warnings</h2>" + (warn or "<p>None: no outliers, cache hits or drift were found.</p>"))
+            + "<h2>Warnings</h2>" + (warn or "<p>No warning: no outliers, cache hits or drift were found.</p>"))
 
 
 def _files_sections(results: list[FilesResult], n: int) -> tuple[list[str], int]:
