@@ -57,7 +57,8 @@ def test_one_trial_a_side_gives_no_interval_and_no_verdict(tmp_path, monkeypatch
     out = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
     assert out.exit_code == 0, out.output
     q = pattern[0]["ratio"]["estimate"]
-    assert f" pat read rand 4 KiB       1+1  {q:.3f} (no interval)   inconclusive: one trial " in out.output
+    line = next(ln for ln in out.output.splitlines() if ln.startswith("pat ") and f"{q:.3f} (no interval)" in ln)
+    assert line.split()[:4] == ["pat", "read", "rand", "4"] and line.rstrip().endswith("inconclusive: one trial")
 
 
 def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch):
@@ -77,7 +78,8 @@ def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch
     monkeypatch.setattr(cli, "console", Console(width=80))     # a terminal of 80 columns, whatever runs the tests
     out = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
     assert out.exit_code == 0, out.output
-    assert " files read                1+1  -                     inconclusive: one size " in out.output
+    line = next(ln for ln in out.output.splitlines() if ln.startswith("files ") and " read " in ln)
+    assert line.split()[:2] == ["files", "read"] and line.split()[-4:] == ["-", "inconclusive:", "one", "size"]
     assert (tmp_path / "c.html").is_file()
 
 

@@ -153,9 +153,9 @@ def _files_warnings(e: FilesResult, add: Any) -> None:
             "use larger sizes (at least a few MB): these files are dominated by latency")
     intercept_s = e.fit.line.intercept_s
     if math.isfinite(intercept_s) and intercept_s < 0:
-        add("info", label, f"the fitted line meets size 0 below 0 s ({intercept_s * 1e3:.3f} ms): the latency is "
-            f"given as 0 s, the least it can be, with its interval held to 0 s or more",
-            "the latency from the smallest sizes is given beside; smaller files measure the latency better")
+        add("info", label, f"the fitted line meets size 0 below 0 s ({intercept_s * 1e3:.3f} ms), which no time "
+            f"can be: its latency is held to 0 s or more, and the summary shows the median time of the smallest size "
+            f"instead", "smaller files measure the latency better")
 
 
 def _pattern_warnings(e: PatternResult, add: Any) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -21,7 +23,7 @@ from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label, op_label
 from . import bench, clients, figures, in_flight, mix, steady, sustained, tree
-from .terminal import WIDE_TERMINAL_COLUMNS, compact_table, notices
+from .terminal import WIDE_TERMINAL_COLUMNS, Column, fitted_table, notices
 from .page import esc, figure, page, table
 
 
@@ -69,12 +71,11 @@ def negative_latency(e: Result) -> bool:
     time instead, marked."""
     if not isinstance(e, FilesResult) or e.latency_smallest_size_s is None:
         return False
-    lat = e.latency.as_dict().get("estimate")
-    return lat is not None and lat < 0
+    return math.isfinite(e.fit.line.intercept_s) and e.fit.line.intercept_s < 0
 
 
 def _files_headline(e: FilesResult, compact: bool) -> tuple[str, str, str]:
-    what = e.op if compact else f"{e.name} {e.op}"
+    what = e.op
     rate = _plus_minus(e.rate) if compact else _est(e.rate, format_rate)
     if negative_latency(e):
         return what, rate, f"{format_seconds(e.latency_smallest_size_s)}{SMALLEST_MARK}"
@@ -137,33 +138,26 @@ TABLE_ROWS = 500          # flagged measurements listed in a table on the page (
 
 
 def terminal_table(summary: Summary, width: int = WIDE_TERMINAL_COLUMNS) -> Table:
-    """The summary for the terminal: below WIDE_TERMINAL_COLUMNS one line per row (the interval as ± %,
-    the exact one is in the report); wider, the intervals in full."""
-    t = _terminal_table(summary, width)
-    if any(negative_latency(e) for e in summary.tests):
-        t.caption, t.caption_justify = SMALLEST_NOTE, "left"
-    return t
-
-
-def _terminal_table(summary: Summary, width: int) -> Table:
-    if width < WIDE_TERMINAL_COLUMNS:
-        # widths that add up to 78 columns with the separators; the op and the point (granularity, requests in
-        # flight) in a column of their own, so that a long test name is what is cut; the latency without its
-        # "p50" (the report says which latency it is); the outliers and the fast outliers (flagged, kept in the
-        # fit, notes of the report) are counted in the report only
-        t = compact_table("stibium summary (1 run; intervals 95 %, exact in the report)",
-                          (("test", "left", 11), ("op", "left", 14), ("rate", "left", 15), ("latency", "left", 9),
-                           ("n", "right", 4), ("cache", "right", 6), ("below", "right", 5), ("drift", "right", 6)))
-        for e in summary.tests:
-            what, rate, latency = headline(e, compact=True)
-            n, _, cache, below, _ = _counts(e)
-            t.add_row(e.name, what, rate, latency, n, cache, below, _drift(e))
-        return t
-    t = Table("test", "op", "rate (95% interval)", "latency", "n", "outliers", "cache suspects", "below the fs",
-              "fast", "drift", title="stibium summary (1 run)")
+    """The summary for the terminal, one line per row with every value whole (terminal.fitted_table): the
+    intervals in full where they fit, else as +-% (the exact ones are in the report), then a long test name cut
+    in the middle, then the columns left out in this order: fast outliers, outliers, drift, n (the report has
+    them all). Cache and below-the-file-system counts are never left out."""
+    columns = [Column("test", shortened=True), Column("op"), Column("rate (95% interval)"), Column("latency"),
+               Column("n", "right", drop=4), Column("outliers", "right", drop=2), Column("cache", "right"),
+               Column("below", "right"), Column("fast", "right", drop=1), Column("drift", "right", drop=3)]
+    full, brief = [], []
     for e in summary.tests:
-        _, rate, lat = headline(e)
-        t.add_row(e.name, e.op, rate, lat, *_counts(e), _drift(e))
+        what, rate_brief, latency_brief = headline(e, compact=True)
+        _, rate, latency = headline(e)
+        counts = _counts(e)
+        full.append([e.name, what, rate, latency, *counts, _drift(e)])
+        brief.append([e.name, what, rate_brief, latency_brief, *counts, _drift(e)])
+    t, dropped, _ = fitted_table("stibium summary (1 run)", columns, [full, brief], width)
+    notes = [f"left out at this width: {', '.join(dropped)} (the report has them)"] if dropped else []
+    if any(negative_latency(e) for e in summary.tests):
+        notes.append(SMALLEST_NOTE)
+    if notes:
+        t.caption, t.caption_justify = "\n".join(notes), "left"
     return t
 
 

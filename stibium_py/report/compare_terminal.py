@@ -11,7 +11,7 @@ from ..analysis.comparison import ManyRuns, SustainedRatio, TwoRuns
 from ..analysis.estimate import ratio_text
 from ..analysis.rates import label, rate_format
 from ..units import format_rate, format_size, in_flight_label
-from .terminal import WIDE_TERMINAL_COLUMNS, cautions, compact_table
+from .terminal import Column, cautions, fitted_table
 
 
 def verdict_text(verdict: str, scope: str) -> str:
@@ -48,39 +48,35 @@ _SHORT_ACCESS = {"sequential": "seq", "random": "rand", "strided": "str", "(geom
 
 
 def two_runs(result: TwoRuns, width: int) -> list[Any]:
-    """B / A per point: below WIDE_TERMINAL_COLUMNS one line per row (the point in one column, cut with an
-    ellipsis); wider, a column each. Then the cautions, the sustained tests, the advice and the differences."""
+    """B / A per point, one line each with every value whole at the terminal's width (terminal.fitted_table).
+    Then the cautions, the sustained tests, the advice and the differences."""
     out: list[Any] = []
     title = "B / A: a repeatability check (both runs on one machine)" if result.same_machine else "B / A"
-    compact = width < WIDE_TERMINAL_COLUMNS
-    if compact:
-        # widths that add up to 78 columns with the separators
-        table = compact_table(title, (("point", "left", 24), ("runs", "right", 5), ("B / A (95% interval)", "left", 20),
-                                      ("verdict", "left", 26)))
-    else:
-        table = Table("test", "op", "access", "granularity", "stride", "in flight", "runs", "B / A (95% interval)",
-                      "verdict", title=title)
     lines = [(p.key.test, p.key.op, p.key.access, p.key.granularity_bytes, p.key.stride_bytes,
               in_flight_label(p.key.queue_depth, p.key.threads), f"{p.runs_a}+{p.runs_b}", p.ratio,
               verdict_text(p.verdict, p.scope)) for p in result.points]
     lines += [(g.test, g.op, "(geometric mean)", 0, 0, "", f"{result.a.runs}+{result.b.runs}", g.ratio,
                verdict_text(g.verdict, g.scope)) for g in result.groups]
+    # one line a point, every value whole (terminal.fitted_table): the access words shortened where narrow, then
+    # a long test name cut in the middle, then the runs column left out
+    columns = [Column("test", shortened=True), Column("op"), Column("access"), Column("size"), Column("stride"),
+               Column("in flight"), Column("runs", "right", drop=1), Column("B / A (95% interval)"), Column("verdict")]
+    full, brief = [], []
     for test, op, access, granularity, stride_bytes, flight, runs, ratio, word in lines:
         size = format_size(granularity) if granularity else ""
-        stride = format_size(stride_bytes) if stride_bytes else ""
-        if compact:
-            point = " ".join(v for v in (test, op, _SHORT_ACCESS.get(access, access), size,
-                                         f"+{stride}" if stride else "", flight) if v)
-            table.add_row(point, runs, ratio_text(ratio), word)
-        else:
-            table.add_row(test, op, access, size, stride, flight, runs, ratio_text(ratio), word)
+        stride = f"+{format_size(stride_bytes)}" if stride_bytes else ""
+        full.append([test, op, access, size, stride, flight, runs, ratio_text(ratio), word])
+        brief.append([test, op, _SHORT_ACCESS.get(access, access), size, stride, flight, runs, ratio_text(ratio), word])
+    table, dropped, shown = fitted_table(title, columns, [full, brief], width)
+    if dropped:
+        table.caption, table.caption_justify = f"left out at this width: {', '.join(dropped)}", "left"
     if result.points:
         out.append(table)
     out += cautions([(label(p.key), result.cautions[p.key]) for p in result.points if p.key in result.cautions])
     for s in result.sustained:
         out.append(f"[bold]{s.a.name} {s.a.op}, sustained[/]: A {s.a.result.headline}; B {s.b.result.headline}")
         out += [f"  B / A: {sustained_ratio_text(r)}" for r in s.ratios]
-    if compact and any(p.key.access for p in result.points):
+    if shown and any(p.key.access for p in result.points):
         out.append("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "
                    "Q8T1: 8 requests in flight on 1 thread")
     out.append(result.advice)

@@ -3,8 +3,10 @@ below WIDE_TERMINAL_COLUMNS a table is laid out one line per row."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable
 
+from rich.cells import cell_len
 from rich.table import Table
 
 WIDE_TERMINAL_COLUMNS = 120
@@ -17,6 +19,97 @@ def compact_table(title: str, columns: tuple[tuple[str, str, int], ...]) -> Tabl
     t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), collapse_padding=True)
     for name, justify, size in columns:
         t.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=size)
+    return t
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a table fitted to the terminal (fitted_table)."""
+
+    name: str
+    justify: str = "left"
+    drop: int = 0               # 0: always shown; 1, 2, ...: left out in this order where the terminal is narrow
+    shortened: bool = False     # a name (a test's) that may be cut in the middle; a value never is
+
+
+NAME_MIN_CHARS = 8              # a name cut in the middle keeps this many characters, the ellipsis among them
+
+
+def fitted_table(title: str, columns: list[Column], variants: list[list[list[str]]], width: int
+                 ) -> tuple[Table, list[str], int]:
+    """A table of one line per row whose every value is whole, in `width` columns: each column as wide as its
+    widest cell. Where it is too wide: the first of `variants` (the rows written ever more briefly: full intervals,
+    then +-%) that fits as it is; else the briefest with its names cut in the middle (a name stays more readable
+    than an interval stays exact); else, names cut, the columns left out in their `drop` order. A column empty in
+    every row is not shown. Returns the table, the names of the columns left out (to say under it) and which
+    variant it shows."""
+    empty = [i for i in range(len(columns)) if all(not r[i] for rows in variants for r in rows)]
+    if empty and len(empty) < len(columns):
+        columns = [c for i, c in enumerate(columns) if i not in empty]
+        variants = [[[v for i, v in enumerate(r) if i not in empty] for r in rows] for rows in variants]
+    for k, rows in enumerate(variants):
+        if _width(columns, rows) <= width:
+            return _table(title, columns, rows), [], k
+    last = len(variants) - 1
+    table = _fit(title, columns, variants[-1], width)
+    if table is not None:
+        return table, [], last
+    shown, rows = list(columns), variants[-1]
+    dropped: list[str] = []
+    for column in sorted((c for c in columns if c.drop), key=lambda c: c.drop):
+        k = shown.index(column)
+        shown.pop(k)
+        rows = [r[:k] + r[k + 1:] for r in rows]
+        dropped.append(column.name)
+        table = _fit(title, shown, rows, width)
+        if table is not None:
+            return table, dropped, last
+    return _table(title, shown, rows), dropped, last   # as narrow as it gets: wider than the terminal
+
+
+def _fit(title: str, columns: list[Column], rows: list[list[str]], width: int) -> Table | None:
+    """The table in width columns, its names cut in the middle as far as needed (to NAME_MIN_CHARS), or None."""
+    over = _width(columns, rows) - width
+    if over <= 0:
+        return _table(title, columns, rows)
+    cut = [i for i, c in enumerate(columns) if c.shortened]
+    rows = [list(r) for r in rows]
+    for i in cut:
+        widest = max([cell_len(r[i]) for r in rows] + [cell_len(columns[i].name)])
+        target = max(widest - over, NAME_MIN_CHARS, cell_len(columns[i].name))
+        for r in rows:
+            r[i] = middle_cut(r[i], target)
+        over = _width(columns, rows) - width
+        if over <= 0:
+            return _table(title, columns, rows)
+    return None
+
+
+def middle_cut(text: str, chars: int) -> str:
+    """A name cut to `chars` characters in the middle, where names differ least: "rand-write-4k-q4t2" -> "rand-…4t2"."""
+    if cell_len(text) <= chars:
+        return text
+    head = (chars - 1 + 1) // 2
+    tail = chars - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def _width(columns: list[Column], rows: list[list[str]]) -> int:
+    """The table's width: each column its widest cell or header, two blanks between columns (the cell's padding
+    and the box's blank rule)."""
+    widths = [max([cell_len(c.name)] + [cell_len(r[i]) for r in rows]) for i, c in enumerate(columns)]
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def _table(title: str, columns: list[Column], rows: list[list[str]]) -> Table:
+    from rich import box
+    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), collapse_padding=True,
+              show_edge=False)
+    for i, c in enumerate(columns):
+        t.add_column(c.name, justify=c.justify, no_wrap=True,
+                     min_width=max([cell_len(c.name)] + [cell_len(r[i]) for r in rows]))
+    for r in rows:
+        t.add_row(*r)
     return t
 
 
