@@ -56,7 +56,7 @@ def publish_series(series: Path, console: Console | None = None, open_browser: b
     page = series / REPORT_HTML
     write_text_atomic(page, series_page.render(summary))
     if console is not None:
-        _print(console, [*series_page.terminal(summary, runs_said), f"report: {page}"])
+        _print(console, [*series_page.terminal(summary, runs_said, console.width), f"report: {page}"])
     _open(page, open_browser)
     return summary
 

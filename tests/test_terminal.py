@@ -84,3 +84,26 @@ def test_the_comparison_is_one_line_per_point_in_a_readable_order(tmp_path, widt
     pattern_rows = [r for r in result["rows"] if r["kind"] != "files"]
     keys = [(r["op"], r["access"], r["granularity_bytes"], r["stride_bytes"]) for r in pattern_rows]
     assert keys == sorted(keys)                                         # not the run's shuffled order
+
+
+@pytest.mark.parametrize("width", [80, 120, 160])
+def test_the_disk_mark_table_is_one_line_a_row_with_every_value_whole(tmp_path, width):
+    from pathlib import Path
+    from click.testing import CliRunner
+    from stibium_py.cli import main
+    from stibium_py.pipeline import summarize_run
+    from stibium_py.report.in_flight import mark_rows, mark_table_terminal
+    fixtures = Path(__file__).parent / "fixtures" / "fio"
+    done = CliRunner().invoke(main, ["import", "fio", str(fixtures / "shapes.json"), str(fixtures / "shapes-2.json"),
+                                     "--out", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    (run,) = tmp_path.iterdir()
+    _, _, summary = summarize_run(run)
+    console = Console(width=width, record=True, force_terminal=False)
+    console.print(mark_table_terminal(summary, width))
+    lines = console.export_text().splitlines()
+    assert all(len(ln) <= width for ln in lines)
+    rule = next(k for k, ln in enumerate(lines) if set(ln.strip()) == {"─"})
+    body = lines[rule + 1:rule + 1 + len(mark_rows(summary))]
+    assert len(body) == len(mark_rows(summary)) and not any("…" in ln for ln in body)
+    assert all(("B/s" in ln) for ln in body)

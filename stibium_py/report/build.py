@@ -23,7 +23,7 @@ from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label, op_label
 from . import bench, clients, figures, in_flight, mix, steady, sustained, tree
-from .terminal import WIDE_TERMINAL_COLUMNS, Column, fitted_table, notices
+from .terminal import DEFAULT_COLUMNS, Column, fitted_table, notices
 from .page import esc, figure, page, table
 
 
@@ -137,7 +137,7 @@ def _counts(e: Result) -> list[str]:
 TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
 
 
-def terminal_table(summary: Summary, width: int = WIDE_TERMINAL_COLUMNS) -> Table:
+def terminal_table(summary: Summary, width: int = DEFAULT_COLUMNS) -> Table:
     """The summary for the terminal, one line per row with every value whole (terminal.fitted_table): the
     intervals in full where they fit, else as +-% (the exact ones are in the report), then a long test name cut
     in the middle, then the columns left out in this order: fast outliers, outliers, drift, n (the report has

@@ -16,7 +16,7 @@ from ..analysis.estimate import estimate_text
 from ..units import format_rate, op_label
 from .figures import layout
 from .page import esc, table
-from .terminal import WIDE_TERMINAL_COLUMNS, compact_table
+from .terminal import Column, fitted_table
 
 ACCESS_ORDER = {"sequential": 0, "strided": 1, "random": 2}
 ACCESS_SHORT = {"sequential": "SEQ", "strided": "STR", "random": "RND"}
@@ -181,15 +181,14 @@ def mark_table_html(summary: Summary) -> str:
 
 
 def mark_table_terminal(summary: Summary, width: int) -> Any:
-    """The same for the terminal: intervals as ± % below 120 columns."""
-    from rich.table import Table
-
-    compact = width < WIDE_TERMINAL_COLUMNS
+    """The same for the terminal, one line a row with every value whole (terminal.fitted_table): with IOPS and
+    a mix's reads and writes where they fit, else the intervals alone, else as +-%."""
     columns = mark_columns(summary)
-    title = "disk-mark table (median over trials; 95 % interval)"
-    t = compact_table(title, (("", "left", 22), *((c, "left", 26) for c in columns))) if compact else \
-        Table("", *columns, title=title)
-    for label, cells in mark_rows(summary):
-        t.add_row(label, *(_cell(cells.get(c), compact) for c in columns))
-    return t
-
+    rows = mark_rows(summary)
+    variants = [[[label, *(_cell(cells.get(c), False) for c in columns)] for label, cells in rows],
+                [[label, *(estimate_text(p.throughput, format_rate) if p is not None else "-"
+                           for p in (cells.get(c) for c in columns))] for label, cells in rows],
+                [[label, *(_cell(cells.get(c), True) for c in columns)] for label, cells in rows]]
+    table, _, _ = fitted_table("disk-mark table (median over trials; 95 % interval)",
+                               [Column("", shortened=True), *(Column(c) for c in columns)], variants, width)
+    return table

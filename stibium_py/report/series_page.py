@@ -15,7 +15,7 @@ from ..analysis.rates import key_of, rate_format
 from ..tree import rate_unit
 from .figures import interval_bars, layout
 from .page import esc, figure, page, table
-from .terminal import notices
+from .terminal import Column, fitted_table, notices
 
 
 def _interval(e: dict[str, Any], test: dict[str, Any]) -> str:
@@ -81,19 +81,23 @@ def render(summary: dict[str, Any]) -> str:
     return page(f"stibium: {summary['plan']} ({len(summary['runs'])} runs)", sections)
 
 
-def terminal_table(summary: dict[str, Any]) -> Table:
-    t = Table("test", "across runs (95% interval)", "spread", "runs", "differ",
-              title=f"stibium summary: {len(summary['runs'])} runs")
-    for test in summary["tests"]:
-        t.add_row(test["label"], _interval(test["rate"], test), _spread(test["spread"]), str(test["runs"]),
-                  _differ(test["runs_differ"], ""))
-    return t
+def terminal_table(summary: dict[str, Any], width: int) -> Table:
+    """The series across runs, one line a test with every value whole (terminal.fitted_table)."""
+    columns = [Column("test", shortened=True), Column("across runs (95% interval)"), Column("spread"),
+               Column("runs", "right", drop=1), Column("differ")]
+    variants = [[[t["label"], estimate_text(t["rate"], rate_format(key_of(t)), compact), _spread(t["spread"]),
+                  str(t["runs"]), _differ(t["runs_differ"], "")] for t in summary["tests"]] for compact in (False, True)]
+    table, dropped, _ = fitted_table(f"stibium summary: {len(summary['runs'])} runs", columns, variants, width)
+    if dropped:
+        table.caption, table.caption_justify = f"left out at this width: {', '.join(dropped)}", "left"
+    return table
 
 
-def terminal(summary: dict[str, Any], runs_said: dict[tuple[str, str, str, str], list[str]]) -> list[Any]:
+def terminal(summary: dict[str, Any], runs_said: dict[tuple[str, str, str, str], list[str]],
+             width: int = 80) -> list[Any]:
     """What the terminal shows of a series: the table across runs, each run's sustained headlines, the
     series' warnings, then each run's warnings said once with the runs that gave them."""
-    out: list[Any] = [terminal_table(summary)]
+    out: list[Any] = [terminal_table(summary, width)]
     out += [f"{s['test']} {s['op']} sustained, {r['run']}: {r['headline']}"
             for s in summary.get("sustained", []) for r in s["runs"]]
     out += notices(summary["warnings"], "the report")

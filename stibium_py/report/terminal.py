@@ -1,5 +1,5 @@
-"""The terminal's renderables (rich tables and lines of text), printed by the publishing step (publish.py):
-below WIDE_TERMINAL_COLUMNS a table is laid out one line per row."""
+"""The terminal's renderables (rich tables and lines of text), printed by the publishing step (publish.py): a
+table is fitted to the terminal's width, one line per row with every value whole (fitted_table)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,7 @@ from typing import Any, Iterable
 from rich.cells import cell_len
 from rich.table import Table
 
-WIDE_TERMINAL_COLUMNS = 120
-
-
-def compact_table(title: str, columns: tuple[tuple[str, str, int], ...]) -> Table:
-    """A table for a narrow terminal: one line per row, each column (name, justify, width) of a fixed width
-    and cut with an ellipsis."""
-    from rich import box
-    t = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), collapse_padding=True)
-    for name, justify, size in columns:
-        t.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis", width=size)
-    return t
+DEFAULT_COLUMNS = 120          # a table laid out for no terminal in particular (tests, JSON callers)
 
 
 @dataclass(frozen=True)
