@@ -91,7 +91,7 @@ def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) 
     return names + [CompletionItem(incomplete, type="file")]
 
 
-@main.command()
+@main.command(short_help="Run a plan (a file or a built-in name) and report it.")
 @click.argument("plan", shell_complete=_complete_plan)
 @click.option("--target", type=click.Path(path_type=Path), help="Folder for the test files (overrides the plan's target).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
@@ -132,7 +132,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         _after_run(finished, open_report)
 
 
-@main.command()
+@main.command(short_help="Finish an interrupted run (or series), or one after its reboot.")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
 @quiet_option
@@ -173,7 +173,7 @@ def _run_dir(path: Path) -> None:
     existing_folder(path, "run directory", "give a folder that `stibium run` wrote (reports/...)")
 
 
-@main.command()
+@main.command(short_help="Analyse a run (or a series): its summary and report page.")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
@@ -188,7 +188,7 @@ def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
         click.echo(json.dumps(summary, indent=2))
 
 
-@main.command()
+@main.command(short_help="Compare runs: B / A with intervals and a verdict.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--reference", type=click.Path(path_type=Path),
               help="With three runs or more: the run the others are compared with (default: the first).")
@@ -216,12 +216,12 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
                     open_page)
 
 
-@main.group("import")
+@main.group("import", short_help="Read fio's JSON results into a run directory.")
 def import_group() -> None:
     """Read another tool's results into a run directory (its report and compare work like any other's)."""
 
 
-@import_group.command("fio")
+@import_group.command("fio", short_help="fio's JSON output (each file a trial) as a run directory.")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder for the run directory.")
@@ -244,7 +244,7 @@ def import_fio_command(results: tuple[Path, ...], out_dir: Path, name: str | Non
     click.echo(f"run directory: {run_dir} (imported)")
 
 
-@main.group("plan")
+@main.group("plan", short_help="Check or show a plan.")
 def plan_group() -> None:
     """Check or show a plan."""
 
@@ -266,7 +266,7 @@ def plan_check(plan: str, seed: int | None) -> None:
     click.echo(f"{path}: ok ({len(expanded.ops)} measurements in {len(parsed.tests)} tests)")
 
 
-@plan_group.command("show")
+@plan_group.command("show", short_help="The expanded operations, the bytes, the space and the time.")
 @click.argument("plan", shell_complete=_complete_plan)
 @click.option("--seed", type=click.IntRange(min=0))
 @click.option("--all", "show_all", is_flag=True, help="List every operation, not the first ones of each test.")
@@ -379,7 +379,7 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
                   f"measurement)")
 
 
-@main.command()
+@main.command(short_help="List the built-in plans.")
 @user_errors
 def plans() -> None:
     """List the built-in plans."""
@@ -389,7 +389,7 @@ def plans() -> None:
     console.print(table)
 
 
-@main.command()
+@main.command(short_help="The helper, its clock and engines; direct I/O on a target.")
 @click.option("--target", type=click.Path(path_type=Path), help="Folder whose file system to examine.")
 @click.option("--json", "as_json", is_flag=True, help="Print the helper's facts as JSON.")
 @user_errors
@@ -417,7 +417,7 @@ def info(target: Path | None, as_json: bool) -> None:
     console.print(table)
 
 
-@main.command()
+@main.command(short_help="Prove on this disk that uncached I/O is uncached.")
 @click.option("--target", type=click.Path(path_type=Path), default=Path("."), show_default=True,
               help="Folder on the disk to check (made if missing and removed again; a temporary folder inside it is "
                    "removed at the end).")

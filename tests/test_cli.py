@@ -174,3 +174,15 @@ def test_the_installed_console_script_runs(tmp_path):
     proc = subprocess.run(["stibium", "plans"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "articles-400" in proc.stdout
+
+
+def test_every_help_fits_80_columns_and_no_description_is_cut():
+    from click.testing import CliRunner
+    from stibium_py.cli import main
+    groups = [[], ["plan"], ["import"]]
+    commands = [[c] for c in main.commands] + [["plan", "check"], ["plan", "show"], ["import", "fio"]]
+    for args in groups + commands:
+        out = CliRunner().invoke(main, [*args, "--help"], terminal_width=80).output
+        assert all(len(line) <= 80 for line in out.splitlines()), (args, out)
+        described = [line for line in out.splitlines() if not line.startswith("Usage:")]
+        assert not any("..." in line for line in described), (args, out)   # click cuts a long description with ...
