@@ -48,12 +48,12 @@ from .fio.job import (JOB_FILES, Fio, JobFile, checked_job_file, find_fio, job_t
 from .preflight import RunError, drop_caches, preflight
 from .sharing import Place, read_shift
 from .team import Solo, Team
-from .tree import TreeShape
+from .tree import TreeShape, rate_unit
 from .record import PlanRecord, RunRecord, SeriesRecord, ops_digest
 from .table import Table
 from .store import (MeasurementLog, completed_seqs, iso, new_run_dir, read_measurements, read_run_json,
                     read_series_json, utc_now, write_run_json, write_series_json)
-from .units import format_bytes, format_rate, op_label
+from .units import format_bytes, format_per_s, format_rate, middle_cut, op_label
 from .liveness import still_running
 from .workdir import WorkDir, made_for, work_dir_name
 
@@ -1180,12 +1180,18 @@ def _bytes_of(ops: list[Op]) -> int:
 
 
 class _ProgressBar:
-    """A rich progress bar: current test, bytes done of the measurements, ETA, the last rate."""
+    """A rich progress bar on one line of the terminal: the current test and op (a long name cut in the middle),
+    bytes done of the measurements, ETA, the last measurement's rate. A run that ends whole ends the bar at its
+    total: measurements by time and rounds that stop at steady state move other bytes than foreseen."""
+
+    LABEL_CHARS = 24
 
     def __init__(self, pending: list[Op], console: Console, enabled: bool):
         self.total = _bytes_of(pending)
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=False),
-                                 TimeRemainingColumn(), TextColumn("{task.fields[last]}"), console=console,
+        bar_width = max(10, min(40, console.width - 62))        # the other columns take about 60 at most
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(bar_width=bar_width),
+                                 DownloadColumn(binary_units=False), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[last]}"), console=console,
                                  disable=not (enabled and console.is_terminal), transient=False)
         self.task = self.progress.add_task("starting", total=max(self.total, 1), last="")
 
@@ -1193,8 +1199,11 @@ class _ProgressBar:
         self.progress.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
+    def __exit__(self, exc_type: Any, *exc: object) -> None:
+        if exc_type is None:
+            done = self.progress.tasks[0].completed
+            self.progress.update(self.task, total=max(done, 1), description="done")
+        self.progress.__exit__(exc_type, *exc)
 
     def skip(self, ops: list[Op]) -> None:
         """Operations that will not run (rounds after a steady window): out of the total."""
@@ -1202,10 +1211,13 @@ class _ProgressBar:
         self.progress.update(self.task, total=max(self.total, 1))
 
     def advance(self, op: Op, nbytes: int, seconds: float | None) -> None:
-        rate = format_rate(nbytes / seconds) if seconds else ""
         what = op_label(op.op, op.read_fraction)
-        self.progress.update(self.task, advance=nbytes, description=f"{op.test} {what}",
-                             last=f"last {format_bytes(nbytes)} {what} at {rate}")
+        if op.kind == "tree":          # a tree's phase moves files (and, create and read, their bytes)
+            last = format_per_s(op.files / seconds, rate_unit(op.op)) if seconds and op.files else ""
+        else:
+            last = format_rate(nbytes / seconds) if seconds and nbytes else ""
+        self.progress.update(self.task, advance=nbytes, description=middle_cut(f"{op.test} {what}", self.LABEL_CHARS),
+                             last=last)
 
 
 class _Temperature:

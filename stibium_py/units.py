@@ -163,3 +163,12 @@ def format_seconds(seconds: float) -> str:
 def in_flight_label(queue_depth: int, threads: int) -> str:
     """Requests in flight as CrystalDiskMark names them (Q8T1); empty at one request in flight."""
     return "" if queue_depth == threads == 1 else f"Q{queue_depth}T{threads}"
+
+
+def middle_cut(text: str, chars: int) -> str:
+    """A name cut to `chars` characters in the middle, where names differ least: "rand-write-4k-q4t2" -> "rand-…4t2"."""
+    if len(text) <= chars:
+        return text
+    head = chars // 2
+    tail = chars - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail > 0 else "")

@@ -9,6 +9,8 @@ from typing import Any, Iterable
 from rich.cells import cell_len
 from rich.table import Table
 
+from ..units import middle_cut
+
 DEFAULT_COLUMNS = 120          # a table laid out for no terminal in particular (tests, JSON callers)
 
 
@@ -73,15 +75,6 @@ def _fit(title: str, columns: list[Column], rows: list[list[str]], width: int) -
         if over <= 0:
             return _table(title, columns, rows)
     return None
-
-
-def middle_cut(text: str, chars: int) -> str:
-    """A name cut to `chars` characters in the middle, where names differ least: "rand-write-4k-q4t2" -> "rand-…4t2"."""
-    if cell_len(text) <= chars:
-        return text
-    head = (chars - 1 + 1) // 2
-    tail = chars - 1 - head
-    return text[:head] + "…" + (text[-tail:] if tail else "")
 
 
 def _width(columns: list[Column], rows: list[list[str]]) -> int:
