@@ -82,6 +82,8 @@ def test_one_granularity_shows_its_trials_not_a_granularity_axis():
     assert list(trace.x) == [1, 2, 3, 4, 5]
     assert np.allclose(trace.y, [(64 << 20) / (0.1 + 0.01 * t + (1 << 20) / 1e9) for t in range(5)])
     assert fig.layout["xaxis"]["title"]["text"] == "trial" and fig.layout["xaxis"].get("type") != "log"
+    # whole trials on the axis: no tick at 1.5
+    assert (fig.layout["xaxis"]["tickformat"], fig.layout["xaxis"]["dtick"]) == ("d", 1)
 
 
 def test_facts_nobody_could_read_are_said_unknown(tmp_path):

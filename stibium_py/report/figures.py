@@ -260,6 +260,8 @@ def throughput_per_trial(entries: list[PatternResult]) -> plot.Figure:
     """A test of one granularity: what varies is the trials, so each trial's throughput in run order,
     with the median and its interval as a band."""
     fig = plot.Figure()
+    # a test by rounds (steady) rates its last window's rounds: each point at its own round's number
+    unit = "round" if any(e.steady is not None for e in entries) else "trial"
     for e in entries:
         m = e.measurements
         for p in e.points:
@@ -270,16 +272,18 @@ def throughput_per_trial(entries: list[PatternResult]) -> plot.Figure:
             order = mine[np.argsort(m.seq[mine], kind="stable")]
             t = p.throughput.as_dict()
             name = _line_name(e.op, *_line(p), granularity=p.granularity_bytes)
-            fig.add_trace(plot.Scatter(x=np.arange(1, len(order) + 1), y=m.bytes[order] / m.seconds[order],
+            fig.add_trace(plot.Scatter(x=m.trial[order] + 1, y=m.bytes[order] / m.seconds[order],
                                      mode="lines+markers", name=esc(name),
-                                     hovertemplate="trial %{x}: %{y:.4s}B/s<extra></extra>"))
+                                     hovertemplate=unit + " %{x}: %{y:.4s}B/s<extra></extra>"))
             if t["low"] is not None and t["high"] is not None:
                 fig.add_hrect(y0=t["low"], y1=t["high"], line_width=0, fillcolor="rgba(44,160,44,0.12)")
-            fig.add_hline(y=t["estimate"], line_dash="dot", line_color="#2ca02c",
+            fig.add_hline(y=t["estimate"], line_dash="dot", line_color="#2ca02c", annotation_position="top left",
                           annotation_text=f"median {_line_name(e.op, *_line(p))}")
     name = entries[0].name if entries else ""
-    return layout(fig, f"{name}: each trial's throughput, median and interval", "trial",
-                  "bytes/s")
+    fig = layout(fig, f"{name}: each {unit}'s throughput, median and interval", unit, "bytes/s")
+    few = max((len(e.measurements) for e in entries), default=0) <= 20
+    fig.update_xaxes(tickformat="d", **({"dtick": 1} if few else {}))      # whole trials: no tick at 1.5
+    return fig
 
 
 def interval_bars(estimates: list[dict[str, Any]]) -> dict[str, Any]:

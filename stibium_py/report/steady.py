@@ -73,7 +73,10 @@ def rounds_figure(entries: list[PatternResult]) -> plot.Figure | None:
     fig.add_vrect(x0=first - 0.5, x1=last + 0.5, fillcolor="green" if st.steady else "orange", opacity=0.12,
                   line_width=0, annotation_text="steady window" if st.steady else "last window, not steady",
                   annotation_position="top left")
-    return layout(fig, verdict(name, st), "round", "rate (B/s)")
+    fig = layout(fig, verdict(name, st), "round", "rate (B/s)")
+    most = max((len(p.rates_bytes_per_s) for p in pts), default=0)
+    fig.update_xaxes(tickformat="d", **({"dtick": 1} if most <= 20 else {}))      # whole rounds
+    return fig
 
 
 def section(entries: list[PatternResult]) -> str:
