@@ -281,3 +281,23 @@ def test_a_test_of_one_granularity_a_line_is_compared_in_the_table_not_a_one_poi
     one = replace(result, comparison=replace(result.comparison, points=[
         p for p in result.points if p.key.kind != "pattern" or p.key.granularity_bytes == least]))
     assert _one_granularity(one, "pat", "read")
+
+
+@pytest.mark.parametrize("low, high, word", [
+    (1.05, 1.20, "faster"), (0.80, 0.95, "slower"), (0.99, 1.01, "same within noise"), (0.95, 1.05, "inconclusive"),
+    (1.021, 1.05, "faster"), (0.95, 0.979, "slower"), (1.02, 1.05, "inconclusive"), (0.98, 1.02, "same within noise"),
+])
+def test_each_verdict_is_said_where_its_interval_lies_against_the_noise_band(low, high, word):
+    """B / A beyond the 2 % noise band above: faster; below: slower; inside it: the same; across its edge:
+    inconclusive (the band's edges themselves are inside)."""
+    from stibium_py.analysis.comparison import verdict
+    from stibium_py.analysis.estimate import Estimate
+    assert verdict(Estimate((low + high) / 2, low, high, "test", 10), 0.02)[0] == word
+
+
+def test_a_b_slower_than_a_is_said_slower_end_to_end(tmp_path):
+    a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=1)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=150e6, seed=2)
+    rows = compare_runs(load_run(a), load_run(b)).to_json()["rows"]
+    files = [r for r in rows if r["kind"] == "files"]
+    assert files and all(r["verdict"] == "slower" and r["ratio"]["high"] < 0.98 for r in files)
