@@ -258,6 +258,9 @@ def test_a_latency_s_interval_is_held_to_the_values_a_latency_can_take():
     import math
     alone = Estimate(-0.001, math.nan, math.nan, "one", 1).at_least(0.0)
     assert alone.estimate == 0.0 and math.isnan(alone.low) and math.isnan(alone.high)
+    below = Estimate(-0.003, -0.004, -0.001, "fit", 10).at_least(0.0)     # no zero-width [0, 0]: no interval
+    assert below.estimate == 0.0 and math.isnan(below.low) and math.isnan(below.high)
+    assert below.method == "fit; no interval: all of it lies below 0, which a latency cannot be"
 
 
 def test_the_spread_between_fewer_than_five_runs_has_no_interval():

@@ -188,7 +188,7 @@ def test_plan_show_says_what_the_built_in_sustained_plan_writes_and_that_it_wear
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "sustained: writes " in text and " without a pause, 50% of the " in text and "free on the target now" in text
-    assert "a row every 268 MB" in text and "Wears the drive:" in text and "the files are removed at the end" in text
+    assert "a row every 256 MiB" in text and "Wears the drive:" in text and "the files are removed at the end" in text
     assert " at 200 MB/s and " in text and " at 2 GB/s" in text
 
 

@@ -38,6 +38,9 @@ class Estimate:
             return max(v, bound) if math.isfinite(v) else v
         if not (self.estimate < bound or self.low < bound):
             return self
+        if self.high < bound:         # the whole interval below: it holds no value the quantity can take
+            return Estimate(bound, math.nan, math.nan, f"{self.method}; no interval: all of it lies below {bound:g}, "
+                            f"which a latency cannot be", self.n)
         return Estimate(held(self.estimate), held(self.low), held(self.high),
                         f"{self.method}; held to {bound:g} or more (the range a latency can take)", self.n)
 
