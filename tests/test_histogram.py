@@ -57,5 +57,5 @@ def test_the_cdf_figure_has_a_curve_per_granularity_and_panel_each_named_once():
     result = pattern_result("p", "read", Table.from_rows(rows), 200, 1, 0.95)
     fig = figures.latency_cdf([result])
     assert len(fig.data) == 4                                    # 2 granularities x 2 panels
-    assert sorted(t.name for t in fig.data if t.showlegend) == ["4,096 B", "65,536 B"]
+    assert sorted(t.name for t in fig.data if t.showlegend) == ["4 KiB", "64 KiB"]
     assert all(t.y[-1] == 1.0 and t.y[0] == 0.0 for t in fig.data)

@@ -13,7 +13,7 @@ from . import plot
 
 from ..analysis.files import FilesResult, column
 from ..analysis.patterns import LATENCY_KEYS, PatternResult
-from ..units import in_flight_label, op_label
+from ..units import format_exact_size, in_flight_label, op_label
 from .page import esc
 
 WEBGL_ABOVE_POINTS = 10000
@@ -244,8 +244,8 @@ def _line(p: Any) -> tuple[str, int, int, int, float | None]:
 
 def _line_name(op: str, access: str, stride: int, depth: int, threads: int, read_fraction: float | None = None,
                granularity: int = 0) -> str:
-    parts = (op_label(op, read_fraction), access, f"{granularity:,} B" if granularity else "",
-             f"stride {stride:,} B" if stride else "", in_flight_label(depth, threads))
+    parts = (op_label(op, read_fraction), access, format_exact_size(granularity) if granularity else "",
+             f"stride {format_exact_size(stride)}" if stride else "", in_flight_label(depth, threads))
     return " ".join(part for part in parts if part)
 
 
@@ -325,7 +325,7 @@ PERCENTILE_LABELS = ["p50", "p90", "p99", "p99.9", "max"]
 
 
 def _panel_title(op: str, access: str, stride: int) -> str:
-    return esc(f"{op} {access}" + (f" stride {stride:,} B" if stride else ""))
+    return esc(f"{op} {access}" + (f" stride {format_exact_size(stride)}" if stride else ""))
 
 
 def _op(e: PatternResult, p: Any) -> str:
@@ -367,7 +367,7 @@ def latency_heatmap(entries: list[PatternResult]) -> plot.Figure:
             shade = np.log10(z)
         text = [[f"{v * 1e3:.3g} ms" if v == v else "" for v in row] for row in z]
         fig.add_trace(plot.Heatmap(z=shade, x=PERCENTILE_LABELS,
-                                 y=[f"{p.granularity_bytes:,} B {in_flight_label(p.queue_depth, p.threads)}".strip()
+                                 y=[f"{format_exact_size(p.granularity_bytes)} {in_flight_label(p.queue_depth, p.threads)}".strip()
                                     for p in pts],
                                  text=text, texttemplate="%{text}", colorscale="Viridis",
                                  coloraxis="coloraxis", hovertemplate="%{y} %{x}: %{text}<extra></extra>"),
@@ -428,7 +428,7 @@ def latency_cdf(entries: list[PatternResult]) -> plot.Figure | None:
     for i, panel in enumerate(panels):
         for p in (p for p in _panel_points(entries, *panel) if p.latency_hist is not None):
             x, y = p.latency_hist.cdf()
-            label = f"{p.granularity_bytes:,} B {in_flight_label(p.queue_depth, p.threads)}".strip()
+            label = f"{format_exact_size(p.granularity_bytes)} {in_flight_label(p.queue_depth, p.threads)}".strip()
             which = grans.index((p.granularity_bytes, p.in_flight, p.queue_depth, p.threads))
             fig.add_trace(plot.Scatter(x=x, y=y, mode="lines", line={"color": colours[which]},
                                      name=esc(label), legendgroup=label, showlegend=label not in shown,
@@ -452,7 +452,7 @@ def stride_heatmap(entries: list[PatternResult]) -> plot.Figure | None:
                 if (o, p.granularity_bytes, p.queue_depth, p.threads) == row and p.stride_bytes == s), None)
           for s in strides] for row in rows_]
     fig = plot.Figure(plot.Heatmap(z=z, x=[f"{s:,}" for s in strides],
-                               y=[f"{op} {g:,} B {in_flight_label(d, t)}".strip() for op, g, d, t in rows_],
+                               y=[f"{op} {format_exact_size(g)} {in_flight_label(d, t)}".strip() for op, g, d, t in rows_],
                                colorscale="Viridis", colorbar={"title": "B/s"}))
     name = entries[0].name if entries else ""
     return layout(fig, f"{name}: throughput by stride and granularity", "stride (bytes)", "granularity")
