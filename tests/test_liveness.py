@@ -1,0 +1,65 @@
+"""Whether a run that says running still runs (stibium_py/liveness.py): only on this machine, in the boot that
+started it, while its process is alive and is stibium; else every reader reads it as interrupted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from stibium_py import sysinfo
+from stibium_py.liveness import CUT_OFF, as_found, process_is_stibium, still_running
+from stibium_py.record import RunRecord
+
+
+@pytest.fixture
+def stibium_process():
+    """A live process whose command line names stibium (as `stibium run` does), ended after the test."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "stibium", "run"])
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def _running(pid: int, boot_id: str | None) -> RunRecord:
+    return RunRecord(status="running", pid=pid, machine={"boot_id": boot_id})
+
+
+def test_a_run_whose_stibium_process_lives_in_this_boot_still_runs(stibium_process):
+    run = _running(stibium_process, sysinfo.boot_id())
+    assert still_running(run) and as_found(run) is run
+
+
+@pytest.mark.parametrize("change", ["another boot", "no boot id", "not running", "another program", "gone"])
+def test_a_run_is_not_running_where_any_of_its_marks_fails(stibium_process, change):
+    run = _running(stibium_process, sysinfo.boot_id())
+    if change == "another boot":
+        run = replace(run, machine={"boot_id": "another-boot"})
+    elif change == "no boot id":
+        run = replace(run, machine={})
+    elif change == "not running":
+        run = replace(run, status="complete")
+    elif change == "another program":           # a pid reused by a process that is not stibium
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        run = replace(run, pid=other.pid)
+    else:
+        done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        run = replace(run, pid=int(done.stdout))
+    try:
+        assert not still_running(run)
+        found = as_found(run)
+        if change == "not running":
+            assert found is run
+        else:
+            assert (found.status, found.stopped_by) == ("interrupted", CUT_OFF)
+    finally:
+        if change == "another program":
+            other.kill()
+            other.wait()
+
+
+@pytest.mark.parametrize("pid", [0, -1, None, "x", 2**40])
+def test_no_process_is_made_of_a_pid_that_is_none(pid):
+    assert not process_is_stibium(pid)
