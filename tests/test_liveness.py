@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from dataclasses import replace
 
 import pytest
@@ -18,9 +19,23 @@ from stibium_py.record import RunRecord
 def stibium_process():
     """A live process whose command line names stibium (as `stibium run` does), ended after the test."""
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "stibium", "run"])
+    _exec_done(proc.pid)
     yield proc.pid
     proc.kill()
     proc.wait()
+
+
+def _exec_done(pid: int) -> None:
+    """Until the new program's command line shows: for a moment after Popen returns it reads empty."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read():
+                    return
+        except OSError:
+            return                  # no /proc (macOS): nothing to wait for
+        time.sleep(0.01)
 
 
 def _running(pid: int, boot_id: str | None) -> RunRecord:
@@ -43,6 +58,7 @@ def test_a_run_is_not_running_where_any_of_its_marks_fails(stibium_process, chan
         run = replace(run, status="complete")
     elif change == "another program":           # a pid reused by a process that is not stibium
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        _exec_done(other.pid)
         run = replace(run, pid=other.pid)
     else:
         done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
