@@ -79,3 +79,30 @@ def test_a_run_is_not_running_where_any_of_its_marks_fails(stibium_process, chan
 @pytest.mark.parametrize("pid", [0, -1, None, "x", 2**40])
 def test_no_process_is_made_of_a_pid_that_is_none(pid):
     assert not process_is_stibium(pid)
+
+
+def test_asking_whether_a_process_runs_sends_it_no_signal(stibium_process):
+    import os
+    assert process_is_stibium(stibium_process)
+    time.sleep(0.2)                                   # a signal sent would have ended it by now
+    assert os.waitid(os.P_PID, stibium_process, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None     # still running
+
+
+def test_on_macos_a_live_process_counts_and_pid_0_does_not(stibium_process, monkeypatch):
+    """Darwin has no /proc to read a command line from: a live pid counts (the boot id has matched already),
+    pid 0 (the process group, not a process) does not."""
+    import stibium_py.liveness as liveness
+    monkeypatch.setattr(liveness.sys, "platform", "darwin")
+    assert process_is_stibium(stibium_process)
+    assert not process_is_stibium(0)
+
+
+def test_where_proc_cannot_be_read_a_live_process_counts_as_running(stibium_process, monkeypatch):
+    """Without /proc (a container that lacks it) a live pid is all that can be told: a run read as cut off while
+    it runs would be resumed beside itself, so it counts as running."""
+    import stibium_py.liveness as liveness
+
+    def no_proc(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", path)
+    monkeypatch.setattr(liveness, "open", no_proc, raising=False)
+    assert process_is_stibium(stibium_process)
