@@ -118,7 +118,7 @@ def test_builtin_plans_are_valid():
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: [0]\n",
      "plan.yaml:5: tests[0] (a).sizes[0]: a size must be positive, not 0"),
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: [1KB]\n    between: sometimes\n",
-     "plan.yaml:6: tests[0].between: input should be 'none', 'evict', 'drop-caches' or 'reboot', not 'sometimes'"),
+     "plan.yaml:6: tests[0].between: must be 'none', 'evict', 'drop-caches' or 'reboot' (not 'sometimes')"),
     ("name: q\n  bad: [\n", "plan.yaml:2: not valid YAML: mapping values are not allowed here"),
     ("name: q\ntests:\n  - name: a\n    kind: pattern\n    op: read\n    granularities: [4KiB]\n    bytes: 1MiB\n"
      "    span: 512KiB\n",
@@ -191,3 +191,12 @@ def test_every_built_in_plan_s_description_says_what_plan_show_computes():
     _, _, quick = load_and_expand(resolve_plan_path("quick"))
     read = sum(o.bytes for o in quick.ops if o.op == "read")
     assert abs(quick.bytes_written - 1e9) < 0.1e9 and abs(read - quick.bytes_written) < 0.1 * quick.bytes_written
+
+
+def test_a_refusal_of_one_of_a_list_of_words_names_no_type_of_the_validator(tmp_path):
+    plan = tmp_path / "p.yaml"
+    plan.write_text("name: t\ntests:\n  - name: f\n    kind: pattern\n    op: read\n    access: sideways\n"
+                    "    granularities: [4KiB]\n    bytes: 1MiB\n")
+    with pytest.raises(PlanError) as e:
+        load_plan(plan)
+    assert str(e.value) == f"{plan}:6: tests[0].access: must be 'sequential', 'strided' or 'random' (not 'sideways')"

@@ -59,7 +59,7 @@ def _key_path(loc: tuple) -> str:
     for key in loc:
         if isinstance(key, int):
             out += f"[{key}]"
-        elif key in TEST_MODELS or key.startswith(("function-", "list[", "union[", "int", "str", "float")):
+        elif key in TEST_MODELS or key.startswith(("function-", "list[", "union[", "literal[", "int", "str", "float")):
             continue
         else:
             out += ("." if out else "") + _ALIASES.get(key, key)
@@ -101,7 +101,7 @@ def _message(err: dict[str, Any]) -> str:
     if error == "missing":
         return "is required"
     if error == "literal_error":
-        return f"{err['msg'].lower()}, not {err['input']!r}"
+        return f"must be {err['msg'].removeprefix('Input should be ')} (not {err['input']!r})"
     if error == "union_tag_invalid":
         if not isinstance(err["input"], dict):
             return err["msg"]
