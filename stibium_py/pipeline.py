@@ -68,10 +68,10 @@ def held_to_plan(summary: Summary, record: RunRecord, rows: Table, run_dir: Path
     how to finish it, its advice to add trials turned into finishing the run (the plan's trials have not all
     run)."""
     plan_tests = test_definitions(record.plan.as_given) or {}
-    preconditioned = {f"{name} (" for name, t in plan_tests.items() if t.get("precondition")}
+    preconditioned = tuple(f"{name} (" for name, t in plan_tests.items() if t.get("precondition"))
     summary = replace(summary, warnings=[
         replace(w, what_to_do=w.what_to_do.replace(PRECONDITION_ADVICE + ", ", ""))
-        if w.test.startswith(tuple(preconditioned)) and preconditioned else w for w in summary.warnings])
+        if w.test.startswith(preconditioned) else w for w in summary.warnings])
     if record.status == "complete":
         return summary
     planned = record.expanded.get("ops_count")
