@@ -97,7 +97,7 @@ def publish_compare(request: CompareRequest, console: Console | None = None, as_
         result = compare_many(sides, request.reference, request.allow_different_plans)
         name = f"compare-{len(sides)}-runs-vs-{names[request.reference]}.html"
         html_text = compare_page.render_many(result)
-        lines = compare_terminal.many_runs(result)
+        lines = compare_terminal.many_runs(result, console.width) if console is not None else []
     page = request.out_file or Path("reports") / name
     page.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(page, html_text)

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
-
 from ..analysis.comparison import ManyRuns, SustainedRatio, TwoRuns
-from ..analysis.estimate import ratio_text
+from ..analysis.estimate import estimate_text, ratio_text
 from ..analysis.rates import label, rate_format
 from ..units import format_rate, format_size, in_flight_label
 from .terminal import Column, cautions, fitted_table
@@ -25,17 +23,33 @@ def sustained_ratio_text(r: SustainedRatio) -> str:
     return f"{r.what} {ratio_text(r.ratio, 'x')}, {r.verdict}"
 
 
-def many_runs(result: ManyRuns) -> list[Any]:
-    """Many runs against a reference: the table, the cautions, the sustained tests, the advice."""
+def many_runs(result: ManyRuns, width: int) -> list[Any]:
+    """Many runs against a reference: the table (one line a point and run, every value whole at the terminal's
+    width: terminal.fitted_table), the cautions, the sustained tests, the advice."""
     out: list[Any] = []
-    table = Table("test", "run", "rate", "ratio to the reference (95% interval)", "verdict",
-                  title=f"against {result.reference.run}")
     rows = result.rows
+    # a long test or run name is cut in the middle first, then the run's rate is left out; the ratio and the
+    # verdict are what the table is for
+    columns = [Column("test", shortened=True), Column("point"), Column("run", shortened=True),
+               Column("rate", "right", drop=1), Column("ratio (95%)"), Column("verdict")]
+    full, brief, briefest = [], [], []
     for r in rows:
-        table.add_row(label(r.point.key), r.run.run, rate_format(r.point.key)(r.point.rate_b_bytes_per_s), ratio_text(r.point.ratio),
-                      verdict_text(r.point.verdict, r.point.scope))
+        key = r.point.key
+        point = label(key._replace(test="")).strip()
+        short_point = label(key._replace(test="", access=_SHORT_ACCESS.get(key.access, key.access))).strip()
+        rate = rate_format(key)(r.point.rate_b_bytes_per_s)
+        word = verdict_text(r.point.verdict, r.point.scope)
+        compact = estimate_text(r.point.ratio, lambda v: f"{v:.3f}", compact=True)
+        full.append([key.test, point, r.run.run, rate, ratio_text(r.point.ratio), word])
+        brief.append([key.test, point, r.run.run, rate, compact, word])
+        briefest.append([key.test, short_point, r.run.run, rate, compact, word])
+    table, dropped, shown = fitted_table(f"each run's rate over the reference's ({result.reference.run})", columns, [full, brief, briefest], width)
+    if dropped:
+        table.caption, table.caption_justify = f"left out at this width: {', '.join(dropped)}", "left"
     if rows:
         out.append(table)
+        if shown == 2 and any(r.point.key.access for r in rows):
+            out.append("seq, rand, str: sequential, random, strided access")
     out += cautions([(f"{label(r.point.key)} ({r.run.run})", r.caution) for r in rows if r.caution])
     for pair in result.pairs:
         for s in pair.sustained:

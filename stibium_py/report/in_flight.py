@@ -137,8 +137,8 @@ def mark_columns(summary: Summary) -> list[str]:
 
 def mark_rows(summary: Summary) -> list[tuple[str, dict[str, PatternPoint]]]:
     """The disk-mark table's rows: (label, its points by column), sequential before strided before random,
-    large requests and more in flight first (CrystalDiskMark's order); the test's name before the label
-    where two tests have the same one."""
+    large requests and more in flight first (CrystalDiskMark's order); the test's name before every label
+    where two tests have the same one (a row without it beside rows with it would read as another test's)."""
     cells: dict[tuple, dict[str, PatternPoint]] = {}
     for e in summary.tests:
         if isinstance(e, PatternResult):
@@ -147,8 +147,8 @@ def mark_rows(summary: Summary) -> list[tuple[str, dict[str, PatternPoint]]]:
                                  {})[op_label(e.op, p.read_fraction)] = p
     order = sorted(cells, key=lambda k: (ACCESS_ORDER.get(k[1], 9), -k[2], k[3], -k[4] * k[5], -k[4]))
     labels = [mark_label(next(iter(cells[k].values()))) for k in order]
-    clash = {lab for lab in labels if labels.count(lab) > 1}
-    return [(f"{k[0]}: {lab}" if lab in clash else lab, cells[k]) for k, lab in zip(order, labels)]
+    named = len(set(labels)) < len(labels)
+    return [(f"{k[0]}: {lab}" if named else lab, cells[k]) for k, lab in zip(order, labels)]
 
 
 def shows_mark_table(summary: Summary) -> bool:
