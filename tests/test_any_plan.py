@@ -1,6 +1,6 @@
 """Any valid plan runs to its report, and every word of it is true (issue: every word true). Hypothesis builds
 small valid plans of every kind at their edges (one trial, one repeat, one size, one granularity, one thread,
-the fewest rounds; mixes, steady state, stonewall, read-back, each tree phase) and runs each with the compiled
+the fewest rounds; mixes, steady state, stonewall, fio as the bench beside it, read-back, each tree phase) and runs each with the compiled
 helper on a real disk, then `report` and `compare` of it with a second run of the same plan. It asserts: exit
 status 0, no internal error; no None, NaN or inf in the terminal, summary.json or the page's words; no interval
 bound below zero for a quantity that cannot be negative; no estimate outside its own interval. The seed is fixed
@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from stibium_py.cli import main
 
-EXAMPLES = 40
+EXAMPLES = 10          # plans a kind (their first test of it): 40 plans in all
 
 SIZES = ["4KiB", "16KiB", "64KiB"]
 
@@ -67,6 +67,8 @@ def pattern_tests(draw) -> dict[str, Any]:
     test["threads"] = draw(st.sampled_from([1, 2]))
     if draw(st.booleans()):
         test["stonewall"] = "10s"
+    elif draw(st.integers(0, 3)) == 0:
+        test["bench"] = "fio"             # fio beside the road test, a quarter of the tests without a stonewall
     return test
 
 
@@ -89,13 +91,19 @@ def tree_tests(draw) -> dict[str, Any]:
     return test
 
 
-@st.composite
-def plans(draw) -> dict[str, Any]:
-    tests = draw(st.lists(st.one_of(files_tests, pattern_tests(), sustained_tests, tree_tests()), min_size=1,
-                          max_size=2))
-    for i, test in enumerate(tests):
-        test["name"] = f"t{i}-{test['kind']}"
-    return {"name": "edge", "runs": draw(st.sampled_from([1, 1, 2])), "tests": tests}
+KINDS = {"files": files_tests, "pattern": pattern_tests(), "sustained": sustained_tests, "tree": tree_tests()}
+
+
+def plans(first: str) -> st.SearchStrategy:
+    """A plan whose first test is of that kind, and maybe a second of any kind (each kind drawn as often: left to
+    itself hypothesis draws the simplest kind far more often than the others)."""
+    @st.composite
+    def plan(draw) -> dict[str, Any]:
+        tests = [draw(KINDS[first])] + draw(st.lists(st.one_of(*KINDS.values()), max_size=1))
+        for i, test in enumerate(tests):
+            test["name"] = f"t{i}-{test['kind']}"
+        return {"name": "edge", "runs": draw(st.sampled_from([1, 1, 2])), "tests": tests}
+    return plan()
 
 
 def _words(text: str) -> list[str]:
@@ -146,8 +154,12 @@ def _cli(*args: str) -> tuple[int, str]:
 @pytest.mark.filterwarnings("error::RuntimeWarning")       # numpy's warnings are NaN or inf arithmetic somewhere
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(plan=plans())
-def test_any_valid_plan_runs_reports_and_compares_with_every_word_true(disk_dir, plan):
+@pytest.mark.parametrize("first", list(KINDS))
+@given(data=st.data())
+def test_any_valid_plan_runs_reports_and_compares_with_every_word_true(disk_dir, first, data):
+    plan = data.draw(plans(first))
+    for test in plan["tests"]:          # what was tried, in --hypothesis-show-statistics
+        event(test["kind"] + (" with fio beside it" if test.get("bench") else ""))
     folder = Path(tempfile.mkdtemp(dir=disk_dir))
     path = folder / "edge.yaml"
     path.write_text(json.dumps(plan, indent=1))         # JSON is YAML: the plan as a reader would write it
