@@ -270,3 +270,9 @@ def test_the_memory_probe_is_synced_where_its_data_would_reach_the_device_anyway
     (vm / "dirty_background_bytes").write_text("33554432\n")
     assert linux_background_bytes(vm, meminfo) == 32 << 20
     assert linux_background_bytes(tmp_path / "none", meminfo) is None
+
+
+def test_selftest_s_pair_is_judged_at_the_share_itself():
+    from stibium_py.analysis.below import BELOW_SHARE, served_from_memory
+    assert served_from_memory(BELOW_SHARE * 1e9, 1e9)
+    assert not served_from_memory(BELOW_SHARE * 1e9 * 0.999, 1e9)
