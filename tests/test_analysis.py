@@ -105,13 +105,13 @@ def test_fast_theil_sen_equals_scipy_on_small_data():
 @pytest.mark.parametrize("rounded", [False, True])
 def test_fast_theil_sen_of_a_few_sizes_is_the_median_slope(rounded):
     # a few distinct sizes: the sign of tau counted size against size (no scipy), ties in the times included
-    from stibium_py.analysis import nonparametric
+    from stibium_py.analysis import stats
     rng = np.random.default_rng(13)
     x = rng.choice(SIZES, 7000)
     y = LATENCY + x / RATE * np.exp(rng.normal(0, 0.05, len(x)))
     if rounded:
         y = np.round(y, 5)
-    exact = nonparametric.theil_sen_joint(x, y)[0]
+    exact = stats.theil_sen_joint(x, y)[0]
     assert regression.fast_theil_sen_slope(x, y) == pytest.approx(exact, rel=1e-9)
     tau = regression._concordance(np.sort(x), y[np.argsort(x, kind="stable")])
     assert tau(exact * 0.99) > 0 > tau(exact * 1.01)

@@ -120,7 +120,7 @@ def test_a_run_directory_from_before_the_records_reports_the_same_numbers(tmp_pa
             for e in (ols.get("rate_bytes_per_s"), ols.get("latency_s")):
                 if e:
                     e["method"] = "ols"
-    for t in old["tests"]:        # computed in numpy since, to the same numbers (tests/test_nonparametric.py)
+    for t in old["tests"]:        # the same numbers under the names without their library (analysis/stats)
         for ref, was, now in (("siegel", "siegel repeated medians (scipy)", "siegel repeated medians"),
                               ("biweight", "tukey-biweight rlm (statsmodels), started from theil-sen",
                                "tukey-biweight rlm, started from theil-sen")):

@@ -1,53 +1,20 @@
-"""The rank statistics and quantiles of analysis/nonparametric.py against their scipy and ruptures
-namesakes, on random data with ties, repeated sizes and both tails (fixed seeds): the summary of a run must
-give the numbers it gave when it imported scipy.stats."""
+"""analysis/stats: the own code held to the library it stands beside (the grouped Theil-Sen slope against
+scipy.stats.theilslopes, Kendall's exact distribution against scipy.stats.kendalltau(method="exact")), and the
+library calls held to what the analyses expect of them at their edges (constants, empty series, two points)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
-import ruptures
-from scipy import stats
+from scipy import stats as scipy_stats
 
-from stibium_py.analysis import nonparametric as npm
+from stibium_py.analysis import stats
+from stibium_py.analysis.stats import lines
 
 REL = 1e-12
-
-
-def _cases(seed: int, count: int = 40):
-    rng = np.random.default_rng(seed)
-    for i in range(count):
-        n = int(rng.integers(3, 400)) if i % 4 else int(rng.integers(3, 34))
-        x = np.arange(n, dtype=float) + 0.5 * (i % 3)
-        y = rng.normal(0, 1, n) + (0.02 * i - 0.4) * x / n
-        if i % 5 == 0:
-            y = np.round(y, 1)                      # ties in y
-        if i % 7 == 0:
-            x = np.floor(x / 3)                     # ties in x
-        yield x, y
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_kendall_tau_is_scipys(seed):
-    for x, y in _cases(seed):
-        ours = npm.kendall_tau(x, y)
-        theirs = stats.kendalltau(x, y)
-        assert ours[0] == pytest.approx(float(theirs.statistic), rel=REL, abs=1e-15)
-        assert ours[1] == pytest.approx(float(theirs.pvalue), rel=1e-9, abs=1e-15)
-
-
-def test_kendall_tau_of_a_perfect_order_and_of_constants():
-    x = np.arange(10.0)
-    theirs = stats.kendalltau(x, 2 * x)
-    assert npm.kendall_tau(x, 2 * x) == (float(theirs.statistic), pytest.approx(float(theirs.pvalue), rel=REL))
-    assert all(math.isnan(v) for v in npm.kendall_tau(x, np.ones(10)))
-    long = np.arange(200.0)        # the exact p-value of a perfect order past 170 points (no float factorial)
-    for y in (long, long[::-1], np.r_[1.0, 0.0, long[2:]]):
-        theirs = stats.kendalltau(long, y)
-        assert npm.kendall_tau(long, y) == pytest.approx((float(theirs.statistic), float(theirs.pvalue)),
-                                                         rel=REL, abs=1e-300)
 
 
 def _files_like(seed: int, sizes: int = 7, repeats: int = 10):
@@ -59,64 +26,10 @@ def _files_like(seed: int, sizes: int = 7, repeats: int = 10):
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_theil_sen_and_siegel_are_scipys(seed):
+def test_the_grouped_theil_sen_slope_is_scipys(seed):
     x, y = _files_like(seed, sizes=2 + seed, repeats=1 + 3 * seed)
-    b, a = npm.theil_sen_joint(x, y)
-    res = stats.theilslopes(y, x, method="joint")
-    assert (b, a) == pytest.approx((float(res.slope), float(res.intercept)), rel=REL)
-    b, a = npm.siegel(x, y)
-    res = stats.siegelslopes(y, x)
-    assert (b, a) == pytest.approx((float(res.slope), float(res.intercept)), rel=1e-9)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_binary_segmentation_is_ruptures(seed):
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(20, 300))
-    z = rng.normal(0, 1, n)
-    for cut in sorted(rng.choice(np.arange(15, n - 15), size=seed % 3, replace=False)):
-        z[cut:] += rng.choice([-2.5, 2.0])
-    z = np.clip(z, -5, 5)
-    pen = 4 * math.log(n)
-    theirs = ruptures.Binseg(model="l1", min_size=10, jump=1).fit(z.reshape(-1, 1)).predict(pen=pen)
-    assert npm.binseg_l1(z, 10, pen) == theirs
-
-
-@pytest.mark.parametrize("p", [0.5, 0.8, 0.9, 0.95, 0.975, 0.995, 0.025])
-def test_quantiles_are_scipys(p):
-    assert npm.norm_ppf(p) == pytest.approx(float(stats.norm.ppf(p)), rel=1e-14, abs=1e-15)
-    for df in (1, 2, 5, 12, 68, 1000):
-        assert npm.t_ppf(p, df) == pytest.approx(float(stats.t.ppf(p, df)), rel=1e-13)
-
-
-def test_binomial_sums_are_scipys():
-    for n in (1, 2, 5, 9, 30, 101):
-        k = np.arange(-2, n + 3)
-        assert npm.binom_cdf(k, n, 0.5) == pytest.approx(stats.binom.cdf(k, n, 0.5), rel=1e-12, abs=1e-15)
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_the_biweight_line_is_statsmodels(seed):
-    import warnings
-
-    import statsmodels.api as sm
-    rng = np.random.default_rng(seed)
-    compared = 0
-    for i in range(15):
-        x, y = _files_like(int(rng.integers(0, 1 << 30)), sizes=2 + i % 12, repeats=1 + i % 9)
-        b, a = npm.theil_sen_joint(x, y)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                theirs = sm.RLM(y, sm.add_constant(x), M=sm.robust.norms.TukeyBiweight()).fit(
-                    start_params=np.array([a, b])).params
-        except ZeroDivisionError:        # two points: statsmodels has no residual degrees of freedom
-            with pytest.raises(ZeroDivisionError):
-                npm.tukey_biweight_line(x, y, a, b)
-            continue
-        assert npm.tukey_biweight_line(x, y, a, b) == pytest.approx(tuple(theirs), rel=1e-12)
-        compared += 1
-    assert compared >= 13
+    res = scipy_stats.theilslopes(y, x, method="joint")
+    assert stats.theil_sen_joint(x, y) == pytest.approx((float(res.slope), float(res.intercept)), rel=REL)
 
 
 @pytest.mark.parametrize("distinct", [65, 300])
@@ -125,8 +38,8 @@ def test_theil_sen_with_many_distinct_sizes_is_scipys(distinct):
     rng = np.random.default_rng(distinct)
     x = np.repeat(np.geomspace(1e4, 2e9, distinct).round(), 2)
     y = (2e-4 + x / 5e8) * np.exp(rng.normal(0, 0.05, len(x)))
-    res = stats.theilslopes(y, x, method="joint")
-    assert npm.theil_sen_joint(x, y) == (float(res.slope), float(res.intercept))
+    res = scipy_stats.theilslopes(y, x, method="joint")
+    assert stats.theil_sen_joint(x, y) == (float(res.slope), float(res.intercept))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -144,16 +57,54 @@ def test_the_selected_median_slope_is_the_median_of_every_slope(seed):
     groups = [y[x == v] for v in values]
     every = np.concatenate([((groups[b][None, :] - groups[a][:, None]) / (values[b] - values[a])).ravel()
                             for a in range(len(values)) for b in range(a + 1, len(values))])
-    assert len(every) > npm.SELECT_ABOVE_PAIRS
-    assert npm.theil_sen_joint(x, y)[0] == float(np.median(every))
+    assert len(every) > lines.SELECT_ABOVE_PAIRS
+    assert stats.theil_sen_joint(x, y)[0] == float(np.median(every))
 
 
-@pytest.mark.parametrize("n", [1601, 6400, 6401, 35715, 200_000])
-def test_the_binomial_sums_of_the_middle_are_the_whole_sums(n):
-    # p = 1/2: only the middle 20 sqrt(n) either side is summed; outside it every probability is 0.0
-    i = np.arange(n + 1)
-    lg = np.array([math.lgamma(v + 1) for v in range(n + 1)])
-    whole = np.cumsum(np.exp(lg[n] - lg - lg[::-1] + i * math.log(0.5) + (n - i) * math.log1p(-0.5)))
-    k = np.arange(-2, n + 3)
-    expected = np.where(k < 0, 0.0, np.where(k >= n, 1.0, whole[np.clip(k, 0, n)]))
-    assert np.array_equal(npm.binom_cdf(k, n, 0.5), expected)
+def _with_inversions(n: int, inversions: int) -> np.ndarray:
+    """A permutation of 0..n-1 with exactly that many pairs out of order (the Lehmer code, greedily)."""
+    left, rest, out = inversions, list(range(n)), []
+    for i in range(n):
+        k = min(left, n - 1 - i)
+        out.append(rest.pop(k))
+        left -= k
+    return np.array(out, dtype=float)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 8, 10, 25, 33])
+def test_kendalls_exact_distribution_is_scipys(n):
+    pairs = n * (n - 1) // 2
+    for discordant in sorted({0, 1, 2, pairs // 4, pairs // 2, pairs - 1, pairs}):
+        y = _with_inversions(n, discordant)
+        theirs = float(scipy_stats.kendalltau(np.arange(n), y, method="exact").pvalue)
+        assert stats.kendall_p_exact(n, pairs - discordant) == pytest.approx(theirs, rel=1e-12, abs=1e-300)
+
+
+def test_kendall_tau_of_constants_and_of_nothing_is_nan():
+    x = np.arange(10.0)
+    assert all(math.isnan(v) for v in stats.kendall_tau(x, np.ones(10)))
+    assert all(math.isnan(v) for v in stats.kendall_tau(np.empty(0), np.empty(0)))
+    assert stats.kendall_tau(x, 2 * x)[0] == pytest.approx(1.0)
+
+
+def test_change_points_refuse_a_signal_shorter_than_a_segment():
+    with pytest.raises(ValueError, match="a signal of 5 points cannot hold a segment of 10"):
+        stats.change_points(np.zeros(5), 10, 1.0)
+    z = np.r_[np.zeros(30), np.full(30, 3.0)]
+    assert stats.change_points(z, 10, 4 * math.log(60)) == [30, 60]
+
+
+def test_the_quantiles_and_sums_at_their_edges():
+    assert stats.norm_ppf(0.975) == pytest.approx(1.959963984540054, rel=1e-15)
+    assert stats.t_ppf(0.975, 1) == pytest.approx(12.706204736174698, rel=1e-13)
+    k = np.arange(-2, 8)
+    assert np.array_equal(stats.binom_cdf(k, 5, 0.5)[[0, 1, 7, 8, 9]], [0.0, 0.0, 1.0, 1.0, 1.0])
+    assert stats.binom_cdf(np.array([2]), 5, 0.5)[0] == pytest.approx(0.5)
+
+
+def test_the_biweight_line_of_two_points_has_no_residual_degrees_of_freedom():
+    with pytest.raises(ZeroDivisionError):
+        stats.tukey_biweight_line(np.array([1.0, 2.0]), np.array([1.0, 2.0]), 0.0, 1.0)
+    x, y = _files_like(3)
+    a, b = stats.tukey_biweight_line(x, y, *reversed(stats.theil_sen_joint(x, y)))
+    assert b == pytest.approx(1 / 5e8, rel=0.05) and 0 < a < 1e-3

@@ -18,7 +18,7 @@ import numpy as np
 from ..table import Table
 from . import runs as runs_analysis
 from .estimate import Estimate
-from .nonparametric import norm_ppf
+from .stats import norm_ppf
 from .rates import POINTS, PointDraws, PointKey, draws_per_run, key_json
 from .settings import Settings
 from .sustained import SustainedTestResult

@@ -1,11 +1,11 @@
 """Drift over the run (throttling, background work, an SLC cache running out).
 
 Trend: Mann-Kendall on the log-residuals in run order (Kendall's tau of index and r,
-nonparametric.kendall_tau), flagged when p < 0.01 and the drift over the run is at least 3 %; the
+stats.kendall_tau: scipy's), flagged when p < 0.01 and the drift over the run is at least 3 %; the
 drift is the Theil-Sen slope of r against the run order. Above 1000 points both read
 the medians of consecutive blocks, as the change points do (a million points would
 cost seconds; a thousand block medians show the same trend).
-Where: change points by binary segmentation with the l1 cost (nonparametric.binseg_l1, what
+Where: change points by binary segmentation with the l1 cost (stats.change_points: ruptures', what
 ruptures.Binseg(model="l1", min_size=10, jump=1) computes) on the
 MAD-standardised residuals clipped at +-5, penalty 4 ln n (docs/methods.md). Binseg
 costs O(n^2) with the l1 cost, so above 1000 points it runs on the medians of
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .nonparametric import binseg_l1, kendall_tau
+from .stats import change_points as segment_ends, kendall_tau
 from .regression import theil_sen
 
 P_THRESHOLD = 0.01
@@ -65,5 +65,5 @@ def change_points(r: np.ndarray) -> list[int]:
     med = np.median(series)
     mad = np.median(np.abs(series - med)) * 1.4826
     z = np.clip((series - med) / max(mad, 1e-9), -CLIP, CLIP)
-    bkps = binseg_l1(z, MIN_SIZE, pen=4 * math.log(len(series)))
+    bkps = segment_ends(z, MIN_SIZE, pen=4 * math.log(len(series)))
     return [b * block for b in bkps if b * block < n]

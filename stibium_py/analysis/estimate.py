@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .nonparametric import binom_cdf
+from .stats import binom_cdf
 
 
 @dataclass(frozen=True)

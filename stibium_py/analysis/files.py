@@ -17,7 +17,7 @@ import numpy as np
 from ..table import Table
 from . import below, cache, drift, outliers, rates, regression
 from .estimate import Estimate, median_estimate
-from .nonparametric import siegel
+from .stats import siegel
 from .settings import Settings
 
 BURST_FACTOR = 1.5

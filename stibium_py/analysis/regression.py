@@ -1,7 +1,7 @@
 """Rate and latency of files tests: `seconds = latency + bytes / rate`.
 
 Theil-Sen with the joint intercept (what scipy.stats.theilslopes(method="joint") gives, computed by
-nonparametric.theil_sen_joint;
+stats.theil_sen_joint;
 never the default "separate" intercept, which gave -5.3 ms for a true +0.2 ms
 when 5 % of reads hit the cache). Above 5000 points an exact O(n log n)
 Theil-Sen: bisect the slope b on the sign of Kendall's tau of (x, y - b x) (_concordance).
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .estimate import Estimate, percentile_interval
-from .nonparametric import (DENSE_ABOVE_GROUPS, norm_ppf, pair_count, sorted_groups, t_ppf, theil_sen_joint,
-                            tukey_biweight_line)
+from .stats import (DENSE_ABOVE_GROUPS, norm_ppf, pair_count, sorted_groups, t_ppf, theil_sen_joint,
+                    tukey_biweight_line)
 
 EXACT_SCIPY_MAX_POINTS = 5000
 # Fewer repeats per size than this and the bootstrap interval cannot be calibrated (simulation:
@@ -440,7 +440,7 @@ BIWEIGHT_MAX_POINTS = 20_000
 
 
 def biweight(x: np.ndarray, y: np.ndarray, start: Line) -> ReferenceLine | None:
-    """Tukey-biweight robust regression (what statsmodels' RLM computes: nonparametric.tukey_biweight_line),
+    """Tukey-biweight robust regression (statsmodels' RLM: stats.tukey_biweight_line),
     started from Theil-Sen; a reference line, left out above BIWEIGHT_MAX_POINTS points, where its
     iterations would cost seconds (like Siegel's above 5000)."""
     if len(x) > BIWEIGHT_MAX_POINTS:

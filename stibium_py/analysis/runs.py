@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from .estimate import Estimate, percentile_interval
-from .nonparametric import norm_ppf, t_ppf
+from .stats import norm_ppf, t_ppf
 
 MAD_TO_SD = 1.4826
 

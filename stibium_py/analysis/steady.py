@@ -4,7 +4,7 @@ SNIA's Solid State Storage Performance Test Specification (PTS) calls a measurem
 `window` rounds steady when the range of the figure in it is within 20 % of its mean (the data excursion)
 and the least-squares line through it moves by at most 10 % of the mean across the window (the slope
 excursion). Neither says how sure one is. Here the slope is also the Theil-Sen slope over the window with
-Sen's interval (exact: Kendall's distribution under no trend, nonparametric.py's), and a window is steady
+Sen's interval (exact: Kendall's distribution under no trend, stats.kendall_p_exact), and a window is steady
 only where the whole interval's excursion lies within the bound: a window whose point passes but whose interval reaches past the
 bound is not steady yet, and says why.
 
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..table import Table
-from .nonparametric import _kendall_p_exact
+from .stats import kendall_p_exact
 from .rates import SHAPE_FIELDS, PointKey, label
 
 PTS_WINDOW = 5
@@ -45,7 +45,7 @@ def sen_interval(y: np.ndarray, confidence: float) -> tuple[float, float, float]
     slopes = np.sort((y[j] - y[i]) / (j - i))
     # k - 1: the most pairs out of order that the two-sided test of no trend still rejects at this confidence
     k = 1
-    while 2 * k <= len(slopes) and _kendall_p_exact(n, k - 1) <= 1 - confidence:
+    while 2 * k <= len(slopes) and kendall_p_exact(n, k - 1) <= 1 - confidence:
         k += 1
     k = max(k - 1, 1)
     return float(np.median(slopes)), float(slopes[k - 1]), float(slopes[len(slopes) - k])

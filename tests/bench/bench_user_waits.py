@@ -85,6 +85,12 @@ def main() -> None:
                            stdout=subprocess.DEVNULL)
             env = envs[tree] = {**os.environ, "PYTHONPATH": str(tree), "STIBIUM_HELPER": helpers[tree],
                                        "COLUMNS": "100"}
+            # an editable install's import hook wins over PYTHONPATH: every tree would then run the installed one
+            found = subprocess.run([sys.executable, "-c", "import stibium_py; print(stibium_py.__file__)"], env=env,
+                                   cwd=d, capture_output=True, text=True, check=True).stdout.strip()
+            if not Path(found).resolve().is_relative_to(tree.resolve()):
+                sys.exit(f"{tree} imports stibium_py from {found}: pip uninstall stibium (an editable install "
+                         f"takes every tree's place), and set STIBIUM_HELPER")
             py = [sys.executable, "-m", "stibium_py"]
             commands[tree] = {
                 "version": (py + ["--version"], env),
