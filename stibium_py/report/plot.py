@@ -1,58 +1,39 @@
 """Figures as plain records in plotly.js's own schema: a figure is its traces (dicts) and its layout (a dict),
 built by the few calls the views make (add_trace, update_layout, the axes, lines and bands across a plot, a
-grid of panels) and written as JSON for plotly.js. plotly.py's graph objects validate every property as it
-is set: importing and warming them took 0.2 s and each figure 20 ms, most of a quick run's report. What
-its validation caught is held instead by tests/test_plot.py, which compares every figure of a report with
+grid of panels) and written as JSON for plotly.js, rather than through plotly.py's graph objects, which
+validate every property as it is set (their cost is in docs/performance.md). What their validation caught is
+held instead by tests/test_plot.py, which compares every figure of a report with
 the one plotly.py builds from the same calls. Numeric arrays go into the page as typed arrays (base64, as
 plotly.py writes them), so that a page of many points stays small."""
 
 from __future__ import annotations
 
 import base64
-import bisect
-import decimal
 import json
 import math
 from typing import Any
 
 import numpy as np
+from plotly import colors as plotly_colors
 
 # keyword arguments that name a property inside another (plotly's "magic underscores"), as the views use them
 _NESTED = ("line_", "xaxis_", "yaxis_", "title_", "marker_", "font_")
 
 
-# plotly's qualitative palette ("Plotly"), and its named colour scales as plotly.py writes them out (the stops:
-# plotly.js's own scales of these names differ)
-QUALITATIVE = ("#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880", "#FF97FF",
-               "#FECB52")
-SCALES = {
-    "Viridis": ((0.0, "#440154"), (0.1111111111111111, "#482878"), (0.2222222222222222, "#3e4989"),
-        (0.3333333333333333, "#31688e"), (0.4444444444444444, "#26828e"), (0.5555555555555556, "#1f9e89"),
-        (0.6666666666666666, "#35b779"), (0.7777777777777778, "#6ece58"), (0.8888888888888888, "#b5de2b"),
-        (1.0, "#fde725")),
-    "Blues": ((0.0, "rgb(247,251,255)"), (0.125, "rgb(222,235,247)"), (0.25, "rgb(198,219,239)"),
-        (0.375, "rgb(158,202,225)"), (0.5, "rgb(107,174,214)"), (0.625, "rgb(66,146,198)"),
-        (0.75, "rgb(33,113,181)"), (0.875, "rgb(8,81,156)"), (1.0, "rgb(8,48,107)")),
-    "Reds": ((0.0, "rgb(255,245,240)"), (0.125, "rgb(254,224,210)"), (0.25, "rgb(252,187,161)"),
-        (0.375, "rgb(252,146,114)"), (0.5, "rgb(251,106,74)"), (0.625, "rgb(239,59,44)"), (0.75, "rgb(203,24,29)"),
-        (0.875, "rgb(165,15,21)"), (1.0, "rgb(103,0,13)")),
-}
+# plotly's qualitative palette ("Plotly"); its named colour scales come from plotly.colors as plotly.py writes
+# them out (plotly.js's own scales of these names have other stops)
+QUALITATIVE = tuple(plotly_colors.qualitative.Plotly)
+
+
+def _scale(name: str) -> list[list[Any]]:
+    """A named sequential scale's stops as plotly.py writes them out (its colours evenly spaced, i / (n - 1))."""
+    colours = getattr(plotly_colors.sequential, name)
+    return [[i / (len(colours) - 1), c] for i, c in enumerate(colours)]
 
 
 def viridis(points: list[float]) -> list[str]:
-    """The Viridis scale's colours at points in [0, 1], as plotly.colors.sample_colorscale gives them:
-    linear in RGB between the stops, each channel rounded half to even."""
-    scale = [position for position, _ in SCALES["Viridis"]]
-    stops = [tuple(int(h[i:i + 2], 16) / 255.0 for i in (1, 3, 5)) for _, h in SCALES["Viridis"]]
-    out = []
-    for point in points:
-        high = bisect.bisect_left(scale, point)
-        low = high - 1
-        share = (point - scale[low]) / (scale[high] - scale[low])
-        rgb = (a + share * float(b - a) for a, b in zip(stops[low], stops[high]))
-        out.append("rgb(%s, %s, %s)" % tuple(int(decimal.Decimal(str(c * 255.0)).quantize(
-            decimal.Decimal("1"), rounding=decimal.ROUND_HALF_EVEN)) for c in rgb))
-    return out
+    """The Viridis scale's colours at points in [0, 1] (plotly.colors.sample_colorscale)."""
+    return list(plotly_colors.sample_colorscale("Viridis", [float(p) for p in points]))
 
 
 class Trace(dict):
@@ -100,7 +81,7 @@ def _titled(key: str, value: Any) -> Any:
     if key == "title" and isinstance(value, str):
         return {"text": value}
     if key == "colorscale" and isinstance(value, str):
-        return [list(stop) for stop in SCALES[value]]
+        return _scale(value)
     if isinstance(value, dict):
         return {k: _titled(k, v) for k, v in value.items()}
     return value
