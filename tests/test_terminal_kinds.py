@@ -34,21 +34,15 @@ PLAN = {"name": "every-kind", "tests": [
 UNITS = re.compile(r"\d(?:[\d,.]*)\s?(?:[kMGT]i?B/s|B/s|files/s|names/s|IOPS|[mun]?s|µs|%)")
 
 
-@pytest.fixture(scope="module")
-def every_kind(tmp_path_factory):
-    import shutil
-    import tempfile
-    from conftest import MEMORY_FILE_SYSTEMS, _fs_type
-    work = tmp_path_factory.mktemp("kinds", numbered=True)
-    if _fs_type(work.resolve()) in MEMORY_FILE_SYSTEMS:        # the helper's direct I/O wants a disk
-        work = Path(tempfile.mkdtemp(prefix="stibium-test-", dir="/var/tmp"))
-    plan = work / "every-kind.yaml"
+@pytest.fixture
+def every_kind(disk_dir) -> Path:
+    """The run, made anew for each test (about a second and a half): disk_dir is a test's own folder."""
+    plan = disk_dir / "every-kind.yaml"
     plan.write_text(json.dumps(PLAN, indent=1))
-    done = CliRunner().invoke(main, ["run", str(plan), "--target", str(work / "t"), "--out", str(work / "r")])
+    done = CliRunner().invoke(main, ["run", str(plan), "--target", str(disk_dir / "t"), "--out", str(disk_dir / "r")])
     assert done.exit_code == 0, done.output
-    (run,) = (work / "r").iterdir()
-    yield run
-    shutil.rmtree(work, ignore_errors=True)
+    (run,) = (disk_dir / "r").iterdir()
+    return run
 
 
 def _printed(run: Path, width: int) -> list[str]:
