@@ -4,7 +4,6 @@ library calls held to what the analyses expect of them at their edges (constants
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np

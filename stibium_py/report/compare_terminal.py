@@ -8,7 +8,7 @@ from typing import Any
 from ..analysis.comparison import ManyRuns, SustainedRatio, TwoRuns
 from ..analysis.estimate import estimate_text, ratio_text
 from ..analysis.rates import label, rate_format
-from ..units import format_rate, format_size, in_flight_label
+from ..units import format_size, in_flight_label
 from .terminal import Column, cautions, fitted_table
 
 
