@@ -110,7 +110,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     from .plan import expand_at
     from .preflight import preflight
-    from .runner import RunOptions, read_plan_once, start_series
+    from .run import RunOptions, read_plan_once, start_series
     from .team import join
     team = join()                  # many clients under mpiexec or srun; else one
     if team.rank:
@@ -140,7 +140,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
 def resume(run_dir: Path, open_report: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
     operations."""
-    from .runner import RunOptions, resume_run, resume_series
+    from .run import RunOptions, resume_run, resume_series
     from .store import is_series
     from .team import join
     team = join()
@@ -158,7 +158,7 @@ def resume(run_dir: Path, open_report: bool) -> None:
 
 
 def _after_run(finished: Any, open_report: bool) -> None:
-    """The report of a complete run, built while its test files are removed (runner.Removal); the command
+    """The report of a complete run, built while its test files are removed (run.options.Removal); the command
     ends when both are done."""
     try:
         if finished.status == "complete":
@@ -449,8 +449,8 @@ def command_line() -> None:
     """The `stibium` program (the console script and `python -m stibium_py`): the command, then the
     interpreter's exit without its last collection of every object a report or a comparison left (plotly's
     figures and validators, the tables): gc.freeze() takes them out of it, and the operating system takes
-    their memory back with the process. Measured (strace, `stibium report` of a quick run): from its last
-    line to its exit 0.07-0.09 s before, 0.015 s with it. The exit is otherwise Python's own: atexit
+    their memory back with the process (docs/performance.md has the exit's time with and without it). The exit
+    is otherwise Python's own: atexit
     handlers (an MPI launcher's finalize), flushed output. Not in main itself, which tests call in their
     own process."""
     try:

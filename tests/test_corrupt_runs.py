@@ -124,7 +124,7 @@ def _interrupted(tmp_path: Path) -> tuple[Path, list[str]]:
     from rich.console import Console
     from stibium_py.plan import load_and_expand
     from stibium_py.preflight import RunError
-    from stibium_py.runner import LoadedPlan, RunOptions, start_run
+    from stibium_py.run import LoadedPlan, RunOptions, start_run
     from fake_helper import FakeHelpers
     plan = tmp_path / "fake.yaml"
     plan.write_text(STRANGER_PLAN)
@@ -152,7 +152,7 @@ def _victim(folder: Path, names: list[str]) -> dict[str, bytes]:
 def test_resume_of_a_run_json_pointing_work_dir_elsewhere_removes_nothing_there(tmp_path, where, why):
     from rich.console import Console
     from stibium_py.preflight import RunError
-    from stibium_py.runner import RunOptions, resume_run
+    from stibium_py.run import RunOptions, resume_run
     from fake_helper import FakeHelpers
     run_dir, names = _interrupted(tmp_path)
     folder = tmp_path / where.format(run=run_dir.name)
@@ -176,7 +176,7 @@ def test_resume_of_a_run_json_pointing_work_dir_elsewhere_removes_nothing_there(
 def test_resume_into_a_work_dir_outside_the_recorded_target_is_refused_and_creates_nothing(tmp_path):
     from rich.console import Console
     from stibium_py.preflight import RunError
-    from stibium_py.runner import RunOptions, resume_run
+    from stibium_py.run import RunOptions, resume_run
     from fake_helper import FakeHelpers
     run_dir, _ = _interrupted(tmp_path)
     run = json.loads((run_dir / "run.json").read_text())
@@ -189,7 +189,7 @@ def test_resume_into_a_work_dir_outside_the_recorded_target_is_refused_and_creat
 
 def test_resume_of_its_own_test_folder_goes_on(tmp_path):
     from rich.console import Console
-    from stibium_py.runner import RunOptions, resume_run
+    from stibium_py.run import RunOptions, resume_run
     from fake_helper import FakeHelpers
     run_dir, _ = _interrupted(tmp_path)
     assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"

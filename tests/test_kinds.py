@@ -10,7 +10,7 @@ import pytest
 from stibium_py import kinds
 
 # every module that holds a table keyed by kind: importing them records their tables
-MODULES = ("stibium_py.op", "stibium_py.plan.model", "stibium_py.plan.expand", "stibium_py.runner",
+MODULES = ("stibium_py.op", "stibium_py.plan.model", "stibium_py.plan.expand", "stibium_py.run.orders",
            "stibium_py.cli", "stibium_py.analysis.rates", "stibium_py.analysis.summary", "stibium_py.analysis.warnings",
            "stibium_py.report.build", "stibium_py.report.compare_page")
 # the tables each layer must hold: one removed, or a layer that stops recording its own, fails here

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from stibium_py.preflight import RunError
-from stibium_py.runner import LoadedPlan, RunOptions, resume_run, start_run
+from stibium_py.run import LoadedPlan, RunOptions, resume_run, start_run
 from stibium_py.store import read_measurements, read_run_json
 
 from fake_helper import LATENCY_S, RATE_BYTES_PER_S, FakeHelpers
@@ -181,17 +181,17 @@ def test_the_memory_probes_file_is_gone_before_the_first_measurement(tmp_path, m
 
 
 def test_beside_a_report_the_files_are_removed_after_the_status_is_written(tmp_path, monkeypatch):
-    # the command builds the report while a complete run's test files are removed (runner.Removal)
-    from stibium_py import runner
+    # the command builds the report while a complete run's test files are removed (run.options.Removal)
+    from stibium_py.run import driver
     seen: list[tuple[str, bool]] = []       # when the removal starts: run.json's status, the test folder there?
 
-    class Watched(runner.Removal):
+    class Watched(driver.Removal):
         def __init__(self, remove):
             run_dir = next((tmp_path / "r").iterdir())
             seen.append((read_run_json(run_dir).status, any((tmp_path / "t").iterdir())))
             super().__init__(remove)
 
-    monkeypatch.setattr(runner, "Removal", Watched)
+    monkeypatch.setattr(driver, "Removal", Watched)
     finished = start_run(_plan(tmp_path), replace(_options(tmp_path), remove_beside_report=True),
                          Console(quiet=True), FakeHelpers())
     finished.wait_for_removal()
@@ -216,14 +216,13 @@ def test_a_removal_that_fails_is_raised_where_the_caller_waits(tmp_path, monkeyp
 
 def test_in_a_series_a_runs_files_are_gone_before_the_next_run_measures(tmp_path, monkeypatch):
     import time
-    from stibium_py import runner
-    from stibium_py.runner import start_series
+    from stibium_py.run import driver, start_series
 
-    class Slow(runner.Removal):             # a removal still going on when the next run could begin
+    class Slow(driver.Removal):             # a removal still going on when the next run could begin
         def __init__(self, remove):
             super().__init__(lambda: (time.sleep(0.3), remove()))
 
-    monkeypatch.setattr(runner, "Removal", Slow)
+    monkeypatch.setattr(driver, "Removal", Slow)
     helpers = FakeHelpers()
     folders: list[int] = []                 # at each session's start: how many test folders in the target
     real_session = helpers.session

@@ -134,7 +134,7 @@ tests:
 def _run(tmp_path, helpers, extra: str = "", name: str = "r"):
     from rich.console import Console
 
-    from stibium_py.runner import LoadedPlan, RunOptions, start_run
+    from stibium_py.run import LoadedPlan, RunOptions, start_run
     path = tmp_path / f"{name}.yaml"
     path.write_text(RUN_PLAN.format(extra=extra))
     return start_run(LoadedPlan.read(path), RunOptions(target=tmp_path / f"t-{name}", out_dir=tmp_path / name,
@@ -161,7 +161,7 @@ def test_an_interrupted_run_by_rounds_resumes_and_stops_where_it_would_have(tmp_
 
     from rich.console import Console
     from stibium_py.preflight import RunError
-    from stibium_py.runner import RunOptions, resume_run
+    from stibium_py.run import RunOptions, resume_run
     from stibium_py.store import read_measurements
     helpers = FakeHelpers(interrupt_at=3)
     with pytest.raises(RunError):

@@ -230,18 +230,19 @@ def test_the_drive_temperature_goes_with_each_chunk_read_at_most_once_a_period(d
     its period (a second) shortened to 20 ms so that a short run asks several times: every chunk row
     carries the last reading, the sensor is asked at most once a period, and the summary and the report
     carry the temperature."""
-    from stibium_py import runner
-    monkeypatch.setattr(runner._Temperature, "READ_EVERY_S", 0.02)
+    from stibium_py import sysinfo
+    from stibium_py.run.progress import Temperature
+    monkeypatch.setattr(Temperature, "READ_EVERY_S", 0.02)
     asked = []
 
     def sensor(device):
         asked.append(time.monotonic())
         return 40.0 + len(asked), "hwmon"
-    monkeypatch.setattr(runner.sysinfo, "device_temperature_c", sensor)
+    monkeypatch.setattr(sysinfo, "device_temperature_c", sensor)
     # the sensor is asked only for a device: give the target one, whatever this machine's layout (a container or
     # a chroot resolves none)
-    target_facts = runner.sysinfo.target_facts
-    monkeypatch.setattr(runner.sysinfo, "target_facts", lambda target: {**target_facts(target),
+    target_facts = sysinfo.target_facts
+    monkeypatch.setattr(sysinfo, "target_facts", lambda target: {**target_facts(target),
                                                                        "device": "/dev/stibium-test-disk"})
     # 4 KiB requests: the 24 MiB take long enough for many periods (0.22-0.25 s a file here)
     (disk_dir / "sus.yaml").write_text(PLAN.replace("read_back: true", "read_back: false")

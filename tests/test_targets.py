@@ -81,7 +81,7 @@ def test_the_test_folder_is_kept_from_spotlight_on_macos_and_its_view_files_remo
 
 
 def test_a_mac_is_kept_awake_for_the_run_and_only_a_mac():
-    from stibium_py.runner import keep_awake_command
+    from stibium_py.run.awake import keep_awake_command
     assert keep_awake_command("darwin", 4242, "/usr/bin/caffeinate") == ["/usr/bin/caffeinate", "-i", "-w", "4242"]
     assert keep_awake_command("darwin", 4242, None) is None
     assert keep_awake_command("linux", 4242, "/usr/bin/caffeinate") is None

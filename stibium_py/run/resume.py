@@ -1,0 +1,122 @@
+"""Resuming a run that was interrupted or stopped for a reboot: its run directory held to what it must be (not
+complete, not still running, the same plan and operations, the same device, the test folder stibium made for
+it), then the driver from the first operation not done. Many clients resume under the same number of ranks."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from .. import sysinfo
+from ..helper import HelperFactory
+from ..liveness import still_running
+from ..paths import device_of, volume_change
+from ..plan import Expanded, PlanError, load_plan
+from ..plan.expand import expand
+from ..preflight import RunError
+from ..record import RunRecord, ops_digest
+from ..store import iso, read_run_json, utc_now, write_run_json
+from ..team import Solo, Team
+from ..workdir import WorkDir, made_for
+from .crew import every_rank_or_none, join_crew
+from .driver import drive
+from .jobs import bench_checked, kept, with_job_files
+from .options import Finished, RunOptions, helpers_of
+from .start import follow
+
+
+def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None,
+               team: Team | None = None) -> Finished:
+    """Carry on with a run that was interrupted or stopped for a reboot. A run of many clients resumes under
+    the same number of ranks: rank 0 reads the run directory and tells the others what to do."""
+    team = team or Solo()
+    if team.size > 1:
+        return _resume_team(run_dir, options, console, helper, team)
+    run, expanded = resumable(run_dir, clients=1)
+    run = replace(run, rebooted=run.status == "waiting-for-reboot" or run.rebooted, status="running", pid=os.getpid(),
+                  machine={**run.machine, "boot_id": sysinfo.boot_id()},
+                  resumed_utc=(*run.resumed_utc, iso(utc_now())))
+    write_run_json(run_dir, run)
+    return drive(run_dir, run, expanded, helpers_of(helper), options.progress, console, None,
+                 options.remove_beside_report)
+
+
+def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None,
+                 team: Team) -> Finished:
+    leads = team.rank == 0
+    found = every_rank_or_none(team, lambda: resumable(run_dir, team.size) if leads else None)
+    shared = team.share(None if not leads else (found[0].plan.source, found[0].plan.text, found[0].seed,
+                                                 found[0].expanded, found[0].work_dir, run_dir.name))
+    source, text, seed, facts, work_dir, name = shared
+    if leads:
+        run, expanded = found
+    else:
+        plan, _ = load_plan(Path(source), text=text)
+        free = next((t.get("free_bytes") for t in facts.get("tests", []) if t.get("free_bytes") is not None), None)
+        expanded = expand(plan, seed, free)
+    # the job files rank 0 read from the run directory (bench_job), for every rank to run
+    expanded = with_job_files(expanded, team.share(
+        {t.name: t.bench_job for t in expanded.tests if t.bench_job is not None} if leads else None))
+    helpers = helpers_of(helper)
+    crew = join_crew(team, WorkDir(Path(work_dir), name), existing=True)
+    if not leads:
+        return follow(expanded, Path(work_dir), crew, helpers, console)
+    run = replace(run, status="running", pid=os.getpid(), machine={**run.machine, "boot_id": sysinfo.boot_id()},
+                  resumed_utc=(*run.resumed_utc, iso(utc_now())), clients=crew.record(run.clients))
+    write_run_json(run_dir, run)
+    return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report)
+
+
+def resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
+    """A run directory that can go on here, its record and its operations; else one line saying why not."""
+    run = read_run_json(run_dir)
+    status = run.status
+    if status == "complete":
+        raise RunError(f"{run_dir} is already complete; `stibium report {run_dir}` shows it", 2)
+    if still_running(run):
+        raise RunError(f"{run_dir} is still running (process {run.pid}); wait for it or stop it first", 2)
+    if status == "waiting-for-reboot" and run.boot_id == sysinfo.boot_id():
+        raise RunError(f"{run_dir} waits for a reboot and this machine has not restarted since; restart it, then run "
+                       f"`stibium resume {run_dir}`", 2)
+    missing = [name for name, value in (("plan.source", run.plan.source), ("plan.text", run.plan.text),
+                                        ("work_dir", run.work_dir), ("started_epoch_s", run.started_epoch_s))
+               if value is None]
+    try:
+        if missing:
+            raise KeyError(missing[0])
+        plan, text = load_plan(Path(run.plan.source), text=run.plan.text)
+        # a sustained test's fraction_of_free is taken of the free space when the run started, not now
+        free = next((t.get("free_bytes") for t in run.expanded.get("tests", []) if t.get("free_bytes") is not None),
+                    None)
+        expanded = expand(plan, run.seed, free)
+        work = Path(run.work_dir)
+        float(run.started_epoch_s)
+    except (PlanError, KeyError, TypeError, ValueError) as e:
+        raise RunError(f"{run_dir}/run.json: the run in it cannot be read again ({type(e).__name__}: {e}); "
+                       f"restore it from a copy of the run", 2) from None
+    if ops_digest(expanded.ops_as_dicts()) != run.expanded.get("ops_sha256"):
+        raise RunError(f"{run_dir}/run.json: its operations do not match its plan; was it edited?", 2)
+    changed = volume_change(run.target_device, run.target_facts.get("volume_uuid"), device_of(work.parent),
+                            sysinfo.volume_uuid(work.parent) if run.target_facts.get("volume_uuid") else None)
+    if changed:
+        raise RunError(f"the target {work.parent} is on a different device than when the run started ({changed}); "
+                       f"mount the same disk there to resume, or start a new run", 2)
+    if run.ranks != clients:
+        raise RunError(f"{run_dir} ran with {run.ranks} client{'s' if run.ranks > 1 else ''}; resume it with "
+                       + (f"mpiexec -n {run.ranks} stibium resume {run_dir}" if run.ranks > 1 else
+                          f"stibium resume {run_dir}, without mpiexec"), 2)
+    why_not = made_for(work, run.target, run_dir.name)
+    if why_not:
+        raise RunError(f"{run_dir}/run.json: its work_dir {work} is not the test folder stibium made for this run "
+                       f"({why_not}); nothing was written or removed. Resume a run you started here, or start the "
+                       f"plan again with stibium run", 2)
+    expanded = with_job_files(expanded, bench_checked(expanded, kept(run_dir)))
+    if not work.is_dir():
+        try:
+            WorkDir(work, run_dir.name).create()
+        except OSError as e:
+            raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
+    return run, expanded
