@@ -2,7 +2,7 @@
 
 One helper process answers many measurements (`stibium-helper batch`: one JSON
 array of arguments per line in, one JSON object per line out), so a run pays
-Foundation's ~15 ms start-up once, not per measurement. Each answer is parsed
+Foundation's start-up once, not per measurement. Each answer is parsed
 into a `HelperResult`.
 """
 

@@ -7,8 +7,8 @@ plausible row. Every key of the helper's answer is either a field here or listed
 with why; an unknown key is refused too. The CSV columns are the fields, in order; `from_row` reads
 rows of any earlier column set back (a column a file lacks reads as None).
 
-A NamedTuple rather than a frozen dataclass: it is as immutable and as typed, and builds ten times
-faster (0.8 against 9.5 us for 40 fields on this machine), which counts at a million measurements.
+A NamedTuple rather than a frozen dataclass: it is as immutable and as typed, and builds about ten times
+faster (docs/performance.md), which counts at a million measurements.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ class Measurement(NamedTuple):
     # what the plan asked for (from the Op)
     seq: int
     test: str
-    op: str                                # read | write
-    kind: str                              # files | pattern | sustained (kinds.py)
+    op: str                                # read | write | mixed; a tree's phase (create, stat, list, ...)
+    kind: str                              # one of kinds.KINDS
     access: str                            # sequential | random | strided
     size_bytes: int                        # the file's size (files) or the span (pattern)
     granularity_bytes: int                 # bytes per request

@@ -81,8 +81,8 @@ def probe_sync(platform: str, size_bytes: int, background_bytes: int | None) -> 
     removal frees no blocks (ext4 allocates them at write-back). macOS pushes a sequential writer's pages
     to the device while it writes (xnu bsd/vfs/vfs_cluster.c, cluster_write_copy: once its MAX_CLUSTERS
     clusters are full, cluster_try_push writes the oldest behind it), so there the file is synced, as it is
-    wherever the threshold is not known or the file would pass it. Synced, the 64 MiB took 0.4 s of every
-    run's start on this project's virtual disk."""
+    wherever the threshold is not known or the file would pass it. Elsewhere the sync is left out: it is disk
+    work at every run's start (docs/performance.md)."""
     if platform != "linux" or background_bytes is None or size_bytes >= background_bytes:
         return "fsync"
     return "none"

@@ -93,7 +93,7 @@ def held_to_plan(summary: Summary, record: RunRecord, rows: Table, run_dir: Path
 
 def _pool() -> ThreadPoolExecutor | nullcontext:
     """Threads that summarise the files tests in parallel, one per core: the work is numpy's and scipy's,
-    which let go of the interpreter lock (at a million measurements the summary took 11.6 s on two
-    threads against 16.9 s on one, side by side), without copying data or starting interpreters."""
+    which let go of the interpreter lock (docs/performance.md: the summary of a million measurements on
+    two threads and on one), without copying data or starting interpreters."""
     workers = min(os.cpu_count() or 1, 4)
     return ThreadPoolExecutor(max_workers=workers) if workers > 1 else nullcontext()

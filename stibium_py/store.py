@@ -113,9 +113,8 @@ def write_json_atomic(path: Path, data: Any) -> None:
 def json_text(data: Any) -> str:
     """data as JSON: containers that hold containers indented, one member a line, and a container of plain
     values (a point, a list of rates) on one line, written by json's C encoder. Indenting every value made
-    json use its Python encoder, and the file one line per number: the summary of a million measurements
-    in 0.39 s and 7.4 MB that way, 0.29 s and 5.8 MB this way (medians of 5, the same values). NaN and infinities are null (JSON has none); other values as json gives
-    them, unknown ones as str."""
+    json use its Python encoder, and the file one line per number (slower and larger: docs/performance.md). NaN
+    and infinities are null (JSON has none); other values as json gives them, unknown ones as str."""
     parts: list[str] = []
     _json_into(data, "\n", parts)
     parts.append("\n")
@@ -217,9 +216,8 @@ def _header_of(path: Path) -> list[str]:
     return [c for c in header if c in COLUMNS] or list(COLUMNS)
 
 
-# Up to this size (about 1200 rows) measurements.csv is read row by row: 75 us a row against 0.22 s to import
-# pyarrow and pyarrow.compute (0.13 and 0.08 s, -X importtime on this project's machine); a quick run's 81 rows
-# take 7 ms.
+# Up to this size (about 1200 rows) measurements.csv is read row by row: below it reading the rows costs less
+# than importing pyarrow and pyarrow.compute (docs/performance.md).
 ROW_READER_MAX_BYTES = 256 * 1024
 
 
@@ -250,9 +248,8 @@ def read_measurements(run_dir: Path) -> tuple[Table, int]:
 def _read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped.
 
-    A columnar reader (pyarrow's CSV reader, multi-threaded): a million rows in 1.9 s on two cores
-    against 3.4 s for pandas' C reader in the same run (tests/bench/bench_read.py); polars took 2.3 s in a
-    separate measurement. A file with a damaged row it cannot skip by itself (a value that does not
+    A columnar reader (pyarrow's CSV reader, multi-threaded), the fastest of those tried beside it
+    (tests/bench/bench_read.py, docs/performance.md). A file with a damaged row it cannot skip by itself (a value that does not
     parse) is read again row by row, and so is a small file (ROW_READER_MAX_BYTES)."""
     path = run_dir / MEASUREMENTS_CSV
     try:
@@ -297,8 +294,8 @@ def _read_columns(source: Path | bytes, header: list[str]) -> tuple[Table, int] 
 
     The file is parsed in blocks of READ_BLOCK_BYTES, each block's columns kept as numpy parts and the
     parser's memory let go of: a parse of the whole file at once holds every column of it, 86 of them, as
-    arrow arrays beside the numpy ones (reading a million rows peaked at 1.86 GB, block by block at 0.72 GB;
-    the parse alone takes 2.2 s in blocks against 1.4 s whole, the read 2.4 s against 3.1 s). A column with
+    arrow arrays beside the numpy ones, more than twice the peak of reading it block by block
+    (docs/performance.md). A column with
     one value in every row (most of a run's 86: the columns of other kinds) is that value repeated without
     memory (a read-only view)."""
     import pyarrow as pa
@@ -363,8 +360,8 @@ def _read_columns(source: Path | bytes, header: list[str]) -> tuple[Table, int] 
     return Table(columns, codes=codes), skipped
 
 
-# a block of measurements.csv parsed at a time: 4 MB (about 18,000 rows), measured with 1, 2, 4, 8 and 16 MB
-# on a million rows: 1.9 to 2.3 s, within this machine's noise, and the larger the block the higher the peak
+# a block of measurements.csv parsed at a time: 4 MB (about 18,000 rows); blocks of 1 to 16 MB read a million
+# rows in the same time within noise, and the larger the block the higher the peak (docs/performance.md)
 READ_BLOCK_BYTES = 4 << 20
 
 
@@ -402,7 +399,7 @@ def _same(value: Any, n: int) -> np.ndarray:
 
 def _numbers(a: Any, dtype: type, missing: float = math.nan) -> np.ndarray:
     """An array of int64 or float64 values as numpy's, empty cells `missing`, read from the array's
-    buffers: pyarrow's to_numpy and fill_null import pandas on first use, 0.3 s of every report. Without an
+    buffers: pyarrow's to_numpy and fill_null import pandas on first use, for a conversion numpy does alone. Without an
     empty cell the array is pyarrow's memory itself (read-only, kept alive by the view)."""
     n = len(a)
     if n == 0:

@@ -1,6 +1,6 @@
 """What the command line loads before it does anything: `stibium --version`, `--help`, `plans` and a shell
 completion import no statistics, plotting, plan model or table library (robust, unlike a timing; the times
-are measured by tests/bench/bench_startup.py)."""
+are measured by tests/bench/bench_user_waits.py)."""
 
 from __future__ import annotations
 

@@ -155,7 +155,7 @@ class FilesResult:
     @functools.cached_property
     def _classes(self) -> dict[str, list[int]]:
         """The indexes of every class, found in one pass over the measurements (the views and the summary ask
-        for them some 20 times a result: 5 ms each at 500,000 measurements, compared one by one)."""
+        for them some 20 times a result, each a pass over every measurement when compared one by one)."""
         out: dict[str, list[int]] = {"outlier": np.flatnonzero(self.outlier_class != "").tolist()}
         fast = np.flatnonzero(self.cache_kind != "")
         kinds = self.cache_kind[fast]

@@ -302,9 +302,8 @@ def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.r
     salt = np.uint64(rng.integers(1, 2**62))
     out = np.empty(resamples)
     # resamples per pass: 50. A pass draws its pairs together, so the count is part of the numbers: another
-    # gives other (equally valid) resamples. Measured with this loop, 2000 resamples of 5000 points in ten
-    # sizes: 0.26 s with 25 a pass, 0.30 with 50, 0.36 with 100, 0.41 with 200; 25 would save a tenth of
-    # the loop at the price of every interval's digits, so it stays at 50
+    # gives other (equally valid) resamples. Fewer a pass would save little of the loop (docs/performance.md)
+    # at the price of every interval's digits, so it stays at 50
     chunk = max(1, int(2.5e5 // SAMPLED_PAIRS))
     half = SAMPLED_PAIRS // 2
     positions = np.arange(nv)

@@ -1,5 +1,5 @@
-"""The summary of a run: per files test and op a `FilesResult`, per pattern test and op a
-`PatternResult`, and the warnings with what to do. Pure: measurements in, a typed `Summary` out; its
+"""The summary of a run: per test and op the result its kind's summariser gives (SUMMARISERS: files, pattern,
+sustained, tree), and the warnings with what to do. Pure: measurements in, a typed `Summary` out; its
 JSON form is summary.json (docs/run-directory.md)."""
 
 from __future__ import annotations

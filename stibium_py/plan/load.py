@@ -21,7 +21,7 @@ from .model import TEST_MODELS, Defaults, Plan, PlanError, SizeRange, SustainedT
 
 # A plan is untrusted input (pasted in forums, attached to bug reports): its reading is bounded before any
 # parsing. The built-in plans are under 3 KB and the largest plan a person writes by hand a few dozen KB,
-# so 256 KiB is generous; it parses in about 0.2 s.
+# so 256 KiB is generous, and small enough that reading it stays quick.
 MAX_PLAN_BYTES = 256 * 1024
 # Nesting: a plan is 5 levels deep (tests, a test, sizes, a range); 32 leaves room and keeps the parser's
 # recursion far from Python's limit.

@@ -87,8 +87,8 @@ _UNPACK = """(async function(){
 
 @functools.lru_cache(maxsize=1)
 def _plotly_gz_b64() -> str:
-    # level 1: every report and comparison compresses it once; 0.06 s against level 6's 0.16 s and level 9's
-    # 0.21 s, for 1.71 MB against 1.47 MB (plotly.js 2.x's 4.8 MB, measured here)
+    # level 1: every report and comparison compresses it once, and the lowest level costs the least time for a
+    # page only a little larger (docs/performance.md)
     return base64.b64encode(gzip.compress(_plotly_data("plotly.min.js").read_bytes(), 1, mtime=0)).decode("ascii")
 
 
