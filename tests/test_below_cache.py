@@ -184,7 +184,8 @@ def test_the_stack_s_layers_are_warned_about(tmp_path):
             LOOP_WHY) in notices
     assert ("info", "vda (virtio, a virtual machine's disk) may serve reads from memory below the file system",
             "host") in notices
-    todo = next(w.what_to_do for w in summary.warnings if w.test == "files (read)" and "below" in w.message)
+    todo = next(w.what_to_do for w in summary.warnings
+                if w.test == "files (read)" and "served by a cache below the file system" in w.message)
     assert todo == ("these are not the drive's numbers (the layer that caches: loop0 (loop, dio 0, backing "
                     "/images/disk.img)); run `stibium selftest` on the target, and measure a target whose reads reach "
                     "the device")

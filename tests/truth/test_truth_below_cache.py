@@ -106,7 +106,8 @@ def test_a_loop_device_without_direct_io_is_flagged(tmp_path, disk_dir):
     assert len(files_read["below_cache"]) >= files_read["n"] // 2, shares       # the measurement sees it too
     seq = next(t for t in summary["tests"] if t["name"] == "seq")
     assert seq["points"][0]["below_cache"] is True, seq["points"][0]["memory_share"]
-    flagged = next(w for w in summary["warnings"] if w["test"] == "files (read)" and "below" in w["message"])
+    flagged = next(w for w in summary["warnings"] if w["test"] == "files (read)"
+                   and "served by a cache below the file system" in w["message"])
     assert re.fullmatch(r"\d+ of 8 reads ran at \d+% of memory speed \(median\) with none of the file in the page "
                         r"cache: served by a cache below the file system", flagged["message"])
     assert f"warning: files (read): {flagged['message']}. What to do: {flagged['what_to_do']}." in terminal
