@@ -233,3 +233,106 @@ def test_in_a_series_a_runs_files_are_gone_before_the_next_run_measures(tmp_path
     finished.wait_for_removal()
     assert folders == [1, 1]                # each run's own folder only
     assert list((tmp_path / "t").iterdir()) == []
+
+
+def test_the_resumed_record_is_this_process_s_on_this_boot_with_one_more_resumption(tmp_path, monkeypatch):
+    import os
+
+    from stibium_py import sysinfo
+    helpers = FakeHelpers(interrupt_at=5)
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False, seed=7),
+                  Console(quiet=True), helpers)
+    run_dir = next((tmp_path / "r").iterdir())
+    import json
+    record = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**record, "pid": 1}))      # the run began in another process
+    before = read_run_json(run_dir)
+    monkeypatch.setattr(sysinfo, "boot_id", lambda: "a later boot")
+    seen = []
+    real_write = __import__("stibium_py.run.resume", fromlist=["write_run_json"]).write_run_json
+
+    def watched(path, run):            # the record as resume writes it, before the driver goes on
+        seen.append(run)
+        real_write(path, run)
+    monkeypatch.setattr("stibium_py.run.resume.write_run_json", watched)
+    finished = resume_run(run_dir, RunOptions(progress=False, remove_beside_report=True), Console(quiet=True), helpers)
+    assert finished.status == "complete" and finished.removal is not None      # the files go beside the report
+    finished.wait_for_removal()
+    assert not (tmp_path / "t" / before.work_dir.split("/")[-1]).exists()
+    (resumed,) = seen
+    assert resumed.status == "running" and resumed.pid == os.getpid() and not resumed.rebooted
+    assert resumed.machine["boot_id"] == "a later boot" and len(resumed.resumed_utc) == len(before.resumed_utc) + 1
+    after = read_run_json(run_dir)
+    assert after.status == "complete" and after.seed == 7 and after.expanded["ops_sha256"] == before.expanded["ops_sha256"]
+
+
+@pytest.mark.parametrize("change,said", [
+    ("complete", " is already complete; `stibium report {run}` shows it"),
+    ("running", " is still running (process {pid}); wait for it or stop it first"),
+    ("edited", "/run.json: its operations do not match its plan; was it edited?"),
+    ("two clients", " ran with 2 clients; resume it with mpiexec -n 2 stibium resume {run}"),
+])
+def test_a_run_that_cannot_go_on_here_is_refused_in_one_line_with_status_2(tmp_path, monkeypatch, change, said):
+    import json
+    import os
+
+    from click.testing import CliRunner
+
+    from stibium_py.cli import main
+    from stibium_py import sysinfo
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    record = json.loads((run_dir / "run.json").read_text())
+    if change == "complete":
+        record["status"] = "complete"
+    elif change == "running":          # whether its process still runs is liveness.py's (tests/test_liveness.py)
+        record.update(status="running", pid=os.getpid(), machine={**record["machine"], "boot_id": sysinfo.boot_id()})
+        monkeypatch.setattr("stibium_py.run.resume.still_running", lambda run: run.pid == os.getpid())
+    elif change == "edited":
+        record["expanded"]["ops_sha256"] = "0" * 64
+    else:
+        record["clients"] = {"ranks": 2, "hosts": ["a", "b"], "read_shift": 1, "launches": []}
+    (run_dir / "run.json").write_text(json.dumps(record))
+    done = CliRunner().invoke(main, ["resume", str(run_dir)])
+    assert done.exit_code == 2
+    assert done.output == f"stibium: {run_dir}{said.format(run=run_dir, pid=os.getpid())}\n"
+
+
+def test_one_client_s_run_resumed_under_two_is_refused_naming_one_client(tmp_path):
+    from stibium_py.run.resume import resumable
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    with pytest.raises(RunError) as e:
+        resumable(run_dir, clients=2)
+    assert str(e.value) == f"{run_dir} ran with 1 client; resume it with stibium resume {run_dir}, without mpiexec"
+    assert e.value.exit_code == 2
+
+
+def test_the_ending_signals_raise_interrupted_in_this_process_and_are_put_back():
+    import os
+    import signal
+
+    from stibium_py.run.signals import Interrupted, catch_ending_signals, restore
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        previous = catch_ending_signals()
+        assert set(previous) == {signal.SIGTERM, signal.SIGHUP}
+        for sig, name in ((signal.SIGTERM, "SIGTERM"), (signal.SIGHUP, "SIGHUP")):
+            with pytest.raises(Interrupted) as e:
+                os.kill(os.getpid(), sig)
+                signal.sigtimedwait([], 0.5) if hasattr(signal, "sigtimedwait") else None
+            assert e.value.signal_name == name
+        restore(previous)
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
+        # SIGHUP ignored when the run starts (nohup) stays ignored; SIGTERM is still caught
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        previous = catch_ending_signals()
+        assert set(previous) == {signal.SIGTERM} and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        restore(previous)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
