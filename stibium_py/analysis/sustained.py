@@ -93,8 +93,8 @@ def _est(e: Estimate, fmt: Any) -> str:
 def _slope(t: np.ndarray, b: np.ndarray) -> float:
     """Theil-Sen slope of b against t: the median of all pairwise slopes, as regression.theil_sen's (scipy's
     theilslopes) but without the intervals scipy computes beside it, which a bootstrap of 400 resamples
-    does not use (the same slope; stats.theil_sen_joint's grouping does not pay on chunks, whose times are all
-    distinct). Above MAX_PAIRS_POINTS chunks every k-th is used."""
+    does not use (the same slope; through stats.theil_sen_joint the sustained tests took far longer:
+    docs/performance.md). Above MAX_PAIRS_POINTS chunks every k-th is used."""
     n = len(t)
     if n < 2:
         return math.nan

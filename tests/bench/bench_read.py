@@ -10,21 +10,10 @@ from __future__ import annotations
 import argparse
 import io
 import shutil
-import statistics
-import time
 
 from bench_analysis import make_run
-from common import scratch
+from common import scratch, timed
 from stibium_py.store import read_measurements
-
-
-def timed(fn, rounds: int) -> float:
-    out = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out)
 
 
 def main() -> None:

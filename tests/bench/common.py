@@ -35,6 +35,16 @@ def require_fio() -> None:
         raise SystemExit("fio is not installed (Debian: apt-get install fio)")
 
 
+def timed(fn, rounds: int) -> float:
+    """The median seconds of fn() over rounds calls, one after another."""
+    out = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out)
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
