@@ -15,7 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from stibium_py.analysis.below import BELOW_SHARE, absent, memory_shares, reason
+from stibium_py.store import read_measurements, read_run_json
 
 PLAN = """
 name: below
@@ -72,6 +76,15 @@ def _run(tmp_path: Path, mount: Path) -> tuple[dict, str]:
     return json.loads((run_dir / "summary.json").read_text()), re.sub(r"\s+", " ", proc.stdout)
 
 
+def _shares(tmp_path: Path, test: str) -> list[float]:
+    """Every read of a test as its share of memory speed, from the run's own rows and memory yardstick."""
+    run_dir = next((tmp_path / "reports").iterdir())
+    rows, _ = read_measurements(run_dir)
+    shares = memory_shares(rows, read_run_json(run_dir).memory_rates)
+    mine = (rows.col("test") == test) & (rows.col("op") == "read") & absent(rows.col("resident_before").astype(float))
+    return sorted(float(x) for x in shares[mine])
+
+
 def _selftest(tmp_path: Path, mount: Path) -> dict[str, str]:
     out = tmp_path / "selftest.json"
     subprocess.run([sys.executable, "-m", "stibium_py", "selftest", "--target", str(mount), "--json", str(out)],
@@ -87,7 +100,12 @@ def _below(summary: dict) -> list:
 @pytest.mark.truth
 def test_a_loop_device_without_direct_io_is_flagged(tmp_path, disk_dir):
     # the image on this machine's disk: on Recipe B the write-back of the image's dirty pages at 52 MB/s ran
-    # beside the reads and slowed them (one CI run: the sequential point at 0.36 of memory speed)
+    # beside the reads and slowed them (one CI run: the sequential point at 0.36 of memory speed).
+    # How many reads cross BELOW_SHARE is not a fact of the device: a cached loop device's reads run at 0.26-0.77
+    # of memory speed read by read on this machine (docs/methods.md), and CI runs saw 1, 3 and 8 of the 8 whole-file
+    # reads cross 0.4. So the stack's facts name the cache every time, and the yardstick is held to what it must
+    # do with the shares the run measured: every read at BELOW_SHARE or more flagged, none below, and the
+    # warning's count and median those reads'; the reads themselves well above a disk's (medians 0.03-0.15).
     if os.geteuid() != 0:
         pytest.skip("needs root (losetup, mount)")
     with _loop_ext4(disk_dir, direct_io=False) as (loop, image, mount):
@@ -101,17 +119,23 @@ def test_a_loop_device_without_direct_io_is_flagged(tmp_path, disk_dir):
     message = f"{name} (loop, dio 0, backing {image}) serves reads from memory below the file system"
     assert {"level": "warning", "test": "all", "message": message, "what_to_do": why} in summary["warnings"]
     assert f"warning: {message}. What to do: {why}." in terminal
-    files_read = next(t for t in summary["tests"] if t["name"] == "files" and t["op"] == "read")
-    shares = [r["reasons"][-1] for r in files_read["below_cache"]]
-    assert len(files_read["below_cache"]) >= files_read["n"] // 2, shares       # the measurement sees it too
-    seq = next(t for t in summary["tests"] if t["name"] == "seq")
-    assert seq["points"][0]["below_cache"] is True, seq["points"][0]["memory_share"]
-    flagged = next(w for w in summary["warnings"] if w["test"] == "files (read)"
-                   and "served by a cache below the file system" in w["message"])
-    assert re.fullmatch(r"\d+ of 8 reads ran at \d+% of memory speed \(median\) with none of the file in the page "
-                        r"cache: served by a cache below the file system", flagged["message"])
-    assert f"warning: files (read): {flagged['message']}. What to do: {flagged['what_to_do']}." in terminal
     assert selftest["no cache below the file system"] == "fail"
+    shares = _shares(tmp_path, "files")
+    assert len(shares) == 8 and float(np.median(shares)) >= 0.2, shares       # memory one layer down, not a disk
+    seq = next(t for t in summary["tests"] if t["name"] == "seq")["points"][0]
+    assert seq["memory_share"] >= 0.2 and seq["below_cache"] is (seq["memory_share"] >= BELOW_SHARE), seq
+    files_read = next(t for t in summary["tests"] if t["name"] == "files" and t["op"] == "read")
+    high = [s for s in shares if s >= BELOW_SHARE]
+    assert sorted(r["reasons"][-1] for r in files_read["below_cache"]) == sorted(reason(s) for s in high), shares
+    flagged = [w for w in summary["warnings"] if w["test"] == "files (read)"
+               and "served by a cache below the file system" in w["message"]]
+    if not high:
+        assert flagged == [] and "files (read): 0 of" not in terminal
+        return
+    assert flagged[0]["message"] == (f"{len(high)} of 8 reads ran at {float(np.median(high)):.0%} of memory speed "
+                                     f"(median) with none of the file in the page cache: served by a cache below the "
+                                     f"file system")
+    assert f"warning: files (read): {flagged[0]['message']}. What to do: {flagged[0]['what_to_do']}." in terminal
 
 
 @pytest.mark.truth
