@@ -26,7 +26,7 @@ from rich.table import Table
 from . import __version__
 from .errors import (CompareError, FioError, HelperError, JsonRefused, MeasurementError, PathError, PlanError, RecordError, RunDirError,
                      RunError, SizeError)
-from .kinds import Kind, by_kind
+from . import registry
 from .paths import existing_folder
 from .plan.find import builtin_plans, plan_description, resolve_plan_path
 from .units import format_bytes, format_seconds, format_size, in_flight_label, op_label
@@ -278,49 +278,6 @@ def plan_show(plan: str, seed: int | None, show_all: bool) -> None:
     _show_plan(parsed, expanded, brief=not show_all)
 
 
-def _sustained_lines(test: Any) -> str:
-    """What a sustained test will do to the drive, and how long it takes, in words."""
-    from .plan.expand import SUSTAINED_RATES_BYTES_PER_S
-    writes = [o for o in test.ops if o.op == "write"]
-    total = sum(o.bytes for o in writes)
-    rows = sum(-(-o.bytes // o.chunk_bytes) for o in writes)
-    of_free = (f", {total / test.free_bytes:.0%} of the {format_size(test.free_bytes)} free on the target now"
-               if test.free_bytes else "")
-    times = " and ".join(f"{format_seconds(total / r)} at {format_bytes(r)}/s" for r in SUSTAINED_RATES_BYTES_PER_S)
-    reads = len(test.ops) > len(writes)
-    flight = in_flight_label(writes[0].queue_depth, writes[0].threads)
-    return (f"  {test.name}: writes {format_size(total)} without a pause{of_free}, in {len(writes)} files of "
-            f"{format_size(writes[0].size_bytes)}, {format_size(writes[0].granularity_bytes)} a request"
-            f"{' ' + flight if flight else ''}, a row every "
-            f"{format_size(writes[0].chunk_bytes)} ({rows} rows){', then reads them back' if reads else ''}; takes "
-            f"about {times}{' for the writes' if reads else ''}.\n"
-            f"  [yellow]Wears the drive:[/] {format_size(total)} of real writes to its flash count against its rated "
-            f"endurance (TBW); the files are removed at the end.")
-
-
-def _tree_lines(test: Any) -> str:
-    """A tree test's tree and phases in words."""
-    shape = test.tree
-    sizes = (format_size(shape.choices[0]) if len(shape.choices) == 1 else
-             "drawn from " + ", ".join(format_size(c) for c in shape.choices) if shape.choices else
-             f"log-uniform from {format_size(shape.low_bytes)} to {format_size(shape.high_bytes)}")
-    first = [o for o in test.ops if o.file == test.ops[0].file]
-    phases = ", ".join(o.op + (f" (sync {o.sync})" if o.op == "create" else "") for o in first)
-    threads = sorted({o.threads for o in test.ops})
-    warm = ("the kernel's caches are dropped before each phase after create (root)" if test.between == "drop-caches"
-            else "each phase after create meets the folders and inodes the one before left in memory (metadata "
-                 "warm; the read phase evicts each file's data first)")
-    return (f"  {test.name}: a tree of {shape.files:,} files ({sizes}; {format_size(shape.total_bytes)} in all) in "
-            f"{shape.dirs:,} folder{'s' if shape.dirs > 1 else ''} {shape.depth} deep (fan-out {shape.fan_out}), "
-            f"names of {shape.name_bytes} bytes; phases {phases}; a tree of its own for every trial at "
-            f"{' and '.join(map(str, threads))} thread{'s' if threads != [1] else ''}; {warm}.")
-
-
-# what `plan show` says of a test beyond its operations
-PLAN_NOTES: dict[Kind, Callable[[Any], str] | None] = by_kind("cli: what plan show says of a test", {
-    "files": None, "pattern": None, "sustained": _sustained_lines, "tree": _tree_lines})
-
-
 def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
     from .plan.expand import (ASSUMED_OP_OVERHEAD_S, ASSUMED_PARALLEL_REQUESTS, ASSUMED_RATE_BYTES_PER_S,
                               ASSUMED_REQUEST_S, estimated_bytes)
@@ -366,7 +323,7 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         console.print(f"  {test.name}: {len(test.ops)} measurements{at_most}; writes {written} bytes "
                       f"({format_size(written)}), reads {format_size(read)}{about}{pre}{walled}{bench}")
     for test in expanded.tests:
-        note = PLAN_NOTES[test.kind]
+        note = registry.spec(test.kind).plan_note        # what `plan show` says beyond its operations
         if note is not None:
             console.print(note(test))
     console.print(f"measurements: {len(expanded.ops)}")

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from .errors import CompareError  # noqa: F401 (raised here, declared apart)
 from .analysis import below, steady

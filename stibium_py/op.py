@@ -7,12 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .kinds import Kind, by_kind
-
-# whether a kind's requests fall in a span of a file laid out beforehand (the helper is told the span, and
-# its answer must echo it)
-SPANNED = by_kind("op: requests in a span of a laid-out file", {"files": False, "pattern": True, "sustained": False,
-                                                                "tree": False})
+from . import registry
+from .registry import Kind
 
 
 @dataclass(frozen=True)
@@ -62,8 +58,9 @@ class Op:
 
     @property
     def span_bytes(self) -> int | None:
-        """The span its requests fall in, for kinds whose requests fall in a laid-out file."""
-        return self.size_bytes if SPANNED[self.kind] else None
+        """The span its requests fall in, for kinds whose requests fall in a laid-out file (the helper is told
+        the span, and its answer must echo it)."""
+        return self.size_bytes if registry.spec(self.kind).spanned else None
 
     def as_dict(self) -> dict[str, Any]:
         """Its fields; queue depth, threads and chunk only where they are set, so that the digest of a plan

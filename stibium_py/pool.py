@@ -18,6 +18,8 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
+from . import registry
+
 
 def start_method(platform: str) -> str:
     """How the pool's workers start, by sys.platform."""
@@ -25,5 +27,8 @@ def start_method(platform: str) -> str:
 
 
 def process_pool() -> ProcessPoolExecutor:
+    """The workers know every kind this process does: a kind registered beside the built-in ones is loaded in
+    each worker from its home (registry.load_plugins)."""
     context = multiprocessing.get_context(start_method(sys.platform))
-    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context)
+    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context,
+                               initializer=registry.load_plugins, initargs=(registry.plugins(),))

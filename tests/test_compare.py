@@ -269,18 +269,18 @@ def test_rows_that_do_not_say_their_sync_carry_no_sync_caution(tmp_path):
     assert all(r["caution"] is None for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"])
 
 
-def test_a_test_of_one_granularity_a_line_is_compared_in_the_table_not_a_one_point_figure(tmp_path):
-    from stibium_py.report.compare_page import _one_granularity
+def test_a_test_ofone_granularity_a_line_is_compared_in_the_table_not_a_one_point_figure(tmp_path):
+    from stibium_py.report.compare_page import one_granularity
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=210e6, seed=2)
     result = compare_runs(load_run(a), load_run(b))
     # the synthetic pattern test has several granularities a line: a figure; one granularity: none
-    assert not _one_granularity(result, "pat", "read")
+    assert not one_granularity(result, "pat", "read")
     from dataclasses import replace
     least = min(q.key.granularity_bytes for q in result.points if q.key.kind == "pattern")
     one = replace(result, comparison=replace(result.comparison, points=[
         p for p in result.points if p.key.kind != "pattern" or p.key.granularity_bytes == least]))
-    assert _one_granularity(one, "pat", "read")
+    assert one_granularity(one, "pat", "read")
 
 
 @pytest.mark.parametrize("low, high, word", [

@@ -1,53 +1,75 @@
-"""The kinds of test are declared once (stibium_py/kinds.py); every table keyed by kind names all of them."""
+"""The kinds of test are folders (stibium_py/kinds/<name>/) that each hand the layers one KindSpec through the
+registry (stibium_py/registry.py); no layer imports a kind's folder, and a spec that leaves a part out fails
+where it is made."""
 
 from __future__ import annotations
 
-import importlib
+import ast
+import dataclasses
 import typing
+from pathlib import Path
 
 import pytest
 
-from stibium_py import kinds
+from stibium_py import registry
+from stibium_py.registry import KindSpec
 
-# every module that holds a table keyed by kind: importing them records their tables
-MODULES = ("stibium_py.op", "stibium_py.plan.model", "stibium_py.plan.expand", "stibium_py.run.orders",
-           "stibium_py.cli", "stibium_py.analysis.rates", "stibium_py.analysis.summary", "stibium_py.analysis.warnings",
-           "stibium_py.report.build", "stibium_py.report.compare_page")
-# the tables each layer must hold: one removed, or a layer that stops recording its own, fails here
-LAYERS = {"op: requests in a span of a laid-out file", "plan: the model of a test", "plan: the expansion into operations",
-          "runner: the order of a test's operations", "cli: what plan show says of a test",
-          "analysis: a kind's points and their estimator", "analysis: the summary of a test and op",
-          "analysis: a kind's warnings", "report: a kind's sections of the report",
-          "report: the compare page's figure of a test's points"}
+PACKAGE = Path(registry.__file__).parent
 
 
-def _tables() -> dict[str, typing.Mapping[str, object]]:
-    for name in MODULES:
-        importlib.import_module(name)
-    return kinds.TABLES
+def test_the_built_in_kinds_are_the_folders():
+    folders = sorted(p.name for p in (PACKAGE / "kinds").iterdir() if (p / "__init__.py").is_file())
+    assert sorted(registry.BUILTIN) == folders
+    assert registry.names() == registry.BUILTIN
+    assert registry.listed() == "files, pattern, sustained or tree"
 
 
-def test_every_layer_holds_its_table():
-    assert LAYERS <= set(_tables())
+def test_a_spec_has_no_default_and_a_missing_part_fails_where_it_is_made():
+    assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+               for f in dataclasses.fields(KindSpec))
+    parts = {f.name: getattr(registry.spec("files"), f.name) for f in dataclasses.fields(KindSpec)}
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument|required positional argument"):
+        KindSpec(**{k: v for k, v in parts.items() if k != "summarise"})
+    with pytest.raises(TypeError, match="kind 'files': order is needed"):
+        KindSpec(**{**parts, "order": None})
 
 
-@pytest.mark.parametrize("layer", sorted(LAYERS))
-def test_every_table_names_every_kind(layer):
-    assert kinds.missing(_tables()[layer]) == [], f"{layer}: add an entry for each kind (docs/architecture.md)"
+@pytest.mark.parametrize("kind", registry.BUILTIN)
+def test_every_spec_names_its_own_kind(kind):
+    spec = registry.spec(kind)
+    assert spec.name == kind
+    assert typing.get_args(spec.model.model_fields["kind"].annotation) == (kind,)
+    assert spec.points is not None or kind == "sustained"        # a curve, compared by its stretches
 
 
 def test_the_plan_accepts_exactly_the_kinds():
-    from stibium_py.plan.model import TEST_MODELS, TestSpec
-    union = typing.get_args(typing.get_args(TestSpec)[0])
-    assert union == tuple(TEST_MODELS.values())
-    assert [typing.get_args(m.model_fields["kind"].annotation)[0] for m in union] == list(kinds.KINDS)
+    from stibium_py.plan.model import plan_model
+    union = typing.get_args(typing.get_args(typing.get_args(plan_model().model_fields["tests"].annotation)[0])[0])
+    assert union == tuple(registry.spec(k).model for k in registry.BUILTIN)
 
 
-def test_a_table_missing_a_kind_is_found():
-    entries = {k: None for k in kinds.KINDS if k != "pattern"} | {"disk": None}
-    assert kinds.missing(entries) == ["pattern", "disk (no such kind)"]
+def test_no_layer_imports_a_kind_folder():
+    """The registry loads the folders by name; a layer that imported one would make a circle of the house."""
+    importers = []
+    for path in PACKAGE.rglob("*.py"):
+        if (PACKAGE / "kinds") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and "kinds" in node.module.split("."):
+                importers.append(str(path.relative_to(PACKAGE)))
+            elif isinstance(node, ast.ImportFrom) and any(a.name == "kinds" for a in node.names):
+                importers.append(str(path.relative_to(PACKAGE)))
+    assert importers == []
 
 
-def test_the_report_places_every_kind():
-    from stibium_py.report.build import PAGE_ORDER
-    assert sorted(PAGE_ORDER) == sorted(kinds.KINDS)
+def test_an_unknown_kind_is_named_with_the_kinds_there_are():
+    with pytest.raises(KeyError, match="no kind 'disk': the kinds are files, pattern, sustained or tree"):
+        registry.spec("disk")
+    assert registry.find("disk") is None
+
+
+def test_a_kind_is_registered_once():
+    with pytest.raises(ValueError, match="a kind named 'files' is registered already"):
+        registry.register(registry.spec("files"))
+    with pytest.raises(ValueError, match="'tree' is a built-in kind"):
+        registry.unregister("tree")

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.subplots import make_subplots
 
+from stibium_py import registry
 from stibium_py.report import plot
 from synthetic import make_run
 
@@ -68,8 +69,13 @@ def with_plotly(monkeypatch):
     def use() -> None:
         for name in VIEWS:
             monkeypatch.setattr(import_module(f"stibium_py.report.{name}"), "plot", shim)
-        for name in ("page", "build", "clients", "compare_page", "series_page", "sustained", "tree"):
+        for name in ("page", "clients", "compare_page", "series_page", "sustained", "tree"):
             monkeypatch.setattr(import_module(f"stibium_py.report.{name}"), "figure", _plotly_figure)
+        for kind in registry.BUILTIN:          # each kind's own views, in its folder
+            view = import_module(f"stibium_py.kinds.{kind}.view")
+            for name, value in (("plot", shim), ("figure", _plotly_figure)):
+                if hasattr(view, name):
+                    monkeypatch.setattr(view, name, value)
     return use
 
 

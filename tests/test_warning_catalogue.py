@@ -11,9 +11,11 @@ from types import SimpleNamespace as NS
 import numpy as np
 import pytest
 
+from stibium_py import registry
 from stibium_py.analysis import warnings as w
 from stibium_py.analysis.cache import RESIDENT_THRESHOLD
 from stibium_py.analysis.stonewall import Stonewall
+from stibium_py.analysis.sustained import MIN_SIZE
 from stibium_py.measurement import Measurement
 from stibium_py.stack import Stack
 from stibium_py.table import Table
@@ -67,22 +69,22 @@ FILES_CASES = [
 
 
 def test_a_quiet_files_result_has_no_warning():
-    assert _said(w._files_warnings, _files()) == []
+    assert _said(registry.spec("files").warnings, _files()) == []
 
 
 @pytest.mark.parametrize("changed,level,message,todo", FILES_CASES, ids=[c[2][:30] for c in FILES_CASES])
 def test_each_files_warning_is_said_exactly_where_its_premise_holds(changed, level, message, todo):
-    assert _said(w._files_warnings, _files(**changed)) == [(level, "f (read)", message, todo)]
+    assert _said(registry.spec("files").warnings, _files(**changed)) == [(level, "f (read)", message, todo)]
 
 
 def test_files_premises_at_their_edges_say_nothing():
     # an interval there, a slope of exactly 0 is "does not grow" but a tiny positive one is not, an intercept of 0
-    assert _said(w._files_warnings, _files(slope_s_per_byte=1e-15, fit=NS(line=NS(intercept_s=0.0)))) == []
-    assert _said(w._files_warnings, _files(fit=NS(line=NS(intercept_s=float("nan"))))) == []
-    assert [m for _, _, m, _ in _said(w._files_warnings, _files(slope_s_per_byte=0.0))] == [
+    assert _said(registry.spec("files").warnings, _files(slope_s_per_byte=1e-15, fit=NS(line=NS(intercept_s=0.0)))) == []
+    assert _said(registry.spec("files").warnings, _files(fit=NS(line=NS(intercept_s=float("nan"))))) == []
+    assert [m for _, _, m, _ in _said(registry.spec("files").warnings, _files(slope_s_per_byte=0.0))] == [
         "time does not grow with size here, so no transfer rate can be fitted"]
     # no estimate at all: no "no interval" word (the one-size warning says why)
-    assert _said(w._files_warnings, _files(rate=NS(as_dict=lambda: {"estimate": None, "low": None,
+    assert _said(registry.spec("files").warnings, _files(rate=NS(as_dict=lambda: {"estimate": None, "low": None,
                                                                     "method": "no interval: x"}))) == []
 
 
@@ -108,28 +110,28 @@ def _steadiness(rounds: int, max_rounds: int, points: int = 1):
 
 
 def test_a_quiet_pattern_result_has_no_warning():
-    assert _said(w._pattern_warnings, _pattern()) == []
-    assert _said(w._pattern_warnings, _pattern(steady=NS(steady=True))) == []
+    assert _said(registry.spec("pattern").warnings, _pattern()) == []
+    assert _said(registry.spec("pattern").warnings, _pattern(steady=NS(steady=True))) == []
 
 
 def test_points_of_one_trial_are_counted_and_the_advice_fits_the_instrument():
     one = _pattern(points=[_point(trials=1), _point(trials=6)])
-    assert _said(w._pattern_warnings, one) == [(
+    assert _said(registry.spec("pattern").warnings, one) == [(
         "warning", "p (read)", "1 of 2 points have one trial: a median of one has no interval, and compare gives them "
         "no verdict", "set trials: 6 or more in the plan (5 or fewer give the range of the trials, whose confidence "
         "the report states)")]
     fio = _pattern(instrument="fio", points=[_point(trials=1)])
-    assert _said(w._pattern_warnings, fio)[0][3] == (
+    assert _said(registry.spec("pattern").warnings, fio)[0][3] == (
         "import several results of the same fio jobs together (each file is a trial; 6 or more give an interval of "
         "95 %)")
-    assert _said(w._pattern_warnings, _pattern(points=[_point(trials=2)])) == []
+    assert _said(registry.spec("pattern").warnings, _pattern(points=[_point(trials=2)])) == []
 
 
 def test_a_mix_is_said_only_beyond_its_tolerance():
     def mixed(share: float) -> NS:
         return _pattern(op="mixed", points=[_point(mix=NS(read_share_bytes=share, read_fraction=0.7), queue_depth=32)])
-    assert _said(w._pattern_warnings, mixed(0.7 + 0.9 * w.MIX_SHARE_TOLERANCE)) == []
-    assert _said(w._pattern_warnings, mixed(0.65)) == [(
+    assert _said(registry.spec("pattern").warnings, mixed(0.7 + 0.9 * w.MIX_SHARE_TOLERANCE)) == []
+    assert _said(registry.spec("pattern").warnings, mixed(0.65)) == [(
         "info", "p (mixed)", "the mixed 70/30 point at 4 KiB Q32T1 read 65.0% of its bytes, not 70%: each pass of "
         "the requests holds the share rounded to whole requests",
         "move more bytes a pass (bytes, or span by time) so that the share rounds closer")]
@@ -137,22 +139,22 @@ def test_a_mix_is_said_only_beyond_its_tolerance():
 
 def test_the_stonewall_says_what_it_did_and_what_to_do():
     stopped = Stonewall(2.0, 10, 4, 0.5, 0.75, 0.0, False)
-    assert _said(w._pattern_warnings, _pattern(stonewall=stopped)) == [(
+    assert _said(registry.spec("pattern").warnings, _pattern(stonewall=stopped)) == [(
         "info", "p (read)", "stonewall 2 s: 4 of 10 measurements stopped by it, after 75% of their requests (median; "
         "least 50%); their rates are of what they moved by then",
         "nothing to do where that was the intent; for whole passes raise stonewall or lower bytes")]
     idle = Stonewall(2.0, 10, 0, 1.0, 1.0, 0.0, False)
-    assert _said(w._pattern_warnings, _pattern(stonewall=idle)) == [(
+    assert _said(registry.spec("pattern").warnings, _pattern(stonewall=idle)) == [(
         "info", "p (read)", "stonewall 2 s: no measurement reached it (each did its whole pass)",
         "lower stonewall for it to bound the measurements, or leave it out")]
 
 
 def test_not_steady_says_whether_the_rounds_ran_out_or_the_run_stopped():
-    out = _said(w._pattern_warnings, _pattern(op="write", steady=_steadiness(25, 25, points=2)))
+    out = _said(registry.spec("pattern").warnings, _pattern(op="write", steady=_steadiness(25, 25, points=2)))
     assert out == [("warning", "p (write)", "not steady after 25 rounds: p write random 4 KiB Q32T1: the range "
                     "is 30% of the mean (over 20%) (and 1 more points); its rates are of rounds 21-25, which still "
                     "move", f"raise steady.max_rounds, {w.PRECONDITION_ADVICE}, or quote these rates as not steady")]
-    out = _said(w._pattern_warnings, _pattern(op="write", steady=_steadiness(7, 25)))
+    out = _said(registry.spec("pattern").warnings, _pattern(op="write", steady=_steadiness(7, 25)))
     assert out == [("warning", "p (write)", "not steady yet: 7 of 25 rounds were measured before the run stopped "
                     "(p write random 4 KiB Q32T1: the range is 30% of the mean (over 20%)); its rates are of "
                     "rounds 3-7", "finish the run with stibium resume, which goes on with the rounds")]
@@ -161,29 +163,29 @@ def test_not_steady_says_whether_the_rounds_ran_out_or_the_run_stopped():
 # --- sustained ------------------------------------------------------------------------------------------------
 
 def _sustained(**changed) -> NS:
-    quiet = dict(name="s", op="write", result=NS(warnings=[], chunks=2 * w.MIN_SIZE), pauses=[],
+    quiet = dict(name="s", op="write", result=NS(warnings=[], chunks=2 * MIN_SIZE), pauses=[],
                  temperature_known=True)
     return NS(**{**quiet, **changed})
 
 
 def test_a_quiet_sustained_result_has_no_warning():
-    assert _said(w._sustained_warnings, _sustained()) == []
+    assert _said(registry.spec("sustained").warnings, _sustained()) == []
 
 
 def test_each_sustained_warning_is_said_exactly():
-    assert _said(w._sustained_warnings, _sustained(result=NS(warnings=["throttling: x"], chunks=40))) == [(
+    assert _said(registry.spec("sustained").warnings, _sustained(result=NS(warnings=["throttling: x"], chunks=40))) == [(
         "warning", "s (write)", "throttling: x", "let the drive cool, give it airflow or a heatsink, and run again to "
         "tell heat from a full cache")]
-    assert _said(w._sustained_warnings, _sustained(pauses=[(3 << 30, 41.6)])) == [(
+    assert _said(registry.spec("sustained").warnings, _sustained(pauses=[(3 << 30, 41.6)])) == [(
         "warning", "s (write)", "the writes paused for 42 s after 3.22 GB (the run was resumed)", "a drive empties "
         "its fast cache during a pause, so the stretch after it can be fast again: for one uninterrupted curve, "
         "start a new run")]
-    assert _said(w._sustained_warnings, _sustained(temperature_known=False)) == [(
+    assert _said(registry.spec("sustained").warnings, _sustained(temperature_known=False)) == [(
         "info", "s (write)", "the drive's temperature could not be read on this machine (the system reports no sensor "
         "for this disk, and smartctl is not installed or cannot ask it), so heat cannot be told from a full cache",
         "install smartmontools (smartctl) to have it read with each chunk")]
-    assert _said(w._sustained_warnings, _sustained(result=NS(warnings=[], chunks=2 * w.MIN_SIZE - 1))) == [(
-        "warning", "s (write)", f"{2 * w.MIN_SIZE - 1} chunks are too few to find a cliff (at least {2 * w.MIN_SIZE})",
+    assert _said(registry.spec("sustained").warnings, _sustained(result=NS(warnings=[], chunks=2 * MIN_SIZE - 1))) == [(
+        "warning", "s (write)", f"{2 * MIN_SIZE - 1} chunks are too few to find a cliff (at least {2 * MIN_SIZE})",
         "write more bytes or use a smaller chunk")]
 
 
@@ -196,31 +198,31 @@ def _tree(**changed) -> NS:
 
 
 def test_a_quiet_tree_result_has_no_warning():
-    assert _said(w._tree_warnings, _tree()) == []
+    assert _said(registry.spec("tree").warnings, _tree()) == []
     # clones said only of a copy, residency only of a read, and residency at the threshold is not said
-    assert _said(w._tree_warnings, _tree(op="create", points=[NS(cloned=5, entries=1000, resident_before_max=1.0)])) \
+    assert _said(registry.spec("tree").warnings, _tree(op="create", points=[NS(cloned=5, entries=1000, resident_before_max=1.0)])) \
         == []
-    assert _said(w._tree_warnings, _tree(points=[NS(cloned=0, entries=1000,
+    assert _said(registry.spec("tree").warnings, _tree(points=[NS(cloned=0, entries=1000,
                                                     resident_before_max=RESIDENT_THRESHOLD)])) == []
     just_above = _tree(points=[NS(cloned=0, entries=1000, resident_before_max=RESIDENT_THRESHOLD * 1.5)])
-    assert [m for _, _, m, _ in _said(w._tree_warnings, just_above)] == [
+    assert [m for _, _, m, _ in _said(registry.spec("tree").warnings, just_above)] == [
         "a read phase met up to 2% of the files' pages in the page cache after they were evicted: some reads came "
         "from memory"]
-    assert _said(w._tree_warnings, _tree(points=[NS(cloned=0, entries=1000, resident_before_max=None)])) == []
+    assert _said(registry.spec("tree").warnings, _tree(points=[NS(cloned=0, entries=1000, resident_before_max=None)])) == []
 
 
 def test_each_tree_warning_is_said_exactly():
-    assert _said(w._tree_warnings, _tree(metadata_warm=True)) == [(
+    assert _said(registry.spec("tree").warnings, _tree(metadata_warm=True)) == [(
         "info", "t", "the phases after create met the folder entries and inodes the phases before left in memory: "
         "metadata cannot be evicted file by file, so stat, list, rename and delete are warm-cache rates (a reboot or "
         "dropped caches would make them slower)",
         "for cold metadata set between: drop-caches (root) in the test; compare warm with warm")]
-    copied = _said(w._tree_warnings, _tree(op="copy", points=[NS(cloned=1000, entries=1000, resident_before_max=0)]))
+    copied = _said(registry.spec("tree").warnings, _tree(op="copy", points=[NS(cloned=1000, entries=1000, resident_before_max=0)]))
     assert copied == [("info", "t (copy)", "the file system cloned the copies (up to 1,000 of 1,000 a trial): a clone "
                        "shares its source's blocks and moves no bytes, so this copy's bytes per second are not a byte "
                        "copy's", "to time a copy that moves the bytes, run on a file system that does not clone "
                        "(ext4, or another volume); a Finder or cp --reflink copy on this one clones as this did")]
-    read = _said(w._tree_warnings, _tree(points=[NS(cloned=0, entries=10, resident_before_max=0.25)]))
+    read = _said(registry.spec("tree").warnings, _tree(points=[NS(cloned=0, entries=10, resident_before_max=0.25)]))
     assert read == [("warning", "t (read)", "a read phase met up to 25% of the files' pages in the page cache after "
                      "they were evicted: some reads came from memory", "this file system keeps what was evicted (a "
                      "network or FUSE file system may); choose a target on a local disk for uncached reads")]

@@ -19,7 +19,8 @@ from ..table import Table
 from . import runs as runs_analysis
 from .estimate import Estimate
 from .stats import norm_ppf
-from .rates import POINTS, PointDraws, PointKey, draws_per_run, key_json
+from .. import registry
+from .rates import PointDraws, PointKey, draws_per_run, key_json
 from .settings import Settings
 from .sustained import SustainedTestResult
 
@@ -152,7 +153,7 @@ def compare_points(a: list[tuple[str, RunPoints]], b: list[tuple[str, RunPoints]
             lo, hi = runs_analysis.widened_interval(point, ratios, s.confidence, factor)
             method = ("ratio of the runs' geometric means, two-level bootstraps (runs, then measurements) "
                       f"B={m}, widened x{factor:.2f} for the few runs" if factor != 1.0 else
-                      f"ratio of {POINTS[key.kind].name}s, independent bootstraps B={m}, percentile interval")
+                      f"ratio of {registry.spec(key.kind).points.name}s, independent bootstraps B={m}, percentile interval")
             est = Estimate(point, lo, hi, method, n_a + n_b)
         word, hint = verdict(est, s.noise_band, refused)
         draws_by_key[key] = ratios

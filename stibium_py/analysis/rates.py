@@ -17,7 +17,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ..kinds import Kind, by_kind
+from .. import registry
+from ..registry import Kind
 from ..table import Table
 from ..tree import TREE_PHASES, rate_unit
 from ..units import format_exact_size, format_per_s, format_rate, format_size, in_flight_label, op_label
@@ -107,20 +108,6 @@ class PointRule:
     name: str                   # the estimate in words
 
 
-# None: a kind measured as a curve, not as points (sustained tests: comparison.compare_sustained)
-POINTS: dict[Kind, PointRule | None] = by_kind("analysis: a kind's points and their estimator", {
-    "files": PointRule(lambda test, op, *_: PointKey(test, op, "files", "", 0, 0, 1, 1), "size_bytes",
-                       lambda x, y, b, seed, c: files_rate(x, y, b, seed, c, latency_interval=False), "theil-sen rate"),
-    "pattern": PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument: PointKey(
-        test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper"),
-        "bytes", pattern_rate, "median throughput"),
-    "sustained": None,
-    # a tree test's phase at a thread count: files (list: names) per second, the median over trials
-    "tree": PointRule(lambda test, op, access, gran, stride, depth, threads, *_: PointKey(
-        test, op, "tree", "", 0, 0, 1, int(threads)), "entries", pattern_rate, "median file rate"),
-})
-
-
 def by_point(rows: Table) -> dict[PointKey, Table]:
     """The measurements of each test point: tests in the order the run reached them, and inside a test
     by op, access, granularity, stride, queue depth and threads (not the run's shuffled order)."""
@@ -128,7 +115,8 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
     for (test, op, kind, access, gran, stride, depth, threads, mix, instrument), idx in rows.groups(
             "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads",
             "read_fraction", "instrument").items():
-        rule = POINTS.get(kind)
+        spec = registry.find(kind)
+        rule = spec.points if spec is not None else None
         if rule is None:
             continue
         keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads, mix, instrument), []).append(idx)
@@ -227,14 +215,14 @@ def draw_inputs(rows: Table) -> tuple[str, np.ndarray, np.ndarray]:
     """What a point's rate is computed from: its kind, the rule's column and the seconds. Arrays, not the
     table: a worker process gets these few megabytes, not every column."""
     kind = str(rows.kind[0])
-    rule = POINTS[kind]   # type: ignore[index]
+    rule = registry.spec(kind).points
     assert rule is not None
     return kind, rows.col(rule.x_column).astype(float), rows.seconds
 
 
 def point_rate(kind: str, x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confidence: float) -> PointRate:
     """A point's rate, its interval and its draws, by the estimator of its kind."""
-    rule = POINTS[kind]   # type: ignore[index]
+    rule = registry.spec(kind).points
     assert rule is not None
     return rule.estimate(x, y, resamples, seed, confidence)
 

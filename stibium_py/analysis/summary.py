@@ -1,5 +1,5 @@
-"""The summary of a run: per test and op the result its kind's summariser gives (SUMMARISERS: files, pattern,
-sustained, tree), and the warnings with what to do. Pure: measurements in, a typed `Summary` out; its
+"""The summary of a run: per test and op the result its kind's summariser gives (each kind's folder,
+registry.py), and the warnings with what to do. Pure: measurements in, a typed `Summary` out; its
 JSON form is summary.json (docs/run-directory.md)."""
 
 from __future__ import annotations
@@ -8,15 +8,10 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..kinds import Kind, by_kind
+from .. import registry
 from ..memory import Shape
 from ..table import Table
-from . import below, steady
-
-from .files import FilesResult, files_inputs, files_numbers
-from .patterns import pattern_result
-from .sustained import sustained_results
-from .tree import tree_result
+from . import steady
 from .settings import SUMMARY, Settings
 from .warnings import Result, Notice, warnings
 
@@ -43,7 +38,7 @@ class Summary:
 
 
 @dataclass(frozen=True)
-class _Context:
+class SummaryContext:
     """What every kind's summary may need beyond its measurements."""
 
     s: Settings
@@ -56,41 +51,6 @@ class _Context:
 Pending = Callable[[], list[Result]]
 
 
-def _files(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
-    """A files test and op, computed on the caller's executor where there is one (the same numbers)."""
-    args = (op, files_inputs(rows, below.memory_shares(rows, ctx.memory_rates)), ctx.s, ctx.ceiling_bytes_per_s)
-    if ctx.executor is None:
-        numbers = files_numbers(*args)
-        return lambda: [FilesResult(name=name, op=op, measurements=rows, **numbers)]
-    later = ctx.executor.submit(files_numbers, *args)
-    return lambda: [FilesResult(name=name, op=op, measurements=rows, **later.result())]
-
-
-def _pattern(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
-    s = ctx.s
-    judged = ctx.judged.get(name)
-    result = pattern_result(name, op, rows, s.resamples, s.seed, s.confidence,
-                            below.memory_shares(rows, ctx.memory_rates),
-                            judged.for_op(op) if judged is not None else None, s.noise_band)
-    return lambda: [result]
-
-
-def _sustained(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
-    found = list(sustained_results(rows, ctx.s.confidence, ctx.s.seed).values())   # none before a file is whole
-    return lambda: found
-
-
-def _tree(name: str, op: str, rows: Table, ctx: _Context) -> Pending:
-    result = tree_result(name, op, rows, ctx.s.resamples, ctx.s.seed, ctx.s.confidence)
-    return lambda: [result]
-
-
-# how each kind of test and op is summarised: (name, op, its valid measurements, context) -> its results, later
-SUMMARISERS: dict[Kind, Callable[[str, str, Table, _Context], Pending]] = by_kind(
-    "analysis: the summary of a test and op", {"files": _files, "pattern": _pattern, "sustained": _sustained,
-                                                        "tree": _tree})
-
-
 def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None = None,
               damaged_rows: int = 0, ceiling_bytes_per_s: float | None = None,
               executor: Executor | None = None, memory_rates: dict[Shape, float] | None = None,
@@ -100,11 +60,12 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     below the file system; target_facts: run.json's, whose stack names the layers below it."""
     good = rows.valid()
     rated, judged = steady.rated(good)      # a test by rounds: its window's rounds, and its verdict
-    ctx = _Context(s, ceiling_bytes_per_s, memory_rates or {}, executor, judged)
+    ctx = SummaryContext(s, ceiling_bytes_per_s, memory_rates or {}, executor, judged)
     # tests in the order the run began them (failed measurements count)
     order = {key: int(rows.seq[idx[0]]) for key, idx in rows.groups("test", "op").items()}
     groups = sorted(rated.groups("test", "op", "kind").items(), key=lambda kv: order[kv[0][:2]])
-    pending = [SUMMARISERS[kind](name, op, rated.take(idx), ctx) for (name, op, kind), idx in groups]
+    # each kind summarises a test and op: (name, op, its valid measurements, context) -> its results, later
+    pending = [registry.spec(kind).summarise(name, op, rated.take(idx), ctx) for (name, op, kind), idx in groups]
     results: list[Result] = [r for later in pending for r in later()]
     found = warnings(results, good, facts or {}, target_facts or {})
     if damaged_rows:

@@ -66,11 +66,11 @@ class SustainedResult:
     def headline(self) -> str:
         first = self.stretches[0]
         if self.cliff_bytes is None:
-            return f"steady at {_est(first.rate_bytes_per_s, format_rate)} over {format_bytes(self.bytes_written)}"
+            return f"steady at {est_text(first.rate_bytes_per_s, format_rate)} over {format_bytes(self.bytes_written)}"
         after = self.stretches[1]
         pace = "fast" if after.rate_bytes_per_s.estimate < first.rate_bytes_per_s.estimate else "slower"
-        return (f"{pace} for the first {_est(self.cliff_bytes, format_bytes)} at "
-                f"{_est(first.rate_bytes_per_s, format_rate)}, then {_est(after.rate_bytes_per_s, format_rate)}")
+        return (f"{pace} for the first {est_text(self.cliff_bytes, format_bytes)} at "
+                f"{est_text(first.rate_bytes_per_s, format_rate)}, then {est_text(after.rate_bytes_per_s, format_rate)}")
 
     @property
     def step_fraction(self) -> float | None:
@@ -86,7 +86,7 @@ class SustainedResult:
                 "headline": self.headline, "warnings": self.warnings}
 
 
-def _est(e: Estimate, fmt: Any) -> str:
+def est_text(e: Estimate, fmt: Any) -> str:
     return estimate_text(e, fmt)
 
 

@@ -5,23 +5,20 @@ Pure: results and measurements in."""
 
 from __future__ import annotations
 
-import math
 
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Union
+from typing import Any, Union
 
 import numpy as np
 
-from ..kinds import Kind, by_kind
+from .. import registry
 from ..table import Table
 from ..stack import MAY_CACHE, MEMORY, Stack
-from ..units import format_bytes, format_size, in_flight_label, op_label
-from .cache import RESIDENT_THRESHOLD
+from ..units import format_size
 from .durability import MAC_ADVICE, unflushed_count
 from .files import FilesResult
 from .patterns import PatternResult
-from .rates import ONE_SIZE, ONE_TRIAL
-from .sustained import MIN_SIZE, SustainedTestResult
+from .sustained import SustainedTestResult
 from .tree import TreeResult
 
 Result = Union[FilesResult, PatternResult, SustainedTestResult, TreeResult]
@@ -67,7 +64,7 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
         elif layer.reads == MAY_CACHE:
             add("info", "all", f"{layer.label} may serve reads from memory below the file system", layer.why)
     for e in results:
-        WARNINGS[e.kind](e, add)
+        registry.spec(e.kind).warnings(e, add)     # the warnings of each kind's result
         _below_warnings(e, layers, add)
     for label, count, total, reason in _not_honoured(rows):
         add("warning", label, f"{count} of {total} direct measurements went through the page cache: {reason}",
@@ -119,131 +116,6 @@ def _below_warnings(e: Result, layers: Stack, add: Any) -> None:
     add("warning", f"{e.name} ({e.op})", f"{what}: served by a cache below the file system",
         f"these are not the drive's numbers ({likely}); run `stibium selftest` on the target, and measure a "
         f"target whose reads reach the device")
-
-
-def _files_warnings(e: FilesResult, add: Any) -> None:
-    label = f"{e.name} ({e.op})"
-    if e.outliers:
-        add("info", label, f"{len(e.outliers)} of {e.n} points are outliers (flagged, kept in the fit)",
-            "look at them in the residual plot; many severe ones mean background activity: repeat the run on a "
-            "quiet machine")
-    if e.cache_suspects:
-        add("warning", label, f"{len(e.cache_suspects)} reads look served from the page cache",
-            "use between: evict (or drop-caches) and the direct engine; the rate without them is given beside")
-    if e.fast_outliers:
-        add("info", label, f"{len(e.fast_outliers)} reads were fast outliers: not the page cache (measured "
-            "absent from it just before), a device cache or burst",
-            "they are what the device did and stay in the fit; see the rate per size (size bands)")
-    if e.drift.detected:
-        add("warning", label, f"the rate drifted by {e.drift.drift_fraction:+.0%} over the run "
-            f"({len(e.drift.change_points)} change points)",
-            "throttling or background work (backups, indexing): see rate against elapsed time; repeat or cool down")
-    if e.nonlinearity.detected:
-        add("warning", label, "small and large files give different rates: one line does not describe this device",
-            "read the rate per size (size bands) rather than the single fitted rate")
-    rate = e.rate.as_dict()
-    if rate.get("estimate") is not None and rate.get("low") is None and "no interval" in (rate.get("method") or ""):
-        add("warning", label, "no interval for the rate: " + rate["method"].split("no interval: ")[-1],
-            "set repeats: 3 or more in the plan")
-    if e.n and len(np.unique(e.measurements.size_bytes)) < 2:
-        add("warning", label, f"{ONE_SIZE}: a rate needs two sizes or more (time against size), so there is none",
-            "give the test two sizes or more, such as sizes: [1MB, 64MB]")
-    if e.slope_s_per_byte is not None and not e.slope_s_per_byte > 0:
-        add("warning", label, "time does not grow with size here, so no transfer rate can be fitted",
-            "use larger sizes (at least a few MB): these files are dominated by latency")
-    intercept_s = e.fit.line.intercept_s
-    if math.isfinite(intercept_s) and intercept_s < 0:
-        add("info", label, f"the fitted line meets size 0 below 0 s ({intercept_s * 1e3:.3f} ms), which no time "
-            f"can be: its latency is held to 0 s or more, and the summary shows the median time of the smallest size "
-            f"instead", "smaller files measure the latency better")
-
-
-def _pattern_warnings(e: PatternResult, add: Any) -> None:
-    label = f"{e.name} ({e.op})"
-    single = [p for p in e.points if p.trials < 2]
-    if single:
-        add("warning", label, f"{len(single)} of {len(e.points)} points have {ONE_TRIAL}: a median of one has no "
-            f"interval, and compare gives them no verdict", "set trials: 6 or more in the plan (5 or fewer give "
-            "the range of the trials, whose confidence the report states)" if e.instrument == "helper" else
-            f"import several results of the same {e.instrument} jobs together (each file is a trial; 6 or more give "
-            f"an interval of 95 %)")
-    for p in e.points:
-        mix = p.mix
-        if mix is not None and abs(mix.read_share_bytes - mix.read_fraction) > MIX_SHARE_TOLERANCE:
-            add("info", label, f"the {op_label('mixed', mix.read_fraction)} point at {format_size(p.granularity_bytes)} "
-                f"{in_flight_label(p.queue_depth, p.threads) or 'Q1T1'} read {mix.read_share_bytes:.1%} of its bytes, "
-                f"not {mix.read_fraction:.0%}: each pass of the requests holds the share rounded to whole requests",
-                "move more bytes a pass (bytes, or span by time) so that the share rounds closer")
-    if e.stonewall is not None:
-        sw = e.stonewall
-        add("info", label, sw.line(), "nothing to do where that was the intent; for whole passes raise stonewall or "
-            "lower bytes" if sw.stopped else "lower stonewall for it to bound the measurements, or leave it out")
-    st = e.steady
-    if st is None or st.steady:
-        return
-    first, last = st.window_rounds
-    moving = st.unsteady             # this op's points that kept the test from steady state
-    if not moving:
-        return
-    why = (f"{moving[0].label(e.name)}: {moving[0].verdict.why}" if moving[0].verdict is not None
-           else f"{st.rounds} rounds, fewer than the window of {st.window}")
-    more = f" (and {len(moving) - 1} more points)" if len(moving) > 1 else ""
-    if st.rounds >= st.max_rounds:
-        add("warning", label, f"not steady after {st.rounds} rounds: {why}{more}; its rates are of rounds "
-            f"{first}-{last}, which still move",
-            "raise steady.max_rounds, " + PRECONDITION_ADVICE + ", or quote these rates as not steady")
-    else:
-        add("warning", label, f"not steady yet: {st.rounds} of {st.max_rounds} rounds were measured before the "
-            f"run stopped ({why}{more}); its rates are of rounds {first}-{last}",
-            "finish the run with stibium resume, which goes on with the rounds")
-
-
-def _sustained_warnings(e: SustainedTestResult, add: Any) -> None:
-    label = f"{e.name} ({e.op})"
-    for w in e.result.warnings:
-        add("warning", label, w, "let the drive cool, give it airflow or a heatsink, and run again to tell heat "
-            "from a full cache")
-    for after, seconds in e.pauses:
-        add("warning", label, f"the {e.op}s paused for {seconds:.0f} s after {format_bytes(after)} (the run was "
-            f"resumed)", "a drive empties its fast cache during a pause, so the stretch after it can be fast "
-            "again: for one uninterrupted curve, start a new run")
-    if not e.temperature_known:
-        add("info", label, "the drive's temperature could not be read on this machine (the system reports no "
-            "sensor for this disk, and smartctl is not installed or cannot ask it), so heat cannot be told from a "
-            "full cache",
-            "install smartmontools (smartctl) to have it read with each chunk")
-    if e.result.chunks < 2 * MIN_SIZE:
-        add("warning", label, f"{e.result.chunks} chunks are too few to find a cliff (at least {2 * MIN_SIZE})",
-            "write more bytes or use a smaller chunk")
-
-
-def _tree_warnings(e: Any, add: Callable[..., None]) -> None:
-    label = f"{e.name} ({e.op})"
-    if e.metadata_warm:
-        add("info", e.name, "the phases after create met the folder entries and inodes the phases before left in "
-            "memory: metadata cannot be evicted file by file, so stat, list, rename and delete are warm-cache rates "
-            "(a reboot or dropped caches would make them slower)",
-            "for cold metadata set between: drop-caches (root) in the test; compare warm with warm")
-    cloned = [p for p in e.points if p.cloned]
-    if e.op == "copy" and cloned:
-        most = max(p.cloned for p in cloned)
-        add("info", label, f"the file system cloned the copies (up to {most:,} of {e.points[0].entries:,} a trial): a "
-            f"clone shares its source's blocks and moves no bytes, so this copy's bytes per second are not a byte "
-            f"copy's", "to time a copy that moves the bytes, run on a file system that does not clone (ext4, or "
-            "another volume); a Finder or cp --reflink copy on this one clones as this did")
-    # above the threshold, as a read's page-cache suspects are (cache.suspects): at 1 % a read is not one
-    cached = [p for p in e.points if p.resident_before_max and p.resident_before_max > RESIDENT_THRESHOLD]
-    if e.op == "read" and cached:
-        worst = max(p.resident_before_max for p in cached)
-        add("warning", label, f"a read phase met up to {worst:.0%} of the files' pages in the page cache after they "
-            f"were evicted: some reads came from memory", "this file system keeps what was evicted (a network or "
-            "FUSE file system may); choose a target on a local disk for uncached reads")
-
-
-# the warnings of each kind's result
-WARNINGS: dict[Kind, Callable[[Any, Any], None]] = by_kind("analysis: a kind's warnings", {
-    "files": _files_warnings, "pattern": _pattern_warnings, "sustained": _sustained_warnings,
-    "tree": _tree_warnings})
 
 
 def _by_test(rows: Table) -> dict[str, Table]:

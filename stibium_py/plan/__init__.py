@@ -10,12 +10,11 @@ from typing import Any
 
 _FROM = {
     # the function expand is not here: stibium_py.plan.expand names its module (import it from there)
-    "expand": ("EXPANDERS", "Expanded", "ExpandedTest"),
+    "expand": ("Expanded", "ExpandedTest"),
     "load": ("MAX_PLAN_BYTES", "MAX_PLAN_DEPTH", "MAX_PLAN_NODES", "expand_at", "free_bytes_at", "load_and_expand",
              "load_plan", "nesting_depth"),
     "find": ("builtin_plans", "builtin_plans_dir", "resolve_plan_path"),
-    "model": ("TEST_MODELS", "Defaults", "FilesTest", "PatternTest", "Plan", "PlanError", "Size", "SizeRange",
-              "SustainedTest", "Where"),
+    "model": ("Defaults", "Plan", "PlanError", "Size", "SizeRange", "Where", "kind_models", "plan_model"),
 }
 _MODULE_OF = {name: module for module, names in _FROM.items() for name in names}
 __all__ = sorted(_MODULE_OF)

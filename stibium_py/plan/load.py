@@ -13,11 +13,13 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from ..kinds import listed
+from ..registry import listed
 from ..paths import PathError, existing_part
 from .expand import Expanded, expand
 from .find import PLANS_DIR_NAME, builtin_plans, builtin_plans_dir, resolve_plan_path  # noqa: F401
-from .model import TEST_MODELS, Defaults, Plan, PlanError, SizeRange, SustainedTest, TestSpec
+from .model import Defaults, Plan, PlanError, SizeRange, kind_models, plan_model
+
+_ANY_TEST = object()     # _allowed_keys: at a test of a kind not yet known
 
 # A plan is untrusted input (pasted in forums, attached to bug reports): its reading is bounded before any
 # parsing. The built-in plans are under 3 KB and the largest plan a person writes by hand a few dozen KB,
@@ -42,7 +44,7 @@ def _line_of(data: Any, loc: tuple) -> int | None:
             elif isinstance(key, str) and hasattr(node, "lc") and isinstance(node, dict) and key in node:
                 line = node.lc.key(key)[0] + 1
                 node = node[key]
-            elif isinstance(key, str) and isinstance(node, dict) and key in TEST_MODELS:
+            elif isinstance(key, str) and isinstance(node, dict) and key in kind_models():
                 continue  # the discriminator's tag in pydantic's location
             else:
                 break
@@ -59,7 +61,7 @@ def _key_path(loc: tuple) -> str:
     for key in loc:
         if isinstance(key, int):
             out += f"[{key}]"
-        elif key in TEST_MODELS or key.startswith(("function-", "list[", "union[", "literal[", "int", "str", "float")):
+        elif key in kind_models() or key.startswith(("function-", "list[", "union[", "literal[", "int", "str", "float")):
             continue
         else:
             out += ("." if out else "") + _ALIASES.get(key, key)
@@ -68,11 +70,12 @@ def _key_path(loc: tuple) -> str:
 
 def _allowed_keys(loc: tuple) -> list[str]:
     """Valid keys at the place of an unknown key, for a suggestion."""
+    models = kind_models()
     model: Any = Plan
     for key in loc[:-1]:
-        if isinstance(key, int) or key in TEST_MODELS:
-            if key in TEST_MODELS:
-                model = TEST_MODELS[key]
+        if isinstance(key, int) or key in models:
+            if key in models:
+                model = models[key]
             continue
         info = getattr(model, "model_fields", {}).get(key)
         if info is None:
@@ -80,11 +83,11 @@ def _allowed_keys(loc: tuple) -> list[str]:
         if key == "defaults":
             model = Defaults
         elif key == "tests":
-            model = TestSpec
+            model = _ANY_TEST
         elif key == "sizes" or key == "granularities":
             model = SizeRange
-    if model is TestSpec:
-        fields = {f for kind in TEST_MODELS.values() for f in kind.model_fields}
+    if model is _ANY_TEST:
+        fields = {f for kind in models.values() for f in kind.model_fields}
     else:
         fields = set(getattr(model, "model_fields", {}))
     return sorted(_ALIASES.get(f, f) for f in fields)
@@ -192,7 +195,7 @@ def load_plan(source: str | Path, text: str | None = None) -> tuple[Plan, str]:
         raise PlanError(f"{path}: a plan is a mapping with name, tests and other keys; see `stibium plan show quick`")
     plain = _Plain(path)(data)
     try:
-        plan = Plan.model_validate(plain)
+        plan = plan_model().model_validate(plain)
     except ValidationError as e:
         rank = {"extra_forbidden": 0, "missing": 2}
         # unknown keys first, then the most specific place (a union's right branch is the deeper one)
@@ -262,7 +265,7 @@ def expand_at(source: str | Path, plan: Plan, text: str, seed: int | None = None
     sustained test's fraction_of_free of the space free when it starts; with many clients, each client
     takes its share of it), with the plan's line in errors."""
     free = None
-    if any(isinstance(t, SustainedTest) and t.fraction_of_free is not None for t in plan.tests):
+    if any(getattr(t, "fraction_of_free", None) is not None for t in plan.tests):     # a share of the space free
         free = free_bytes_at(target if target is not None else plan.target)
         free = None if free is None else free // clients
     try:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, create_model, field_validator, model_validator
 
 from ..errors import PlanError  # noqa: F401 (raised here, declared apart)
-from ..kinds import Kind, by_kind
+from .. import registry
 from ..tree import TREE_PHASES
 
 MIN_GRANULARITY_BYTES = 4000            # 4 KB
@@ -122,7 +122,7 @@ class Clients(_Strict):
         "machine where the hosts allow (IOR's -C: no client's own cache can serve it)")
 
 
-class _TestBase(_Strict):
+class TestBase(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64,
                       description="names the test in the run; letters, digits, . _ -")
     engine: Engine | None = Field(None, description="overrides defaults.engine")
@@ -135,27 +135,11 @@ class _TestBase(_Strict):
     _fill = field_validator("fill")(lambda cls, v: v if v is None else Defaults._fill(v))
 
 
-def _not_shared(test: Any, kind: str) -> Any:
+def not_shared(test: Any, kind: str) -> Any:
     if test.clients.layout == "shared":
         raise ValueError(f"clients.layout: shared is one file in segments, for pattern tests; a {kind} test gives "
                          f"each client its own files (clients.layout: per-client)")
     return test
-
-
-class FilesTest(_TestBase):
-    """Whole-file writes of many sizes, then reads of the same files."""
-
-    kind: Literal["files"] = Field(description="files: whole-file writes, then reads")
-    sizes: Sizes = Field(description="file sizes: a list such as [10KB, 1MB] or {from, to, count|factor}")
-    repeats: int = Field(1, ge=1, le=100000, description="files written per size")
-    write_order: Literal["as-listed", "cycle", "random"] = Field(
-        "random", description="as-listed (size by size) | cycle (all sizes, then again) | random")
-    read_order: Literal["as-written", "random", "directory"] = Field(
-        "random", description="as-written | random | directory (file-name order)")
-    between: Literal["none", "evict", "drop-caches", "reboot"] = Field(
-        "evict", description="what happens between the writes and the reads")
-
-    _own_files = model_validator(mode="after")(lambda self: _not_shared(self, "files"))
 
 
 MAX_ROUNDS = 1000
@@ -178,114 +162,6 @@ class Steady(_Strict):
         return self
 
 
-class PatternTest(_TestBase):
-    """Requests of one granularity inside one file, over several trials."""
-
-    kind: Literal["pattern"] = Field(description="pattern: requests of a granularity inside one file")
-    op: IoOp | list[IoOp] | None = Field(None, description="read | write, or both as a list (give op, read_fraction "
-                                         "or both)")
-    read_fraction: float | list[float] | None = Field(
-        None, description="mixed reads and writes: the share of each measurement's requests that read, 0 to 1 (0.7: "
-        "CrystalDiskMark's 70/30 mix), or a list; each request a read or a write by a draw from the seed")
-    access: Access | list[Access] = Field("sequential", description="sequential | strided | random, or a list")
-    granularities: Sizes = Field(description="request sizes, 4 KB to 2 GB: a list or {from, to, count|factor}")
-    strides: list[Size] = Field([0], description="bytes skipped after each request (strided access)")
-    bytes: Size | None = Field(None, description="bytes moved per trial; with duration, per pass over the requests "
-                               "(default: the span)")
-    span: Size | None = Field(None, description="size of the file the requests fall in (>= bytes; default = bytes)")
-    duration: Seconds | None = Field(
-        None, description="run each trial for this long instead of for its bytes, such as 30s or 5min: the "
-        "requests go round their pattern until the time is spent (fio's runtime with time_based)")
-    warmup: Seconds | None = Field(
-        None, description="with duration: first run this long, such as 5s; the warm-up's requests are counted in "
-        "their own columns and kept out of the rate (fio's ramp_time)")
-    queue_depth: Union[StrictInt, list[StrictInt]] = Field(
-        1, description="requests in flight per thread, 1 to 256, or a list such as [1, 8, 32]")
-    threads: Union[StrictInt, list[StrictInt]] = Field(
-        1, description="threads, each with its own part of the requests, 1 to 64, or a list such as [1, 4]")
-    trials: int = Field(5, ge=1, le=10000,
-                        description="repeats of each (op, access, granularity, stride, queue depth, threads)")
-    layout: Literal["laid-out", "fresh"] = Field(
-        "laid-out", description="writes go into a file laid out beforehand, or a fresh file per trial")
-    steady: Steady | None = Field(
-        None, description="rounds until steady instead of trials: {window: 10, max_rounds: 25}; each round "
-        "measures every point once, and the rounds stop when every point is steady over the last window")
-    precondition: bool = Field(
-        False, description="before the first measurement, write the whole span twice sequentially in 128 KiB "
-        "requests (PTS's workload-independent preconditioning), so that random writes meet a written device")
-    stonewall: Seconds | None = Field(
-        None, description="stop each measurement of its bytes this long after it starts, such as 30s; with many "
-        "clients every client then goes on until it has done as many requests as the furthest one (wear-out), as "
-        "IOR's -D with stoneWallingWearOut")
-    bench: Literal["fio"] | None = Field(
-        None, description="fio: every point is measured by fio too, as the equivalent fio job on the same file, its "
-        "trials interleaved with the helper's; the report sets the bench's rate beside the road test's (docs/fio.md)")
-    bench_job: str | None = Field(
-        None, description="with bench: fio, a fio job file of your own (its path relative to the plan's folder), run "
-        "as it is once a trial instead of each point's equivalent job: each of its jobs a row, its point read from "
-        "fio's output and set beside the road test's point of the same shape (docs/fio.md)")
-
-    @model_validator(mode="after")
-    def _what_and_how_long(self) -> "PatternTest":
-        if self.op is None and self.read_fraction is None:
-            raise ValueError("give op (read, write or both), read_fraction (mixed reads and writes), or both")
-        if self.bytes is None and self.duration is None:
-            raise ValueError("give bytes (moved per trial) or duration (how long each trial runs)")
-        if self.warmup is not None and self.duration is None:
-            raise ValueError("warmup needs duration: the warm-up is the first part of a trial that runs for a time")
-        if self.steady is not None and "trials" in self.model_fields_set:
-            raise ValueError("give trials or steady, not both: with steady, the rounds are the trials "
-                             "(steady.max_rounds at most)")
-        if self.precondition and self.layout == "fresh":
-            raise ValueError("precondition writes the laid-out file; it needs layout: laid-out")
-        if self.stonewall is not None and self.duration is not None:
-            raise ValueError("stonewall caps a measurement of its bytes; with duration each trial is bounded by "
-                             "time already: give one or the other")
-        if self.bench_job is not None and (not self.bench_job.strip() or "\x00" in self.bench_job
-                                           or len(self.bench_job) > 1024):
-            raise ValueError("bench_job is the job file's path relative to the plan's folder, such as jobs/reads.fio "
-                             "(not empty, no NUL byte, at most 1024 characters)")
-        if self.bench_job is not None and self.bench is None:
-            raise ValueError("bench_job is the job file fio runs as the bench; it needs bench: fio")
-        if self.bench is not None and self.stonewall is not None:
-            raise ValueError("bench: fio cannot take a stonewall: fio's runtime stops a job, but it cannot go on to "
-                             "the count another client reached; leave out stonewall or bench")
-        return self
-
-    @model_validator(mode="after")
-    def _shared_is_laid_out(self) -> "PatternTest":
-        if self.clients.layout == "shared" and self.layout == "fresh":
-            raise ValueError("clients.layout: shared needs layout: laid-out (the clients write into one file laid "
-                             "out beforehand, each in its own segment)")
-        return self
-
-
-class SustainedTest(_TestBase):
-    """Writes without a pause, one file after another, timed chunk by chunk: where the fast cache ends."""
-
-    kind: Literal["sustained"] = Field(description="sustained: a long write without pauses, a row per chunk")
-    bytes: Size | None = Field(None, description="bytes to write, such as 50GB (give bytes or fraction_of_free)")
-    fraction_of_free: float | None = Field(
-        None, gt=0, le=0.9, description="or this part of the target's free space when the run starts, such as 0.5")
-    max_bytes: Size | None = Field(None, description="with fraction_of_free: write at most this much, such as 100GB")
-    file_size: Size = Field("2GiB", description="the bytes go into files of this size, one after another")
-    granularity: Size = Field("1MiB", description="bytes per request, 4 KB to 2 GiB")
-    chunk: Size = Field("256MiB", description="a row (rate, latency, temperature) after every this many bytes")
-    queue_depth: StrictInt = Field(1, description="requests in flight per thread, 1 to 256")
-    threads: StrictInt = Field(1, description="threads, each with its own part of every file's requests, 1 to 64")
-    read_back: bool = Field(False, description="afterwards, read the files back the same way")
-
-    _own_files = model_validator(mode="after")(lambda self: _not_shared(self, "sustained"))
-
-    @model_validator(mode="after")
-    def _how_much(self) -> "SustainedTest":
-        if (self.bytes is None) == (self.fraction_of_free is None):
-            raise ValueError("give exactly one of bytes or fraction_of_free")
-        if self.max_bytes is not None and self.fraction_of_free is None:
-            raise ValueError("max_bytes caps fraction_of_free; with bytes, lower bytes instead")
-        return self
-
-
 MAX_TREE_FILES = 1_000_000
 TreePhase = Literal[TREE_PHASES]  # type: ignore[valid-type]
 
@@ -298,67 +174,15 @@ class LogUniform(_Strict):
     to: Size = Field(description="largest file, such as 64KB")
 
 
-class TreeTest(_TestBase):
-    """A tree of files, phase by phase: created and written, stat-ed, listed, read, copied, renamed, deleted; each
-    phase of each trial one measurement (a whole phase in one helper invocation), files per second its rate."""
-
-    kind: Literal["tree"] = Field(description="tree: a folder tree of many files, phase by phase")
-    files: int = Field(ge=1, le=MAX_TREE_FILES, description="files in the tree, such as 10000")
-    file_size: Union[Size, list[Size], LogUniform] = Field(
-        description="each file's size: one size (16KB), a list each file draws from ([4KB, 16KB]), or {from, to}: "
-        "drawn log-uniformly between the two")
-    dirs: int = Field(1, ge=1, le=MAX_TREE_FILES, description="folders the files are spread over, in turn")
-    depth: int = Field(1, ge=1, le=16, description="levels of folders above each file (the fan-out follows from "
-                       "dirs: 256 folders at depth 2 are 16 folders of 16)")
-    name_bytes: int = Field(12, ge=8, le=1024, description="the length of every file's name in bytes, such as 12 "
-                            "(IMG_0001.JPG) or 60 (a mail store's); longer than the target allows is refused")
-    threads: Union[StrictInt, list[StrictInt]] = Field(
-        1, description="threads, each with its own run of the files (a run of folders), 1 to 64, or a list")
-    trials: int = Field(6, ge=1, le=1000, description="repeats of every phase at every thread count, each on a "
-                        "tree of its own (6, the fewest whose range is a 95 % interval of the median)")
-    phases: list[TreePhase] = Field(
-        list(TREE_PHASES), description="create | stat | list | read | copy | rename | delete, run in this order on "
-        "each trial's tree; create is needed (the others work on its files). copy: the tree copied file by file as "
-        "the platform copies (a clone where the file system can: the report says how many)")
-    sync: Literal["each", "end", "none"] | None = Field(  # type: ignore[assignment]
-        None, description="create: each (every file synced before its close, as an app that saves safely) | end "
-        "(every file synced after the last one is written, inside the timed phase; the default) | none")
-    engine: Literal["posix", "foundation"] | None = Field(  # type: ignore[assignment]
-        None, description="posix (the default): open, write, close, stat, readdir, rename, unlink, as C code calls "
-        "them | foundation: what a Mac app calls, NSData writeToFile:atomically: (a temporary file renamed over the "
-        "name) and NSFileManager, on one thread (on Linux: GNUstep Base)")
-    between: Literal["none", "drop-caches"] = Field(
-        "none", description="before each phase after create: none (the phase meets the folders and inodes the one "
-        "before left in memory) | drop-caches (the kernel's caches emptied; root)")
-
-    _own_files = model_validator(mode="after")(lambda self: _not_shared(self, "tree"))
-
-    @model_validator(mode="after")
-    def _tree(self) -> "TreeTest":
-        if self.fill not in (None, "random"):
-            raise ValueError("a tree's files hold random data (fill: random); leave fill out")
-        if self.clients.read_from != "own":
-            raise ValueError("clients.read_from: other is for pattern and files tests; a tree's phases work on "
-                             "the client's own tree")
-        if len(set(self.phases)) != len(self.phases):
-            raise ValueError("each phase once: phases lists one twice")
-        if "create" not in self.phases:
-            raise ValueError("phases needs create: the other phases work on the files it makes")
-        if list(self.phases) != sorted(self.phases, key=TREE_PHASES.index):
-            raise ValueError(f"phases run in the order {', '.join(TREE_PHASES)}; list them in it")
-        threads = [self.threads] if isinstance(self.threads, int) else self.threads
-        if self.engine == "foundation" and max(threads, default=1) > 1:
-            raise ValueError("the foundation engine saves on one thread, as an app's own code does; use threads: 1 "
-                             "(or engine: posix for more)")
-        if self.dirs > self.files:
-            raise ValueError(f"dirs ({self.dirs}) is more than files ({self.files}): every folder holds a file")
-        return self
+def kind_models() -> dict[str, type[TestBase]]:
+    """The model of each kind of test, from its folder (registry.py): the plan's union of tests and the error
+    mapper's suggestions read it."""
+    return {spec.name: spec.model for spec in registry.specs()}
 
 
-# the model of each kind of test (kinds.py): the plan's union of tests and the error mapper's suggestions read it
-TEST_MODELS: dict[Kind, type[_TestBase]] = by_kind("plan: the model of a test", {
-    "files": FilesTest, "pattern": PatternTest, "sustained": SustainedTest, "tree": TreeTest})
-TestSpec = Annotated[Union[tuple(TEST_MODELS.values())], Field(discriminator="kind")]  # type: ignore[valid-type]
+def any_test() -> Any:
+    """A test of any kind there is, told apart by its `kind`."""
+    return Annotated[Union[tuple(kind_models().values())], Field(discriminator="kind")]  # type: ignore[valid-type]
 
 
 class Plan(_Strict):
@@ -373,7 +197,8 @@ class Plan(_Strict):
     runs: int = Field(1, ge=1, le=100, description="complete runs of the plan, one after another, each with fresh "
                       "test files (--runs overrides); two or more let compare see the variance between runs")
     defaults: Defaults = Field(Defaults(), description="settings every test inherits")
-    tests: list[TestSpec] = Field(min_length=1, description="the tests, run in this order")
+    # every kind's test (any_test); a Plan is made by plan_model(), whose tests are the kinds registered
+    tests: list[TestBase] = Field(min_length=1, description="the tests, run in this order")
 
     @field_validator("target")
     @classmethod
@@ -396,3 +221,20 @@ class Plan(_Strict):
                 raise ValueError(f"two tests are named {test.name!r}; names must be unique")
             seen.add(test.name)
         return tests
+
+
+_PLAN_MODELS: dict[int, type[Plan]] = {}
+
+
+def plan_model() -> type[Plan]:
+    """The Plan whose tests are of the kinds registered now (built once, and again when a test registers a kind
+    of its own)."""
+    key = registry.version[0]
+    model = _PLAN_MODELS.get(key)
+    if model is None:
+        tests = (list[any_test()], Field(min_length=1, description=Plan.model_fields["tests"].description))
+        model = create_model("Plan", __base__=Plan, __doc__=Plan.__doc__, tests=tests)  # type: ignore[call-overload]
+        _PLAN_MODELS.clear()
+        _PLAN_MODELS[key] = model
+    return model
+

@@ -7,82 +7,16 @@ import numpy as np
 from . import plot
 
 from ..analysis.estimate import ratio_text
-from ..analysis.comparison import Drawn, ManyRuns, PointRatio, SideFacts, TwoRuns
+from ..analysis.comparison import Drawn, ManyRuns, SideFacts, TwoRuns
 from ..analysis.rates import label, rate_format
-from ..tree import rate_unit
-from ..kinds import by_kind
-from ..units import format_bytes, format_rate, format_size, in_flight_label
-from .figures import DENSITY_ABOVE_POINTS, density, layout
+from .. import registry
+from ..units import format_bytes, format_size, in_flight_label
+from .figures import layout
 from .page import esc, figure, page, table
 from . import sustained
 from .compare_terminal import sustained_ratio_text, verdict_text
 
 COLORS = {"a": "#1f77b4", "b": "#d62728"}
-
-
-def _overlay_files(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
-    fig = plot.Figure()
-    test, op = first.key.test, first.key.op
-    fits = {"a": (first.rate_a_bytes_per_s, first.latency_a_s), "b": (first.rate_b_bytes_per_s, first.latency_b_s)}
-    for side, name, (x, y) in zip(("a", "b"), drawn.labels, drawn.measured[first.key]):
-        if len(x) > DENSITY_ABOVE_POINTS:      # as in the report: every measurement counted into cells
-            fig.add_trace(density(x, y, False, False, "Blues" if side == "a" else "Reds",
-                                  f"{side.upper()}: {name}"))
-        else:
-            fig.add_trace(plot.Scattergl(x=x, y=y, mode="markers", name=f"{side.upper()}: {esc(name)}",
-                                       marker={"color": COLORS[side], "size": 6, "opacity": 0.7}))
-        rate, latency = fits[side]
-        if rate and np.isfinite(rate) and latency is not None and len(x):
-            grid = np.linspace(0, x.max(), 50)
-            fig.add_trace(plot.Scatter(x=grid, y=latency + grid / rate, mode="lines", line={"color": COLORS[side]},
-                                     name=f"{side.upper()} Theil-Sen: {format_rate(rate)}"))
-    return layout(fig, f"{test} {op}: time against size, both runs", "size (bytes)", "seconds")
-
-
-def _overlay_pattern(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
-    fig = plot.Figure()
-    test, op = first.key.test, first.key.op
-    points = [p for p in result.points if (p.key.test, p.key.op) == (test, op)]
-    # one line per access and requests in flight (strides of one access on one line, as before)
-    for access, depth, threads in sorted({(p.key.access, p.key.queue_depth, p.key.threads) for p in points}):
-        sel = sorted((p for p in points if (p.key.access, p.key.queue_depth, p.key.threads) == (access, depth, threads)),
-                     key=lambda p: (p.key.stride_bytes, p.key.granularity_bytes))
-        flight = in_flight_label(depth, threads)
-        for side in ("a", "b"):
-            fig.add_trace(plot.Scatter(x=[p.key.granularity_bytes for p in sel],
-                                     y=[getattr(p, f"rate_{side}_bytes_per_s") for p in sel],
-                                     mode="lines+markers", name=f"{side.upper()} {esc(access)}" + (f" {flight}" if flight else ""),
-                                     line={"color": COLORS[side], "dash": "solid" if access == "sequential" else "dot"}))
-    return layout(fig, f"{test} {op}: throughput against granularity, both runs", "granularity (bytes)", "bytes/s",
-                  log_x=True, log_y=True)
-
-
-def _one_granularity(result: TwoRuns, test: str, op: str) -> bool:
-    """Every line of the test's figure (an access at a number of requests in flight) would have one point a side."""
-    lines: dict[tuple, set[int]] = {}
-    for p in result.points:
-        if (p.key.test, p.key.op) == (test, op):
-            lines.setdefault((p.key.access, p.key.stride_bytes, p.key.queue_depth, p.key.threads), set()).add(
-                p.key.granularity_bytes)
-    return all(len(g) < 2 for g in lines.values())
-
-
-def _overlay_tree(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
-    """A tree test's phase: its rate at each thread count, both runs."""
-    fig = plot.Figure()
-    test, op = first.key.test, first.key.op
-    points = sorted((p for p in result.points if (p.key.test, p.key.op) == (test, op)), key=lambda p: p.key.threads)
-    for side, name in zip(("a", "b"), drawn.labels):
-        fig.add_trace(plot.Scatter(x=[p.key.threads for p in points],
-                                   y=[getattr(p, f"rate_{side}_bytes_per_s") for p in points], mode="lines+markers",
-                                   name=f"{side.upper()}: {esc(name)}", line={"color": COLORS[side]}))
-    what = rate_unit(op)
-    return layout(fig, f"{test} {op}: {what} per second against threads, both runs", "threads", f"{what}/s")
-
-
-# how each kind's points of one test and op are drawn for both runs (sustained tests: sustained.compare_section)
-OVERLAYS = by_kind("report: the compare page's figure of a test's points", {
-    "files": _overlay_files, "pattern": _overlay_pattern, "sustained": None, "tree": _overlay_tree})
 
 
 def _forest(result: TwoRuns) -> plot.Figure:
@@ -162,12 +96,12 @@ def render(result: TwoRuns, drawn: Drawn) -> str:
     n = 0
     for test, op in dict.fromkeys((p.key.test, p.key.op) for p in result.points):
         first = next(p for p in result.points if (p.key.test, p.key.op) == (test, op))
-        if first.key.kind == "pattern" and _one_granularity(result, test, op):
+        if first.key.kind == "pattern" and one_granularity(result, test, op):
             # a line of one point each side draws nothing a reader can follow: its rates are in the table above
             sections.append(f"<h2>{esc(test)} {esc(op)}</h2><p class=\"muted\">One granularity a line: A's and B's "
                             f"rates are in the ratios table above.</p>")
             continue
-        fig = OVERLAYS[first.key.kind](result, drawn, first)
+        fig = registry.spec(first.key.kind).overlay(result, drawn, first)
         sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
         n += 1
     for i, pair in enumerate(result.sustained):
@@ -201,3 +135,13 @@ def render_many(result: ManyRuns) -> str:
         sections.append(f"<h2>{esc(test)} {esc(op)}: sustained</h2>"
                         + table(["run", "what it did", "against the reference (95% intervals)"], table_rows))
     return page("stibium compare", sections)
+
+
+def one_granularity(result: TwoRuns, test: str, op: str) -> bool:
+    """Every line of the test's figure (an access at a number of requests in flight) would have one point a side."""
+    lines: dict[tuple, set[int]] = {}
+    for p in result.points:
+        if (p.key.test, p.key.op) == (test, op):
+            lines.setdefault((p.key.access, p.key.stride_bytes, p.key.queue_depth, p.key.threads), set()).add(
+                p.key.granularity_bytes)
+    return all(len(g) < 2 for g in lines.values())

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from rich.console import Console
 
-from .. import memory
+from .. import memory, registry
 from ..fio.job import Fio, find_fio, job_text, keep_output, row_of, rows_of_jobs, run_job
 from ..helper import (HelperError, HelperFactory, HelperSession, HelperTimeout, device_block_of, layout_args,
                       measure_args, op_timeout_s, raw_clock_ns, tree_args)
@@ -30,7 +30,6 @@ from ..store import MeasurementLog, completed_seqs, iso, read_measurements, utc_
 from ..workdir import WorkDir
 from .awake import keep_awake
 from .crew import Crew
-from .orders import ORDERS
 from .progress import ProgressBar, Temperature
 from .signals import Interrupted, catch_ending_signals, restore
 from .options import Finished, Removal
@@ -296,7 +295,7 @@ class Driver:
         for test in self.expanded.tests:
             if all(o.seq in self.done for o in test.ops):
                 continue
-            order = ORDERS[test.kind]
+            order = registry.spec(test.kind).order
             if order.run(self, test) == "waiting-for-reboot":
                 return "waiting-for-reboot"
             if not self.run.keep_files and (not remove_at_end or not order.files_wait_for_end):

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from .. import __version__, sysinfo
+from .. import __version__, registry, sysinfo
 from ..helper import HelperFactory, device_block_of
 from ..plan import Expanded, expand_at
 from ..plan.expand import expand
@@ -25,7 +25,6 @@ from .crew import Crew, every_rank_or_none, join_crew
 from .driver import drive
 from .jobs import beside, bench_checked, keep_job_files, with_job_files
 from .options import Finished, LoadedPlan, RunOptions, expanded_facts, helpers_of
-from .orders import ORDERS
 
 
 def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper: HelperFactory | None = None,
@@ -116,7 +115,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
     write_run_json(run_dir, run)
     keep_job_files(run_dir, expanded)
     for test in expanded.tests:
-        if ORDERS[test.kind].wears_drive:
+        if registry.spec(test.kind).order.wears_drive:
             console.print(f"[yellow]{test.name} wears the drive:[/] {format_bytes(test.files_bytes)} of real writes "
                           f"to its flash, without a pause")
     return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report)

@@ -1,0 +1,69 @@
+"""A pattern test's analysis: its summary per op, its warnings and, where two runs compare it point by point, its
+points."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...analysis import below
+from ...analysis.patterns import PatternResult, pattern_result
+from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, pattern_rate
+from ...analysis.summary import Pending, SummaryContext
+from ...analysis.warnings import MIX_SHARE_TOLERANCE, PRECONDITION_ADVICE
+from ...table import Table
+from ...units import format_size, in_flight_label, op_label
+
+
+def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
+    s = ctx.s
+    judged = ctx.judged.get(name)
+    result = pattern_result(name, op, rows, s.resamples, s.seed, s.confidence,
+                            below.memory_shares(rows, ctx.memory_rates),
+                            judged.for_op(op) if judged is not None else None, s.noise_band)
+    return lambda: [result]
+
+
+def add_warnings(e: PatternResult, add: Any) -> None:
+    label = f"{e.name} ({e.op})"
+    single = [p for p in e.points if p.trials < 2]
+    if single:
+        add("warning", label, f"{len(single)} of {len(e.points)} points have {ONE_TRIAL}: a median of one has no "
+            f"interval, and compare gives them no verdict", "set trials: 6 or more in the plan (5 or fewer give "
+            "the range of the trials, whose confidence the report states)" if e.instrument == "helper" else
+            f"import several results of the same {e.instrument} jobs together (each file is a trial; 6 or more give "
+            f"an interval of 95 %)")
+    for p in e.points:
+        mix = p.mix
+        if mix is not None and abs(mix.read_share_bytes - mix.read_fraction) > MIX_SHARE_TOLERANCE:
+            add("info", label, f"the {op_label('mixed', mix.read_fraction)} point at {format_size(p.granularity_bytes)} "
+                f"{in_flight_label(p.queue_depth, p.threads) or 'Q1T1'} read {mix.read_share_bytes:.1%} of its bytes, "
+                f"not {mix.read_fraction:.0%}: each pass of the requests holds the share rounded to whole requests",
+                "move more bytes a pass (bytes, or span by time) so that the share rounds closer")
+    if e.stonewall is not None:
+        sw = e.stonewall
+        add("info", label, sw.line(), "nothing to do where that was the intent; for whole passes raise stonewall or "
+            "lower bytes" if sw.stopped else "lower stonewall for it to bound the measurements, or leave it out")
+    st = e.steady
+    if st is None or st.steady:
+        return
+    first, last = st.window_rounds
+    moving = st.unsteady             # this op's points that kept the test from steady state
+    if not moving:
+        return
+    why = (f"{moving[0].label(e.name)}: {moving[0].verdict.why}" if moving[0].verdict is not None
+           else f"{st.rounds} rounds, fewer than the window of {st.window}")
+    more = f" (and {len(moving) - 1} more points)" if len(moving) > 1 else ""
+    if st.rounds >= st.max_rounds:
+        add("warning", label, f"not steady after {st.rounds} rounds: {why}{more}; its rates are of rounds "
+            f"{first}-{last}, which still move",
+            "raise steady.max_rounds, " + PRECONDITION_ADVICE + ", or quote these rates as not steady")
+    else:
+        add("warning", label, f"not steady yet: {st.rounds} of {st.max_rounds} rounds were measured before the "
+            f"run stopped ({why}{more}); its rates are of rounds {first}-{last}",
+            "finish the run with stibium resume, which goes on with the rounds")
+
+
+# a point per access, granularity, stride, requests in flight, read share and instrument: the median throughput
+POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument: PointKey(
+    test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper"),
+    "bytes", pattern_rate, "median throughput")

@@ -1,0 +1,81 @@
+"""How a pattern test is drawn: its row of the summary table, its sections of the page, its figure on the compare
+page. Draws only."""
+
+from __future__ import annotations
+
+from ...analysis.comparison import Drawn, PointRatio, TwoRuns
+from ...analysis.patterns import PatternResult
+from ...report import bench, figures, in_flight, mix, plot, steady
+from ...report.build import est_text, plus_minus, short_size
+from ...report.compare_page import COLORS
+from ...report.figures import layout
+from ...report.page import esc, figure
+from ...units import format_rate, format_seconds, format_size, in_flight_label, op_label
+
+
+def headline(e: PatternResult, compact: bool) -> tuple[str, str, str]:
+    best = e.best
+    p50 = "-" if best.lat_p50_s is None else format_seconds(best.lat_p50_s) if compact else \
+        f"p50 {format_seconds(best.lat_p50_s)}"
+    flight = in_flight_label(best.queue_depth, best.threads)
+    op = op_label(e.op, best.read_fraction)
+    if compact:
+        return (" ".join(v for v in (op, short_size(best.granularity_bytes), flight) if v),
+                plus_minus(best.throughput), p50)
+    return (f"{e.name} {op}", f"{est_text(best.throughput, format_rate)} at {format_size(best.granularity_bytes)} "
+            f"{best.access}" + (f" {flight}" if flight else ""), p50)
+
+
+def sections(results: list[PatternResult], n: int) -> tuple[list[str], int]:
+    """Per pattern test (its ops together): throughput, latency and queue-depth figures."""
+    sections = []
+    by_test: dict[str, list[PatternResult]] = {}
+    for e in results:
+        by_test.setdefault(e.name, []).append(e)
+    for name, entries in by_test.items():
+        benched, ratios = bench.section(entries)
+        sections.append(f"<h2>{esc(name)}: access patterns</h2>" + steady.section(entries) + mix.section(entries)
+                        + benched)
+        figs = [figures.throughput_vs_granularity(entries)]
+        for extra in (ratios, steady.rounds_figure(entries), figures.stride_heatmap(entries),
+                      in_flight.latency_vs_queue_depth(entries)):
+            if extra is not None:
+                figs.append(extra)
+        latency = figures.latency_percentiles(entries)
+        wide = figures.many_latency_lines(entries)      # small multiples of heatmaps: the page's whole width
+        if not wide:
+            figs.insert(1, latency)
+        sections.append("<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(figs)) + "</div>")
+        n += len(figs)
+        if wide:
+            sections.append(figure(latency, f"fig{n}"))
+            n += 1
+        depth = in_flight.throughput_vs_queue_depth(entries)   # two panels: the page's whole width
+        if depth is not None:
+            sections.append(figure(depth, f"fig{n}"))
+            n += 1
+        cdf = figures.latency_cdf(entries)           # small multiples too: the page's whole width
+        if cdf is not None:
+            sections.append(figure(cdf, f"fig{n}"))
+            n += 1
+    return sections, n
+
+
+def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
+    fig = plot.Figure()
+    test, op = first.key.test, first.key.op
+    points = [p for p in result.points if (p.key.test, p.key.op) == (test, op)]
+    # one line per access and requests in flight (strides of one access on one line, as before)
+    for access, depth, threads in sorted({(p.key.access, p.key.queue_depth, p.key.threads) for p in points}):
+        sel = sorted((p for p in points if (p.key.access, p.key.queue_depth, p.key.threads) == (access, depth, threads)),
+                     key=lambda p: (p.key.stride_bytes, p.key.granularity_bytes))
+        flight = in_flight_label(depth, threads)
+        for side in ("a", "b"):
+            fig.add_trace(plot.Scatter(x=[p.key.granularity_bytes for p in sel],
+                                     y=[getattr(p, f"rate_{side}_bytes_per_s") for p in sel],
+                                     mode="lines+markers", name=f"{side.upper()} {esc(access)}" + (f" {flight}" if flight else ""),
+                                     line={"color": COLORS[side], "dash": "solid" if access == "sequential" else "dot"}))
+    return layout(fig, f"{test} {op}: throughput against granularity, both runs", "granularity (bytes)", "bytes/s",
+                  log_x=True, log_y=True)
+
+

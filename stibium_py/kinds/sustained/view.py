@@ -1,0 +1,57 @@
+"""How a sustained test is drawn: its row of the summary table, its sections of the page and what `plan show` says of
+it. Draws only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...analysis.sustained import SustainedTestResult
+from ...report import sustained
+from ...report.build import plus_minus
+from ...units import format_bytes, format_seconds, format_size, in_flight_label
+
+
+def drift(e: SustainedTestResult) -> str:
+    """The cliff of a sustained test as its step in percent."""
+    step = e.result.step_fraction
+    return "-" if step is None else f"{step:+.0%}!"
+
+
+
+def headline(e: SustainedTestResult, compact: bool) -> tuple[str, str, str]:
+    first = e.result.stretches[0].rate_bytes_per_s
+    latency = "-" if e.lat_p50_s is None else format_seconds(e.lat_p50_s) if compact else \
+        f"p50 {format_seconds(e.lat_p50_s)}"
+    if compact:
+        return e.op, plus_minus(first), latency
+    return f"{e.name} {e.op}", e.result.headline, latency
+
+
+
+def sections(results: list[SustainedTestResult], n: int) -> tuple[list[str], int]:
+    sections = []
+    for e in results:
+        html, drawn = sustained.section(e, n)
+        sections.append(html)
+        n += drawn
+    return sections, n
+
+
+def plan_note(test: Any) -> str:
+    """What a sustained test will do to the drive, and how long it takes, in words."""
+    from ...plan.expand import SUSTAINED_RATES_BYTES_PER_S
+    writes = [o for o in test.ops if o.op == "write"]
+    total = sum(o.bytes for o in writes)
+    rows = sum(-(-o.bytes // o.chunk_bytes) for o in writes)
+    of_free = (f", {total / test.free_bytes:.0%} of the {format_size(test.free_bytes)} free on the target now"
+               if test.free_bytes else "")
+    times = " and ".join(f"{format_seconds(total / r)} at {format_bytes(r)}/s" for r in SUSTAINED_RATES_BYTES_PER_S)
+    reads = len(test.ops) > len(writes)
+    flight = in_flight_label(writes[0].queue_depth, writes[0].threads)
+    return (f"  {test.name}: writes {format_size(total)} without a pause{of_free}, in {len(writes)} files of "
+            f"{format_size(writes[0].size_bytes)}, {format_size(writes[0].granularity_bytes)} a request"
+            f"{' ' + flight if flight else ''}, a row every "
+            f"{format_size(writes[0].chunk_bytes)} ({rows} rows){', then reads them back' if reads else ''}; takes "
+            f"about {times}{' for the writes' if reads else ''}.\n"
+            f"  [yellow]Wears the drive:[/] {format_size(total)} of real writes to its flash count against its rated "
+            f"endurance (TBW); the files are removed at the end.")

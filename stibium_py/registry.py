@@ -1,0 +1,127 @@
+"""The kinds of test, each one folder (stibium_py/kinds/<name>/) that hands the layers one KindSpec. The layers
+that treat kinds differently (the plan's model and expansion, the driver's order, the summary, warnings and
+points, the report's sections, the compare page, `plan show`) ask this registry by a test's kind and never
+import a kind's folder; a kind's folder imports the layers' shared bases. So the registry sits at the bottom of
+the house and the kind folders at the top, with no arrow up between them: the built-in kinds are imported
+here, by name, the first time a layer asks (`_builtin`), as a plug-in is.
+
+Adding a kind: its folder, and its name in BUILTIN (docs/architecture.md, "Adding a kind of test"). A test may
+register a kind of its own (`register`) and take it back (`unregister`)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Iterator
+
+# a kind's name, as plans write it (`kind: files`) and measurements.csv carries it
+Kind = str
+
+# the kind folders of stibium_py/kinds, in the order the report's page shows their sections
+BUILTIN: tuple[str, ...] = ("files", "sustained", "pattern", "tree")
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """Everything a layer needs of one kind. No field has a default: a kind that leaves a part out fails where
+    its folder builds its spec, at import, not in the middle of a run."""
+
+    name: str
+    home: str                       # the module whose SPEC it is (a worker process imports it to know the kind)
+    model: type                     # plan: the pydantic model of its test, `kind: Literal[name]`
+    expand: Callable[..., Any]      # plan: (test, where, settings, first seq, free bytes) -> ExpandedTest
+    spanned: bool                   # op: its requests fall in a span of a file laid out beforehand
+    order: Any                      # run: the order of its operations (run.orders.Order)
+    plan_note: Callable[[Any], str] | None     # cli: what `plan show` says of a test beyond its operations
+    summarise: Callable[..., Any]   # analysis: (name, op, its valid measurements, context) -> its results, later
+    points: Any                     # analysis: how its measurements become points (rates.PointRule), or None
+    warnings: Callable[[Any, Any], None]       # analysis: (its result, add) -> the warnings of its result
+    view: Any                       # report: its sections, headline, counts and terminal lines (build.KindView)
+    overlay: Callable[..., Any] | None         # report: the compare page's figure of its points, or None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if f.name not in ("plan_note", "points", "overlay") and getattr(self, f.name) is None:
+                raise TypeError(f"kind {self.name!r}: {f.name} is needed")
+
+
+_KINDS: dict[str, KindSpec] = {}
+_loaded = False
+
+
+def _builtin() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in BUILTIN:
+            spec = importlib.import_module(f"stibium_py.kinds.{name}").SPEC
+            _KINDS.setdefault(spec.name, spec)
+
+
+def plugins() -> tuple[str, ...]:
+    """The homes of the kinds registered beside the built-in ones: what a worker process loads (load_plugins)
+    to know every kind this process knows."""
+    _builtin()
+    return tuple(s.home for s in _KINDS.values() if s.name not in BUILTIN)
+
+
+def load_plugins(homes: tuple[str, ...]) -> None:
+    """A worker process's start: the kinds its parent registered, from their homes."""
+    for home in homes:
+        spec = importlib.import_module(home).SPEC
+        if find(spec.name) is None:
+            register(spec)
+
+
+def register(spec: KindSpec) -> None:
+    """Add a kind (a test's own, or a plug-in's); its name must be new."""
+    _builtin()
+    if spec.name in _KINDS:
+        raise ValueError(f"a kind named {spec.name!r} is registered already")
+    _KINDS[spec.name] = spec
+    version[0] += 1
+
+
+def unregister(name: str) -> None:
+    """Take back a kind a test registered."""
+    if name in BUILTIN:
+        raise ValueError(f"{name!r} is a built-in kind")
+    if _KINDS.pop(name, None) is not None:
+        version[0] += 1
+
+
+# bumped by register and unregister: what is built from the whole registry (the plan's model) is built again
+version = [0]
+
+
+def spec(kind: str) -> KindSpec:
+    """The spec of a kind; KeyError names the kinds there are."""
+    _builtin()
+    try:
+        return _KINDS[kind]
+    except KeyError:
+        raise KeyError(f"no kind {kind!r}: the kinds are {listed()}") from None
+
+
+def find(kind: str) -> KindSpec | None:
+    """The spec of a kind, or None where there is no such kind (a stranger's measurements.csv may name one)."""
+    _builtin()
+    return _KINDS.get(kind)
+
+
+def specs() -> Iterator[KindSpec]:
+    """Every kind, built-in first, in the page's order."""
+    _builtin()
+    return iter(list(_KINDS.values()))
+
+
+def names() -> tuple[str, ...]:
+    _builtin()
+    return tuple(_KINDS)
+
+
+def listed(quoted: bool = False) -> str:
+    """The kinds in words, as plans write them: "files, pattern, sustained or tree" (quoted: "'files', ...")."""
+    kinds = sorted(names())
+    out = [f"'{k}'" if quoted else k for k in kinds]
+    return ", ".join(out[:-1]) + f" or {out[-1]}"
