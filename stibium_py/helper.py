@@ -162,7 +162,7 @@ def op_timeout_s(op: "Op") -> float:
         return JOB_FILE_TIMEOUT_S
     if op.duration_s:
         return 60.0 + 2 * (op.warmup_s + op.duration_s)
-    if op.kind == "tree":         # a phase: 50 ms a file (one thread), its bytes at 1 MB/s
+    if op.files:                  # a phase of files: 50 ms a file (one thread), its bytes at 1 MB/s
         return 60.0 + op.bytes / 1e6 + 0.05 * op.files
     requests = -(-op.bytes // op.granularity_bytes)
     return 60.0 + op.bytes / 1e6 + 0.05 * requests

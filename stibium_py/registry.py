@@ -37,7 +37,8 @@ class KindSpec:
     points: Any                     # analysis: how its measurements become points (rates.PointRule), or None
     warnings: Callable[[Any, Any], None]       # analysis: (its result, add) -> the warnings of its result
     view: Any                       # report: its sections, headline, counts and terminal lines (build.KindView)
-    overlay: Callable[..., Any] | None         # report: the compare page's figure of its points, or None
+    overlay: Callable[..., Any] | None         # report: the compare page's figure of its points (or a sentence
+                                               # where a figure would show nothing), or None: no points
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -269,8 +269,8 @@ def test_rows_that_do_not_say_their_sync_carry_no_sync_caution(tmp_path):
     assert all(r["caution"] is None for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"])
 
 
-def test_a_test_ofone_granularity_a_line_is_compared_in_the_table_not_a_one_point_figure(tmp_path):
-    from stibium_py.report.compare_page import one_granularity
+def test_a_test_of_one_granularity_a_line_is_compared_in_the_table_not_a_one_point_figure(tmp_path):
+    from stibium_py.kinds.pattern.view import one_granularity
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=210e6, seed=2)
     result = compare_runs(load_run(a), load_run(b))

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import registry
 from ..measurement import ALL_CLIENTS
 from ..table import Table
 from . import outliers
@@ -79,8 +80,8 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
     latency["lat_hist_ns"] = merged.to_text() if whole else None
     moved = int(step.col("bytes").sum())
     return row._replace(
-        # a files test's rate is fitted against the size: the step's size is every client's file together
-        size_bytes=moved if row.kind == "files" else row.size_bytes,
+        # a rate fitted against the size (a files test's): the step's size is every client's file together
+        size_bytes=moved if _fitted_on_size(str(row.kind)) else row.size_bytes,
         bytes=moved, seconds=last_end_s - first_start_s,
         started_s=float(np.nanmin(step.col("started_s").astype(float))), file=ALL_CLIENTS,
         requests=total("requests"), syscalls=total("syscalls"), cached_bytes=total("cached_bytes"),
@@ -97,6 +98,12 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
             "stonewall_requests": _whole(step, "stonewall_requests", np.nanmin),
             "wearout_requests": _whole(step, "wearout_requests", np.nanmax),
             "stonewall_seconds": _extreme(step, "stonewall_seconds", np.nanmax)}))
+
+
+def _fitted_on_size(kind: str) -> bool:
+    """A kind whose points' rate is fitted against the file's size (PointRule.x_column)."""
+    spec = registry.find(kind)
+    return spec is not None and spec.points is not None and spec.points.x_column == "size_bytes"
 
 
 def _extreme(step: Table, name: str, pick: Any) -> float | None:

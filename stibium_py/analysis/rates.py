@@ -20,8 +20,7 @@ import numpy as np
 from .. import registry
 from ..registry import Kind
 from ..table import Table
-from ..tree import TREE_PHASES, rate_unit
-from ..units import format_exact_size, format_per_s, format_rate, format_size, in_flight_label, op_label
+from ..units import format_exact_size, format_rate, format_size, in_flight_label, op_label
 from . import regression
 from .estimate import Estimate, bootstrap_medians, median_estimate
 from .settings import Settings
@@ -106,6 +105,14 @@ class PointRule:
     x_column: str
     estimate: Callable[[np.ndarray, np.ndarray, int, int, float], PointRate]
     name: str                   # the estimate in words
+    op_rank: Callable[[str], str]                               # where a point's op sorts among its test's
+    rate_format: Callable[[str], Callable[[float | None], str]]     # how its rate is written, by op
+    flight: Callable[[int, int], str]                           # its requests in flight (queue depth, threads)
+
+
+def bytes_per_s(op: str) -> Callable[[float | None], str]:
+    """A rate of bytes per second (PointRule.rate_format of the kinds that move bytes)."""
+    return format_rate
 
 
 def by_point(rows: Table) -> dict[PointKey, Table]:
@@ -128,9 +135,16 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
                                                    k.instrument != "helper", k.instrument))}
 
 
+def _rule(key: PointKey) -> PointRule | None:
+    """The rule of a point's kind; None for a kind this stibium does not know (a stranger's series.json)."""
+    spec = registry.find(key.kind)
+    return spec.points if spec is not None else None
+
+
 def _op_order(key: PointKey) -> str:
-    """Where a point's op sorts: by name, a tree's phases in the order they run."""
-    return f"{TREE_PHASES.index(key.op):02d}" if key.kind == "tree" and key.op in TREE_PHASES else key.op
+    """Where a point's op sorts: by name, unless its kind says otherwise (a tree's phases in the order they run)."""
+    rule = _rule(key)
+    return rule.op_rank(key.op) if rule is not None else key.op
 
 
 # A point's shape: what it measures, without the test's name or the instrument (a pattern test's point fields; the
@@ -184,17 +198,15 @@ def label(key: PointKey) -> str:
 
 
 def rate_format(key: PointKey) -> Callable[[float | None], str]:
-    """How a point's rate is written: bytes per second, or a tree's files (list: names) per second."""
-    if key.kind == "tree":
-        return lambda v: format_per_s(v, rate_unit(key.op))
-    return format_rate
+    """How a point's rate is written: bytes per second, or as its kind says (a tree's files per second)."""
+    rule = _rule(key)
+    return rule.rate_format(key.op) if rule is not None else format_rate
 
 
 def _flight(key: PointKey) -> str:
-    """Requests in flight (Q32T1), or a tree's threads (T4; nothing for one)."""
-    if key.kind == "tree":
-        return f"T{key.threads}" if key.threads > 1 else ""
-    return in_flight_label(key.queue_depth, key.threads)
+    """Requests in flight (Q32T1), or as its kind says (a tree's threads: T4, nothing for one)."""
+    rule = _rule(key)
+    return (rule.flight if rule is not None else in_flight_label)(key.queue_depth, key.threads)
 
 
 def _by(key: PointKey) -> str:

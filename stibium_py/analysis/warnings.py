@@ -136,10 +136,11 @@ def _not_honoured(rows: Table) -> list[tuple[str, int, int, str]]:
 
 
 def _split_calls(rows: Table) -> list[tuple[str, int, int]]:
-    """Per test and op: measurements whose requests took more calls than one each (plus the buffered tail). A tree
-    test's calls are every call of a file's operation (open, write, close ...), not a request's pieces."""
+    """Per test and op: measurements whose requests took more calls than one each (plus the buffered tail). A phase
+    of files (a tree's, `entries` set) calls for every file's operation (open, write, close ...): its calls are
+    not a request's pieces."""
     out = []
-    for label, rs in _by_test(rows.take(rows.kind != "tree")).items():
+    for label, rs in _by_test(rows.take(~np.isfinite(rows.col("entries").astype(float)))).items():
         tail = np.where(np.nan_to_num(rs.tail_bytes_buffered) > 0, 1, 0)
         # the premise said: more calls than requests (the warm-up's requests are calls too), and a call smaller
         # than the request (where every call moved a whole request, none was split)

@@ -39,7 +39,7 @@ def estimated_s(o: Op) -> float:
     takes its warm-up and duration, and one with a stonewall at most that long (with many clients the wear-out
     may take longer)."""
     overhead = ASSUMED_OP_OVERHEAD_S + (ASSUMED_BENCH_START_S if o.instrument != "helper" else 0.0)
-    if o.kind == "tree":           # a phase: each file's operation at the assumed latency, its bytes at the rate
+    if o.files:                    # a phase of files: each one's operation at the assumed latency, its bytes at the rate
         one_s = ASSUMED_FILE_OPS_S[o.op] + (ASSUMED_SYNC_S if o.sync == "each" else 0.0)
         per_file_s = one_s * o.files / min(o.threads, ASSUMED_PARALLEL_REQUESTS)
         return max(per_file_s, o.bytes / ASSUMED_RATE_BYTES_PER_S) + overhead

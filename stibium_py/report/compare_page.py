@@ -96,12 +96,10 @@ def render(result: TwoRuns, drawn: Drawn) -> str:
     n = 0
     for test, op in dict.fromkeys((p.key.test, p.key.op) for p in result.points):
         first = next(p for p in result.points if (p.key.test, p.key.op) == (test, op))
-        if first.key.kind == "pattern" and one_granularity(result, test, op):
-            # a line of one point each side draws nothing a reader can follow: its rates are in the table above
-            sections.append(f"<h2>{esc(test)} {esc(op)}</h2><p class=\"muted\">One granularity a line: A's and B's "
-                            f"rates are in the ratios table above.</p>")
-            continue
         fig = registry.spec(first.key.kind).overlay(result, drawn, first)
+        if isinstance(fig, str):            # the kind says why there is no figure, and where its numbers are
+            sections.append(f"<h2>{esc(test)} {esc(op)}</h2><p class=\"muted\">{esc(fig)}</p>")
+            continue
         sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
         n += 1
     for i, pair in enumerate(result.sustained):
@@ -137,11 +135,3 @@ def render_many(result: ManyRuns) -> str:
     return page("stibium compare", sections)
 
 
-def one_granularity(result: TwoRuns, test: str, op: str) -> bool:
-    """Every line of the test's figure (an access at a number of requests in flight) would have one point a side."""
-    lines: dict[tuple, set[int]] = {}
-    for p in result.points:
-        if (p.key.test, p.key.op) == (test, op):
-            lines.setdefault((p.key.access, p.key.stride_bytes, p.key.queue_depth, p.key.threads), set()).add(
-                p.key.granularity_bytes)
-    return all(len(g) < 2 for g in lines.values())

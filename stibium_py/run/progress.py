@@ -55,7 +55,7 @@ class ProgressBar:
 
     def advance(self, op: Op, nbytes: int, seconds: float | None) -> None:
         what = op_label(op.op, op.read_fraction)
-        if op.kind == "tree":          # a tree's phase moves files (and, create and read, their bytes)
+        if op.files:                   # a phase of files moves files (and, create and read, their bytes)
             last = format_per_s(op.files / seconds, rate_unit(op.op)) if seconds and op.files else ""
         else:
             last = format_rate(nbytes / seconds) if seconds and nbytes else ""

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from stibium_py.analysis.estimate import Estimate
-from stibium_py.analysis.rates import PointKey, PointRule, pattern_rate
+from stibium_py.analysis.rates import PointKey, PointRule, bytes_per_s, pattern_rate
 from stibium_py.analysis.summary import Pending, SummaryContext
 from stibium_py.table import Table
+from stibium_py.units import in_flight_label
 
 
 @dataclass(frozen=True)
@@ -38,4 +39,4 @@ def add_warnings(e: ToyResult, add: Any) -> None:
 
 
 POINTS = PointRule(lambda test, op, *_: PointKey(test, op, "toy", "", 0, 0, 1, 1), "bytes", pattern_rate,
-                   "median throughput")
+                   "median throughput", op_rank=str, rate_format=bytes_per_s, flight=in_flight_label)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...analysis import below
 from ...analysis.patterns import PatternResult, pattern_result
-from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, pattern_rate
+from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, bytes_per_s, pattern_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...analysis.warnings import MIX_SHARE_TOLERANCE, PRECONDITION_ADVICE
 from ...table import Table
@@ -66,4 +66,4 @@ def add_warnings(e: PatternResult, add: Any) -> None:
 # a point per access, granularity, stride, requests in flight, read share and instrument: the median throughput
 POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument: PointKey(
     test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper"),
-    "bytes", pattern_rate, "median throughput")
+    "bytes", pattern_rate, "median throughput", op_rank=str, rate_format=bytes_per_s, flight=in_flight_label)

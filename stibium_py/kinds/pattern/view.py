@@ -61,9 +61,13 @@ def sections(results: list[PatternResult], n: int) -> tuple[list[str], int]:
     return sections, n
 
 
-def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
-    fig = plot.Figure()
+def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure | str:
+    """Throughput against granularity, a line per access and requests in flight, both runs; where each line would
+    be one point a side, a sentence instead (it draws nothing a reader can follow)."""
     test, op = first.key.test, first.key.op
+    if one_granularity(result, test, op):
+        return "One granularity a line: A's and B's rates are in the ratios table above."
+    fig = plot.Figure()
     points = [p for p in result.points if (p.key.test, p.key.op) == (test, op)]
     # one line per access and requests in flight (strides of one access on one line, as before)
     for access, depth, threads in sorted({(p.key.access, p.key.queue_depth, p.key.threads) for p in points}):
@@ -79,3 +83,11 @@ def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
                   log_x=True, log_y=True)
 
 
+def one_granularity(result: TwoRuns, test: str, op: str) -> bool:
+    """Every line of the test's figure (an access at a number of requests in flight) would have one point a side."""
+    lines: dict[tuple, set[int]] = {}
+    for p in result.points:
+        if (p.key.test, p.key.op) == (test, op):
+            lines.setdefault((p.key.access, p.key.stride_bytes, p.key.queue_depth, p.key.threads), set()).add(
+                p.key.granularity_bytes)
+    return all(len(g) < 2 for g in lines.values())

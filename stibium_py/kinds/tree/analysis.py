@@ -10,6 +10,8 @@ from ...analysis.rates import PointKey, PointRule, pattern_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...analysis.tree import tree_result
 from ...table import Table
+from ...tree import TREE_PHASES, rate_unit
+from ...units import format_per_s
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
@@ -42,4 +44,8 @@ def add_warnings(e: Any, add: Callable[..., None]) -> None:
 
 # a tree test's phase at a thread count: files (list: names) per second, the median over trials
 POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, *_: PointKey(
-    test, op, "tree", "", 0, 0, 1, int(threads)), "entries", pattern_rate, "median file rate")
+    test, op, "tree", "", 0, 0, 1, int(threads)), "entries", pattern_rate, "median file rate",
+    # the phases in the order they run; files (list: names) per second; threads (T4; nothing for one)
+    op_rank=lambda op: f"{TREE_PHASES.index(op):02d}" if op in TREE_PHASES else op,
+    rate_format=lambda op: lambda v: format_per_s(v, rate_unit(op)),
+    flight=lambda depth, threads: f"T{threads}" if threads > 1 else "")
