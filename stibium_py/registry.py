@@ -46,6 +46,33 @@ class KindSpec:
                 raise TypeError(f"kind {self.name!r}: {f.name} is needed")
 
 
+class Later:
+    """A part of a kind imported the first time it is used (`module`'s `attribute`): a kind's analysis, order and
+    views load scipy, statsmodels and the report, which `plan show` and `--dry-run` do without. Called, it calls
+    the part; asked for an attribute, it gives the part's."""
+
+    def __init__(self, module: str, attribute: str):
+        self._where = (module, attribute)
+        self._part: Any = None
+
+    def _load(self) -> Any:
+        if self._part is None:
+            module, attribute = self._where
+            self._part = getattr(importlib.import_module(module), attribute)
+        return self._part
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._load()(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._load(), name)
+
+    def __repr__(self) -> str:
+        return f"Later({self._where[0]}.{self._where[1]})"
+
+
 _KINDS: dict[str, KindSpec] = {}
 _loaded = False
 

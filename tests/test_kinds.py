@@ -73,3 +73,16 @@ def test_a_kind_is_registered_once():
         registry.register(registry.spec("files"))
     with pytest.raises(ValueError, match="'tree' is a built-in kind"):
         registry.unregister("tree")
+
+
+def test_knowing_the_kinds_loads_no_statistics_and_no_report():
+    """`plan show` and `run --dry-run` read every kind's model and expansion, not its analysis or views (registry.Later):
+    those load scipy, statsmodels and the report."""
+    import subprocess
+    import sys
+    probe = ("import sys; from stibium_py import registry; from stibium_py.plan.model import plan_model; "
+             "registry.names(); plan_model(); "
+             "print(sorted(m for m in sys.modules if m.startswith(('stibium_py.report', 'stibium_py.run', 'scipy', "
+             "'statsmodels', 'ruptures', 'plotly'))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

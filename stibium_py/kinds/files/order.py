@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...plan.expand import ExpandedTest
 from ...preflight import drop_caches
-from ...run.orders import Steps
+from ...run.orders import Order, Steps
 
 
 def order(d: Steps, test: ExpandedTest) -> str:
@@ -31,3 +31,6 @@ def order(d: Steps, test: ExpandedTest) -> str:
     for op in pending:
         d.measure(op)
     return "complete"
+
+
+ORDER = Order(order, files_wait_for_end=True, wears_drive=False)

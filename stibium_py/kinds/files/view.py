@@ -8,7 +8,7 @@ import numpy as np
 from ...analysis.comparison import Drawn, PointRatio, TwoRuns
 from ...analysis.files import FilesResult
 from ...report import figures, plot
-from ...report.build import SMALLEST_MARK, TABLE_ROWS, est_text, negative_latency, plus_minus
+from ...report.build import SMALLEST_MARK, TABLE_ROWS, KindView, est_text, negative_latency, plus_minus
 from ...report.compare_page import COLORS
 from ...report.figures import DENSITY_ABOVE_POINTS, density, layout
 from ...report.page import esc, figure, table
@@ -85,3 +85,10 @@ def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
             fig.add_trace(plot.Scatter(x=grid, y=latency + grid / rate, mode="lines", line={"color": COLORS[side]},
                                      name=f"{side.upper()} Theil-Sen: {format_rate(rate)}"))
     return layout(fig, f"{test} {op}: time against size, both runs", "size (bytes)", "seconds")
+
+
+# its row of the summary table (counts: outliers, page-cache suspects, below the file system, fast outliers)
+VIEW = KindView(headline,
+                lambda e: [str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.below_cache)),
+                           str(len(e.fast_outliers))],
+                drift, sections, lambda e: [])

@@ -4,19 +4,12 @@ steady window of its rounds), fio beside it where the plan asks."""
 
 from __future__ import annotations
 
-from ...registry import KindSpec
-from ...report import bench, mix, steady
-from ...report.build import KindView
-from ...run.orders import Order
-from . import analysis, view
-from .expand import expand_test
+from ...registry import KindSpec, Later
 from .model import PatternTest
-from .order import order
 
 SPEC = KindSpec(
-    name="pattern", home=__name__, model=PatternTest, expand=expand_test, spanned=True,
-    order=Order(order, files_wait_for_end=True, wears_drive=False),
-    plan_note=None, summarise=analysis.summarise, points=analysis.POINTS, warnings=analysis.add_warnings,
-    view=KindView(view.headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"], lambda e: "-", view.sections,
-                  lambda e: steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)),
-    overlay=view.overlay)
+    name="pattern", home=__name__, model=PatternTest, expand=Later(f"{__name__}.expand", "expand_test"), spanned=True,
+    order=Later(f"{__name__}.order", "ORDER"), plan_note=None,
+    summarise=Later(f"{__name__}.analysis", "summarise"), points=Later(f"{__name__}.analysis", "POINTS"),
+    warnings=Later(f"{__name__}.analysis", "add_warnings"), view=Later(f"{__name__}.view", "VIEW"),
+    overlay=Later(f"{__name__}.view", "overlay"))

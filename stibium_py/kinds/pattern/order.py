@@ -9,7 +9,7 @@ from dataclasses import replace
 from ...analysis.steady import steadiness
 from ...helper import precondition_args
 from ...plan.expand import ExpandedTest
-from ...run.orders import Steps
+from ...run.orders import Order, Steps
 from ...table import Table
 from ...units import format_bytes
 
@@ -74,3 +74,6 @@ def _precondition(d: Steps, test: ExpandedTest) -> None:
     if d.crew.leads:
         d.console.print(f"{test.name}: preconditioned: the span ({format_bytes(first.size_bytes)}) written "
                         f"twice sequentially in 128 KiB requests, {time.monotonic() - started:.1f} s")
+
+
+ORDER = Order(order, files_wait_for_end=True, wears_drive=False)

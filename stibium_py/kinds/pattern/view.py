@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...analysis.comparison import Drawn, PointRatio, TwoRuns
 from ...analysis.patterns import PatternResult
 from ...report import bench, figures, in_flight, mix, plot, steady
-from ...report.build import est_text, plus_minus, short_size
+from ...report.build import KindView, est_text, plus_minus, short_size
 from ...report.compare_page import COLORS
 from ...report.figures import layout
 from ...report.page import esc, figure
@@ -91,3 +91,7 @@ def one_granularity(result: TwoRuns, test: str, op: str) -> bool:
             lines.setdefault((p.key.access, p.key.stride_bytes, p.key.queue_depth, p.key.threads), set()).add(
                 p.key.granularity_bytes)
     return all(len(g) < 2 for g in lines.values())
+
+
+VIEW = KindView(headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"], lambda e: "-", sections,
+                lambda e: steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e))

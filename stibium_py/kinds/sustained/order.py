@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ...plan.expand import ExpandedTest
-from ...run.orders import Steps
+from ...run.orders import Order, Steps
 
 
 def order(d: Steps, test: ExpandedTest) -> str:
@@ -25,3 +25,7 @@ def order(d: Steps, test: ExpandedTest) -> str:
             d.evict(op, test)
         d.measure(op)
     return "complete"
+
+
+# its files can fill most of the disk: they never wait for the end of the run
+ORDER = Order(order, files_wait_for_end=False, wears_drive=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...analysis.sustained import SustainedTestResult
 from ...report import sustained
-from ...report.build import plus_minus
+from ...report.build import KindView, plus_minus
 from ...units import format_bytes, format_seconds, format_size, in_flight_label
 
 
@@ -55,3 +55,7 @@ def plan_note(test: Any) -> str:
             f"about {times}{' for the writes' if reads else ''}.\n"
             f"  [yellow]Wears the drive:[/] {format_size(total)} of real writes to its flash count against its rated "
             f"endurance (TBW); the files are removed at the end.")
+
+
+VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], drift, sections,
+                lambda e: [f"{e.name} ({e.op}s, {format_bytes(e.result.bytes_written)}): {e.result.headline}"])

@@ -3,20 +3,12 @@ phase, each phase at each thread count a point of files per second."""
 
 from __future__ import annotations
 
-from ...registry import KindSpec
-from ...report import tree as tree_view
-from ...report.build import KindView
-from ...run.orders import Order
-from . import analysis, view
-from .expand import expand_test
+from ...registry import KindSpec, Later
 from .model import TreeTest
-from .order import order
 
 SPEC = KindSpec(
-    name="tree", home=__name__, model=TreeTest, expand=expand_test, spanned=False,
-    # each tree is removed when its phases are done (its files are many inodes, whatever their bytes)
-    order=Order(order, files_wait_for_end=False, wears_drive=False),
-    plan_note=view.plan_note, summarise=analysis.summarise, points=analysis.POINTS, warnings=analysis.add_warnings,
-    view=KindView(tree_view.headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", tree_view.section,
-                  tree_view.lines),
-    overlay=view.overlay)
+    name="tree", home=__name__, model=TreeTest, expand=Later(f"{__name__}.expand", "expand_test"), spanned=False,
+    order=Later(f"{__name__}.order", "ORDER"), plan_note=Later(f"{__name__}.view", "plan_note"),
+    summarise=Later(f"{__name__}.analysis", "summarise"), points=Later(f"{__name__}.analysis", "POINTS"),
+    warnings=Later(f"{__name__}.analysis", "add_warnings"), view=Later(f"{__name__}.view", "VIEW"),
+    overlay=Later(f"{__name__}.view", "overlay"))

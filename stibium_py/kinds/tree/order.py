@@ -10,7 +10,7 @@ from ...helper import tree_args
 from ...op import Op
 from ...plan.expand import ExpandedTest
 from ...preflight import drop_caches
-from ...run.orders import Steps
+from ...run.orders import Order, Steps
 from ...tree import TreeShape
 
 
@@ -83,3 +83,7 @@ def _restore_tree(d: Steps, op: Op, tree: str, shape: TreeShape, phases: list[st
     d.helper_ok(tree_args(op, root, listed("plain"), phase="create"))
     if renamed:
         d.helper_ok(tree_args(op, root, listed("rename"), phase="rename"))
+
+
+# each tree is removed when its phases are done (its files are many inodes, whatever their bytes)
+ORDER = Order(order, files_wait_for_end=False, wears_drive=False)

@@ -7,6 +7,8 @@ from typing import Any
 
 from ...analysis.comparison import Drawn, PointRatio, TwoRuns
 from ...report import plot
+from ...report import tree as tree_view
+from ...report.build import KindView
 from ...report.compare_page import COLORS
 from ...report.figures import layout
 from ...report.page import esc
@@ -43,3 +45,6 @@ def plan_note(test: Any) -> str:
             f"{shape.dirs:,} folder{'s' if shape.dirs > 1 else ''} {shape.depth} deep (fan-out {shape.fan_out}), "
             f"names of {shape.name_bytes} bytes; phases {phases}; a tree of its own for every trial at "
             f"{' and '.join(map(str, threads))} thread{'s' if threads != [1] else ''}; {warm}.")
+
+
+VIEW = KindView(tree_view.headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", tree_view.section, tree_view.lines)
