@@ -86,3 +86,17 @@ def test_knowing_the_kinds_loads_no_statistics_and_no_report():
              "'statsmodels', 'ruptures', 'plotly'))))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_points_words_come_from_its_kind():
+    """A point's unit, rate format, op order and in-flight label are its kind's (PointRule), and a kind this
+    stibium does not know (a stranger's series.json) gets the bytes' words."""
+    from stibium_py.analysis.rates import PointKey, _op_order, label, rate_format, unit_of
+    tree = PointKey("t", "list", "tree", "", 0, 0, 1, 4, None, "helper")
+    pattern = PointKey("p", "read", "pattern", "random", 4096, 0, 32, 1, None, "helper")
+    stranger = PointKey("s", "read", "disk", "random", 4096, 0, 32, 1, None, "helper")
+    assert [unit_of(k) for k in (tree, pattern, stranger)] == ["names", "bytes", "bytes"]
+    assert label(tree) == "t list T4" and label(pattern) == "p read random 4 KiB Q32T1"
+    assert label(stranger) == "s read random 4 KiB Q32T1"
+    assert rate_format(tree)(1500.0) != rate_format(pattern)(1500.0)
+    assert _op_order(tree) == "02" and _op_order(pattern) == "read" and _op_order(stranger) == "read"

@@ -107,6 +107,7 @@ class PointRule:
     name: str                   # the estimate in words
     op_rank: Callable[[str], str]                               # where a point's op sorts among its test's
     rate_format: Callable[[str], Callable[[float | None], str]]     # how its rate is written, by op
+    unit: Callable[[str], str]                                  # what its rate counts per second, by op
     flight: Callable[[int, int], str]                           # its requests in flight (queue depth, threads)
 
 
@@ -201,6 +202,12 @@ def rate_format(key: PointKey) -> Callable[[float | None], str]:
     """How a point's rate is written: bytes per second, or as its kind says (a tree's files per second)."""
     rule = _rule(key)
     return rule.rate_format(key.op) if rule is not None else format_rate
+
+
+def unit_of(key: PointKey) -> str:
+    """What a point's rate counts per second: bytes, or as its kind says (a tree's files, or names)."""
+    rule = _rule(key)
+    return rule.unit(key.op) if rule is not None else "bytes"
 
 
 def _flight(key: PointKey) -> str:

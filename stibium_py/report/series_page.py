@@ -11,8 +11,7 @@ from rich.table import Table
 
 from ..analysis.estimate import estimate_text
 from ..store import REPORT_HTML
-from ..analysis.rates import key_of, rate_format
-from ..tree import rate_unit
+from ..analysis.rates import key_of, rate_format, unit_of
 from .figures import interval_bars, layout
 from .page import esc, figure, page, table
 from .terminal import Column, fitted_table, notices
@@ -54,8 +53,8 @@ def _runs_figure(test: dict[str, Any]) -> plot.Figure:
         fig.add_hline(y=rate["estimate"], line_color="#d62728", annotation_text="across runs")
         if rate.get("low") is not None and rate.get("high") is not None:
             fig.add_hrect(y0=rate["low"], y1=rate["high"], fillcolor="#d62728", opacity=0.12, line_width=0)
-    unit = "bytes/s" if test.get("kind") != "tree" else f"{rate_unit(str(test.get('op')))}/s"
-    return layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run", unit)
+    return layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run",
+                  f"{unit_of(key_of(test))}/s")
 
 
 def render(summary: dict[str, Any]) -> str:

@@ -39,4 +39,5 @@ def add_warnings(e: ToyResult, add: Any) -> None:
 
 
 POINTS = PointRule(lambda test, op, *_: PointKey(test, op, "toy", "", 0, 0, 1, 1), "bytes", pattern_rate,
-                   "median throughput", op_rank=str, rate_format=bytes_per_s, flight=in_flight_label)
+                   "median throughput", op_rank=str, rate_format=bytes_per_s,
+                   unit=lambda op: "bytes", flight=in_flight_label)

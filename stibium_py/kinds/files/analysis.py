@@ -66,4 +66,4 @@ def add_warnings(e: FilesResult, add: Any) -> None:
 # a files test and op is one point: its rate is the Theil-Sen slope of seconds against file size
 POINTS = PointRule(lambda test, op, *_: PointKey(test, op, "files", "", 0, 0, 1, 1), "size_bytes",
                    lambda x, y, b, seed, c: files_rate(x, y, b, seed, c, latency_interval=False), "theil-sen rate",
-                   op_rank=str, rate_format=bytes_per_s, flight=in_flight_label)
+                   op_rank=str, rate_format=bytes_per_s, unit=lambda op: "bytes", flight=in_flight_label)

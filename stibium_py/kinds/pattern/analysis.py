@@ -66,4 +66,5 @@ def add_warnings(e: PatternResult, add: Any) -> None:
 # a point per access, granularity, stride, requests in flight, read share and instrument: the median throughput
 POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument: PointKey(
     test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper"),
-    "bytes", pattern_rate, "median throughput", op_rank=str, rate_format=bytes_per_s, flight=in_flight_label)
+    "bytes", pattern_rate, "median throughput", op_rank=str, rate_format=bytes_per_s, unit=lambda op: "bytes",
+    flight=in_flight_label)

@@ -47,5 +47,5 @@ POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, *_: Po
     test, op, "tree", "", 0, 0, 1, int(threads)), "entries", pattern_rate, "median file rate",
     # the phases in the order they run; files (list: names) per second; threads (T4; nothing for one)
     op_rank=lambda op: f"{TREE_PHASES.index(op):02d}" if op in TREE_PHASES else op,
-    rate_format=lambda op: lambda v: format_per_s(v, rate_unit(op)),
+    rate_format=lambda op: lambda v: format_per_s(v, rate_unit(op)), unit=rate_unit,
     flight=lambda depth, threads: f"T{threads}" if threads > 1 else "")
