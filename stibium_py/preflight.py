@@ -5,6 +5,7 @@ Each refusal is a RunError with one line that says what to do."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -61,9 +62,11 @@ def check_memory(largest_request: int, available_bytes: int | None, read_slots: 
 
 def foreign_entries(folder: Path) -> list[str]:
     """What a target holds that stibium did not put there: anything but test folders of its own (with their
-    marker) and the Finder's view files."""
+    marker), the Finder's view files, and the helper's probe file (`.stibium-probe-PID`, made and removed at once
+    by another client's check of the same folder, which this one may list in between)."""
     return [p.name for p in folder.iterdir() if p.name not in FOLDER_VIEW_FILES
-            and not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())]
+            and not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())
+            and not re.fullmatch(r"\.stibium-probe-\d{1,10}", p.name)]
 
 
 def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:

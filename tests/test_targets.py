@@ -154,3 +154,14 @@ def test_bad_plans_leave_nothing_behind(disk_dir, name, expected):
 def test_drop_caches_says_how_to_run_as_root(platform, euid, purge, writable, message):
     from stibium_py.preflight import between_refusal
     assert between_refusal(platform, euid, purge, writable) == message
+
+
+def test_another_clients_probe_file_is_not_foreign(tmp_path):
+    """Clients on one host check one shared target at once: the helper's probe file of another client
+    (`.stibium-probe-PID`, made and removed at once) may be there when this one lists it."""
+    from stibium_py.preflight import foreign_entries
+    (tmp_path / ".stibium-probe-27204").write_bytes(b"")
+    assert foreign_entries(tmp_path) == []
+    for name in (".stibium-probe-x", ".stibium-probe-1.bak", "stibium-probe-1"):
+        (tmp_path / name).write_bytes(b"")
+    assert sorted(foreign_entries(tmp_path)) == [".stibium-probe-1.bak", ".stibium-probe-x", "stibium-probe-1"]
