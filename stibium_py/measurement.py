@@ -25,7 +25,7 @@ class Measurement(NamedTuple):
     seq: int
     test: str
     op: str                                # read | write | mixed; a tree's phase (create, stat, list, ...)
-    kind: str                              # one of kinds.KINDS
+    kind: str                              # one of registry.names()
     access: str                            # sequential | random | strided
     size_bytes: int                        # the file's size (files) or the span (pattern)
     granularity_bytes: int                 # bytes per request

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .errors import RunDirError  # noqa: F401 (raised here, declared apart)
+from . import registry
 from .jsonread import JsonRefused, load_json
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
@@ -230,11 +231,18 @@ NON_NEGATIVE_COLUMNS = ("bytes", "seconds", "size_bytes", "granularity_bytes", "
 
 def read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped: a row cut
-    short, a value that does not parse, or a count, size or time below zero or infinite (NON_NEGATIVE_COLUMNS)."""
+    short, a value that does not parse, a count, size or time below zero or infinite (NON_NEGATIVE_COLUMNS), or
+    a kind of test this stibium does not know (a row edited by hand, or of a kind a plug-in brought: nothing
+    here can summarise it, so it counts with the damaged rows rather than stopping the report)."""
     table, damaged = _read_measurements(run_dir)
     if not len(table):
         return table, damaged
     bad = np.zeros(len(table), dtype=bool)
+    kinds = table.col("kind")
+    known = set(registry.names())
+    for kind in np.unique(kinds):
+        if kind not in known:
+            bad |= kinds == kind
     for name in NON_NEGATIVE_COLUMNS:
         values = table.col(name)
         if values.dtype.kind in "fi":

@@ -69,6 +69,7 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     results: list[Result] = [r for later in pending for r in later()]
     found = warnings(results, good, facts or {}, target_facts or {})
     if damaged_rows:
-        found.append(Notice("warning", "all", f"{damaged_rows} damaged rows of measurements.csv were skipped",
+        rows_were = "row of measurements.csv was" if damaged_rows == 1 else "rows of measurements.csv were"
+        found.append(Notice("warning", "all", f"{damaged_rows:,} damaged {rows_were} skipped",
                              "the report uses the rows that are whole"))
     return Summary(s, ceiling_bytes_per_s, len(rows), len(rows) - len(good), damaged_rows, results, found)
