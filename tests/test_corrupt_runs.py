@@ -17,6 +17,16 @@ def _report(run_dir: Path, *extra: str):
     return CliRunner().invoke(main, ["report", str(run_dir), *extra])
 
 
+def _set_cells(run_dir: Path, cells: dict[tuple[int, str], str]) -> None:
+    """Edits measurements.csv by hand: {(line, column name): new text}, line 0 being the header."""
+    import csv
+    rows = list(csv.reader((run_dir / "measurements.csv").read_text().splitlines()))
+    for (line, name), text in cells.items():
+        rows[line][rows[0].index(name)] = text
+    with open(run_dir / "measurements.csv", "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+
+
 @pytest.fixture(params=["rows", "columns"])
 def reader(request, monkeypatch):
     """Both readers of measurements.csv: a file this small is read row by row; the columnar reader (pyarrow)
@@ -235,16 +245,8 @@ def test_a_run_json_no_stibium_writes_is_refused_in_one_line(tmp_path, damage, m
 
 
 def test_rows_with_a_negative_or_infinite_count_or_time_are_skipped_as_damaged(tmp_path, reader):
-    import csv
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
-    rows = list(csv.reader((run / "measurements.csv").read_text().splitlines()))
-    header = rows[0]
-    rows[3][header.index("seconds")] = "-5"
-    rows[4][header.index("bytes")] = "-100"
-    rows[5][header.index("seconds")] = "1e400"
-    rows[6][header.index("lat_p99_s")] = "-0.001"
-    with open(run / "measurements.csv", "w", newline="") as f:
-        csv.writer(f).writerows(rows)
+    _set_cells(run, {(3, "seconds"): "-5", (4, "bytes"): "-100", (5, "seconds"): "1e400", (6, "lat_p99_s"): "-0.001"})
     result = _report(run, "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
@@ -256,14 +258,8 @@ def test_rows_with_a_negative_or_infinite_count_or_time_are_skipped_as_damaged(t
 def test_rows_of_a_kind_this_stibium_does_not_know_are_skipped_as_damaged(tmp_path, reader):
     """A row's kind edited by hand (or written by a plug-in this stibium has not loaded): nothing here can
     summarise it, so report and compare count it with the damaged rows instead of ending in an internal error."""
-    import csv
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
-    rows = list(csv.reader((run / "measurements.csv").read_text().splitlines()))
-    kind = rows[0].index("kind")
-    rows[3][kind] = "disk"
-    rows[7][kind] = ""
-    with open(run / "measurements.csv", "w", newline="") as f:
-        csv.writer(f).writerows(rows)
+    _set_cells(run, {(3, "kind"): "disk", (7, "kind"): ""})
     result = _report(run, "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
