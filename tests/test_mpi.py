@@ -360,3 +360,24 @@ def test_the_readme_s_one_machine_line_works_as_written(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads((the_run(tmp_path / "reports") / "run.json").read_text())["clients"]["ranks"] == 4
+
+
+@pytest.mark.parametrize("width", [80, 120, 160])
+def test_the_slowest_clients_table_is_one_line_a_point_at_every_width(four, width):
+    from rich.console import Console
+    from stibium_py.pipeline import summarize_run
+    from stibium_py.report.build import terminal
+    run_dir, _, _ = four
+    _, _, summary = summarize_run(run_dir)
+    console = Console(width=width, record=True, force_terminal=False)
+    for r in terminal(summary, width):
+        console.print(r)
+    lines = console.export_text().splitlines()
+    assert all(len(ln) <= width for ln in lines), [ln for ln in lines if len(ln) > width]
+    start = next(k for k, ln in enumerate(lines) if "the slowest client of each point" in ln)
+    rule = next(k for k in range(start, len(lines)) if set(lines[k].strip()) == {"─"})
+    points = [p for p in summary.clients.points if p.slowest is not None]
+    rows = lines[rule + 1:rule + 1 + len(points)]
+    for p, row in zip(points, rows):
+        assert re.match(r"\S", row) and re.search(rf" {p.slowest.rank} ", row), rows      # one line a point
+        assert re.search(r"\d [kMGT]?B/s", row), row                                      # its rate whole

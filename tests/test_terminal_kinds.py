@@ -82,6 +82,17 @@ def test_every_kind_s_lines_fit_and_its_tables_are_one_line_a_row(every_kind, wi
     assert all(re.match(r"\S", ln) and "B/s" in ln for ln in mark), mark
     assert not any("…" in ln.rsplit(":", 1)[-1] for ln in mark), mark   # a shortened test name at most
     assert all(": " in label for label, _ in mark_rows(summary))        # two tests share RND4K Q1T1: all named
+    trees = [e for e in summary.tests if e.kind == "tree"]
+    tree = _table_rows(lines, "tree phases", len(trees))
+    for e, line in zip(trees, tree):
+        assert re.match(r"\S", line) and f" {e.op} " in line, tree               # one line a phase
+        assert len(re.findall(r"[\d,.]+ (?:files|names)/s", line)) == 2, line   # both thread counts, whole
+    sustained = [e for e in summary.tests if e.kind == "sustained"]
+    body = _table_rows(lines, "sustained: where", len(sustained))
+    for e, line in zip(sustained, body):
+        assert re.match(r"\S", line) and f" {e.op}s " in line, body
+        assert re.search(r"\d [kMGT]?B/s", line) and ("steady throughout" in line or line.count("B/s") == 2), line
+        assert "…" not in line.split(maxsplit=1)[1], line
 
 
 @pytest.mark.parametrize("width", [80, 120, 160])

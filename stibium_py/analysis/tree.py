@@ -5,7 +5,6 @@ every trial's histogram together, what the phase met in memory, and how the rate
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,11 +177,3 @@ def tree_result(name: str, phase: str, rows: Table, resamples: int, seed: int, c
                       tree_bytes=int(rows.size_bytes[0]) if len(rows) else 0, sync=sync, warm=warm,
                       metadata_warm=phase != "create" and not dropped.any(),
                       engine=str(rows.engine[0]) if len(rows) else "posix")
-
-
-def scaling_text(e: TreeResult) -> str:
-    """How the rate grows with threads: "4 threads: 2.9x the rate of 1"."""
-    s = e.scaling
-    if s is None or not math.isfinite(s):
-        return ""
-    return f"{e.points[-1].threads} threads: {s:.2f}x the rate of {e.points[0].threads}"

@@ -21,7 +21,7 @@ from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_size
 from . import clients, in_flight
-from .terminal import DEFAULT_COLUMNS, Column, fitted_table, notices
+from .terminal import DEFAULT_COLUMNS, Column, fitted_table, left_out, notices
 from .page import esc, page, table
 
 
@@ -29,9 +29,10 @@ def terminal(summary: Summary, width: int) -> list[Any]:
     """What the terminal shows of a run: the summary table, each kind's lines under it (a sustained test's
     headline), the disk-mark table where requests were in flight, and the warnings."""
     out: list[Any] = [terminal_table(summary, width)]
-    out += [line for e in summary.tests for line in registry.spec(e.kind).view.lines(e)]
+    for spec in registry.specs():       # the kinds in the order of the page
+        out += spec.view.lines([e for e in summary.tests if e.kind == spec.name], width)
     if summary.clients is not None:
-        out += clients.terminal_lines(summary.clients)
+        out += clients.terminal_lines(summary.clients, width)
     if in_flight.shows_mark_table(summary):
         out.append(in_flight.mark_table_terminal(summary, width))
     return out + notices(summary.warnings, "the report")
@@ -106,7 +107,7 @@ def terminal_table(summary: Summary, width: int = DEFAULT_COLUMNS) -> Table:
         full.append([e.name, what, rate, latency, *counts, _drift(e)])
         brief.append([e.name, what, rate_brief, latency_brief, *counts, _drift(e)])
     t, dropped, _ = fitted_table("stibium summary (1 run)", columns, [full, brief], width)
-    notes = [f"left out at this width: {', '.join(dropped)} (the report has them)"] if dropped else []
+    notes = [left_out(dropped)] if dropped else []
     if any(negative_latency(e) for e in summary.tests):
         notes.append(SMALLEST_NOTE)
     if notes:
@@ -208,7 +209,8 @@ class KindView:
     counts: Callable[[Any], list[str]]
     drift: Callable[[Any], str]
     sections: Callable[[list[Any], int], tuple[list[str], int]]
-    lines: Callable[[Any], list[str]]       # the terminal's lines under the table
+    lines: Callable[[list[Any], int], list[Any]]   # the terminal's lines or tables under the summary table, of
+                                                   # the kind's results, fitted to the width
 
 
 def render(run: RunRecord, summary: Summary) -> str:

@@ -14,6 +14,7 @@ from ..analysis.rates import label, rate_format
 from ..units import format_seconds
 from .figures import layout
 from .page import esc, figure, table
+from .terminal import Column, fitted_table, with_caption
 
 
 def hosts_text(c: ClientsSummary) -> str:
@@ -21,16 +22,20 @@ def hosts_text(c: ClientsSummary) -> str:
     return f"{c.ranks} clients on {len(distinct)} machine{'s' if len(distinct) != 1 else ''} ({', '.join(distinct)})"
 
 
-def terminal_lines(c: ClientsSummary) -> list[Any]:
+def terminal_lines(c: ClientsSummary, width: int) -> list[Any]:
+    """What the clients were, in a line, and a table of the slowest client of each point, one line a point."""
     from rich.text import Text
-    lines = [Text(f"{hosts_text(c)}: the table's rates are the aggregate (all bytes from the first client's start "
-                  f"to the last one's end); slowest client per point:")]
-    for p in c.points:
-        slow = p.slowest
-        if slow is None:
-            continue
-        lines.append(Text(f"  {label(p.key)}: rank {slow.rank} ({slow.host}) {rate_format(p.key)(slow.rate)}; first done "
-                          f"{format_seconds(p.first_done_s)}, last {format_seconds(p.last_done_s)} after the start"))
+    lines: list[Any] = [Text(f"{hosts_text(c)}: the table's rates are the aggregate (all bytes from the first "
+                             f"client's start to the last one's end)")]
+    rows = [[label(p.key), str(p.slowest.rank), p.slowest.host, rate_format(p.key)(p.slowest.rate),
+             format_seconds(p.first_done_s), format_seconds(p.last_done_s)] for p in c.points if p.slowest is not None]
+    if rows:
+        columns = [Column("point", shortened=True), Column("rank", justify="right"), Column("host", shortened=True),
+                   Column("its rate", justify="right"), Column("first done", justify="right", drop=2),
+                   Column("last done", justify="right", drop=1)]
+        shown, dropped, _ = fitted_table("the slowest client of each point (done: after the step's start)", columns,
+                                         [rows], width)
+        lines.append(with_caption(shown, dropped))
     return lines
 
 

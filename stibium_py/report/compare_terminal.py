@@ -9,7 +9,7 @@ from ..analysis.comparison import ManyRuns, SustainedRatio, TwoRuns
 from ..analysis.estimate import estimate_text, ratio_text
 from ..analysis.rates import label, rate_format
 from ..units import format_size, in_flight_label
-from .terminal import Column, cautions, fitted_table
+from .terminal import Column, cautions, fitted_table, with_caption
 
 
 def verdict_text(verdict: str, scope: str) -> str:
@@ -44,8 +44,7 @@ def many_runs(result: ManyRuns, width: int) -> list[Any]:
         brief.append([key.test, point, r.run.run, rate, compact, word])
         briefest.append([key.test, short_point, r.run.run, rate, compact, word])
     table, dropped, shown = fitted_table(f"each run's rate over the reference's ({result.reference.run})", columns, [full, brief, briefest], width)
-    if dropped:
-        table.caption, table.caption_justify = f"left out at this width: {', '.join(dropped)}", "left"
+    with_caption(table, dropped, "the page")
     if rows:
         out.append(table)
         if shown == 2 and any(r.point.key.access for r in rows):
@@ -82,8 +81,7 @@ def two_runs(result: TwoRuns, width: int) -> list[Any]:
         full.append([test, op, access, size, stride, flight, runs, ratio_text(ratio), word])
         brief.append([test, op, _SHORT_ACCESS.get(access, access), size, stride, flight, runs, ratio_text(ratio), word])
     table, dropped, shown = fitted_table(title, columns, [full, brief], width)
-    if dropped:
-        table.caption, table.caption_justify = f"left out at this width: {', '.join(dropped)}", "left"
+    with_caption(table, dropped, "the page")
     if result.points:
         out.append(table)
     out += cautions([(label(p.key), result.cautions[p.key]) for p in result.points if p.key in result.cautions])

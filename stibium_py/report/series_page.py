@@ -14,7 +14,7 @@ from ..store import REPORT_HTML
 from ..analysis.rates import key_of, rate_format, unit_of
 from .figures import interval_bars, layout
 from .page import esc, figure, page, table
-from .terminal import Column, fitted_table, notices
+from .terminal import Column, fitted_table, notices, with_caption
 
 
 def _interval(e: dict[str, Any], test: dict[str, Any]) -> str:
@@ -87,8 +87,7 @@ def terminal_table(summary: dict[str, Any], width: int) -> Table:
     variants = [[[t["label"], estimate_text(t["rate"], rate_format(key_of(t)), compact), _spread(t["spread"]),
                   str(t["runs"]), _differ(t["runs_differ"], "")] for t in summary["tests"]] for compact in (False, True)]
     table, dropped, _ = fitted_table(f"stibium summary: {len(summary['runs'])} runs", columns, variants, width)
-    if dropped:
-        table.caption, table.caption_justify = f"left out at this width: {', '.join(dropped)}", "left"
+    with_caption(table, dropped, "the page")
     return table
 
 

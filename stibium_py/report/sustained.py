@@ -15,6 +15,7 @@ from ..analysis.sustained import SustainedTestResult
 from ..units import format_bytes, format_rate, format_seconds
 from .figures import layout
 from .page import esc, figure, table
+from .terminal import Column, fitted_table, with_caption
 
 STRETCH_COLOURS = ("#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
 TEMPERATURE_COLOUR = "#ff7f0e"
@@ -68,6 +69,30 @@ def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None,
                moved if along == "bytes" else "seconds since the test began", "bytes/s")
         fig.update_layout(yaxis={"rangemode": "tozero"})
     return fig
+
+
+def lines(results: list[SustainedTestResult], width: int) -> list[Any]:
+    """The terminal's table of a run's sustained writes and reads back, one line each: the rate of the first
+    stretch, where it ends (the cliff, with its interval) and the rate after it; "steady" where it does not end."""
+    if not results:
+        return []
+    columns = [Column("test", shortened=True), Column("op"), Column("moved", justify="right"),
+               Column("first stretch", justify="right"), Column("ends after", justify="right"),
+               Column("then", justify="right")]
+    variants = [[_line(e, compact) for e in results] for compact in (False, True)]
+    shown, dropped, _ = fitted_table("sustained: where the first stretch ends (change points of the rate)", columns,
+                                     variants, width)
+    return [with_caption(shown, dropped)]
+
+
+def _line(e: SustainedTestResult, compact: bool) -> list[str]:
+    r = e.result
+    first = estimate_text(r.stretches[0].rate_bytes_per_s, format_rate, compact=compact)
+    if r.cliff_bytes is None:
+        return [e.name, f"{e.op}s", format_bytes(r.bytes_written), first, "steady throughout", ""]
+    return [e.name, f"{e.op}s", format_bytes(r.bytes_written), first,
+            estimate_text(r.cliff_bytes, format_bytes, compact=compact),
+            estimate_text(r.stretches[1].rate_bytes_per_s, format_rate, compact=compact)]
 
 
 def stretch_rows(e: SustainedTestResult) -> list[list[Any]]:

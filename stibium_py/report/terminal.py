@@ -59,6 +59,19 @@ def fitted_table(title: str, columns: list[Column], variants: list[list[list[str
     return _table(title, shown, rows), dropped, last   # as narrow as it gets: wider than the terminal
 
 
+def left_out(dropped: list[str], where: str = "the report") -> str:
+    """What fitted_table left out, for under the table ("" where nothing was): "left out at this width: fast,
+    outliers (the report has them)"."""
+    return f"left out at this width: {', '.join(dropped)} ({where} has them)" if dropped else ""
+
+
+def with_caption(table: Table, dropped: list[str], where: str = "the report") -> Table:
+    """The table with what was left out of it said under it."""
+    if dropped:
+        table.caption, table.caption_justify = left_out(dropped, where), "left"
+    return table
+
+
 def _fit(title: str, columns: list[Column], rows: list[list[str]], width: int) -> Table | None:
     """The table in width columns, its names cut in the middle as far as needed (to NAME_MIN_CHARS), or None."""
     over = _width(columns, rows) - width

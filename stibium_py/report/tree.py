@@ -5,23 +5,24 @@ only: every number comes from TreeResult."""
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 from . import plot
 
 from ..analysis.estimate import estimate_text
-from ..analysis.tree import ENGINES, TreePoint, TreeResult, scaling_text
+from ..analysis.tree import ENGINES, TreeResult
 from ..units import format_bytes, format_per_s, format_rate, format_seconds
 from .figures import layout
 from .page import esc, figure, table
+from .terminal import Column, fitted_table, with_caption
 
 
 def _per_s(e: TreeResult) -> Callable[[float | None], str]:
     return lambda v: format_per_s(v, e.unit)
 
 
-def _flight(p: TreePoint) -> str:
-    return f"{p.threads} thread{'s' if p.threads > 1 else ''}"
+def _flight(threads: int) -> str:
+    return f"{threads} thread{'s' if threads > 1 else ''}"
 
 
 def headline(e: TreeResult, compact: bool) -> tuple[str, str, str]:
@@ -31,27 +32,57 @@ def headline(e: TreeResult, compact: bool) -> tuple[str, str, str]:
     latency = "-" if p50 is None else format_seconds(p50) if compact else f"p50 {format_seconds(p50)}"
     if compact:
         return f"{e.op} T{best.threads}", estimate_text(best.rate, _per_s(e), compact=True), latency
-    return f"{e.name} {e.op}", f"{estimate_text(best.rate, _per_s(e))} at {_flight(best)}", latency
+    return f"{e.name} {e.op}", f"{estimate_text(best.rate, _per_s(e))} at {_flight(best.threads)}", latency
 
 
-def lines(e: TreeResult) -> list[str]:
-    """A line per phase: each thread count's rate (and bytes per second), the scaling, what the phase met."""
-    parts = []
-    for p in e.points:
-        moved = f" ({format_rate(p.bytes_per_s.estimate)})" if p.bytes_per_s is not None else ""
-        parts.append(f"{format_per_s(p.rate.estimate, e.unit)}{moved} at {_flight(p)}")
-    scaling = scaling_text(e)
-    sync = ""
+def lines(results: list[TreeResult], width: int) -> list[Any]:
+    """The terminal's table of a run's tree phases, one line a phase: the rate at each thread count (and bytes
+    per second where files moved bytes, left out first where the terminal is narrow), the scaling from the fewest
+    threads to the most, and what the phase met (the sync at the end, clones, how the copy copied)."""
+    if not results:
+        return []
+    threads = sorted({p.threads for e in results for p in e.points})
+    columns = [Column("test", shortened=True), Column("phase"),
+               *(Column(_flight(t), justify="right") for t in threads),
+               Column("scaling", justify="right", drop=1)]
+    variants = [[_row(e, threads, moved) for e in results] for moved in (True, False)]
+    shown, dropped, _ = fitted_table("tree phases: the median rate over trials at each thread count", columns,
+                                     variants, width)
+    met = [f"{e.name} {e.op}: {'; '.join(_met(e))}" for e in results if _met(e)]
+    return [with_caption(shown, dropped), *met]
+
+
+def _row(e: TreeResult, threads: list[int], moved: bool) -> list[str]:
+    by_threads = {p.threads: p for p in e.points}
+    rates = []
+    for t in threads:
+        p = by_threads.get(t)
+        if p is None:
+            rates.append("")
+            continue
+        rate = format_per_s(p.rate.estimate, e.unit)
+        rates.append(rate + (f" ({format_rate(p.bytes_per_s.estimate)})" if moved and p.bytes_per_s is not None
+                             else ""))
+    scaling = (f"T{e.points[-1].threads}/T{e.points[0].threads} {e.scaling:.2f}x"
+               if e.scaling is not None and math.isfinite(e.scaling) else "")
+    phase = e.op + (" (foundation)" if e.engine != "posix" else "")
+    return [e.name, phase, *rates, scaling]
+
+
+def _met(e: TreeResult) -> list[str]:
+    """What a phase met that its rate alone does not say: the share of a create in its sync at the end, a copy
+    made by clones (no bytes moved) and how the copy copied."""
+    met = []
     if e.op == "create" and e.sync == "end" and e.points[0].sync_share is not None:
-        sync = f"; the sync at the end {e.points[0].sync_share:.0%} of the phase"
-    copied = ""
+        met.append(f"the sync at the end {e.points[0].sync_share:.0%} of the phase")
     if e.op == "copy":
         most = max((p.cloned or 0 for p in e.points), default=0)
         method = next((p.copy_method for p in e.points if p.copy_method), "")
-        copied = (f"; cloned {most:,} of {e.points[0].entries:,} files (no bytes moved)" if most else "") + \
-            (f"; copied by {method}" if method else "")
-    engine = " (foundation)" if e.engine != "posix" else ""
-    return [f"{e.name} {e.op}{engine}: " + ", ".join(parts) + (f"; {scaling}" if scaling else "") + sync + copied]
+        if most:
+            met.append(f"cloned {most:,} of {e.points[0].entries:,} files (no bytes moved)")
+        if method:
+            met.append(f"copied by {method}")
+    return met
 
 
 def _rows(results: list[TreeResult]) -> list[list[str]]:
@@ -96,7 +127,7 @@ def latency_figure(results: list[TreeResult]) -> plot.Figure:
         if p.latency_hist is None:
             continue
         x, y = p.latency_hist.cdf()
-        fig.add_trace(plot.Scatter(x=x, y=y, mode="lines", name=esc(f"{e.op} ({_flight(p)})")))
+        fig.add_trace(plot.Scatter(x=x, y=y, mode="lines", name=esc(f"{e.op} ({_flight(p.threads)})")))
     name = results[0].name if results else ""
     return layout(fig, f"{name}: one file's operation (list: one folder's), cumulative distribution", "seconds",
                   "fraction of operations", log_x=True)

@@ -23,8 +23,8 @@ def sections(results: list[Any], n: int) -> tuple[list[str], int]:
     return ["<h2>Toy tests</h2>" + table(["test", "op", "files", "median rate"], rows)], n
 
 
-def lines(e: Any) -> list[str]:
-    return [f"{e.name} ({e.op}): toy files at {format_rate(e.rate.estimate)}"]
+def lines(results: list[Any], width: int) -> list[str]:
+    return [f"{e.name} ({e.op}): toy files at {format_rate(e.rate.estimate)}" for e in results]
 
 
 def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:

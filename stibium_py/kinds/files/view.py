@@ -91,4 +91,4 @@ def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
 VIEW = KindView(headline,
                 lambda e: [str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.below_cache)),
                            str(len(e.fast_outliers))],
-                drift, sections, lambda e: [])
+                drift, sections, lambda results, width: [])

@@ -94,4 +94,5 @@ def one_granularity(result: TwoRuns, test: str, op: str) -> bool:
 
 
 VIEW = KindView(headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"], lambda e: "-", sections,
-                lambda e: steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e))
+                lambda results, width: [line for e in results for line in
+                                        steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)])
