@@ -335,3 +335,128 @@ def test_the_ending_signals_raise_interrupted_in_this_process_and_are_put_back()
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+SUSTAINED = """name: fill
+tests:
+  - name: s
+    kind: sustained
+    fraction_of_free: 0.5
+    file_size: 1MiB
+    granularity: 256KiB
+    chunk: 512KiB
+"""
+
+
+def test_a_sustained_test_resumes_on_the_free_space_it_started_with_not_the_free_space_now(tmp_path, monkeypatch):
+    # fraction_of_free is a share of the space free when the run began: the files the run wrote since take some
+    # of it, so taken again at resume it would give other operations, and the run would be refused as edited
+    import stibium_py.plan.load
+    path = tmp_path / "fill.yaml"
+    path.write_text(SUSTAINED)
+    monkeypatch.setattr(stibium_py.plan.load, "free_bytes_at", lambda where: 8 << 20)     # 4 MiB to write
+    with pytest.raises(RunError):
+        start_run(LoadedPlan.read(path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=2))
+    run_dir = next((tmp_path / "r").iterdir())
+    record = read_run_json(run_dir)
+    assert [t.get("free_bytes") for t in record.expanded["tests"]] == [8 << 20]
+    monkeypatch.setattr(stibium_py.plan.load, "free_bytes_at", lambda where: 2 << 20)     # less free now
+    helpers = FakeHelpers()
+    assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), helpers).status == "complete"
+    rows, _ = read_measurements(run_dir)
+    assert int(rows.bytes.sum()) == 4 << 20 and read_run_json(run_dir).expanded["ops_sha256"] == \
+        record.expanded["ops_sha256"]
+
+
+def test_resume_runs_the_plan_kept_in_run_json_not_the_file_edited_since(tmp_path):
+    path = tmp_path / "fake.yaml"
+    path.write_text(PLAN)
+    with pytest.raises(RunError):
+        start_run(LoadedPlan.read(path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    path.write_text(PLAN.replace("sizes: [64KiB, 256KiB]", "sizes: [1MiB]"))      # the plan file edited since
+    assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"
+    rows, _ = read_measurements(run_dir)
+    assert sorted(set(rows.take(rows.test == "f").size_bytes.tolist())) == [64 << 10, 256 << 10]
+
+
+@pytest.mark.parametrize("field", ["plan.source", "plan.text", "work_dir", "started_epoch_s"])
+def test_a_run_json_without_what_resume_needs_names_the_field(tmp_path, field):
+    import json
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    record = json.loads((run_dir / "run.json").read_text())
+    if field.startswith("plan."):
+        del record["plan"][field.split(".")[1]]
+    else:
+        del record[field]
+    (run_dir / "run.json").write_text(json.dumps(record))
+    with pytest.raises(RunError) as e:
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+    assert str(e.value) == (f"{run_dir}/run.json: the run in it cannot be read again (KeyError: '{field}'); "
+                            f"restore it from a copy of the run") and e.value.exit_code == 2
+
+
+def test_resume_on_another_device_without_a_volume_uuid_is_refused_by_its_device_number(tmp_path, monkeypatch):
+    import json
+    from stibium_py import sysinfo
+    real = sysinfo.target_facts
+    monkeypatch.setattr(sysinfo, "target_facts", lambda target: {k: v for k, v in real(target).items()
+                                                                 if k != "volume_uuid"})
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    record = json.loads((run_dir / "run.json").read_text())
+    now = record["target_device"]
+    (run_dir / "run.json").write_text(json.dumps({**record, "target_device": now + 1}))
+    with pytest.raises(RunError) as e:
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+    from stibium_py.paths import volume_change
+    assert str(e.value) == (f"the target {tmp_path / 't'} is on a different device than when the run started "
+                            f"({volume_change(now + 1, None, now, None)}); mount the same disk there to resume, or "
+                            f"start a new run")
+    assert volume_change(now + 1, None, now, None) == f"device {now + 1} then, {now} now"
+
+
+def test_a_test_folder_removed_since_is_made_again_and_one_that_cannot_be_is_refused(tmp_path, monkeypatch):
+    import errno
+    from pathlib import Path
+    from stibium_py.workdir import WorkDir
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    work = read_run_json(run_dir).work_dir
+    assert not Path(work).exists()                        # an interrupted run's test folder is removed with its files
+    real_create = WorkDir.create
+
+    def full(self):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(WorkDir, "create", full)
+    with pytest.raises(RunError) as e:
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+    assert str(e.value) == f"cannot recreate the test folder {work}: No space left on device" and e.value.exit_code == 2
+    monkeypatch.setattr(WorkDir, "create", real_create)
+    assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"
+    rows, _ = read_measurements(run_dir)
+    assert sorted(rows.seq.tolist()) == list(range(16))
+
+
+def test_resume_shows_its_progress_on_a_terminal_when_asked(tmp_path):
+    import io
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    assert resume_run(run_dir, RunOptions(progress=True), console, FakeHelpers()).status == "complete"
+    assert "done" in out.getvalue()                       # the bar, ended at its total
+    out = io.StringIO()
+    quiet = tmp_path / "again"
+    quiet.mkdir()
+    with pytest.raises(RunError):
+        start_run(_plan(quiet), _options(quiet), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((quiet / "r").iterdir())
+    assert resume_run(run_dir, RunOptions(progress=False), Console(file=out, force_terminal=True, width=120),
+                      FakeHelpers()).status == "complete"
+    assert "done" not in out.getvalue()

@@ -1,0 +1,152 @@
+"""Two sustained results compared number by number (comparison.compare_sustained, ratio_of_intervals) and the
+advice under a comparison: the words and figures a user reads, checked exactly in the test process (the
+mutation run's selection: docs/mutation.md)."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from stibium_py.analysis.comparison import advice, compare_sustained, ratio_of_intervals, runs_needed
+from stibium_py.analysis.estimate import Estimate
+from stibium_py.analysis.settings import Settings
+from stibium_py.analysis.stats import norm_ppf
+from stibium_py.analysis.sustained import Stretch, SustainedResult
+
+Z = norm_ppf(0.975)
+
+
+def _e(point: float, low: float, high: float, n: int = 10) -> Estimate:
+    return Estimate(point, low, high, "bootstrap", n)
+
+
+def test_the_ratio_of_two_intervals_is_log_normal_with_the_spreads_in_quadrature():
+    a, b = _e(100.0, 90.0, 110.0, 7), _e(200.0, 150.0, 260.0, 9)
+    r = ratio_of_intervals(a, b, 0.95)
+    spread = math.hypot(math.log(110 / 90) / (2 * Z), math.log(260 / 150) / (2 * Z))
+    assert r.estimate == 2.0 and r.n == 16
+    assert r.low == pytest.approx(2.0 * math.exp(-Z * spread), rel=1e-12)
+    assert r.high == pytest.approx(2.0 * math.exp(Z * spread), rel=1e-12)
+    assert r.method == "ratio of two independent bootstrap estimates, log-normal from their intervals"
+    # the sides' intervals are at the confidence asked: the spread taken from them and the interval made of it
+    # use one quantile, so the ratio's interval does not depend on which confidence it is
+    half = ratio_of_intervals(a, b, 0.5)
+    assert (half.low, half.high) == pytest.approx((r.low, r.high), rel=1e-12)
+
+
+@pytest.mark.parametrize("a,b", [
+    (_e(100.0, math.nan, math.nan), _e(200.0, 150.0, 260.0)),     # a side without an interval
+    (_e(100.0, 90.0, 110.0), _e(200.0, 0.0, 260.0)),              # a bound at zero: no log
+    (_e(100.0, 90.0, 110.0), _e(200.0, 260.0, 150.0)),            # bounds the wrong way round
+    (_e(0.0, 90.0, 110.0), _e(200.0, 150.0, 260.0)),              # no ratio of a zero
+    (_e(100.0, 90.0, 110.0), _e(0.0, 150.0, 260.0)),
+])
+def test_a_ratio_without_two_intervals_says_so_and_has_none(a, b):
+    r = ratio_of_intervals(a, b, 0.95)
+    assert math.isnan(r.low) and math.isnan(r.high) and r.method == "no interval: a side has none"
+    assert r.n == a.n + b.n
+
+
+def test_equal_bounds_are_an_interval_of_no_width():
+    r = ratio_of_intervals(_e(100.0, 100.0, 100.0), _e(100.0, 100.0, 100.0), 0.95)
+    assert (r.estimate, r.low, r.high) == (1.0, 1.0, 1.0)
+
+
+def _side(name: str, first: Estimate, after: Estimate | None = None, cliff: Estimate | None = None):
+    stretches = [Stretch(0, 10, 0, 10 << 20, first)] + ([Stretch(10, 20, 10 << 20, 20 << 20, after)] if after else [])
+    return SimpleNamespace(name=name, op="write", result=SustainedResult(20, 20 << 20, stretches, cliff))
+
+
+def test_two_steady_drives_compare_their_one_rate_as_the_steady_rate():
+    a, b = _side("s", _e(100e6, 99e6, 101e6)), _side("s", _e(150e6, 149e6, 151e6))
+    (r,) = compare_sustained(a, b, Settings())
+    assert (r.test, r.op, r.what, r.verdict) == ("s", "write", "steady rate", "faster")
+    assert r.a is a.result.stretches[0].rate_bytes_per_s and r.b is b.result.stretches[0].rate_bytes_per_s
+    assert r.ratio.estimate == 1.5
+
+
+def test_two_cliffs_compare_the_fast_rate_the_rate_after_and_the_cliff_said_earlier_or_later():
+    a = _side("s", _e(2e9, 1.9e9, 2.1e9), _e(5e8, 4.99e8, 5.01e8), _e(8e9, 7.9e9, 8.1e9))
+    b = _side("s", _e(1e9, 0.99e9, 1.01e9), _e(5e8, 4.99e8, 5.01e8), _e(4e9, 3.9e9, 4.1e9))
+    fast, after, cliff = compare_sustained(a, b, Settings())
+    assert (fast.what, fast.verdict) == ("fast rate (first stretch)", "slower")
+    assert (after.what, after.verdict) == ("rate after the cliff", "same within noise")
+    assert (cliff.what, cliff.verdict, cliff.ratio.estimate) == ("cliff at (bytes)", "earlier", 0.5)
+    later = compare_sustained(b, a, Settings())[2]
+    assert (later.verdict, later.ratio.estimate) == ("later", 2.0)
+
+
+def test_a_cliff_on_one_side_only_compares_the_first_stretches_as_fast_rates():
+    a = _side("s", _e(2e9, 1.9e9, 2.1e9), _e(5e8, 4.9e8, 5.1e8), _e(8e9, 7.9e9, 8.1e9))
+    b = _side("s", _e(2e9, 1.9e9, 2.1e9))
+    (r,) = compare_sustained(a, b, Settings())
+    assert (r.what, r.verdict) == ("fast rate (first stretch)", "inconclusive")
+    (r,) = compare_sustained(b, a, Settings())
+    assert r.what == "fast rate (first stretch)"
+    assert r.to_json() == {"test": "s", "op": "write", "what": "fast rate (first stretch)",
+                           "a": b.result.stretches[0].rate_bytes_per_s.as_dict(),
+                           "b": a.result.stretches[0].rate_bytes_per_s.as_dict(), "ratio": r.ratio.as_dict(),
+                           "verdict": "inconclusive"}
+
+
+def test_a_cliff_s_inconclusive_verdict_keeps_its_word():
+    a = _side("s", _e(2e9, 1.9e9, 2.1e9), _e(5e8, 4.9e8, 5.1e8), _e(8e9, 4e9, 16e9))
+    b = _side("s", _e(2e9, 1.9e9, 2.1e9), _e(5e8, 4.9e8, 5.1e8), _e(8.1e9, 4e9, 16e9))
+    assert compare_sustained(a, b, Settings())[2].verdict == "inconclusive"
+
+
+def _comparison(log_rates, ratios):
+    points = [SimpleNamespace(ratio=_e(r, r * 0.9, r * 1.1)) for r in ratios]
+    return SimpleNamespace(log_rates=log_rates, points=points)
+
+
+def test_advice_with_several_runs_a_side_is_about_the_machines():
+    said = advice(3, 2, _comparison({}, [1.0]), Settings(), 5)
+    assert said == ("3 and 2 runs: the intervals include the variance between runs, so the verdicts are about the "
+                    "machines")
+
+
+BASE = ("one run on a side: the intervals cannot see the variance between runs (the host's cache, background work, "
+        "the drive's temperature), so the verdicts are about these runs only")
+
+
+def test_advice_with_one_run_a_side_and_no_spread_asks_for_runs():
+    assert advice(1, 3, _comparison({}, [1.2]), Settings(), 5) == \
+        f"{BASE}; run each side with --runs 5 (at least 3) to compare the machines"
+    assert advice(3, 1, _comparison({"k": ([1.0], [2.0])}, [1.2]), Settings(), 4) == \
+        f"{BASE}; run each side with --runs 4 (at least 3) to compare the machines"
+
+
+def test_advice_with_one_run_a_side_counts_the_runs_the_measured_spread_needs():
+    logs = {"k": ([0.0, 0.1, 0.2], [0.0, 0.3]), "j": ([1.0, 1.4], [5.0])}
+    spreads = [0.1, math.sqrt(0.045), math.sqrt(0.08)]               # np.std(ddof=1) of each list of two or more
+    ratios = [1.5, 2.0, 0.0, math.inf, 1.2]                          # the zero and inf are left out
+    ratio = 1.5                                                      # the median of 1.5, 2.0 and 1.2
+    needed = runs_needed(sorted(spreads)[1], ratio, 0.02, 0.95)
+    said = advice(1, 1, _comparison(logs, ratios), Settings(), 5)
+    assert said == (f"{BASE}; with the spread between runs measured here, about {needed} runs per side would tell "
+                    f"a ratio of {ratio:.2f} from 1")
+
+
+def test_advice_caps_the_runs_it_names_at_a_thousand_and_says_more():
+    logs = {"k": ([0.0, 2.0], [0.0, 2.0])}
+    said = advice(1, 1, _comparison(logs, [1.001]), Settings(), 5)
+    assert said.endswith("about 1000+ runs per side would tell a ratio of 1.00 from 1")
+    with_no_ratio = advice(1, 1, _comparison({"k": ([0.0, 0.01], [0.0, 0.01])}, [0.0]), Settings(), 5)
+    assert with_no_ratio.endswith("runs per side would tell a ratio of 1.00 from 1")
+
+
+@pytest.mark.parametrize("spread,ratio,needed", [(None, 1.5, None), (math.nan, 1.5, None), (0.0, 1.5, None),
+                                                 (-0.1, 1.5, None)])
+def test_runs_needed_is_unknown_without_a_spread(spread, ratio, needed):
+    assert runs_needed(spread, ratio, 0.02, 0.95) is needed
+
+
+def test_runs_needed_counts_for_the_larger_of_the_difference_and_the_band():
+    assert runs_needed(0.1, 1.5, 0.02, 0.95) == max(2, math.ceil(2 * (Z * 0.1 / math.log(1.5)) ** 2))
+    assert runs_needed(0.1, 1.0, 0.02, 0.95) == math.ceil(2 * (Z * 0.1 / math.log(1.02)) ** 2)
+    assert runs_needed(0.1, 0.0, 0.02, 0.95) == runs_needed(0.1, math.inf, 0.02, 0.95) == \
+        math.ceil(2 * (Z * 0.1 / math.log(1.02)) ** 2)
+    assert runs_needed(0.001, 3.0, 0.02, 0.95) == 2                   # at least two
