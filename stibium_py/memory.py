@@ -63,6 +63,14 @@ class MemoryRead:
         return cls(shape, rates) if rates and all(r > 0 for r in rates) else None
 
 
+def shapes_of(ops: Iterable[Any]) -> set[Shape]:
+    """The read shapes of a run's operations that are held against memory speed: reads of a file's data by the
+    helper (not a tree's phases, which time many files' operations whole, nor fio's jobs, which stibium does not
+    time itself)."""
+    return {shape_of(o.bytes, o.granularity_bytes, o.access, o.queue_depth, o.threads)
+            for o in ops if o.op == "read" and not o.files and not o.bench_job}
+
+
 def read_args(path: Path, shape: Shape) -> list[str]:
     return ["read", "--path", str(path), "--bytes", str(shape.bytes), "--granularity", str(shape.granularity_bytes),
             "--access", shape.access, "--engine", "buffered", "--existing", "--latency", "off",

@@ -195,6 +195,7 @@ def _held_to_types(known: dict[str, Any], plan: dict[str, Any], where: str) -> N
     checks += [(f"plan.{key}", plan[key], _TEXT) for key in ("name", "description", "source", "text")
                if plan.get(key) is not None]
     for key, value in (("expanded.ops_count", known.get("expanded", {}).get("ops_count")),
+                       ("expanded.memory_shapes", known.get("expanded", {}).get("memory_shapes")),
                        ("clients.ranks", known.get("clients", {}).get("ranks"))):
         if value is not None:
             checks.append((key, value, _COUNT))

@@ -73,6 +73,22 @@ class Later:
         return f"Later({self._where[0]}.{self._where[1]})"
 
 
+def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool) -> KindSpec:
+    """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
+    `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
+    `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page),
+    each imported when first used. `home` is the folder's package (its `__name__`), whose last part is the kind's
+    name."""
+    def part(module: str, attribute: str) -> Later:
+        return Later(f"{home}.{module}", attribute)
+    return KindSpec(name=home.rsplit(".", 1)[-1], home=home, model=model, expand=part("expand", "expand_test"),
+                    spanned=spanned, order=part("order", "ORDER"),
+                    plan_note=part("view", "plan_note") if plan_note else None,
+                    summarise=part("analysis", "summarise"), points=part("analysis", "POINTS") if points else None,
+                    warnings=part("analysis", "add_warnings"), view=part("view", "VIEW"),
+                    overlay=part("view", "overlay") if points else None)
+
+
 _KINDS: dict[str, KindSpec] = {}
 _loaded = False
 

@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
@@ -277,3 +278,26 @@ def test_selftest_s_pair_is_judged_at_the_share_itself():
     from stibium_py.analysis.below import BELOW_SHARE, served_from_memory
     assert served_from_memory(BELOW_SHARE * 1e9, 1e9)
     assert not served_from_memory(BELOW_SHARE * 1e9 * 0.999, 1e9)
+
+
+@pytest.mark.parametrize("plan,said", [
+    ("name: f\ntests:\n  - name: f\n    kind: files\n    sizes: [64KiB, 128KiB]\n    repeats: 1\n",
+     r"<td>memory speed</td><td>\d+ read shapes read from the page cache before the tests, "),
+    ("name: t\ntests:\n  - name: t\n    kind: tree\n    files: 4\n    file_size: 4KB\n    dirs: 1\n    trials: 1\n",
+     r"<td>memory speed</td><td>not measured \(the run has no reads of a file&#x27;s data by stibium&#x27;s helper "
+     r"to hold against it\): no read is held against memory speed</td>"),
+])
+def test_the_page_says_why_a_run_has_no_memory_yardstick(disk_dir, plan, said):
+    path = disk_dir / "p.yaml"
+    path.write_text(plan)
+    done = CliRunner().invoke(main, ["run", str(path), "--target", str(disk_dir / "t"), "--out", str(disk_dir / "r")])
+    assert done.exit_code == 0, done.output
+    (run,) = (disk_dir / "r").iterdir()
+    assert re.search(said, (run / "report.html").read_text()), said
+    record = json.loads((run / "run.json").read_text())          # a run of a stibium that kept no count of shapes
+    del record["expanded"]["memory_shapes"]
+    record["memory_reads"] = []
+    (run / "run.json").write_text(json.dumps(record))
+    assert CliRunner().invoke(main, ["report", str(run)]).exit_code == 0
+    assert "<td>memory speed</td><td>not measured (the stibium that made this run did not record it)" in \
+        (run / "report.html").read_text()

@@ -224,6 +224,9 @@ def _edited_run_json(run: Path, edit) -> None:
      "{r}/run.json: its seed is 'x', not a whole number of 0 or more; restore it from a copy of the run"),
     (lambda r: _edited_run_json(r, lambda d: d.update(expanded={"ops_count": -1})),
      "{r}/run.json: its expanded.ops_count is -1, not a whole number of 0 or more; restore it from a copy of the run"),
+    (lambda r: _edited_run_json(r, lambda d: d.update(expanded={"ops_count": 3, "memory_shapes": "all"})),
+     "{r}/run.json: its expanded.memory_shapes is 'all', not a whole number of 0 or more; restore it from a copy of "
+     "the run"),
     (lambda r: _edited_run_json(r, lambda d: d.update(status="done!")),
      "{r}/run.json: its status is 'done!', not one of running, complete, interrupted, failed, waiting-for-reboot; "
      "restore it from a copy of the run"),

@@ -460,3 +460,4 @@ def test_resume_shows_its_progress_on_a_terminal_when_asked(tmp_path):
     assert resume_run(run_dir, RunOptions(progress=False), Console(file=out, force_terminal=True, width=120),
                       FakeHelpers()).status == "complete"
     assert "done" not in out.getvalue()
+

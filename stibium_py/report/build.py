@@ -138,10 +138,11 @@ def _stack_text(facts: dict[str, Any]) -> str:
 def _memory_text(run: RunRecord) -> str:
     rates = run.memory_rates
     if not rates:
-        kinds = {t.get("kind") for t in run.expanded.get("tests", []) if isinstance(t, dict)}
+        shapes = run.expanded.get("memory_shapes")       # the read shapes its operations had (memory.shapes_of)
         why = ("an imported result" if run.helper.get("imported_from") else
-               "the run has no files or pattern reads to hold against it" if not kinds & {"files", "pattern"} else
-               "the stibium that made this run did not measure it")
+               "the run has no reads of a file's data by stibium's helper to hold against it" if shapes == 0 else
+               "the run was cut off before it measured memory" if shapes else
+               "the stibium that made this run did not record it")
         return f"not measured ({why}): no read is held against memory speed"
     lo, hi = min(rates.values()), max(rates.values())
     return (f"{len(rates)} read shapes read from the page cache before the tests, {format_rate(lo)} to "

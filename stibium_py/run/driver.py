@@ -274,8 +274,7 @@ class Driver:
     def _measure_memory(self, pending: list[Op]) -> None:
         """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a
         cache below the file system. Kept in run.json; a resumed run measures only shapes it lacks."""
-        shapes = {memory.shape_of(o.bytes, o.granularity_bytes, o.access, o.queue_depth, o.threads)
-                  for o in pending if o.op == "read" and not o.files and not o.bench_job} - set(self.run.memory_rates)
+        shapes = memory.shapes_of(pending) - set(self.run.memory_rates)
         if not shapes:
             return
         try:

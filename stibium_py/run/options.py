@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import memory
 from ..helper import CompiledHelper, HelperError, HelperFactory, find_helper
 from ..plan import Expanded, ExpandedTest, Plan, load_plan
 from ..preflight import RunError
@@ -88,7 +89,7 @@ def test_facts(test: ExpandedTest) -> dict[str, Any]:
 def expanded_facts(expanded: Expanded, digest: str, keep_files: bool, clients: int) -> dict[str, Any]:
     """run.json's `expanded`: each test, the count and digest of the operations, and the bytes of every client."""
     return {"tests": [test_facts(t) for t in expanded.tests], "ops_count": len(expanded.ops), "ops_sha256": digest,
-            "bytes_written": expanded.bytes_written * clients,
+            "memory_shapes": len(memory.shapes_of(expanded.ops)), "bytes_written": expanded.bytes_written * clients,
             "space_needed_bytes": expanded.space_needed_bytes(keep_files) * clients}
 
 

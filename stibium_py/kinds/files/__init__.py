@@ -3,12 +3,7 @@ slope of seconds against size (docs/methods.md)."""
 
 from __future__ import annotations
 
-from ...registry import KindSpec, Later
+from ...registry import folder_spec
 from .model import FilesTest
 
-SPEC = KindSpec(
-    name="files", home=__name__, model=FilesTest, expand=Later(f"{__name__}.expand", "expand_test"), spanned=False,
-    order=Later(f"{__name__}.order", "ORDER"), plan_note=None,
-    summarise=Later(f"{__name__}.analysis", "summarise"), points=Later(f"{__name__}.analysis", "POINTS"),
-    warnings=Later(f"{__name__}.analysis", "add_warnings"), view=Later(f"{__name__}.view", "VIEW"),
-    overlay=Later(f"{__name__}.view", "overlay"))
+SPEC = folder_spec(__name__, model=FilesTest, spanned=False, plan_note=False, points=True)

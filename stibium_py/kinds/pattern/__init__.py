@@ -4,12 +4,7 @@ steady window of its rounds), fio beside it where the plan asks."""
 
 from __future__ import annotations
 
-from ...registry import KindSpec, Later
+from ...registry import folder_spec
 from .model import PatternTest
 
-SPEC = KindSpec(
-    name="pattern", home=__name__, model=PatternTest, expand=Later(f"{__name__}.expand", "expand_test"), spanned=True,
-    order=Later(f"{__name__}.order", "ORDER"), plan_note=None,
-    summarise=Later(f"{__name__}.analysis", "summarise"), points=Later(f"{__name__}.analysis", "POINTS"),
-    warnings=Later(f"{__name__}.analysis", "add_warnings"), view=Later(f"{__name__}.view", "VIEW"),
-    overlay=Later(f"{__name__}.view", "overlay"))
+SPEC = folder_spec(__name__, model=PatternTest, spanned=True, plan_note=False, points=True)
