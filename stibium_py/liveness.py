@@ -30,6 +30,15 @@ def as_found(run: RunRecord) -> RunRecord:
     return replace(run, status="interrupted", stopped_by=run.stopped_by or CUT_OFF)
 
 
+def runs_stibium(cmdline: bytes) -> bool:
+    """Whether a command line (/proc/PID/cmdline: the arguments, each ended by a NUL) runs stibium: its command
+    `stibium` (the installed script, run by its interpreter or itself) or `python -m stibium_py`. A word that
+    merely holds "stibium" (a plan being edited, an interpreter in a folder of that name) is not."""
+    args = cmdline.split(b"\0")
+    return any(a.rsplit(b"/", 1)[-1] == b"stibium" for a in args) or \
+        any(a == b"-m" and b == b"stibium_py" for a, b in zip(args, args[1:]))
+
+
 def process_is_stibium(pid: Any) -> bool:
     """A process of that id exists and (where /proc tells) runs stibium: an id is reused after its process ends."""
     try:
@@ -44,7 +53,7 @@ def process_is_stibium(pid: Any) -> bool:
     if sys.platform.startswith("linux"):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                return b"stibium" in f.read(65536)
+                return runs_stibium(f.read(65536))
         except OSError:
             # no /proc to read (a container without it): alive is all that can be told, and a run read as cut
             # off while it runs would be resumed beside itself

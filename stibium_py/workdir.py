@@ -109,23 +109,44 @@ class WorkDir:
         """Test files by name (sharing.Place.files: every rank's files of a test), then their emptied folders. The
         names of a folder that is not there are skipped with one look at it: a tree test names tens of thousands
         of files in every folder its trees could have (made, renamed, copied), most of them gone already."""
-        base = str(self.path)
+        # Every folder is opened from the test folder down, one name at a time, without following a link
+        # (O_NOFOLLOW), and each file removed by its name in the folder so opened (unlinkat): a folder of the
+        # test folder that someone replaced by a link during the run (a shared target) leads nowhere outside it.
         by_folder: dict[str, list[str]] = {}
         for name in names:
-            by_folder.setdefault(name.rpartition("/")[0], []).append(name)
-        folders: set[str] = set()
-        for folder, files in by_folder.items():
-            if not folder or os.path.isdir(f"{base}/{folder}"):
-                for name in files:
-                    unlink(Path(f"{base}/{name}"))
-            while folder:
-                folders.add(folder)
-                folder = folder.rpartition("/")[0]
-        for name in sorted(folders, key=len, reverse=True):       # the deepest first
-            try:
-                os.rmdir(f"{base}/{name}")
-            except OSError:
-                pass
+            folder, _, leaf = name.rpartition("/")
+            by_folder.setdefault(folder, []).append(leaf)
+        base = _open_folder(None, str(self.path))
+        if base is None:
+            return
+        try:
+            folders: set[str] = set()
+            for folder, leaves in by_folder.items():
+                fd = _open_folder(base, folder) if folder else base
+                if fd is not None:
+                    try:
+                        for leaf in leaves:
+                            _unlink_at(fd, leaf)
+                    finally:
+                        if fd != base:
+                            os.close(fd)
+                while folder:
+                    folders.add(folder)
+                    folder = folder.rpartition("/")[0]
+            for name in sorted(folders, key=len, reverse=True):       # the deepest first
+                parent, _, leaf = name.rpartition("/")
+                fd = _open_folder(base, parent) if parent else base
+                if fd is None:
+                    continue
+                try:
+                    os.rmdir(leaf, dir_fd=fd)
+                except OSError:
+                    pass
+                finally:
+                    if fd != base:
+                        os.close(fd)
+        finally:
+            os.close(base)
 
     def remove(self) -> None:
         """The folder itself, once its test files are gone (left in place if anything else is in it)."""
@@ -135,6 +156,43 @@ class WorkDir:
             self.path.rmdir()
         except OSError:
             pass
+
+
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_folder(at: int | None, relative: str) -> int | None:
+    """A folder opened name by name from the folder open at `at` (or `relative` whole, where at is None: the test
+    folder itself, which must not be a link either), following no link; None where a name is missing, not a
+    folder, or a link."""
+    if at is None:
+        try:
+            return os.open(relative, _FOLDER_FLAGS)
+        except OSError:
+            return None
+    fd = at
+    for name in relative.split("/"):
+        if name in ("", ".", ".."):
+            nxt = None
+        else:
+            try:
+                nxt = os.open(name, _FOLDER_FLAGS, dir_fd=fd)
+            except OSError:         # missing, not a folder, or a link (ELOOP, or ENOTDIR on macOS)
+                nxt = None
+        if fd != at:
+            os.close(fd)
+        if nxt is None:
+            return None
+        fd = nxt
+    return fd
+
+
+def _unlink_at(folder_fd: int, name: str) -> None:
+    """A test file gone from the folder open at folder_fd (a link itself, not what it points to)."""
+    try:
+        os.unlink(name, dir_fd=folder_fd)
+    except (FileNotFoundError, IsADirectoryError):
+        pass
 
 
 def unlink(path: Path) -> None:

@@ -16,13 +16,33 @@ from stibium_py.record import RunRecord
 
 
 @pytest.fixture
-def stibium_process():
-    """A live process whose command line names stibium (as `stibium run` does), ended after the test."""
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "stibium", "run"])
+def stibium_process(tmp_path):
+    """A live process whose command line is that of `stibium run` (the installed script run by its interpreter),
+    ended after the test."""
+    script = tmp_path / "stibium"
+    script.write_text("import time\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, str(script), "run", "plan.yaml"])
     _exec_done(proc.pid)
     yield proc.pid
     proc.kill()
     proc.wait()
+
+
+@pytest.mark.parametrize("cmdline,runs", [
+    (b"/usr/bin/python3\0/usr/local/bin/stibium\0run\0quick\0", True),     # the installed script
+    (b"/usr/local/bin/stibium\0resume\0r\0", True),
+    (b"stibium\0run\0", True),
+    (b"/usr/bin/python3\0-m\0stibium_py\0run\0p.yaml\0", True),
+    (b"/tmp/stibium-mutation/bin/python\0-c\0import time\0", False),        # an interpreter in a folder so named
+    (b"vim\0plans/stibium.yaml\0", False),                                   # a plan being edited
+    (b"/usr/bin/python3\0-m\0stibium_pyx\0", False),
+    (b"/usr/bin/python3\0stibium_py\0", False),
+    (b"/opt/stibiumx\0", False),
+    (b"", False),
+])
+def test_a_command_line_runs_stibium_only_as_its_command(cmdline, runs):
+    from stibium_py.liveness import runs_stibium
+    assert runs_stibium(cmdline) is runs
 
 
 def _exec_done(pid: int) -> None:

@@ -165,3 +165,41 @@ def test_another_clients_probe_file_is_not_foreign(tmp_path):
     for name in (".stibium-probe-x", ".stibium-probe-1.bak", "stibium-probe-1"):
         (tmp_path / name).write_bytes(b"")
     assert sorted(foreign_entries(tmp_path)) == [".stibium-probe-1.bak", ".stibium-probe-x", "stibium-probe-1"]
+
+
+def test_clean_up_follows_no_link_planted_in_the_test_folder(tmp_path):
+    # someone with write access to a shared target replaces a folder of the run's test folder by a link to a
+    # folder of theirs holding files of the same names: clean-up removes the run's own files and nothing there
+    from stibium_py.workdir import WorkDir
+    work = WorkDir(tmp_path / "target" / "stibium-r", "r")
+    work.create(parents=True)
+    for name in ("files/f-1.bin", "files/f-2.bin", "tree/a/b/x.dat", "top.bin"):
+        work.file(name).write_bytes(b"run's own")
+    victim = tmp_path / "victim"
+    (victim / "b").mkdir(parents=True)
+    for name in ("f-1.bin", "f-2.bin", "b/x.dat"):
+        (victim / name).write_bytes(b"someone else's")
+    import shutil
+    shutil.rmtree(work.path / "files")
+    (work.path / "files").symlink_to(victim)                 # a folder replaced by a link
+    shutil.rmtree(work.path / "tree" / "a")
+    (work.path / "tree" / "a").symlink_to(victim)            # a link on the way to a deeper folder
+    work.remove_files({"files/f-1.bin", "files/f-2.bin", "tree/a/b/x.dat", "top.bin"})
+    assert sorted(p.relative_to(victim).as_posix() for p in victim.rglob("*")) == ["b", "b/x.dat", "f-1.bin",
+                                                                                    "f-2.bin"]
+    assert all((victim / n).read_bytes() == b"someone else's" for n in ("f-1.bin", "f-2.bin", "b/x.dat"))
+    assert not (work.path / "top.bin").exists()
+    assert (work.path / "files").is_symlink() and (work.path / "tree" / "a").is_symlink()   # not ours: left
+
+
+def test_clean_up_removes_the_run_s_files_and_emptied_folders(tmp_path):
+    from stibium_py.workdir import WorkDir
+    work = WorkDir(tmp_path / "stibium-r", "r")
+    work.create()
+    names = {"a/b/c/1.bin", "a/b/2.bin", "a/3.bin", "4.bin"}
+    for name in names:
+        work.file(name).write_bytes(b"x")
+    (work.path / "a" / "b" / "kept.txt").write_bytes(b"not the run's")
+    work.remove_files(names | {"gone/9.bin", "a/b/c/missing.bin", "../outside.bin"})
+    assert sorted(p.relative_to(work.path).as_posix() for p in work.path.rglob("*")) == [
+        ".stibium-run", "a", "a/b", "a/b/kept.txt"]
