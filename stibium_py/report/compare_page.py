@@ -16,7 +16,7 @@ from .page import esc, figure, page, table
 from . import sustained
 from .compare_terminal import sustained_ratio_text, verdict_text
 
-COLORS = {"a": "#1f77b4", "b": "#d62728"}
+COLORS = {"a": plot.BLUE, "b": plot.RED}
 
 
 def _forest(result: TwoRuns) -> plot.Figure:

@@ -91,13 +91,13 @@ def _groups(e: FilesResult) -> tuple[list[tuple[str, np.ndarray, dict]], dict[in
         **{k: f"fast outlier: {'; '.join(e.reasons(k))}" for k in np.flatnonzero(fast)},
         **{k: f"cache below the file system: {'; '.join(e.reasons(k))}" for k in np.flatnonzero(below)}}
     flagged = cached | fast | below
-    return [("measurement", np.flatnonzero(~out & ~flagged), {"size": 6, "color": "#1f77b4", "opacity": 0.7}),
-            ("outlier", np.flatnonzero(out & ~flagged), {"size": 9, "color": "#ff7f0e", "symbol": "diamond"}),
-            ("cache suspect", np.flatnonzero(cached), {"size": 10, "color": "#d62728", "symbol": "x"}),
+    return [("measurement", np.flatnonzero(~out & ~flagged), {"size": 6, "color": plot.BLUE, "opacity": 0.7}),
+            ("outlier", np.flatnonzero(out & ~flagged), {"size": 9, "color": plot.ORANGE, "symbol": "diamond"}),
+            ("cache suspect", np.flatnonzero(cached), {"size": 10, "color": plot.RED, "symbol": "x"}),
             ("fast outlier (not the page cache)", np.flatnonzero(fast),
-             {"size": 10, "color": "#9467bd", "symbol": "triangle-up"}),
+             {"size": 10, "color": plot.PURPLE, "symbol": "triangle-up"}),
             ("cache below the file system (memory speed)", np.flatnonzero(below),
-             {"size": 10, "color": "#8c564b", "symbol": "square-open"})], notes
+             {"size": 10, "color": plot.BROWN, "symbol": "square-open"})], notes
 
 
 def _points(e: FilesResult, x: Callable[[Any], np.ndarray], y: Callable[[Any], np.ndarray],
@@ -189,12 +189,12 @@ def time_vs_size(e: FilesResult) -> plot.Figure:
             fig.add_trace(plot.Scatter(x=np.r_[grid, grid[::-1]], y=np.r_[y_hi, y_lo[::-1]], fill="toself",
                                      fillcolor="rgba(44,160,44,0.15)", line={"width": 0}, name="95% interval",
                                      hoverinfo="skip"))
-        fig.add_trace(plot.Scatter(x=grid, y=y_fit, mode="lines", line={"color": "#2ca02c", "width": 2},
+        fig.add_trace(plot.Scatter(x=grid, y=y_fit, mode="lines", line={"color": plot.GREEN, "width": 2},
                                  name=f"Theil-Sen: {rate['estimate'] / 1e6:.1f} MB/s, {lat['estimate'] * 1e3:.3f} ms"))
     ols = e.references.ols
     if ols:
         fig.add_trace(plot.Scatter(x=grid, y=ols.intercept_s + grid * ols.slope_s_per_byte, mode="lines",
-                                 line={"color": "#7f7f7f", "dash": "dash"}, name="least squares (reference)"))
+                                 line={"color": plot.GREY, "dash": "dash"}, name="least squares (reference)"))
     return layout(fig, f"{e.name} {e.op}: time against size", "size (bytes)", "seconds")
 
 
@@ -219,10 +219,10 @@ def rate_vs_size(e: FilesResult) -> plot.Figure:
             error_y={"type": "data", "symmetric": False,
                      "array": [b.median_rate.high - b.median_rate.estimate for b in bands],
                      "arrayminus": [b.median_rate.estimate - b.median_rate.low for b in bands]},
-            mode="lines+markers", name="median per size (95% interval)", line={"color": "#9467bd"}))
+            mode="lines+markers", name="median per size (95% interval)", line={"color": plot.PURPLE}))
     rate = e.rate.as_dict()["estimate"]
     if rate:
-        fig.add_hline(y=rate, line_color="#2ca02c", annotation_text="fitted rate")
+        fig.add_hline(y=rate, line_color=plot.GREEN, annotation_text="fitted rate")
     title = f"{e.name} {e.op}: rate against size"
     return layout(fig, title, "size (bytes)", "bytes/s", log_x=True)
 
@@ -230,7 +230,7 @@ def rate_vs_size(e: FilesResult) -> plot.Figure:
 def rate_vs_elapsed(e: FilesResult) -> plot.Figure:
     fig = _points(e, lambda i: _values(e, i, "started_s"), lambda i: _rates(e, i), log_y=True)
     for cp in e.drift.change_points:
-        fig.add_vline(x=cp.started_s, line_dash="dash", line_color="#d62728",
+        fig.add_vline(x=cp.started_s, line_dash="dash", line_color=plot.RED,
                       annotation_text=f"change {cp.step_fraction:+.0%}")
     return layout(fig, f"{e.name} {e.op}: rate against elapsed time",
                   "seconds since the run began", "bytes/s", log_y=True)
@@ -277,7 +277,7 @@ def throughput_per_trial(entries: list[PatternResult]) -> plot.Figure:
                                      hovertemplate=unit + " %{x}: %{y:.4s}B/s<extra></extra>"))
             if t["low"] is not None and t["high"] is not None:
                 fig.add_hrect(y0=t["low"], y1=t["high"], line_width=0, fillcolor="rgba(44,160,44,0.12)")
-            fig.add_hline(y=t["estimate"], line_dash="dot", line_color="#2ca02c", annotation_position="top left",
+            fig.add_hline(y=t["estimate"], line_dash="dot", line_color=plot.GREEN, annotation_position="top left",
                           annotation_text=f"median {_line_name(e.op, *_line(p))}")
     name = entries[0].name if entries else ""
     fig = layout(fig, f"{name}: each {unit}'s throughput, median and interval", unit, "bytes/s")

@@ -24,6 +24,10 @@ _NESTED = ("line_", "xaxis_", "yaxis_", "title_", "marker_", "font_")
 # them out (plotly.js's own scales of these names have other stops)
 QUALITATIVE = tuple(plotly_colors.qualitative.Plotly)
 
+# the colours the figures give a meaning (a measurement, an outlier, a fitted line, run A and run B): D3's
+# category10 as plotly.colors carries it, by name
+BLUE, ORANGE, GREEN, RED, PURPLE, BROWN, PINK, GREY = (c.lower() for c in plotly_colors.qualitative.D3[:8])
+
 
 def _scale(name: str) -> list[list[Any]]:
     """A named sequential scale's stops as plotly.py writes them out (its colours evenly spaced, i / (n - 1))."""

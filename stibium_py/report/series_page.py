@@ -46,13 +46,13 @@ def _runs_figure(test: dict[str, Any]) -> plot.Figure:
     names = [esc(r["run"]) for r in runs]
     est = [r["estimate"] for r in runs]
     fig = plot.Figure(plot.Scatter(
-        x=names, y=est, mode="markers", marker={"size": 10, "color": "#1f77b4"}, name="rate of each run",
+        x=names, y=est, mode="markers", marker={"size": 10, "color": plot.BLUE}, name="rate of each run",
         error_y=interval_bars(runs)))
     rate = test["rate"]
     if rate.get("estimate") is not None:
-        fig.add_hline(y=rate["estimate"], line_color="#d62728", annotation_text="across runs")
+        fig.add_hline(y=rate["estimate"], line_color=plot.RED, annotation_text="across runs")
         if rate.get("low") is not None and rate.get("high") is not None:
-            fig.add_hrect(y0=rate["low"], y1=rate["high"], fillcolor="#d62728", opacity=0.12, line_width=0)
+            fig.add_hrect(y0=rate["low"], y1=rate["high"], fillcolor=plot.RED, opacity=0.12, line_width=0)
     return layout(fig, f"{test['label']}: rate of each run (95% intervals) and across runs", "run",
                   f"{unit_of(key_of(test))}/s")
 

@@ -17,11 +17,11 @@ from .figures import layout
 from .page import esc, figure, table
 from .terminal import Column, fitted_table, with_caption
 
-STRETCH_COLOURS = ("#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
-TEMPERATURE_COLOUR = "#ff7f0e"
+STRETCH_COLOURS = (plot.GREEN, plot.RED, plot.PURPLE, plot.BROWN, plot.PINK)
+TEMPERATURE_COLOUR = plot.ORANGE
 
 
-def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None, colour: str = "#1f77b4",
+def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None, colour: str = plot.BLUE,
                fig: plot.Figure | None = None) -> plot.Figure:
     """Each chunk's rate against the bytes moved when it ended (along="bytes") or the seconds since the test
     began (along="time"); the stretches' rates as lines over their chunks; the cliff with its interval; the
@@ -48,7 +48,7 @@ def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None,
                                  hoverinfo="name"))
     cliff = d.get("cliff_bytes")
     if cliff and along == "bytes":
-        mark = colour if name else "#d62728"
+        mark = colour if name else plot.RED
         if cliff.get("low") is not None and cliff.get("high") is not None:
             fig.add_vrect(x0=cliff["low"], x1=cliff["high"], fillcolor=mark, opacity=0.12, line_width=0)
         fig.add_vline(x=cliff["estimate"], line_dash="dash", line_color=mark,
@@ -56,7 +56,7 @@ def rate_curve(d: dict[str, Any], along: str = "bytes", name: str | None = None,
     for pause in d.get("pauses", []):
         at = pause["after_bytes"] if along == "bytes" else float(
             x[min(int(np.searchsorted(done, pause["after_bytes"])), len(x) - 1)])
-        fig.add_vline(x=at, line_dash="dot", line_color="#7f7f7f", annotation_text=f"paused {pause['seconds']:.0f} s")
+        fig.add_vline(x=at, line_dash="dot", line_color=plot.GREY, annotation_text=f"paused {pause['seconds']:.0f} s")
     temps = [np.nan if v is None else v for v in points["temperature_c"]]
     if not name and np.isfinite(temps).any():
         fig.add_trace(plot.Scatter(x=x, y=temps, mode="lines", name="drive temperature (°C)", yaxis="y2",
