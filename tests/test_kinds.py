@@ -77,13 +77,13 @@ def test_a_kind_is_registered_once():
 
 def test_knowing_the_kinds_loads_no_statistics_and_no_report():
     """`plan show` and `run --dry-run` read every kind's model and expansion, not its analysis or views (registry.Later):
-    those load scipy, statsmodels and the report."""
+    those load scipy, statsmodels and the report; nor fio's modules, which only a run with a bench needs."""
     import subprocess
     import sys
     probe = ("import sys; from stibium_py import registry; from stibium_py.plan.model import plan_model; "
-             "registry.names(); plan_model(); "
-             "print(sorted(m for m in sys.modules if m.startswith(('stibium_py.report', 'stibium_py.run', 'scipy', "
-             "'statsmodels', 'ruptures', 'plotly'))))")
+             "from stibium_py.plan.expand import expand; registry.names(); plan_model(); "
+             "print(sorted(m for m in sys.modules if m.startswith(('stibium_py.report', 'stibium_py.run', "
+             "'stibium_py.fio', 'scipy', 'statsmodels', 'ruptures', 'plotly'))))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

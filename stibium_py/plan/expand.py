@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..fio.job import JobFile
 from .. import registry
 from ..registry import Kind
 from ..op import Op
 from ..tree import TreeShape
+
+if TYPE_CHECKING:       # a plan's job file is read by the run (run/jobs.py); expanding a plan needs only its type
+    from ..fio.job import JobFile
 from ..units import SizeError, parse_bytes, parse_seconds
 from .model import ENGINES, MAX_DURATION_S, MAX_GRANULARITY_BYTES, MAX_IN_FLIGHT, MAX_OPS, MAX_QUEUE_DEPTH, MAX_SIZES, MAX_THREADS, MIN_GRANULARITY_BYTES, Plan, Seconds, Size, SizeRange, Sizes, Where
 
