@@ -271,3 +271,25 @@ def test_the_spread_between_fewer_than_five_runs_has_no_interval():
     assert "no interval: a bootstrap over fewer than 5 runs can only repeat their own values" in two["method"]
     five = spread([math.log(v) for v in (100.0, 110.0, 95.0, 105.0, 120.0)], 2000, 1, 0.95)
     assert five["low"] is not None and five["low"] <= five["estimate"] <= five["high"]
+
+
+def test_a_tree_phase_is_summarised_at_the_confidence_the_settings_ask():
+    """The tree kind's summary hands the run's settings to the phase's analysis: a 90 % interval of twelve trials
+    lies inside the 95 % one, between other order statistics."""
+    from stibium_py import registry
+    from stibium_py.analysis.summary import SummaryContext
+    from stibium_py.analysis.tree import tree_result
+    seconds = [0.010, 0.011, 0.009, 0.0125, 0.0105, 0.0095, 0.0102, 0.0108, 0.0099, 0.0121, 0.0093, 0.0111]
+    rows = Table.from_rows([Measurement(seq=i, test="t", op="stat", kind="tree", access="", size_bytes=1000,
+                                        granularity_bytes=0, stride_bytes=0, trial=i, file=f"t/tree-{i}", bytes=0,
+                                        seconds=s, requests=100, entries=100, threads=1)
+                            for i, s in enumerate(seconds)])
+    summarise = registry.spec("tree").summarise
+
+    def summarised(settings: Settings):
+        (result,) = summarise("t", "stat", rows, SummaryContext(settings, None, {}, None, {}))()
+        return result.points[0].rate
+
+    ninety, ninety_five = summarised(Settings(confidence=0.90)), summarised(Settings())
+    assert ninety == tree_result("t", "stat", rows, 2000, 12345, 0.90).points[0].rate
+    assert ninety_five.low < ninety.low < ninety.estimate < ninety.high < ninety_five.high

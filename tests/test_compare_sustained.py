@@ -5,6 +5,7 @@ mutation run's selection: docs/mutation.md)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -24,16 +25,17 @@ def _e(point: float, low: float, high: float, n: int = 10) -> Estimate:
 
 def test_the_ratio_of_two_intervals_is_log_normal_with_the_spreads_in_quadrature():
     a, b = _e(100.0, 90.0, 110.0, 7), _e(200.0, 150.0, 260.0, 9)
-    r = ratio_of_intervals(a, b, 0.95)
+    r = ratio_of_intervals(a, b)
+    # each side's spread is its log half-width over the normal quantile; the ratio's half-width is that quantile
+    # times the spreads added in quadrature
     spread = math.hypot(math.log(110 / 90) / (2 * Z), math.log(260 / 150) / (2 * Z))
     assert r.estimate == 2.0 and r.n == 16
     assert r.low == pytest.approx(2.0 * math.exp(-Z * spread), rel=1e-12)
     assert r.high == pytest.approx(2.0 * math.exp(Z * spread), rel=1e-12)
     assert r.method == "ratio of two independent bootstrap estimates, log-normal from their intervals"
-    # the sides' intervals are at the confidence asked: the spread taken from them and the interval made of it
-    # use one quantile, so the ratio's interval does not depend on which confidence it is
-    half = ratio_of_intervals(a, b, 0.5)
-    assert (half.low, half.high) == pytest.approx((r.low, r.high), rel=1e-12)
+    small = ratio_of_intervals(_e(0.5, 0.45, 0.55), _e(0.25, 0.2, 0.3))      # rates below 1 (a unit of GB/s)
+    assert small.estimate == 0.5 and small.low == pytest.approx(0.5 * math.exp(-math.hypot(
+        math.log(0.55 / 0.45) / 2, math.log(0.3 / 0.2) / 2)), rel=1e-12)
 
 
 @pytest.mark.parametrize("a,b", [
@@ -44,13 +46,15 @@ def test_the_ratio_of_two_intervals_is_log_normal_with_the_spreads_in_quadrature
     (_e(100.0, 90.0, 110.0), _e(0.0, 150.0, 260.0)),
 ])
 def test_a_ratio_without_two_intervals_says_so_and_has_none(a, b):
-    r = ratio_of_intervals(a, b, 0.95)
+    r = ratio_of_intervals(a, b)
     assert math.isnan(r.low) and math.isnan(r.high) and r.method == "no interval: a side has none"
     assert r.n == a.n + b.n
+    if a.estimate > 0 and b.estimate > 0:
+        assert r.estimate == b.estimate / a.estimate          # the ratio itself is still said
 
 
 def test_equal_bounds_are_an_interval_of_no_width():
-    r = ratio_of_intervals(_e(100.0, 100.0, 100.0), _e(100.0, 100.0, 100.0), 0.95)
+    r = ratio_of_intervals(_e(100.0, 100.0, 100.0), _e(100.0, 100.0, 100.0))
     assert (r.estimate, r.low, r.high) == (1.0, 1.0, 1.0)
 
 
@@ -150,3 +154,99 @@ def test_runs_needed_counts_for_the_larger_of_the_difference_and_the_band():
     assert runs_needed(0.1, 0.0, 0.02, 0.95) == runs_needed(0.1, math.inf, 0.02, 0.95) == \
         math.ceil(2 * (Z * 0.1 / math.log(1.02)) ** 2)
     assert runs_needed(0.001, 3.0, 0.02, 0.95) == 2                   # at least two
+
+
+MIXED = """name: both
+tests:
+  - name: f
+    kind: files
+    sizes: [64KiB, 256KiB]
+    repeats: 3
+  - name: s
+    kind: sustained
+    bytes: 6MiB
+    file_size: 2MiB
+    granularity: 128KiB
+    chunk: 256KiB
+"""
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory):
+    """Three runs of a files and a sustained test (the helper streams the sustained test's chunks), each with
+    its own seed; about a second each."""
+    import shutil
+    import tempfile
+    from click.testing import CliRunner
+    from stibium_py.cli import main
+    base = tmp_path_factory.mktemp("three")
+    (base / "both.yaml").write_text(MIXED)
+    disk = Path(tempfile.mkdtemp(prefix="stibium-test-", dir="/var/tmp"))     # direct I/O: not a RAM file system
+    try:
+        runs = []
+        for k in range(3):
+            done = CliRunner().invoke(main, ["run", str(base / "both.yaml"), "--target", str(disk / f"t{k}"),
+                                             "--out", str(base / f"r{k}"), "--seed", str(k + 1)])
+            assert done.exit_code == 0, done.output
+            (run,) = (base / f"r{k}").iterdir()
+            runs.append(run)
+    finally:
+        shutil.rmtree(disk, ignore_errors=True)
+    return runs
+
+
+def test_a_sustained_test_is_summarised_with_the_settings_of_the_run(three_runs):
+    from stibium_py import registry
+    from stibium_py.analysis.summary import SummaryContext
+    from stibium_py.analysis.sustained import sustained_results
+    from stibium_py.store import read_measurements
+    rows, _ = read_measurements(three_runs[0])
+    rows = rows.take(rows.kind == "sustained")
+    s = Settings(resamples=300, seed=7, confidence=0.8)
+    found = registry.spec("sustained").summarise("s", "write", rows, SummaryContext(s, None, {}, None, {}))()
+    expected = list(sustained_results(rows, 0.8, 7).values())
+    assert [e.to_json() for e in found] == [e.to_json() for e in expected] and len(found) == 1
+    wider = list(sustained_results(rows, 0.95, 7).values())[0].result.stretches[0].rate_bytes_per_s
+    narrower = found[0].result.stretches[0].rate_bytes_per_s
+    assert wider.high - wider.low > narrower.high - narrower.low
+
+
+def test_the_many_runs_json_says_what_the_typed_comparison_holds(three_runs):
+    from stibium_py.compare import compare_many, load_run
+    s = Settings(resamples=200, seed=3)
+    many = compare_many([load_run(r) for r in three_runs], settings=s)
+    data = many.to_json()
+    assert data["format"] == "stibium-compare-many/2" and data["reference"] == many.reference.to_json()
+    assert data["runs"] == [p.b.to_json() for p in many.pairs] and [r["run"] for r in data["runs"]] == \
+        [r.name for r in three_runs[1:]]
+    assert data["settings"] == s.to_json()
+    assert len(data["rows"]) == len(many.rows) > 0
+    for row, typed in zip(data["rows"], many.rows):
+        p = typed.point
+        assert row["run"] == typed.run.run and row["label"] == typed.run.label
+        assert row["rate_bytes_per_s"] == p.rate_b_bytes_per_s and row["reference_rate_bytes_per_s"] == \
+            p.rate_a_bytes_per_s
+        assert row["ratio"] == p.ratio.as_dict() and row["verdict"] == p.verdict and row["scope"] == p.scope
+        assert row["runs"] == p.runs_b and row["caution"] == typed.caution
+        assert (row["test"], row["op"], row["kind"]) == (p.key.test, p.key.op, p.key.kind)
+    assert data["summaries"] == [{**g.to_json(), "run": pair.b.run} for pair in many.pairs for g in pair.groups]
+    assert data["advice"] == [pair.advice for pair in many.pairs] and all(data["advice"])
+    assert data["differences"] == sorted({d for pair in many.pairs for d in pair.differences})
+    sustained = data["sustained"]
+    assert [(x["test"], x["op"], x["run"], x["label"]) for x in sustained] == \
+        [("s", "write", pair.b.run, pair.b.label) for pair in many.pairs]
+    for x, pair in zip(sustained, many.pairs):
+        (sp,) = pair.sustained
+        assert x["headline"] == sp.b.result.headline and x["reference_headline"] == sp.a.result.headline
+        assert x["ratios"] == [r.to_json() for r in sp.ratios] and x["ratios"]
+
+
+def test_two_runs_json_carries_each_side_s_sustained_curve_and_ratios(three_runs):
+    from stibium_py.compare import compare_runs, load_run
+    pair = compare_runs(load_run(three_runs[0]), load_run(three_runs[1]), settings=Settings(resamples=200, seed=3))
+    (sp,) = pair.sustained
+    data = sp.to_json()
+    assert data == {"test": "s", "op": "write", "a": sp.a.to_json(), "b": sp.b.to_json(),
+                    "ratios": [r.to_json() for r in sp.ratios]}
+    assert data["a"]["name"] == data["b"]["name"] == "s" and data["a"] != data["b"]
+    assert pair.to_json()["sustained"] == [data]

@@ -210,17 +210,17 @@ class SustainedRatio:
                 "ratio": self.ratio.as_dict(), "verdict": self.verdict}
 
 
-def ratio_of_intervals(a: Estimate, b: Estimate, confidence: float) -> Estimate:
-    """B / A from two independent estimates with their intervals: each log estimate taken as normal with the
-    spread its interval implies (its half-width on the log scale over the normal quantile), the two spreads
-    added in quadrature."""
-    z = norm_ppf(0.5 + confidence / 2)
+def ratio_of_intervals(a: Estimate, b: Estimate) -> Estimate:
+    """B / A from two independent estimates with their intervals: each log estimate taken as normal, its
+    interval's half-width on the log scale a multiple of its spread; the spreads add in quadrature, so the
+    half-widths do, and the ratio's interval is at the confidence of the sides' (the normal quantile that turns
+    each half-width into a spread turns the sum back into a half-width)."""
     point = b.estimate / a.estimate if a.estimate > 0 else math.nan
     if not all(math.isfinite(e.low) and math.isfinite(e.high) and 0 < e.low <= e.high for e in (a, b)) or \
             not math.isfinite(point) or point <= 0:
         return Estimate(point, math.nan, math.nan, "no interval: a side has none", a.n + b.n)
-    spread = math.hypot(*[(math.log(e.high) - math.log(e.low)) / (2 * z) for e in (a, b)])
-    return Estimate(point, point * math.exp(-z * spread), point * math.exp(z * spread),
+    half = math.hypot(*[(math.log(e.high) - math.log(e.low)) / 2 for e in (a, b)])
+    return Estimate(point, point * math.exp(-half), point * math.exp(half),
                     "ratio of two independent bootstrap estimates, log-normal from their intervals", a.n + b.n)
 
 
@@ -236,7 +236,7 @@ def compare_sustained(a: SustainedTestResult, b: SustainedTestResult, s: Setting
                   ("cliff at (bytes)", a.result.cliff_bytes, b.result.cliff_bytes)]
     out = []
     for what, ea, eb in pairs:
-        ratio = ratio_of_intervals(ea, eb, s.confidence)
+        ratio = ratio_of_intervals(ea, eb)
         word = verdict(ratio, s.noise_band)[0]
         if what.startswith("cliff"):
             word = {"faster": "later", "slower": "earlier"}.get(word, word)
