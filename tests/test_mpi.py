@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from stibium_py import sysinfo
+
 MPIEXEC = shutil.which("mpiexec") or str(Path(sys.executable).parent / "mpiexec")
 STIBIUM = [sys.executable, "-m", "stibium_py"]
 
@@ -292,8 +294,9 @@ def test_an_interrupted_run_keeps_every_ranks_rows_and_resumes(tmp_path):
     rows = rows_of(run_dir)
     kept = Counter((r["seq"], r["rank"]) for r in rows if not r["error"])
     assert set(kept.values()) == {1} and len(kept) == 2 * LONG_TRIALS * 4      # every step of every rank, once
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
-    assert len(json.loads((run_dir / "run.json").read_text())["clients"]["launches"]) == 2
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "complete" and len(record["clients"]["launches"]) == 2
+    assert len(record["resumed_utc"]) == 1 and record["machine"]["boot_id"] == sysinfo.boot_id()
     assert list(target.iterdir()) == []
 
 

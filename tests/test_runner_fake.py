@@ -461,3 +461,39 @@ def test_resume_shows_its_progress_on_a_terminal_when_asked(tmp_path):
                       FakeHelpers()).status == "complete"
     assert "done" not in out.getvalue()
 
+
+
+class _RankOne:
+    """Rank 1 of two, in this process: rank 0's shared values scripted, every value this rank gives to all kept."""
+
+    rank, size, host = 1, 2, "here"
+
+    def __init__(self, shared: list):
+        self.shared, self.given = list(shared), []
+
+    def share(self, value):
+        return self.shared.pop(0)
+
+    def everyone(self, value):
+        self.given.append(value)
+        return [None, value]
+
+
+def test_a_rank_that_expands_the_resumed_plan_otherwise_stops_every_rank(tmp_path):
+    # a rank with another stibium would measure other offsets than rank 0's: its operations are held to the
+    # run's digest, and every rank stops (this rank quietly, with rank 0's exit status; rank 0 names it)
+    from stibium_py import __version__
+    from stibium_py.run.resume import _resume_team
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    run = read_run_json(run_dir)
+    sent = (run.plan.source, run.plan.text, run.seed, {**run.expanded, "ops_sha256": "0" * 64}, run.work_dir,
+            run_dir.name)
+    team = _RankOne([sent])
+    with pytest.raises(SystemExit) as e:
+        _resume_team(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers(), team)
+    assert e.value.code == 2
+    assert team.given == [None, (2, f"this rank expanded the run's plan into other operations than rank 0; install "
+                                    f"the same stibium ({__version__}) on every machine")]
+    assert read_run_json(run_dir).status == "interrupted"          # nothing written

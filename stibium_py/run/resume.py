@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .. import sysinfo
+from .. import __version__, sysinfo
 from ..helper import HelperFactory
 from ..liveness import still_running
 from ..paths import device_of, volume_change
@@ -36,9 +36,7 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: Hel
     if team.size > 1:
         return _resume_team(run_dir, options, console, helper, team)
     run, expanded = resumable(run_dir, clients=1)
-    run = replace(run, rebooted=run.status == "waiting-for-reboot" or run.rebooted, status="running", pid=os.getpid(),
-                  machine={**run.machine, "boot_id": sysinfo.boot_id()},
-                  resumed_utc=(*run.resumed_utc, iso(utc_now())))
+    run = _resumed(run)
     write_run_json(run_dir, run)
     return drive(run_dir, run, expanded, helpers_of(helper), options.progress, console, None,
                  options.remove_beside_report)
@@ -51,12 +49,21 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
     shared = team.share(None if not leads else (found[0].plan.source, found[0].plan.text, found[0].seed,
                                                  found[0].expanded, found[0].work_dir, run_dir.name))
     source, text, seed, facts, work_dir, name = shared
+
+    def expanded_here() -> Expanded:
+        """This rank's operations: rank 0's from the run directory; another rank's from the plan rank 0 sent, held
+        to the run's digest (a rank whose stibium expands it otherwise would measure other offsets), every rank
+        or none going on."""
+        if leads:
+            return found[1]
+        mine = _expand_again(source, text, seed, facts)
+        if ops_digest(mine.ops_as_dicts()) != facts.get("ops_sha256"):
+            raise RunError(f"this rank expanded the run's plan into other operations than rank 0; install the same "
+                           f"stibium ({__version__}) on every machine", 2)
+        return mine
+    expanded = every_rank_or_none(team, expanded_here)
     if leads:
-        run, expanded = found
-    else:
-        plan, _ = load_plan(Path(source), text=text)
-        free = next((t.get("free_bytes") for t in facts.get("tests", []) if t.get("free_bytes") is not None), None)
-        expanded = expand(plan, seed, free)
+        run = found[0]
     # the job files rank 0 read from the run directory (bench_job), for every rank to run
     expanded = with_job_files(expanded, team.share(
         {t.name: t.bench_job for t in expanded.tests if t.bench_job is not None} if leads else None))
@@ -64,10 +71,25 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
     crew = join_crew(team, WorkDir(Path(work_dir), name), existing=True)
     if not leads:
         return follow(expanded, Path(work_dir), crew, helpers, console)
-    run = replace(run, status="running", pid=os.getpid(), machine={**run.machine, "boot_id": sysinfo.boot_id()},
-                  resumed_utc=(*run.resumed_utc, iso(utc_now())), clients=crew.record(run.clients))
+    run = replace(_resumed(run), clients=crew.record(run.clients))
     write_run_json(run_dir, run)
     return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report)
+
+
+def _resumed(run: RunRecord) -> RunRecord:
+    """The record a resume writes before it goes on: running, in this process, on this boot, with one more
+    resumption; a run that waited for a reboot marked as rebooted."""
+    return replace(run, rebooted=run.status == "waiting-for-reboot" or run.rebooted, status="running",
+                   pid=os.getpid(), machine={**run.machine, "boot_id": sysinfo.boot_id()},
+                   resumed_utc=(*run.resumed_utc, iso(utc_now())))
+
+
+def _expand_again(source: str, text: str, seed: int | None, facts: dict) -> Expanded:
+    """The run's operations again, from the plan's text kept in run.json (not the file, which may have changed
+    since) and its seed; a sustained test's fraction_of_free of the free space when the run started, not now."""
+    plan, _ = load_plan(Path(source), text=text)
+    free = next((t.get("free_bytes") for t in facts.get("tests", []) if t.get("free_bytes") is not None), None)
+    return expand(plan, seed, free)
 
 
 def resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
@@ -87,11 +109,7 @@ def resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
     try:
         if missing:
             raise KeyError(missing[0])
-        plan, text = load_plan(Path(run.plan.source), text=run.plan.text)
-        # a sustained test's fraction_of_free is taken of the free space when the run started, not now
-        free = next((t.get("free_bytes") for t in run.expanded.get("tests", []) if t.get("free_bytes") is not None),
-                    None)
-        expanded = expand(plan, run.seed, free)
+        expanded = _expand_again(run.plan.source, run.plan.text, run.seed, run.expanded)
         work = Path(run.work_dir)
         float(run.started_epoch_s)
     except (PlanError, KeyError, TypeError, ValueError) as e:
