@@ -47,6 +47,7 @@ tests:
   - name: p
     kind: pattern
     op: [write, read]
+    access: random
     granularities: [64KiB]
     bytes: 4MiB
     trials: {LONG_TRIALS}
@@ -276,7 +277,9 @@ def _assert_stopped_clean(run_dir: Path, target: Path, stopped_by: str) -> list[
 def test_an_interrupted_run_keeps_every_ranks_rows_and_resumes(tmp_path):
     (tmp_path / "plan.yaml").write_text(LONG_PLAN)
     target = tmp_path / "store"
-    proc = mpi_background(4, "run", "plan.yaml", "--target", str(target), "--out", "reports", cwd=tmp_path)
+    # a seed of the run's own: every rank must expand the resumed plan with it (random offsets), not the plan's
+    proc = mpi_background(4, "run", "plan.yaml", "--target", str(target), "--out", "reports", "--seed", "7",
+                          cwd=tmp_path)
     run_dir = _wait_for_rows(tmp_path / "reports", proc, 40)
     rank0 = json.loads((run_dir / "run.json").read_text())["pid"]
     os.kill(rank0, signal.SIGINT)

@@ -99,3 +99,20 @@ def test_facts_nobody_could_read_are_said_unknown(tmp_path):
     assert "<td>unknown, honoured: unknown (`stibium selftest --target` on it measures it), alignment unknown B</td>" \
         in page
     assert "<td>host — unknown unknown, unknown, unknown CPUs, unknown RAM</td>" in page
+
+
+def test_a_long_figure_title_goes_on_over_lines_that_fit_and_the_figure_grows_to_hold_them():
+    # plotly.js cuts a title at the figure's edge: "source-tree-with-a-rather-long-name: files per second by phase a"
+    from stibium_py.report import plot
+    from stibium_py.report.figures import TITLE_CHARS, TITLE_LINE_PX, layout
+    short = layout(plot.Figure(), "reads: rate against size", "size", "seconds")
+    assert short.layout["title"]["text"] == "reads: rate against size" and short.layout["height"] == 420
+    long = layout(plot.Figure(), "source-tree-with-a-rather-long-name: files per second by phase and threads "
+                  "(median over trials and its interval)", "threads", "files/s")
+    lines = long.layout["title"]["text"].split("<br>")
+    assert len(lines) == 2 and all(len(line) <= TITLE_CHARS for line in lines)
+    assert " ".join(lines) == ("source-tree-with-a-rather-long-name: files per second by phase and threads (median "
+                               "over trials and its interval)")
+    assert long.layout["height"] == 420 + TITLE_LINE_PX and long.layout["margin"]["t"] == 50 + TITLE_LINE_PX
+    escaped = layout(plot.Figure(), "a <b> & c", "x", "y")
+    assert escaped.layout["title"]["text"] == "a &lt;b&gt; &amp; c"

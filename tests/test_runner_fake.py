@@ -139,7 +139,8 @@ def _interrupted_on_volume(tmp_path, monkeypatch, uuid: str):
 def test_resume_follows_the_volume_uuid_not_the_device_number(tmp_path, monkeypatch):
     from stibium_py import sysinfo
     run_dir, helpers = _interrupted_on_volume(tmp_path, monkeypatch, "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB")
-    monkeypatch.setattr(sysinfo, "volume_uuid", lambda path: "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB")
+    monkeypatch.setattr(sysinfo, "volume_uuid", lambda path: "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB"
+                        if path == tmp_path / "t" else None)        # asked of the target's folder
     assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), helpers).status == "complete"
 
 
@@ -401,6 +402,7 @@ def test_a_run_json_without_what_resume_needs_names_the_field(tmp_path, field):
 def test_resume_on_another_device_without_a_volume_uuid_is_refused_by_its_device_number(tmp_path, monkeypatch):
     import json
     from stibium_py import sysinfo
+    monkeypatch.chdir("/dev")          # another file system than the target's: the target's own device is looked at
     real = sysinfo.target_facts
     monkeypatch.setattr(sysinfo, "target_facts", lambda target: {k: v for k, v in real(target).items()
                                                                  if k != "volume_uuid"})
@@ -483,7 +485,6 @@ def test_a_rank_that_expands_the_resumed_plan_otherwise_stops_every_rank(tmp_pat
     # a rank with another stibium would measure other offsets than rank 0's: its operations are held to the
     # run's digest, and every rank stops (this rank quietly, with rank 0's exit status; rank 0 names it)
     from stibium_py import __version__
-    from stibium_py.run.resume import _resume_team
     with pytest.raises(RunError):
         start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
     run_dir = next((tmp_path / "r").iterdir())
@@ -492,8 +493,20 @@ def test_a_rank_that_expands_the_resumed_plan_otherwise_stops_every_rank(tmp_pat
             run_dir.name)
     team = _RankOne([sent])
     with pytest.raises(SystemExit) as e:
-        _resume_team(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers(), team)
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers(), team)
     assert e.value.code == 2
     assert team.given == [None, (2, f"this rank expanded the run's plan into other operations than rank 0; install "
                                     f"the same stibium ({__version__}) on every machine")]
     assert read_run_json(run_dir).status == "interrupted"          # nothing written
+
+
+def test_a_run_json_without_its_tests_list_resumes_a_plan_that_needs_no_free_space(tmp_path):
+    # expanded.tests keeps a sustained test's free space; a plan without one resumes without the list
+    import json
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    record = json.loads((run_dir / "run.json").read_text())
+    del record["expanded"]["tests"]
+    (run_dir / "run.json").write_text(json.dumps(record))
+    assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"

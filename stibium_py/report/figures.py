@@ -6,6 +6,8 @@ many), the stride heatmap. Strings from plans and paths are HTML-escaped before 
 
 from __future__ import annotations
 
+import textwrap
+
 from typing import Any, Callable
 
 import numpy as np
@@ -24,13 +26,21 @@ def _scatter(n: int) -> type:
     return plot.Scattergl if n > WEBGL_ABOVE_POINTS else plot.Scatter
 
 
+TITLE_CHARS = 58       # a title's line on a figure half the page wide (the page's grid: two of 596 px)
+TITLE_LINE_PX = 22
+
+
 def layout(fig: plot.Figure, title: str, x: str, y: str, log_x: bool = False, log_y: bool = False) -> plot.Figure:
     """The house style of every figure."""
     # the toolbar stands upright at the right edge (shown on hover), where it covers no title; the
     # template (plotly_white) is given by the page (page.figure)
-    fig.update_layout(title=esc(title), xaxis_title=x, yaxis_title=y, height=420,
-                      margin={"l": 60, "r": 40, "t": 50, "b": 50}, legend={"orientation": "h", "y": -0.2},
-                      modebar={"orientation": "v"})
+    # a title longer than a half-page figure is wide goes on over more lines (plotly.js cuts a title at the
+    # figure's edge); the top margin grows by a line for each
+    lines = textwrap.wrap(title, TITLE_CHARS, break_long_words=False, break_on_hyphens=False) or [""]
+    fig.update_layout(title="<br>".join(esc(line) for line in lines), xaxis_title=x, yaxis_title=y,
+                      height=420 + TITLE_LINE_PX * (len(lines) - 1),
+                      margin={"l": 60, "r": 40, "t": 50 + TITLE_LINE_PX * (len(lines) - 1), "b": 50},
+                      legend={"orientation": "h", "y": -0.2}, modebar={"orientation": "v"})
     fig.update_xaxes(exponentformat="SI")   # 2.4G, not 2.4B (billions read as bytes)
     fig.update_yaxes(exponentformat="SI")
     if log_x:
