@@ -113,8 +113,8 @@ def rates_figure(results: list[TreeResult]) -> plot.Figure:
                      "arrayminus": [max(y - p.rate.low, 0.0) if math.isfinite(p.rate.low) else 0.0
                                     for p, y in zip(e.points, ys)]}))
     name = results[0].name if results else ""
-    fig = layout(fig, f"{name}: files per second by phase against threads", "threads",
-                 "files/s (list: names/s), median over trials and its interval", log_y=True)
+    fig = layout(fig, f"{name}: files per second by phase against threads (median over trials, its interval)",
+                 "threads", "files/s (list: names/s)", log_y=True)
     fig.update_xaxes(tickvals=sorted({p.threads for e in results for p in e.points}))   # whole threads only
     return fig
 
