@@ -266,6 +266,7 @@ def test_the_resumed_record_is_this_process_s_on_this_boot_with_one_more_resumpt
     assert resumed.machine["boot_id"] == "a later boot" and len(resumed.resumed_utc) == len(before.resumed_utc) + 1
     after = read_run_json(run_dir)
     assert after.status == "complete" and after.seed == 7 and after.expanded["ops_sha256"] == before.expanded["ops_sha256"]
+    assert after.clients == before.clients == {}             # one client: no crew recorded
 
 
 @pytest.mark.parametrize("change,said", [
@@ -438,8 +439,14 @@ def test_a_test_folder_removed_since_is_made_again_and_one_that_cannot_be_is_ref
     with pytest.raises(RunError) as e:
         resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
     assert str(e.value) == f"cannot recreate the test folder {work}: No space left on device" and e.value.exit_code == 2
-    monkeypatch.setattr(WorkDir, "create", real_create)
+    markers = []
+
+    def watched(self):                  # the folder made again carries this run's marker
+        real_create(self)
+        markers.append((self.path / ".stibium-run").read_text().splitlines()[0])
+    monkeypatch.setattr(WorkDir, "create", watched)
     assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"
+    assert markers == [f"stibium test files of run {run_dir.name}; safe to delete"]
     rows, _ = read_measurements(run_dir)
     assert sorted(rows.seq.tolist()) == list(range(16))
 
