@@ -34,11 +34,15 @@ from .units import format_bytes, format_seconds, format_size, in_flight_label, o
 console = Console(stderr=False)
 
 
-def _fail(message: str, code: int) -> None:
+def _say(message: str) -> None:
     try:
         click.echo(f"stibium: {message}", err=True)
     except OSError:         # no terminal to say it on (closed: SIGHUP); the exit status still says it
         pass
+
+
+def _fail(message: str, code: int) -> None:
+    _say(message)
     sys.exit(code)
 
 
@@ -62,8 +66,13 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as e:  # a bug of ours: one line, and the traceback on request
             if os.environ.get("STIBIUM_DEBUG"):
                 raise
-            _fail(f"internal error: {type(e).__name__}: {e}; run again with STIBIUM_DEBUG=1 for the traceback "
-                  f"and report it", 1)
+            message = (f"internal error: {type(e).__name__}: {e}; run again with STIBIUM_DEBUG=1 for the traceback "
+                       f"and report it")
+            team = sys.modules.get("stibium_py.team")
+            if team is not None and team.joined_many():    # one of many ranks: none may wait for this one
+                _say(message)
+                team.end_every_rank(1)
+            _fail(message, 1)
 
     return wrapper
 

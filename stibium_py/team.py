@@ -281,6 +281,21 @@ def verdict(stops: list[tuple[str, str] | None]) -> tuple[str, str] | None:
     return status, "; ".join(dict.fromkeys(reason for _, reason in said))
 
 
+_joined: list[Team] = []      # the team of many this process joined, for end_every_rank
+
+
+def joined_many() -> bool:
+    """Whether this process is one of many ranks."""
+    return bool(_joined) and _joined[0].size > 1
+
+
+def end_every_rank(code: int) -> None:
+    """Where this process is one of many ranks, end them all at once (MPI_Abort): for a failure of ours outside
+    the steps in which ranks stop together, after which the others would wait for this one for ever."""
+    if joined_many():
+        _joined[0].abort(code)
+
+
 def join(environ: dict[str, str] | None = None) -> Team:
     """The team this process belongs to: MPI's when a launcher started more than one rank, else Solo. Under a
     launcher without mpi4py, one line says what to install."""
@@ -295,7 +310,9 @@ def join(environ: dict[str, str] | None = None) -> Team:
     comm = MPI.COMM_WORLD
     if comm.Get_size() <= 1:
         return Solo()
-    return MpiTeam(comm)
+    team = MpiTeam(comm)
+    _joined[:] = [team]
+    return team
 
 
 def pickled_bytes(value: Any) -> int:

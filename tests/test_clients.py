@@ -219,3 +219,31 @@ def test_a_sigint_in_a_collective_made_of_others_is_raised_once_at_the_end():
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, inherited)
+
+
+def test_an_internal_error_on_one_of_many_ranks_ends_every_rank(monkeypatch):
+    # a failure of ours outside the steps where ranks stop together: the other ranks would wait for this one for
+    # ever (mpi4py's MPI_Finalize at exit waits too), so every rank is ended at once (MPI_Abort), after the line
+    from click.testing import CliRunner
+    from stibium_py import team
+    from stibium_py.cli import main
+
+    class Many:
+        size, rank = 4, 2
+
+        def __init__(self):
+            self.aborted = []
+
+        def abort(self, code):
+            self.aborted.append(code)
+            raise SystemExit(code)
+    many = Many()
+    monkeypatch.setattr(team, "_joined", [many])
+    monkeypatch.setattr("stibium_py.cli.builtin_plans", lambda: (_ for _ in ()).throw(RuntimeError("boom")))
+    done = CliRunner().invoke(main, ["plans"])
+    assert many.aborted == [1] and done.exit_code == 1
+    assert done.output == ("stibium: internal error: RuntimeError: boom; run again with STIBIUM_DEBUG=1 for the "
+                           "traceback and report it\n")
+    monkeypatch.setattr(team, "_joined", [])          # one process: the line and the exit status alone
+    done = CliRunner().invoke(main, ["plans"])
+    assert done.exit_code == 1 and done.output.count("internal error") == 1
