@@ -292,6 +292,8 @@ def test_an_interrupted_run_keeps_every_ranks_rows_and_resumes(tmp_path):
     assert said == [f"stibium: {run_dir} ran with 4 clients; resume it with mpiexec -n 4 stibium resume {run_dir}"]
     alone = subprocess.run([*STIBIUM, "resume", str(run_dir)], cwd=tmp_path, capture_output=True, text=True)
     assert alone.returncode == 2 and "resume it with mpiexec -n 4" in alone.stderr
+    # the plan file edited since: every rank resumes the plan kept in run.json, which rank 0 sends
+    (tmp_path / "plan.yaml").write_text(LONG_PLAN.replace("bytes: 4MiB", "bytes: 2MiB"))
     done = mpi(4, "resume", str(run_dir), cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = rows_of(run_dir)
