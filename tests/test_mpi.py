@@ -330,6 +330,24 @@ def test_every_client_runs_the_plan_s_own_fio_job_file_that_rank_0_read(tmp_path
     assert not [r for r in fio if r["error"]]
     assert sorted((int(r["trial"]), int(r["rank"]), int(r["bytes"])) for r in fio) == \
         [(0, 0, 1 << 20), (0, 1, 1 << 20), (1, 0, 1 << 20), (1, 1, 1 << 20)]
+    # the run cut after its first trial (its later rows gone, its status interrupted) and resumed by both ranks:
+    # every rank runs the job file rank 0 reads from the run directory again
+    run_dir = the_run(tmp_path / "reports")
+    kept = [r for r in rows_of(run_dir) if r["trial"] == "0"]
+    with open(run_dir / "measurements.csv", newline="") as f:
+        header = next(csv.reader(f))
+    with open(run_dir / "measurements.csv", "w", newline="") as f:
+        out = csv.DictWriter(f, fieldnames=header)
+        out.writeheader()
+        out.writerows(kept)
+    record = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**record, "status": "interrupted", "ended_utc": None}))
+    (tmp_path / "mine.fio").write_text("[global]\nfilename=data.bin\ndirect=1\nsize=1m\n\n[whole]\nrw=read\nbs=4k\n")
+    done = mpi(2, "resume", str(run_dir), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    fio = [r for r in rows_of(run_dir) if r["instrument"] == "fio"]
+    assert sorted((int(r["trial"]), int(r["rank"]), int(r["granularity_bytes"])) for r in fio) == \
+        [(0, 0, 65536), (0, 1, 65536), (1, 0, 65536), (1, 1, 65536)]        # the kept job, not the file edited since
 
 
 def test_every_client_makes_a_tree_of_its_own_and_the_table_adds_their_files(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -424,7 +425,6 @@ def test_resume_on_another_device_without_a_volume_uuid_is_refused_by_its_device
 
 def test_a_test_folder_removed_since_is_made_again_and_one_that_cannot_be_is_refused(tmp_path, monkeypatch):
     import errno
-    from pathlib import Path
     from stibium_py.workdir import WorkDir
     with pytest.raises(RunError):
         start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
@@ -517,3 +517,38 @@ def test_a_run_json_without_its_tests_list_resumes_a_plan_that_needs_no_free_spa
     del record["expanded"]["tests"]
     (run_dir / "run.json").write_text(json.dumps(record))
     assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"
+
+
+class _Joined(Exception):
+    """Raised by _RankZero where the crew would place the clocks: the test has seen what it came for."""
+
+
+class _RankZero:
+    """Rank 0 of two, in this process: every rank answers as rank 0 does, until the clocks."""
+
+    rank, size, host = 0, 2, "here"
+
+    def share(self, value):
+        return value
+
+    def everyone(self, value):
+        return [value, value]
+
+    def clocks(self, read_ns, boot_id=None):
+        raise _Joined
+
+
+def test_a_resume_of_many_clients_marks_the_test_folder_as_this_run_s(tmp_path):
+    # the marker is what a later resume holds the folder to (workdir.made_for): the crew's token beside the run
+    import json
+    with pytest.raises(RunError):
+        start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
+    run_dir = next((tmp_path / "r").iterdir())
+    record = json.loads((run_dir / "run.json").read_text())
+    record["clients"] = {"ranks": 2, "hosts": ["here", "here"], "read_shift": 1, "launches": []}
+    (run_dir / "run.json").write_text(json.dumps(record))
+    with pytest.raises(_Joined):
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers(), _RankZero())
+    marker = (Path(record["work_dir"]) / ".stibium-run").read_text().splitlines()
+    assert marker[0] == f"stibium test files of run {run_dir.name}; safe to delete"
+    assert len(marker) == 2 and marker[1].startswith("clients: ")

@@ -21,7 +21,7 @@ from ..record import RunRecord, ops_digest
 from ..store import iso, read_run_json, utc_now, write_run_json
 from ..team import Solo, Team
 from ..workdir import WorkDir, made_for
-from .crew import every_rank_or_none, join_crew
+from .crew import Crew, every_rank_or_none, join_crew
 from .driver import drive
 from .jobs import bench_checked, kept, with_job_files
 from .options import Finished, RunOptions, helpers_of
@@ -36,10 +36,7 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: Hel
     if team.size > 1:
         return _resume_team(run_dir, options, console, helper, team)
     run, expanded = resumable(run_dir, clients=1)
-    run = _resumed(run)
-    write_run_json(run_dir, run)
-    return drive(run_dir, run, expanded, helpers_of(helper), options.progress, console, None,
-                 options.remove_beside_report)
+    return _go_on(run_dir, _resumed(run), expanded, helpers_of(helper), options, console, None)
 
 
 def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None,
@@ -71,7 +68,13 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
     crew = join_crew(team, WorkDir(Path(work_dir), name), existing=True)
     if not leads:
         return follow(expanded, Path(work_dir), crew, helpers, console)
-    run = replace(_resumed(run), clients=crew.record(run.clients))
+    return _go_on(run_dir, replace(_resumed(run), clients=crew.record(run.clients)), expanded, helpers, options,
+                  console, crew)
+
+
+def _go_on(run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory, options: RunOptions,
+           console: Console, crew: Crew | None) -> Finished:
+    """The resumed record written, then the driver from the first operation not done (rank 0; one client)."""
     write_run_json(run_dir, run)
     return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report)
 
