@@ -64,7 +64,9 @@ def with_plotly(monkeypatch):
     from importlib import import_module
     shim = SimpleNamespace(Figure=go.Figure, Scatter=go.Scatter, Scattergl=go.Scattergl, Heatmap=go.Heatmap,
                            Bar=go.Bar, make_subplots=make_subplots, QUALITATIVE=plotly.colors.qualitative.Plotly,
-                           viridis=lambda points: plotly.colors.sample_colorscale("Viridis", points))
+                           viridis=lambda points: plotly.colors.sample_colorscale("Viridis", points),
+                           **{name: getattr(plot, name) for name in ("BLUE", "ORANGE", "GREEN", "RED", "PURPLE",
+                                                                     "BROWN", "PINK", "GREY")})
 
     def use() -> None:
         for name in VIEWS:
