@@ -17,6 +17,18 @@ def _report(run_dir: Path, *extra: str):
     return CliRunner().invoke(main, ["report", str(run_dir), *extra])
 
 
+def _reported_skipping(run_dir: Path, damaged: int) -> dict:
+    """The report's summary of a run of 180 measurements of which `damaged` rows were skipped, and its warning."""
+    result = _report(run_dir, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["damaged_rows"] == damaged and summary["measurements"] == 140 + 40 - damaged
+    rows = "row of measurements.csv was" if damaged == 1 else "rows of measurements.csv were"
+    assert {"level": "warning", "test": "all", "message": f"{damaged} damaged {rows} skipped",
+            "what_to_do": "the report uses the rows that are whole"} in summary["warnings"]
+    return summary
+
+
 def _set_cells(run_dir: Path, cells: dict[tuple[int, str], str]) -> None:
     """Edits measurements.csv by hand: {(line, column name): new text}, line 0 being the header."""
     import csv
@@ -41,12 +53,7 @@ def test_a_csv_cut_mid_row_gives_a_report_from_the_whole_rows(tmp_path, reader):
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     data = (run / "measurements.csv").read_bytes()
     (run / "measurements.csv").write_bytes(data[: len(data) - 40])     # the last row cut
-    result = _report(run, "--json")
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
-    assert summary["damaged_rows"] == 1 and summary["measurements"] == 140 + 40 - 1
-    assert {"level": "warning", "test": "all", "message": "1 damaged row of measurements.csv was skipped",
-            "what_to_do": "the report uses the rows that are whole"} in summary["warnings"]
+    _reported_skipping(run, 1)
     assert (run / "report.html").exists()
 
 
@@ -250,12 +257,7 @@ def test_a_run_json_no_stibium_writes_is_refused_in_one_line(tmp_path, damage, m
 def test_rows_with_a_negative_or_infinite_count_or_time_are_skipped_as_damaged(tmp_path, reader):
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     _set_cells(run, {(3, "seconds"): "-5", (4, "bytes"): "-100", (5, "seconds"): "1e400", (6, "lat_p99_s"): "-0.001"})
-    result = _report(run, "--json")
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
-    assert summary["damaged_rows"] == 4 and summary["measurements"] == 140 + 40 - 4
-    assert {"level": "warning", "test": "all", "message": "4 damaged rows of measurements.csv were skipped",
-            "what_to_do": "the report uses the rows that are whole"} in summary["warnings"]
+    _reported_skipping(run, 4)
 
 
 def test_rows_of_a_kind_this_stibium_does_not_know_are_skipped_as_damaged(tmp_path, reader):
@@ -263,12 +265,7 @@ def test_rows_of_a_kind_this_stibium_does_not_know_are_skipped_as_damaged(tmp_pa
     summarise it, so report and compare count it with the damaged rows instead of ending in an internal error."""
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     _set_cells(run, {(3, "kind"): "disk", (7, "kind"): ""})
-    result = _report(run, "--json")
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
-    assert summary["damaged_rows"] == 2 and summary["measurements"] == 140 + 40 - 2
-    assert {"level": "warning", "test": "all", "message": "2 damaged rows of measurements.csv were skipped",
-            "what_to_do": "the report uses the rows that are whole"} in summary["warnings"]
+    _reported_skipping(run, 2)
     other = make_run(tmp_path / "o", rate_bytes_per_s=2e8)
     compared = CliRunner().invoke(main, ["compare", str(run), str(other), "--out", str(tmp_path / "c.html")])
     assert compared.exit_code == 0 and "internal error" not in compared.output, compared.output

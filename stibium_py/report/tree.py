@@ -48,7 +48,7 @@ def lines(results: list[TreeResult], width: int) -> list[Any]:
     variants = [[_row(e, threads, moved) for e in results] for moved in (True, False)]
     shown, dropped, _ = fitted_table("tree phases: the median rate over trials at each thread count", columns,
                                      variants, width)
-    met = [f"{e.name} {e.op}: {'; '.join(_met(e))}" for e in results if _met(e)]
+    met = [f"{e.name} {e.op}: {'; '.join(said)}" for e in results if (said := _met(e))]
     return [with_caption(shown, dropped), *met]
 
 
