@@ -50,8 +50,11 @@ def launched_size(environ: dict[str, str]) -> int:
 @dataclass(frozen=True)
 class ClientClock:
     """A rank's raw clock placed on rank 0's: rank 0's time = this rank's time + offset_ns, within
-    +- uncertainty_ns (half the shortest round trip). A rank on rank 0's machine (the same boot) reads the
-    same clock: its offset is 0 exactly, and measured_offset_ns shows what the method found there."""
+    +- uncertainty_ns (half the shortest round trip). The offset is always the one measured; the boot id can
+    only confirm it: a rank on rank 0's machine (the same boot) whose measured offset lies within its
+    uncertainty reads the same clock (same_clock: its offset is 0 exactly, measured_offset_ns shows what the
+    method found). A rank of the same boot whose offset lies beyond (a time namespace, as containers and
+    checkpoint/restore give a process) keeps its measured offset."""
 
     rank: int
     host: str
@@ -258,6 +261,7 @@ class MpiTeam:
                     samples.append((sent, theirs, read_ns()))
                 mine = clock_offset(samples)
         offset, uncertainty, rtt = mine or (0, 0, 0)
+        same = same and abs(offset) <= uncertainty          # the boot id confirms the measurement, never replaces it
         found = self._up(ClientClock(self.rank, self.host, os.getpid(), 0 if same else offset, 0 if same else uncertainty,
                                      rtt, offset, same))
         self._down(None)

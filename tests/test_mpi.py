@@ -407,3 +407,57 @@ def test_the_slowest_clients_table_is_one_line_a_point_at_every_width(four, widt
     for p, row in zip(points, rows):
         assert re.match(r"\S", row) and re.search(rf" {p.slowest.rank} ", row), rows      # one line a point
         assert re.search(r"\d [kMGT]?B/s", row), row                                      # its rate whole
+
+
+CLOCK_PLAN = """\
+name: clocks
+tests:
+  - name: seq
+    kind: pattern
+    op: read
+    access: sequential
+    granularities: [1MiB]
+    bytes: 16MiB
+    trials: 4
+"""
+
+
+def _time_namespaces() -> str | None:
+    """Why this machine cannot start a process with a clock of its own (a time namespace), or None."""
+    if shutil.which("unshare") is None:
+        return "no unshare (util-linux)"
+    probe = subprocess.run(["unshare", "--time", "--monotonic", "5", "true"], capture_output=True, text=True)
+    return None if probe.returncode == 0 else f"no time namespaces here: {probe.stderr.strip()}"
+
+
+@pytest.mark.parametrize("offset_s", [1000, -5])
+def test_a_client_whose_clock_is_offset_is_placed_by_its_measured_offset(tmp_path, offset_s):
+    """The second client in a time namespace of its own (its monotonic clocks offset_s ahead, or behind: as a
+    container or a restored checkpoint has them), on the same boot as rank 0: its clock is placed by the
+    measured offset, which must equal the namespace's exactly within the measured uncertainty, so its rows sit
+    on rank 0's timeline (its steps start with rank 0's) and the aggregate is the clients' (the boot id, the
+    same on both, once set the offset to 0: 33.6 KB/s for two clients that each read at 900 MB/s)."""
+    why = _time_namespaces()
+    if why:
+        pytest.skip(why)
+    (tmp_path / "plan.yaml").write_text(CLOCK_PLAN)
+    run = [*STIBIUM, "run", "plan.yaml", "--target", str(tmp_path / "store"), "--out", "reports"]
+    offset = ["unshare", "--time", "--monotonic", str(offset_s), "--boottime", str(offset_s)]
+    done = subprocess.run([MPIEXEC, "--oversubscribe", "-n", "1", *run, ":", "-n", "1", *offset, *run], cwd=tmp_path,
+                          env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = the_run(tmp_path / "reports")
+    zero, one = json.loads((run_dir / "run.json").read_text())["clients"]["launches"][0]["clocks"]
+    assert zero["same_clock"] and zero["offset_ns"] == 0
+    # rank 0's time = rank 1's time + offset: rank 1's clock is offset_s ahead, so its offset is -offset_s
+    assert not one["same_clock"] and 0 < one["uncertainty_ns"] <= 5_000_000
+    assert abs(one["offset_ns"] + offset_s * 10**9) <= one["uncertainty_ns"], one
+    rows = rows_of(run_dir)
+    for seq in {r["seq"] for r in rows}:
+        starts = {r["rank"]: float(r["run_start_s"]) for r in rows if r["seq"] == seq}
+        assert abs(starts["0"] - starts["1"]) < 0.5, (seq, starts)          # both start after the step's barrier
+    summary = json.loads((run_dir / "summary.json").read_text())
+    [point] = summary["clients"]["points"]
+    each = [c["rate_bytes_per_s"] for c in point["clients"]]
+    aggregate = next(p for t in summary["tests"] for p in t.get("points", []))["throughput_bytes_per_s"]["estimate"]
+    assert aggregate >= 0.9 * max(each), (aggregate, each)

@@ -552,3 +552,31 @@ def test_a_resume_of_many_clients_marks_the_test_folder_as_this_run_s(tmp_path):
     marker = (Path(record["work_dir"]) / ".stibium-run").read_text().splitlines()
     assert marker[0] == f"stibium test files of run {run_dir.name}; safe to delete"
     assert len(marker) == 2 and marker[1].startswith("clients: ")
+
+
+class _LooseClocks(_RankZero):
+    """Rank 0 of three, in this process: rank 2's clock placed no better than 6 ms (its round trips 12 ms)."""
+
+    size = 3
+
+    def everyone(self, value):
+        return [value] * 3
+
+    def clocks(self, read_ns, boot_id=None):
+        from stibium_py.team import ClientClock
+        return [ClientClock(0, "here", 1, 0, 0, 0, 0, True), ClientClock(1, "here", 2, 0, 0, 8_000, 40, True),
+                ClientClock(2, "far", 3, 123_000_000, 6_000_000, 12_000_000, 123_000_000, False)]
+
+
+def test_a_rank_whose_clock_cannot_be_placed_within_the_bound_is_named_and_the_run_refused(tmp_path):
+    from stibium_py.run.crew import join_crew
+    from stibium_py.workdir import WorkDir
+    work = WorkDir(tmp_path / "target" / "stibium-x", "x")
+    (tmp_path / "target").mkdir()
+    with pytest.raises(RunError) as e:
+        join_crew(_LooseClocks(), work)
+    assert e.value.exit_code == 2
+    assert str(e.value) == ("the clock of rank 2 (far: the shortest round trip took 12.0 ms) cannot be placed on rank "
+                            "0's within 5 ms, which the timeline and the aggregate need; run the clients over a "
+                            "faster network, or fewer ranks than cores")
+    assert list((tmp_path / "target").iterdir()) == []          # nothing left behind

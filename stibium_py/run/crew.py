@@ -97,6 +97,13 @@ def read_plan_once(team: Team, plan_arg: str) -> LoadedPlan:
     return LoadedPlan(Path(source), plan, text)
 
 
+# The bound within which every rank's clock must be placed on rank 0's (half the shortest of the round trips):
+# a step's start and end are placed on one clock to this, and the aggregate's time of a step is from its first
+# start to its last end. A local network's round trip is well under a millisecond; ranks on one machine's cores
+# a few microseconds (docs/many-clients.md).
+CLOCK_BOUND_NS = 5_000_000
+
+
 def join_crew(team: Team, work: WorkDir, existing: bool = False) -> Crew:
     """Many clients: the test folder rank 0 created must be seen by every rank (one store), then each rank's
     clock is placed on rank 0's and every rank learns whose writes its reads meet."""
@@ -123,6 +130,16 @@ def join_crew(team: Team, work: WorkDir, existing: bool = False) -> Crew:
                        f"--target", 2)
     shift = read_shift(hosts)
     clocks = team.clocks(_raw_clock_or_fail, sysinfo.boot_id())
+    loose = team.share([c for c in clocks or () if c.uncertainty_ns > CLOCK_BOUND_NS] if team.rank == 0 else None)
+    if loose:
+        if team.rank != 0:
+            raise SystemExit(2)
+        work.remove()
+        names = ", ".join(f"{c.rank} ({c.host}: the shortest round trip took {c.round_trip_ns / 1e6:.1f} ms)"
+                          for c in loose)
+        raise RunError(f"the clock{'s' if len(loose) > 1 else ''} of rank{'s' if len(loose) > 1 else ''} {names} cannot "
+                       f"be placed on rank 0's within {CLOCK_BOUND_NS / 1e6:g} ms, which the timeline and the aggregate "
+                       f"need; run the clients over a faster network, or fewer ranks than cores", 2)
     base = team.share(raw_clock_ns() if team.rank == 0 else None)
     mine = team.share(clocks)[team.rank]
     return Crew(team, Place(team.rank, team.size, shift), mine.offset_ns, int(base or 0),
