@@ -24,8 +24,8 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .errors import (CompareError, FioError, HelperError, JsonRefused, MeasurementError, PathError, PlanError, RecordError, RunDirError,
-                     RunError, SizeError)
+from .errors import (CompareError, FioError, HelperError, HistoryError, JsonRefused, MeasurementError, PathError, PlanError,
+                     RecordError, RunDirError, RunError, SizeError)
 from . import registry
 from .paths import existing_folder
 from .plan.find import builtin_plans, plan_description, resolve_plan_path
@@ -57,7 +57,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             _fail(str(e), 2)
         except MeasurementError as e:
             _fail(str(e), 1)
-        except RunError as e:
+        except (RunError, HistoryError) as e:
             _fail(str(e), e.exit_code)
         except HelperError as e:
             _fail(str(e), 1)
@@ -75,6 +75,13 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             _fail(message, 1)
 
     return wrapper
+
+
+def history_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--no-history", is_flag=True, help="Do not record the run in the history.")(fn)
+    return click.option("--history", "history_path", type=click.Path(path_type=Path),
+                        help="The history database (default: STIBIUM_HOME, else the platform's data folder; see "
+                             "`stibium history --help`).")(fn)
 
 
 def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -112,10 +119,11 @@ def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) 
               "the plan's runs); two or more let compare see the variance between runs.")
 @click.option("--dry-run", is_flag=True, help="Check and show the plan, write nothing.")
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@history_options
 @quiet_option
 @user_errors
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
-        runs: int | None, dry_run: bool, open_report: bool) -> None:
+        runs: int | None, dry_run: bool, open_report: bool, history_path: Path | None, no_history: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     from .plan import expand_at
     from .preflight import preflight
@@ -126,7 +134,8 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         console.quiet = True       # rank 0 speaks for the run
     loaded = read_plan_once(team, plan)
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
-                         allow_nonempty=allow_nonempty, remove_beside_report=True)
+                         allow_nonempty=allow_nonempty, remove_beside_report=True,
+                         on_end=None if no_history or team.rank else _recorder(history_path))
     if dry_run and team.rank:
         return
     if dry_run:
@@ -144,16 +153,17 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
 @main.command(short_help="Finish an interrupted run (or series), or one after its reboot.")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@history_options
 @quiet_option
 @user_errors
-def resume(run_dir: Path, open_report: bool) -> None:
+def resume(run_dir: Path, open_report: bool, history_path: Path | None, no_history: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
     operations."""
     from .run import RunOptions, resume_run, resume_series
     from .store import is_series
     from .team import join
     team = join()
-    options = RunOptions(remove_beside_report=True)
+    options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else _recorder(history_path))
     if team.rank:
         console.quiet = True
         resume_run(run_dir, options, console, team=team)   # rank 0 tells the others what
@@ -164,6 +174,21 @@ def resume(run_dir: Path, open_report: bool) -> None:
     else:
         finished = resume_run(run_dir, options, console, team=team)
     _after_run(finished, open_report)
+
+
+def _recorder(given: Path | None) -> Callable[[Path], None]:
+    """What a run calls as it ends: the history records it, and says where (or, on stderr, why not)."""
+    from .history.where import default_database
+    database = default_database(given)
+
+    def record(run_dir: Path) -> None:
+        from .history.remember import remember
+        line = remember(run_dir, database)
+        if line.startswith("history: not written"):
+            click.echo(line, err=True)
+        else:
+            console.print(line, highlight=False, soft_wrap=True)
+    return record
 
 
 def _after_run(finished: Any, open_report: bool) -> None:
@@ -251,6 +276,115 @@ def import_fio_command(results: tuple[Path, ...], out_dir: Path, name: str | Non
     run_dir = import_fio(list(results), out_dir, name)
     publish_report(run_dir, console)
     click.echo(f"run directory: {run_dir} (imported)")
+
+
+def _since(value: str | None) -> str | None:
+    """--since as the ISO time runs are compared with (a date is its midnight, UTC)."""
+    if value is None:
+        return None
+    import datetime as dt
+    try:
+        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise HistoryError(f"--since {value!r}: give a date or a time, such as 2026-11-01 or 2026-11-01T12:00") from None
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return when.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+@main.group("history", invoke_without_command=True, short_help="Every run remembered, by drive; steps across runs.")
+@click.option("--history", "history_path", type=click.Path(path_type=Path),
+              help="The history database (default: $STIBIUM_HOME/history.sqlite, else ~/Library/Application Support/"
+                   "stibium on macOS, $XDG_DATA_HOME/stibium or ~/.local/share/stibium elsewhere).")
+@click.option("--drive", help="Only the drives whose name holds this text.")
+@click.option("--since", help="Only the runs started on or after this date (UTC).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports") / "history",
+              show_default=True, help="Folder for each drive's page.")
+@click.option("--open", "open_page", is_flag=True, help="Open the first drive's page in a browser.")
+@quiet_option
+@click.pass_context
+@user_errors
+def history_group(ctx: click.Context, history_path: Path | None, drive: str | None, since: str | None, out_dir: Path,
+                  open_page: bool) -> None:
+    """The runs of each drive in a table, a page per drive (each point over time with its interval, the steps
+    found, the versions that changed). Every run that ends complete or interrupted is recorded; `stibium run
+    --no-history` leaves one out."""
+    from .history.where import default_database
+    ctx.obj = default_database(history_path)
+    if ctx.invoked_subcommand is not None:
+        return
+    from .history.actions import histories
+    from .publish import publish_history
+    publish_history(histories(ctx.obj, drive, _since(since)), ctx.obj, out_dir, console, open_page)
+
+
+@history_group.command("add", short_help="Add run directories (or series, or folders of them).")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.pass_obj
+@user_errors
+def history_add(database: Path, paths: tuple[Path, ...]) -> None:
+    """Add the runs in PATHS (run directories, series, or folders of them such as reports) to the history; a
+    run already there is read again."""
+    from .history.actions import add_runs
+    read = add_runs(list(paths), database)
+    for line in read.skipped:
+        _say(f"left out: {line}")
+    click.echo(f"history: {len(read.entries)} run{'s' if len(read.entries) != 1 else ''} added to {database}")
+
+
+@history_group.command("rebuild", short_help="Make the database again from the run directories.")
+@click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
+@click.pass_obj
+@user_errors
+def history_rebuild(database: Path, folders: tuple[Path, ...]) -> None:
+    """Make the history again from the run directories in FOLDERS (default: reports) and those the old history
+    names that are still there (its imported runs are kept as they are). The old file is replaced at the end."""
+    from .history.actions import rebuild
+    read = rebuild(list(folders) or [Path("reports")], database)
+    for line in read.skipped:
+        _say(f"left out: {line}")
+    click.echo(f"history: {database} made again with {len(read.entries)} run{'s' if len(read.entries) != 1 else ''}")
+
+
+@history_group.command("check", short_help="Exit 1 if a drive's latest run is a step down beyond the threshold.")
+@click.option("--drive", help="Only the drives whose name holds this text.")
+@click.option("--since", help="Only the runs started on or after this date (UTC).")
+@click.option("--threshold", type=click.FloatRange(0, 100), default=5.0, show_default=True,
+              help="The drop, in percent, that counts (the interval must lie below no change too).")
+@click.pass_obj
+@user_errors
+def history_check(database: Path, drive: str | None, since: str | None, threshold: float) -> None:
+    """For CI: exit 1 when the latest complete run of a drive is slower than the runs before it (since their last
+    step) beyond their intervals and by more than THRESHOLD percent at some point; 0 otherwise. One line says why."""
+    from .history.actions import check
+    from .report.history_text import check_line
+    result = check(database, threshold / 100, drive, _since(since))
+    click.echo(check_line(result, threshold))
+    if result.slower:
+        sys.exit(1)
+
+
+@history_group.command("export", short_help="Write the history as a JSON file another machine can import.")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--drive", help="Only the drives whose name holds this text.")
+@click.pass_obj
+@user_errors
+def history_export(database: Path, file: Path, drive: str | None) -> None:
+    """Write the runs of the history (of some drives) to FILE (JSON, stibium-history/1)."""
+    from .history.actions import export
+    count = export(database, file, drive)
+    click.echo(f"history: {count} run{'s' if count != 1 else ''} written to {file}")
+
+
+@history_group.command("import", short_help="Add the runs of a file `history export` wrote.")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.pass_obj
+@user_errors
+def history_import(database: Path, file: Path) -> None:
+    """Add the runs of FILE (written by `stibium history export` on this or another machine) to the history."""
+    from .history.actions import import_runs
+    count = import_runs(file, database)
+    click.echo(f"history: {count} run{'s' if count != 1 else ''} imported into {database}")
 
 
 @main.group("plan", short_help="Check or show a plan.")

@@ -60,3 +60,12 @@ class FioError(Exception):
 
 class JsonRefused(ValueError):
     """JSON from a stranger past stibium's bounds (nesting, NaN, overflow); the message is one line."""
+
+
+class HistoryError(Exception):
+    """The history database cannot be read or written, or a file to import is not a history; one line.
+    exit_code 2: bad input (a damaged database, a file that is no export); 1: the database busy or unwritable."""
+
+    def __init__(self, message: str, exit_code: int = 2):
+        super().__init__(message)
+        self.exit_code = exit_code

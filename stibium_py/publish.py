@@ -107,3 +107,34 @@ def publish_compare(request: CompareRequest, console: Console | None = None, as_
         _print(console, [*lines, f"comparison page: {page}"])
     _open(page, open_browser)
     return result
+
+
+def publish_history(found: list[Any], database: Path, out_dir: Path, console: Console | None = None,
+                    open_browser: bool = False) -> list[Path]:
+    """The drives' table and each drive's page (history/drives.py: DriveHistory), their lines on the console."""
+    from .history.db import History
+    from .report import history_page, history_terminal
+    from .report.history_text import slug
+
+    pages = []
+    if found:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    for h in found:
+        page = out_dir / f"{slug(h.drive.label)}.html"
+        write_text_atomic(page, history_page.render(h))
+        pages.append(page)
+    if console is not None:
+        with History(database, create=False) as history:
+            drives = [d for d in history.drives() if d.drive.key in {h.drive.key for h in found}]
+        lines: list[Any] = [f"history: {database}"]
+        if drives:
+            lines.append(history_terminal.drives_table(drives, console.width))
+        for h, page in zip(found, pages):
+            lines.append(history_terminal.runs_table(h, console.width))
+            lines.extend(history_terminal.drive_lines(h, str(page)))
+        if not found:
+            lines.append("no runs in the history yet")
+        _print(console, lines)
+    if pages:
+        _open(pages[0], open_browser)
+    return pages

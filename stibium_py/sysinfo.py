@@ -222,6 +222,97 @@ def _device_model(device: str | None) -> str | None:
     return None
 
 
+def _udev_properties(disk: Path, udev_data: Path) -> dict[str, str]:
+    """udev's database entry of a block device (`E:KEY=VALUE` lines in /run/udev/data/bMAJOR:MINOR): the
+    serial and firmware udev read from the drive (ID_SERIAL_SHORT, ID_REVISION) where sysfs has none (SATA
+    behind libata, USB bridges)."""
+    number = _read(str(disk / "dev"))
+    text = _read(str(udev_data / f"b{number}")) if number else None
+    return dict(line[2:].split("=", 1) for line in (text or "").splitlines() if line.startswith("E:") and "=" in line)
+
+
+def linux_drive(disk: Path | None, udev_data: Path = Path("/run/udev/data")) -> dict[str, Any]:
+    """The identity of a whole disk from its sysfs folder: model, serial, firmware, capacity in bytes, and
+    its name. sysfs first (NVMe: device/serial, device/firmware_rev; SCSI and SATA: device/rev; MMC:
+    device/serial, device/fwrev), then udev's database; a fact neither has is left out."""
+    if disk is None:
+        return {}
+    udev = _udev_properties(disk, udev_data)
+
+    def first(*names: str, udev_key: str = "") -> str | None:
+        for name in names:
+            value = _read(str(disk / name))
+            if value:
+                return value
+        return (udev.get(udev_key) or "").strip() or None
+
+    facts: dict[str, Any] = {"disk": disk.name, "model": first("device/model", "device/name", udev_key="ID_MODEL"),
+                             "serial": first("device/serial", "serial", udev_key="ID_SERIAL_SHORT"),
+                             "firmware": first("device/firmware_rev", "device/rev", "device/fwrev",
+                                               udev_key="ID_REVISION")}
+    sectors = _read(str(disk / "size"))
+    if sectors and sectors.isdigit():
+        facts["capacity_bytes"] = int(sectors) * 512     # sysfs counts 512-byte sectors whatever the block
+    return {k: v for k, v in facts.items() if v is not None}
+
+
+def parse_system_profiler_drive(data: str | bytes, bsd_name: str) -> dict[str, Any]:
+    """Serial and firmware of the whole disk `bsd_name` (disk0) from `system_profiler -json SPNVMeDataType
+    SPSerialATADataType SPUSBDataType`: the item, at any depth, whose bsd_name is the disk's; NVMe and SATA
+    items name them device_serial and device_revision, USB items serial_num."""
+    import json
+    try:
+        tree = json.loads(data)
+    except ValueError:
+        return {}
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("bsd_name") == bsd_name:
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(tree)
+    if not found:
+        return {}
+    item = found[0]
+    facts = {"serial": item.get("device_serial") or item.get("serial_num"), "firmware": item.get("device_revision")}
+    return {k: str(v).strip() for k, v in facts.items() if isinstance(v, (str, int)) and str(v).strip()}
+
+
+def parse_diskutil_drive(data: bytes) -> dict[str, Any]:
+    """Model and capacity of a whole disk from `diskutil info -plist DISK`: MediaName, and TotalSize (Size in
+    older releases)."""
+    info = _plist(data)
+    facts: dict[str, Any] = {}
+    if isinstance(info.get("MediaName"), str) and info["MediaName"].strip():
+        facts["model"] = info["MediaName"].strip()
+    size = info.get("TotalSize", info.get("Size"))
+    if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        facts["capacity_bytes"] = size
+    return facts
+
+
+def drive_facts(device: str | None) -> dict[str, Any]:
+    """The drive behind a mounted device: what names it across runs (model, serial, firmware, capacity), for
+    the history (history/). Best effort: {} where the machine cannot tell (tmpfs, a network share)."""
+    if not device or not device.startswith("/dev/"):
+        return {}
+    if sys.platform != "darwin":
+        return linux_drive(_sys_disk(device))
+    whole = _darwin_whole_disk(device)
+    if whole is None:
+        return {}
+    facts = {"disk": whole.removeprefix("/dev/"), **parse_diskutil_drive(_diskutil_plist(whole))}
+    answer = _run(["system_profiler", "-json", "SPNVMeDataType", "SPSerialATADataType", "SPUSBDataType"])
+    facts.update(parse_system_profiler_drive(answer or "", facts["disk"]))
+    return facts
+
+
 def machine_facts() -> dict[str, Any]:
     uname = platform.uname()
     facts: dict[str, Any] = {
@@ -323,6 +414,7 @@ def target_facts(target: Path) -> dict[str, Any]:
     facts: dict[str, Any] = {"free_bytes": usage.free, "total_bytes": usage.total}
     if sys.platform == "darwin":
         facts.update(_darwin_target_facts(target))
+        facts["drive"] = drive_facts(facts.get("device"))
         return facts
     mounts = _read("/proc/self/mounts") or ""
     mount = stack.mount_of(str(target.resolve()), mounts)
@@ -332,4 +424,5 @@ def target_facts(target: Path) -> dict[str, Any]:
     if uuid:
         facts["volume_uuid"] = uuid
     facts["stack"] = stack.linux_stack(mount.get("fs_type"), mount.get("device"), mounts).to_json()
+    facts["drive"] = drive_facts(mount.get("device"))
     return facts

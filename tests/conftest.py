@@ -17,6 +17,23 @@ from stibium_py.helper import find_helper
 MEMORY_FILE_SYSTEMS = {"tmpfs", "ramfs"}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _history_of_the_tests():
+    """Every run a test makes is recorded in a history of the test session's own (STIBIUM_HOME, which the
+    commands the tests start inherit), never in the person's; removed at the end."""
+    home = tempfile.mkdtemp(prefix="stibium-home-")
+    previous = os.environ.get("STIBIUM_HOME")
+    os.environ["STIBIUM_HOME"] = home
+    try:
+        yield Path(home)
+    finally:
+        if previous is None:
+            os.environ.pop("STIBIUM_HOME", None)
+        else:
+            os.environ["STIBIUM_HOME"] = previous
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def default_sigint() -> None:
     """In a child before it runs: SIGINT and SIGHUP back to their defaults. A command started in the background
     or under nohup inherits SIGINT (and SIGHUP) ignored, and Python then installs no KeyboardInterrupt for it

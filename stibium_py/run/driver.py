@@ -53,9 +53,10 @@ CUT_SHORT = "cut short: the run stopped before every client finished this step; 
 
 
 def drive(run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory, progress: bool,
-          console: Console, crew: Crew | None = None, remove_beside_report: bool = False) -> Finished:
+          console: Console, crew: Crew | None = None, remove_beside_report: bool = False,
+          on_end: Callable[[Path], None] | None = None) -> Finished:
     """The run executed: where it is, how it ended, and its files' removal where that goes on."""
-    driver = Driver(run_dir, run, expanded, helpers, progress, console, crew, remove_beside_report)
+    driver = Driver(run_dir, run, expanded, helpers, progress, console, crew, remove_beside_report, on_end)
     status = driver.execute()
     return Finished(run_dir, status, driver.removal)
 
@@ -64,7 +65,9 @@ class Driver:
     """The run's state as it goes: which operations are done, the helper session, the rows kept, the status."""
 
     def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory,
-                 progress: bool, console: Console, crew: Crew | None = None, remove_beside_report: bool = False):
+                 progress: bool, console: Console, crew: Crew | None = None, remove_beside_report: bool = False,
+                 on_end: Callable[[Path], None] | None = None):
+        self.on_end = on_end
         self.crew = crew or Crew()
         self.remove_beside_report = remove_beside_report
         self.removal: Removal | None = None
@@ -209,6 +212,8 @@ class Driver:
         write_run_json(self.run_dir, self.run)
         if later and not self.run.keep_files:
             self.removal = Removal(self._remove_test_files)
+        if self.on_end is not None and status in ("complete", "interrupted"):
+            self.on_end(self.run_dir)
 
     def _remove_test_files(self) -> None:
         for test in self.expanded.tests:

@@ -27,6 +27,9 @@ class RunOptions:
     # a complete run's test files removed in the background, beside the caller's report (Finished.removal);
     # the caller waits for it (Finished.wait_for_removal) before it ends or starts another run
     remove_beside_report: bool = False
+    # called with the run directory when a run ends complete or interrupted, its run.json written (the history
+    # records it: history/remember.py); never by a rank other than 0
+    on_end: Callable[[Path], None] | None = None
 
 
 class Removal:

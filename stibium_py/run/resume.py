@@ -76,7 +76,8 @@ def _go_on(run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFac
            console: Console, crew: Crew | None) -> Finished:
     """The resumed record written, then the driver from the first operation not done (rank 0; one client)."""
     write_run_json(run_dir, run)
-    return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report)
+    return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report,
+                 options.on_end)
 
 
 def _resumed(run: RunRecord) -> RunRecord:

@@ -118,7 +118,8 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         if registry.spec(test.kind).order.wears_drive:
             console.print(f"[yellow]{test.name} wears the drive:[/] {format_bytes(test.files_bytes)} of real writes "
                           f"to its flash, without a pause")
-    return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report)
+    return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report,
+                 options.on_end)
 
 
 def follow(expanded: Expanded, work: Path, crew: Crew, helpers: HelperFactory, console: Console) -> Finished:

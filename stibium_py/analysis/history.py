@@ -1,0 +1,208 @@
+"""Steps across runs: where a drive's rate at one test point changed, and whether its latest run is a step
+down (docs/history.md has the method and its error rates measured by simulation).
+
+Each run gives a rate with its own interval; the runs of a series count as one entry (the mean of their log
+rates). On the log scale:
+
+- **Finding steps** in a history: E-divisive means (Matteson and James 2014; Hunter, Apache Otava, finds
+  performance regressions with it), by binary segmentation: the split of a segment with the largest energy
+  statistic, kept where a permutation test (the entries' order shuffled, a fixed seed) gives p <= ALPHA.
+  No library of the stack has it; the statistic is a few array sums. A split is then **confirmed by the
+  intervals**: the levels of the segments before and after (mean log rate, with the larger of two
+  uncertainties: the scatter of its runs, and the runs' own intervals) must differ beyond the interval of
+  their ratio (scipy's t quantile). A split that is not confirmed is dropped.
+- **Checking the latest entry**: its rate against the level of the entries since the last step before it,
+  with the uncertainty of a new entry around that level (the level's scatter or the entry's own interval,
+  whichever is larger, plus the level's own) and a t quantile of the level's degrees of freedom (a normal
+  quantile with one entry before it, whose own interval is then all there is).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .estimate import Estimate
+
+ALPHA = 0.01              # the permutation test's level for one split (docs/history.md: false alarms by simulation)
+PERMUTATIONS = 499
+MIN_SEGMENT = 3           # entries on each side of a split: a step needs runs to stand on
+CONFIDENCE = 0.95
+SEED = 20261126
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a point's history: a run, or the runs of a series as one."""
+
+    name: str                 # the run's folder, or the series'
+    started_utc: str
+    runs: tuple[str, ...]
+    log_rate: float
+    own_se: float             # its own uncertainty of log_rate (from the interval(s)); nan where none was given
+
+    @property
+    def rate(self) -> float:
+        return math.exp(self.log_rate)
+
+
+@dataclass(frozen=True)
+class Step:
+    at: int                   # the index of the first entry after the step
+    name: str                 # that entry's name: the run where it changed
+    started_utc: str
+    ratio: Estimate           # after / before, with its interval
+    before: int               # entries in the segment before and after
+    after: int
+
+    @property
+    def change(self) -> float:
+        """The step in percent of the level before: -12.0 is 12 % slower."""
+        return (self.ratio.estimate - 1.0) * 100.0
+
+
+def _se_from_interval(estimate: float, low: float | None, high: float | None, confidence: float) -> float:
+    if low is None or high is None or not (0 < low <= estimate <= high):
+        return math.nan
+    from scipy.stats import norm
+    return (math.log(high) - math.log(low)) / (2 * float(norm.ppf(0.5 + confidence / 2)))
+
+
+def entry_of(name: str, started_utc: str, runs: Sequence[tuple[str, float, float | None, float | None]],
+             confidence: float = CONFIDENCE) -> Entry:
+    """An entry from runs (name, rate, low, high) of one point: a run's own, or a series' runs as one (their mean
+    log rate, with the uncertainty of that mean: their scatter or their own intervals, whichever is larger)."""
+    logs = np.log([r[1] for r in runs])
+    ses = np.array([_se_from_interval(r[1], r[2], r[3], confidence) for r in runs])
+    if len(runs) == 1:
+        return Entry(name, started_utc, (runs[0][0],), float(logs[0]), float(ses[0]))
+    own = float(np.nanmean(ses ** 2)) if np.isfinite(ses).any() else 0.0
+    return Entry(name, started_utc, tuple(r[0] for r in runs), float(np.mean(logs)),
+                 math.sqrt(max(float(np.var(logs, ddof=1)), own) / len(runs)))
+
+
+# -- E-divisive means
+def _energy(z: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of z (orderings of one segment), the split with the largest energy statistic (univariate,
+    exponent 1) and that statistic. The sums of distances within and across the two sides come from the 2-D
+    prefix sums of each row's distance matrix, all rows at once."""
+    rows, n = z.shape
+    prefix = np.zeros((rows, n + 1, n + 1))
+    prefix[:, 1:, 1:] = np.abs(z[:, :, None] - z[:, None, :]).cumsum(1).cumsum(2)
+    t = np.arange(min_size, n - min_size + 1)
+    m, k = t.astype(float), (n - t).astype(float)
+    cross = prefix[:, t, n] - prefix[:, t, t]
+    within_x = prefix[:, t, t] / 2
+    within_y = (prefix[:, n, n][:, None] - prefix[:, t, n] - prefix[:, n, t] + prefix[:, t, t]) / 2
+    e = 2 * cross / (m * k) - within_x / (m * (m - 1) / 2) - within_y / (k * (k - 1) / 2)
+    q = m * k / n * e
+    best = np.argmax(q, axis=1)
+    return t[best], q[np.arange(rows), best]
+
+
+def _split(z: np.ndarray, rng: np.random.Generator, min_size: int, permutations: int) -> tuple[int, float] | None:
+    """The best split of a segment with its permutation p-value; None for a segment too short to split."""
+    if len(z) < 2 * min_size:
+        return None
+    tau, q = _energy(z[None, :], min_size)
+    shuffled = rng.permuted(np.broadcast_to(z, (permutations, len(z))), axis=1)
+    beaten = int(np.sum(_energy(shuffled, min_size)[1] >= q[0] - 1e-12 * abs(q[0])))
+    return int(tau[0]), (beaten + 1) / (permutations + 1)
+
+
+def _level(entries: Sequence[Entry]) -> tuple[float, float, int]:
+    """A segment's level (mean log rate), its standard error and degrees of freedom (0: its own interval only)."""
+    logs = np.array([e.log_rate for e in entries])
+    own = np.array([e.own_se for e in entries])
+    own_var = float(np.nanmean(own ** 2)) if np.isfinite(own).any() else math.nan
+    k = len(entries)
+    if k == 1:
+        return float(logs[0]), math.sqrt(own_var) if math.isfinite(own_var) else math.inf, 0
+    spread = float(np.var(logs, ddof=1))
+    return float(np.mean(logs)), math.sqrt(max(spread, own_var if math.isfinite(own_var) else 0.0) / k), k - 1
+
+
+def _quantile(df: int, confidence: float) -> float:
+    from scipy.stats import norm, t
+    return float(t.ppf(0.5 + confidence / 2, df)) if df > 0 else float(norm.ppf(0.5 + confidence / 2))
+
+
+def ratio_between(before: Sequence[Entry], after: Sequence[Entry], confidence: float = CONFIDENCE) -> Estimate:
+    """The level after / the level before, with its interval (the quadrature of the two levels' errors, the t
+    quantile of the smaller degrees of freedom)."""
+    lb, sb, db = _level(before)
+    la, sa, da = _level(after)
+    d, se = la - lb, math.hypot(sb, sa)
+    q = _quantile(min(db, da), confidence)
+    return Estimate(math.exp(d), math.exp(d - q * se), math.exp(d + q * se),
+                    "ratio of the mean log rates after and before", len(before) + len(after))
+
+
+def find_steps(entries: Sequence[Entry], alpha: float = ALPHA, min_size: int = MIN_SEGMENT,
+               permutations: int = PERMUTATIONS, seed: int = SEED, confidence: float = CONFIDENCE) -> list[Step]:
+    """The steps of a point's history, oldest first: E-divisive splits, each confirmed by the intervals."""
+    z = np.array([e.log_rate for e in entries])
+    rng = np.random.default_rng(seed)
+    cuts: list[int] = []
+    while True:
+        bounds = [0, *sorted(cuts), len(z)]
+        best = None
+        for a, b in zip(bounds, bounds[1:]):
+            found = _split(z[a:b], rng, min_size, permutations)
+            if found is not None and found[1] <= alpha and (best is None or found[1] < best[1]):
+                best = (a + found[0], found[1])
+        if best is None:
+            break
+        cuts.append(best[0])
+    cuts.sort()
+    while True:                  # drop the splits the intervals do not bear out, the weakest first
+        bounds = [0, *cuts, len(z)]
+        ratios = [ratio_between(entries[a:c], entries[c:b], confidence) for a, c, b in zip(bounds, bounds[1:], bounds[2:])]
+        weak = [i for i, r in enumerate(ratios) if r.low <= 1.0 <= r.high]
+        if not weak:
+            break
+        cuts.pop(min(weak, key=lambda i: abs(math.log(ratios[i].estimate))))
+    return [Step(c, entries[c].name, entries[c].started_utc, r, c - a, b - c)
+            for a, c, b, r in zip(bounds, bounds[1:], bounds[2:], ratios)]
+
+
+@dataclass(frozen=True)
+class Latest:
+    """The latest entry of a point's history against the level of the entries since the last step before it."""
+
+    entry: Entry
+    baseline: tuple[Entry, ...]
+    ratio: Estimate               # latest / baseline level, with its interval
+
+    @property
+    def change(self) -> float:
+        return (self.ratio.estimate - 1.0) * 100.0
+
+    def step_down(self, threshold: float) -> bool:
+        """A step down beyond the threshold (0.05: 5 %): slower by more than that, the whole interval included."""
+        return self.ratio.high < 1.0 - threshold
+
+
+def check_latest(entries: Sequence[Entry], confidence: float = CONFIDENCE, seed: int = SEED) -> Latest | None:
+    """The latest entry against its baseline; None with no entry before it."""
+    if len(entries) < 2:
+        return None
+    earlier = list(entries[:-1])
+    steps = find_steps(earlier, seed=seed, confidence=confidence)
+    baseline = earlier[steps[-1].at:] if steps else earlier
+    latest = entries[-1]
+    level, level_se, df = _level(baseline)
+    logs = np.array([e.log_rate for e in baseline])
+    spread = float(np.var(logs, ddof=1)) if len(baseline) > 1 else 0.0
+    own = latest.own_se ** 2 if math.isfinite(latest.own_se) else math.nan
+    if df == 0 and not math.isfinite(own):
+        own = math.inf                           # neither the level's scatter nor the run says how far it may be
+    new_var = max(spread, own if math.isfinite(own) else 0.0) if df else own
+    d, se = latest.log_rate - level, math.sqrt(new_var + level_se ** 2)
+    q = _quantile(df, confidence)
+    low, high = (math.exp(d - q * se), math.exp(d + q * se)) if math.isfinite(se) else (math.nan, math.nan)
+    return Latest(latest, tuple(baseline), Estimate(math.exp(d), low, high,
+                                                    "latest rate / the level since the last step", len(baseline) + 1))

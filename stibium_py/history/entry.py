@@ -1,0 +1,143 @@
+"""A run directory as the history keeps it: the drive it ran on, what ran (the plan and its digest, the
+versions), how it ended, and each test point's rate with its interval and n. Read from the run directory
+alone, so that a run recorded as it ended and the same run added later (`history add`, `rebuild`) give
+the same rows: the rates are computed as `compare` computes them (analysis/rates.py: by point, the
+estimator of its kind, the summary's seed and resamples)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..analysis import rates
+from ..analysis.settings import SUMMARY, Settings
+from ..record import RunRecord
+
+# the statuses a run ends with that the history keeps: measured to the end, or cut short (marked so)
+KEPT_STATUSES = ("complete", "interrupted")
+
+
+@dataclass(frozen=True)
+class Drive:
+    """What names a drive across runs: its serial (with its model) where the machine could read one, else
+    the volume's UUID, else the host and the device; the label is for people."""
+
+    key: str
+    label: str
+    model: str | None = None
+    serial: str | None = None
+    firmware: str | None = None
+    capacity_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class PointEntry:
+    point: str               # the point in words (rates.describe): "random-4k read random 4 KiB Q32T1"
+    key: dict[str, Any]      # rates.key_json of the point, to match points across runs exactly
+    unit: str                # what its rate counts per second: bytes, files, names
+    estimate: float | None   # None where the run gave no rate (one size, no measurement)
+    low: float | None        # None where it gave no interval (one trial, few repeats: `refused` says why)
+    high: float | None
+    n: int
+    refused: str | None = None
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    run_key: str             # the run's identity: host, start and folder name (the same run added twice is one)
+    path: str
+    name: str
+    series: str | None       # the series folder a run of a series sits in
+    started_utc: str
+    ended_utc: str | None
+    status: str
+    stopped_by: str | None
+    host: str | None
+    os: str | None
+    plan_name: str | None
+    plan_sha256: str | None
+    ops_sha256: str | None
+    stibium_version: str | None
+    helper_version: str | None
+    fs_type: str | None
+    volume_uuid: str | None
+    ranks: int
+    drive: Drive
+    points: tuple[PointEntry, ...]
+
+
+def drive_of(record: RunRecord) -> Drive:
+    """The drive a run's target was on, from its run.json (target_facts.drive; a run from before stibium read
+    drives has the device's model and the volume's UUID only)."""
+    facts = record.target_facts
+    drive = facts.get("drive") if isinstance(facts.get("drive"), dict) else {}
+    model = _text(drive.get("model")) or _text(facts.get("device_model"))
+    serial, firmware = _text(drive.get("serial")), _text(drive.get("firmware"))
+    capacity = drive.get("capacity_bytes")
+    capacity = capacity if isinstance(capacity, int) and not isinstance(capacity, bool) and capacity > 0 else None
+    uuid, device = _text(facts.get("volume_uuid")), _text(facts.get("device")) or _text(facts.get("mount_point"))
+    host = record.hostname or "unknown host"
+    if serial:
+        key, label = f"serial:{model or ''}:{serial}", f"{model or 'drive'} (serial {serial})"
+    elif uuid:
+        key, label = f"volume:{uuid}", f"{model or device or 'drive'}, volume {uuid}"
+    else:
+        key, label = f"host:{host}:{device or record.target or ''}", f"{model or 'drive'} {device or ''} on {host}"
+    return Drive(key, " ".join(label.split()), model, serial, firmware, capacity)
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def point_entries(rows: Any, settings: Settings = SUMMARY) -> tuple[PointEntry, ...]:
+    """Each test point's rate with its interval (a kind without points, `sustained`, has none here)."""
+    out = []
+    for key, table in rates.by_point(rows).items():
+        kind, x, y = rates.draw_inputs(table)
+        rate = rates.point_rate(kind, x, y, settings.resamples, settings.seed, settings.confidence)
+        estimate = _finite(rate.rate.estimate)
+        estimate = estimate if estimate is not None and estimate > 0 else None
+        low, high = _finite(rate.rate.low), _finite(rate.rate.high)
+        if estimate is None or low is None or high is None or low <= 0:
+            low = high = None          # no interval, or one that reaches to zero: a rate has none there
+        out.append(PointEntry(rates.describe(key), rates.key_json(key), rates.unit_of(key), estimate, low, high,
+                              len(table), rate.refused))
+    return tuple(out)
+
+
+def read_entry(run_dir: Path) -> RunEntry | None:
+    """A run directory as a history entry; None for a run that is not over (running, waiting for a reboot)
+    or that failed. RunDirError and RecordError reach the caller for a folder that is no run."""
+    from ..compare import _load_one
+    from ..store import is_series
+    from ..pipeline import load_run
+    loaded = load_run(run_dir)
+    record = loaded.record
+    if record.status not in KEPT_STATUSES:
+        return None
+    run = _load_one(run_dir)
+    points = point_entries(run.rows) if run is not None else ()
+    path = run_dir.resolve()
+    machine = record.machine
+    os_name = " ".join(str(v) for v in (machine.get("os"), machine.get("os_product_version") or machine.get("os_release"))
+                       if v)
+    plan_text = record.plan.text
+    facts = record.target_facts
+    started = record.started_utc or ""
+    return RunEntry(
+        run_key=f"{record.hostname or ''}/{started}/{path.name}", path=str(path), name=path.name,
+        series=path.parent.name if is_series(path.parent) else None, started_utc=started,
+        ended_utc=record.ended_utc, status=record.status, stopped_by=record.stopped_by, host=record.hostname,
+        os=os_name or None, plan_name=record.plan.name,
+        plan_sha256=hashlib.sha256(plan_text.encode()).hexdigest() if plan_text else None,
+        ops_sha256=record.expanded.get("ops_sha256"), stibium_version=record.stibium_version,
+        helper_version=record.helper_version, fs_type=_text(facts.get("fs_type")),
+        volume_uuid=_text(facts.get("volume_uuid")), ranks=record.ranks, drive=drive_of(record), points=points)
