@@ -413,3 +413,36 @@ def test_the_terminal_gives_every_row_one_line_at_any_width(tmp_path, width):
     rows = [line for line in lines if line.startswith("2026-11-01")]
     assert len(rows) == 10 and all("quick-studio-mac-2026110" in r and "T120000Z" in r for r in rows)
     assert "(the latest 10; 2 earlier on the page)" in " ".join(result.output.split())
+
+
+SUSTAINED_PLAN = """\
+name: sus
+tests:
+  - name: long
+    kind: sustained
+    bytes: 24MiB
+    file_size: 8MiB
+    granularity: 256KiB
+    chunk: 1MiB
+"""
+
+
+def test_a_sustained_test_is_in_the_history_by_its_stretches(disk_dir):
+    from stibium_py.analysis.sustained import sustained_results
+    from stibium_py.compare import _load_one
+    (disk_dir / "sus.yaml").write_text(SUSTAINED_PLAN)
+    db = disk_dir / "h.sqlite"
+    result = CliRunner().invoke(main, ["run", str(disk_dir / "sus.yaml"), "--target", str(disk_dir / "t"), "--out",
+                                       str(disk_dir / "r"), "--history", str(db)])
+    assert result.exit_code == 0, result.output
+    run_dir = next((disk_dir / "r").glob("sus-*"))
+    stretches = sustained_results(_load_one(run_dir).rows)[("long", "write")].result.stretches
+    with History(db) as history:
+        [run] = history.runs()
+    points = {p.point: p for p in run.points}
+    if len(stretches) == 1:
+        assert list(points) == ["long write sustained"]
+    else:
+        assert list(points) == ["long write sustained, first stretch", "long write sustained, last stretch"]
+    first = points[next(iter(points))]
+    assert first.estimate == stretches[0].rate_bytes_per_s.estimate and first.unit == "bytes"

@@ -97,20 +97,42 @@ def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def _rate_entry(point: str, key: dict[str, Any], unit: str, rate: Any, n: int, refused: str | None) -> PointEntry:
+    estimate = _finite(rate.estimate)
+    estimate = estimate if estimate is not None and estimate > 0 else None
+    low, high = _finite(rate.low), _finite(rate.high)
+    if estimate is None or low is None or high is None or low <= 0:
+        low = high = None          # no interval, or one that reaches to zero: a rate has none there
+    return PointEntry(point, key, unit, estimate, low, high, n, refused)
+
+
+def sustained_entries(rows: Any, settings: Settings = SUMMARY) -> list[PointEntry]:
+    """A sustained test's rates: its first stretch (the fast cache, where one ends) and its last (what the drive
+    sustains after); one point where the whole test is one stretch."""
+    from ..analysis.sustained import sustained_results
+    out = []
+    for (name, op), e in sustained_results(rows, settings.confidence, settings.seed).items():
+        stretches = e.result.stretches
+        if not stretches:
+            continue
+        ends = [("", stretches[0])] if len(stretches) == 1 else [(", first stretch", stretches[0]),
+                                                                  (", last stretch", stretches[-1])]
+        for part, stretch in ends:
+            out.append(_rate_entry(f"{name} {op} sustained{part}", {"test": name, "op": op, "kind": "sustained",
+                                                                    "stretch": part.strip(", ") or "whole"},
+                                   "bytes", stretch.rate_bytes_per_s, stretch.end - stretch.first, None))
+    return out
+
+
 def point_entries(rows: Any, settings: Settings = SUMMARY) -> tuple[PointEntry, ...]:
-    """Each test point's rate with its interval (a kind without points, `sustained`, has none here)."""
+    """Each test point's rate with its interval, then each sustained test's (sustained_entries)."""
     out = []
     for key, table in rates.by_point(rows).items():
         kind, x, y = rates.draw_inputs(table)
         rate = rates.point_rate(kind, x, y, settings.resamples, settings.seed, settings.confidence)
-        estimate = _finite(rate.rate.estimate)
-        estimate = estimate if estimate is not None and estimate > 0 else None
-        low, high = _finite(rate.rate.low), _finite(rate.rate.high)
-        if estimate is None or low is None or high is None or low <= 0:
-            low = high = None          # no interval, or one that reaches to zero: a rate has none there
-        out.append(PointEntry(rates.describe(key), rates.key_json(key), rates.unit_of(key), estimate, low, high,
-                              len(table), rate.refused))
-    return tuple(out)
+        out.append(_rate_entry(rates.describe(key), rates.key_json(key), rates.unit_of(key), rate.rate, len(table),
+                               rate.refused))
+    return tuple(out + sustained_entries(rows, settings))
 
 
 def read_entry(run_dir: Path) -> RunEntry | None:
