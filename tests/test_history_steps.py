@@ -12,16 +12,16 @@ from stibium_py.analysis.history import Entry, check_latest, find_steps
 
 def test_without_a_step_at_most_3_percent_of_series_claim_one():
     """1,000 series of 30 runs: the rate of false steps, and of `check` flagging the latest run, at most 3 %
-    (the bench measured 0.9 % and 0.7 %); a true rate of 5 % would pass this with a chance of 0.2 % (2.9 standard errors)."""
+    (the bench measured 0.8 % and 0.8 %); a true rate of 5 % would pass this with a chance of 0.2 % (2.9 standard errors)."""
     r = simulate(0.0, 1000, seed=11)
     assert r.claimed <= 0.03 and r.check_flagged <= 0.03, r
 
 
 def test_a_step_of_20_percent_is_found_at_its_place_in_most_series():
-    """The bench measured 67 % within one run of the true place with this disk's noise (sd of a run's log rate
-    0.126): the test asks for 55 % over 300 series (4 standard errors below)."""
+    """The bench measured 45 % within one run of the true place with this disk's noise (sd of a run's log rate
+    0.153): the test asks for 35 % over 300 series (3.5 standard errors below)."""
     r = simulate(-0.2, 300, seed=12)
-    assert r.found >= 0.55, r
+    assert r.found >= 0.35, r
 
 
 def _entries(logs: list[float], own: float = 0.005) -> list[Entry]:
