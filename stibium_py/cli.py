@@ -318,9 +318,19 @@ def history_group(ctx: click.Context, history_path: Path | None, drive: str | No
     publish_history(histories(ctx.obj, drive, _since(since)), ctx.obj, out_dir, console, open_page)
 
 
+def _database(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A history subcommand's database: its own --history (after the subcommand's name) or the group's."""
+    @click.option("--history", "history_path", type=click.Path(path_type=Path), help="The history database.")
+    @click.pass_obj
+    @functools.wraps(fn)
+    def wrapper(database: Path, history_path: Path | None, *args: Any, **kwargs: Any) -> Any:
+        return fn(history_path or database, *args, **kwargs)
+    return wrapper
+
+
 @history_group.command("add", short_help="Add run directories (or series, or folders of them).")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.pass_obj
+@_database
 @user_errors
 def history_add(database: Path, paths: tuple[Path, ...]) -> None:
     """Add the runs in PATHS (run directories, series, or folders of them such as reports) to the history; a
@@ -334,7 +344,7 @@ def history_add(database: Path, paths: tuple[Path, ...]) -> None:
 
 @history_group.command("rebuild", short_help="Make the database again from the run directories.")
 @click.argument("folders", nargs=-1, type=click.Path(path_type=Path))
-@click.pass_obj
+@_database
 @user_errors
 def history_rebuild(database: Path, folders: tuple[Path, ...]) -> None:
     """Make the history again from the run directories in FOLDERS (default: reports) and those the old history
@@ -350,8 +360,8 @@ def history_rebuild(database: Path, folders: tuple[Path, ...]) -> None:
 @click.option("--drive", help="Only the drives whose name holds this text.")
 @click.option("--since", help="Only the runs started on or after this date (UTC).")
 @click.option("--threshold", type=click.FloatRange(0, 100), default=5.0, show_default=True,
-              help="The drop, in percent, that counts (the interval must lie below no change too).")
-@click.pass_obj
+              help="The drop, in percent, that counts: the latest run's whole interval must lie below its level by more.")
+@_database
 @user_errors
 def history_check(database: Path, drive: str | None, since: str | None, threshold: float) -> None:
     """For CI: exit 1 when the latest complete run of a drive is slower than the runs before it (since their last
@@ -367,7 +377,7 @@ def history_check(database: Path, drive: str | None, since: str | None, threshol
 @history_group.command("export", short_help="Write the history as a JSON file another machine can import.")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--drive", help="Only the drives whose name holds this text.")
-@click.pass_obj
+@_database
 @user_errors
 def history_export(database: Path, file: Path, drive: str | None) -> None:
     """Write the runs of the history (of some drives) to FILE (JSON, stibium-history/1)."""
@@ -378,7 +388,7 @@ def history_export(database: Path, file: Path, drive: str | None) -> None:
 
 @history_group.command("import", short_help="Add the runs of a file `history export` wrote.")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.pass_obj
+@_database
 @user_errors
 def history_import(database: Path, file: Path) -> None:
     """Add the runs of FILE (written by `stibium history export` on this or another machine) to the history."""

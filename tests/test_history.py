@@ -446,3 +446,10 @@ def test_a_sustained_test_is_in_the_history_by_its_stretches(disk_dir):
         assert list(points) == ["long write sustained, first stretch", "long write sustained, last stretch"]
     first = points[next(iter(points))]
     assert first.estimate == stretches[0].rate_bytes_per_s.estimate and first.unit == "bytes"
+
+
+def test_a_subcommand_takes_the_database_after_its_name_too(tmp_path):
+    path = tmp_path / "h.sqlite"
+    _history_of(path, [100e6, 100.5e6])
+    result = CliRunner().invoke(main, ["history", "check", "--history", str(path)])
+    assert result.exit_code == 0 and result.output.startswith("history check: no step down beyond 5 %"), result.output

@@ -76,7 +76,7 @@ def _failure(path: Path, e: sqlite3.Error) -> HistoryError:
     if "locked" in text or "busy" in text:
         return HistoryError(f"{path}: the history database stayed locked by another program for "
                             f"{BUSY_TIMEOUT_S:g} s; try again when it has finished", 1)
-    if "unable to open" in text or "readonly" in text or "read-only" in text:
+    if "unable to open" in text or "readonly" in text or "read-only" in text or "full" in text:
         return HistoryError(f"{path}: the history database cannot be written ({text}); choose another place with "
                             f"--history PATH or STIBIUM_HOME", 1)
     return _damaged(path, e)
@@ -207,7 +207,8 @@ class History:
         runs = self._read(f"SELECT r.*, d.key, d.label, d.model, d.serial, d.capacity_bytes FROM runs r "
                           f"JOIN drives d ON d.id = r.drive_id {clause} ORDER BY r.started_utc, r.id", tuple(args))
         points: dict[int, list[PointEntry]] = {}
-        for p in self._read("SELECT * FROM points ORDER BY run_id, rowid"):
+        for p in self._read(f"SELECT p.* FROM points p JOIN runs r ON r.id = p.run_id JOIN drives d ON d.id = r.drive_id "
+                            f"{clause} ORDER BY p.run_id, p.rowid", tuple(args)):
             points.setdefault(p["run_id"], []).append(
                 PointEntry(p["point"], json.loads(p["key_json"]), p["unit"], p["estimate"], p["low"], p["high"], p["n"],
                            p["refused"]))
