@@ -5,7 +5,6 @@ import, the table, the page and `history check`."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import sqlite3
 import subprocess
@@ -196,26 +195,35 @@ def test_a_locked_database_gives_one_line_and_exit_1(tmp_path, monkeypatch):
         holder.close()
 
 
-def _add_many(path: str, prefix: str, count: int, start: "multiprocessing.synchronize.Event") -> None:
-    start.wait()
-    for i in range(count):
-        with History(Path(path)) as history:
-            history.add(_entry(f"{prefix}{i}", _day(i), 10.0 + i))
+WRITER = """
+import sys, time
+from dataclasses import replace
+from pathlib import Path
+from stibium_py.history.db import History
+from stibium_py.history.entry import Drive, PointEntry, RunEntry
+db, prefix, start = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+while not start.exists():
+    time.sleep(0.001)
+for i in range(50):
+    point = PointEntry("p", {}, "bytes", 10.0 + i, 9.0 + i, 11.0 + i, 3)
+    name = f"{prefix}{i}"
+    started = f"2026-11-01T00:{i:02d}:00Z"
+    with History(db) as history:
+        history.add(RunEntry(f"h/{started}/{name}", f"/runs/{name}", name, None, started, started, "complete", None,
+                             "h", None, "p", None, None, None, None, None, None, 1, Drive("k", "a drive"), (point,)))
+"""
 
 
 def test_two_writers_at_once_both_land(tmp_path):
     """Two processes recording runs at the same moment, fifty each: every run lands (WAL, BEGIN IMMEDIATE and the
     busy timeout make the second wait for the first)."""
-    path = tmp_path / "h.sqlite"
-    context = multiprocessing.get_context("spawn")
-    start = context.Event()
-    procs = [context.Process(target=_add_many, args=(str(path), p, 50, start)) for p in ("a", "b")]
+    path, start = tmp_path / "h.sqlite", tmp_path / "start"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), p, str(start)], stderr=subprocess.PIPE,
+                              text=True) for p in ("a", "b")]
+    start.touch()
     for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(120)
-        assert p.exitcode == 0
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
     with History(path) as history:
         assert sorted(r.name for r in history.runs()) == sorted([f"a{i}" for i in range(50)] + [f"b{i}" for i in range(50)])
 
