@@ -133,7 +133,7 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 #define SB_USAGE_TEXT                                                                                      \
     "usage: stibium-helper info [--path DIR] [--device-block N] | write|read|mixed --path F --bytes N [--granularity G] "     \
     "[--access sequential|strided|random] [--stride S] [--span N] [--offset N] [--seed K] [--data-seed K] "             \
-    "[--fill random|offset|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none] [--existing] " \
+    "[--fill random|offset|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none|data|barrier|dsync] [--existing] " \
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
     "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
     "[--stonewall S [--wearout]] | "                                                                       \
@@ -170,7 +170,7 @@ static int sb_choice(const char *v, const char *const *names, int count)
 }
 
 static const char *const sb_access_names[] = {"sequential", "strided", "random"};
-static const char *const sb_sync_names[] = {"fsync", "full", "none"};
+static const char *const sb_sync_names[] = {"fsync", "full", "none", "data", "barrier", "dsync"};
 static const char *const sb_onoff_names[] = {"off", "on"};
 static const char *const sb_io_asked_names[] = {"auto", "io_uring", "threads"};
 
@@ -248,8 +248,8 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
                                   UTF8String], v);
         return SB_OK;
     case SB_FLAG_SYNC:
-        if ((choice = sb_choice(v, sb_sync_names, 3)) < 0)
-            return sb_usage(out, "--sync must be fsync, full or none, not '%s'", v);
+        if ((choice = sb_choice(v, sb_sync_names, SB_SYNC_COUNT)) < 0)
+            return sb_usage(out, "--sync must be fsync, full, none, data, barrier or dsync, not '%s'", v);
         j->sync = (enum sb_sync)choice;
         return SB_OK;
     case SB_FLAG_LATENCY:

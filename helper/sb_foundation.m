@@ -112,8 +112,8 @@ static int sb_foundation_io(sb_job *job, enum sb_op op, uint64_t offset, uint64_
 static int sb_foundation_sync(sb_job *job, sb_err *err)
 {
     NSFileHandle *fh = (NSFileHandle *)job->handle;
-    if (job->sync == SB_SYNC_FULL)
-        return sb_sync_fd([fh fileDescriptor], 1, &job->sync_used, err);
+    if (job->sync != SB_SYNC_FSYNC)      /* full, data, barrier, dsync: the descriptor's own call */
+        return sb_sync_fd([fh fileDescriptor], (int)job->sync, &job->sync_used, err);
     int rc = 0;
     job->sync_used = "synchronizeFile";
     @try {

@@ -10,7 +10,11 @@
 
 enum sb_op { SB_READ, SB_WRITE, SB_MIXED };   /* mixed: each request a read or a write (--read-fraction) */
 enum sb_access { SB_SEQUENTIAL, SB_STRIDED, SB_RANDOM };
-enum sb_sync { SB_SYNC_FSYNC, SB_SYNC_FULL, SB_SYNC_NONE };
+/* The sync of a write: fsync; full (F_FULLFSYNC on Apple: the drive's cache flushed too); none; data
+ * (fdatasync); barrier (F_BARRIERFSYNC on Apple: fsync and an ordering barrier, no flush); dsync (the file
+ * opened O_DSYNC, every write synchronous: no call after the writes). docs/platforms.md. */
+enum sb_sync { SB_SYNC_FSYNC, SB_SYNC_FULL, SB_SYNC_NONE, SB_SYNC_DATA, SB_SYNC_BARRIER, SB_SYNC_DSYNC };
+#define SB_SYNC_COUNT 6
 
 typedef struct sb_job sb_job;
 

@@ -22,9 +22,14 @@ const char *sb_platform_name(void);
 enum sb_os sb_platform_os(void);
 /* Turn an open descriptor uncached: O_DIRECT by fcntl on Linux, F_NOCACHE on Apple. */
 int sb_set_uncached(int fd, sb_err *err);
-/* fsync, or F_FULLFSYNC where `full` and the platform has it (falling back to fsync where the file
- * system refuses it, sb_policy_fullsync_fallback); *used names the sync that was made. */
-int sb_sync_fd(int fd, int full, const char **used, sb_err *err);
+/* The sync `how` asks (an enum sb_sync of sb_job.h): fsync; fdatasync; F_FULLFSYNC or F_BARRIERFSYNC where the
+ * platform has them (falling back to fsync where the file system refuses them, sb_policy_fullsync_fallback,
+ * and on Linux, which has neither); nothing for dsync, whose writes were synchronous. *used names the sync
+ * that was made. */
+int sb_sync_fd(int fd, int how, const char **used, sb_err *err);
+/* The open flag of a file whose every write is synchronous (sync dsync): O_DSYNC on Linux; O_SYNC on Apple,
+ * whose SDK does not declare O_DSYNC and whose kernel treats the two alike. */
+int sb_dsync_open_flag(void);
 /* Drop a file's cached pages in [offset, offset+len) (len 0: to the end), after syncing it.
  * fd must be open for reading (Apple maps the file; xnu refuses PROT_READ on a write-only fd). */
 int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err);

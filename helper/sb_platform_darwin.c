@@ -3,12 +3,14 @@
  * F_NOCACHE does not evict pages that are already cached), statfs for the file system (and, where the
  * caller does not know the disk's block size, its allocation block: sb_policy_darwin_device_block),
  * vm_kernel_page_size and sysctl.proc_translated for the uncached-I/O policy.
- * Sources (xnu): F_NOCACHE and F_FULLFSYNC bsd/kern/kern_descrip.c (fcntl); mmap PROT_READ
+ * Sources (xnu): F_NOCACHE, F_FULLFSYNC and F_BARRIERFSYNC bsd/kern/kern_descrip.c (fcntl); fdatasync
+ * bsd/vfs/vfs_syscalls.c; O_DSYNC as O_SYNC bsd/vfs/vfs_vnops.c (vn_write); mmap PROT_READ
  * needs a descriptor open for reading bsd/kern/kern_mman.c; proc_translated
  * bsd/kern/kern_sysctl.c. docs/platforms.md says what each means for a measurement.
  * No machine of the project runs this file; CI compiles it against declarations written from
  * Apple's open-source headers (helper/darwin-check). */
 #include "sb_platform.h"
+#include "sb_job.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <mach/vm_page_size.h>
@@ -32,17 +34,35 @@ int sb_set_uncached(int fd, sb_err *err)
     return 0;
 }
 
-int sb_sync_fd(int fd, int full, const char **used, sb_err *err)
+/* fdatasync is a system call of xnu (bsd/vfs/vfs_syscalls.c: fsync_common with MNT_DWAIT, data integrity,
+ * where fsync asks MNT_WAIT, file integrity) that libSystem exports (_fdatasync) but the SDK's unistd.h does
+ * not declare. */
+int fdatasync(int fd);
+
+int sb_sync_fd(int fd, int how, const char **used, sb_err *err)
 {
-    if (full) {
-        if (fcntl(fd, F_FULLFSYNC) == 0) {
-            *used = "F_FULLFSYNC";
+    if (how == SB_SYNC_DSYNC) {             /* every write was synchronous (O_SYNC): nothing left to sync */
+        *used = "O_SYNC";
+        return 0;
+    }
+    if (how == SB_SYNC_DATA) {
+        *used = "fdatasync";
+        if (fdatasync(fd) != 0)
+            return sb_fail(err, errno, "fdatasync: %s", strerror(errno));
+        return 0;
+    }
+    if (how == SB_SYNC_FULL || how == SB_SYNC_BARRIER) {
+        /* both go to the file system's VNOP_IOCTL (bsd/kern/kern_descrip.c, fcntl); one that lacks them refuses */
+        int cmd = how == SB_SYNC_FULL ? F_FULLFSYNC : F_BARRIERFSYNC;
+        const char *name = how == SB_SYNC_FULL ? "F_FULLFSYNC" : "F_BARRIERFSYNC";
+        if (fcntl(fd, cmd) == 0) {
+            *used = name;
             return 0;
         }
         int e = errno;
         if (!sb_policy_fullsync_fallback(e))
-            return sb_fail(err, e, "fcntl(F_FULLFSYNC): %s", strerror(e));
-        *used = "fsync (F_FULLFSYNC refused)";
+            return sb_fail(err, e, "fcntl(%s): %s", name, strerror(e));
+        *used = how == SB_SYNC_FULL ? "fsync (F_FULLFSYNC refused)" : "fsync (F_BARRIERFSYNC refused)";
     } else {
         *used = "fsync";
     }
@@ -50,6 +70,10 @@ int sb_sync_fd(int fd, int full, const char **used, sb_err *err)
         return sb_fail(err, errno, "fsync: %s", strerror(errno));
     return 0;
 }
+
+/* xnu's vn_write treats O_DSYNC as O_FSYNC (O_SYNC): both make every write IO_SYNC (bsd/vfs/vfs_vnops.c, the
+ * comment "We treat O_DSYNC as O_FSYNC for now"); the SDK's sys/fcntl.h does not declare O_DSYNC. */
+int sb_dsync_open_flag(void) { return O_SYNC; }
 
 int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err)
 {

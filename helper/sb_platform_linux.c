@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "sb_platform.h"
+#include "sb_job.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -36,14 +37,26 @@ int sb_set_uncached(int fd, sb_err *err)
     return 0;
 }
 
-int sb_sync_fd(int fd, int full, const char **used, sb_err *err)
+int sb_sync_fd(int fd, int how, const char **used, sb_err *err)
 {
-    (void)full; /* F_FULLFSYNC is Apple's; fsync on Linux already asks the device to flush */
+    if (how == SB_SYNC_DSYNC) {             /* every write was synchronous (O_DSYNC): nothing left to sync */
+        *used = "O_DSYNC";
+        return 0;
+    }
+    if (how == SB_SYNC_DATA) {
+        *used = "fdatasync";
+        if (fdatasync(fd) != 0)
+            return sb_fail(err, errno, "fdatasync: %s", strerror(errno));
+        return 0;
+    }
+    /* F_FULLFSYNC and F_BARRIERFSYNC are Apple's; fsync on Linux already asks the device to flush its cache */
     *used = "fsync";
     if (fsync(fd) != 0)
         return sb_fail(err, errno, "fsync: %s", strerror(errno));
     return 0;
 }
+
+int sb_dsync_open_flag(void) { return O_DSYNC; }
 
 int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err)
 {

@@ -53,7 +53,8 @@ static int sb_direct_open(sb_job *job, sb_err *err)
         return -1;
     if (job->direct.body_end < job->offset + job->bytes) {
         int mode = job->op == SB_MIXED ? O_RDWR : job->op == SB_WRITE ? O_WRONLY : O_RDONLY;
-        job->direct.tail_fd = open(job->path, mode | O_NOFOLLOW | O_CLOEXEC);
+        int dsync = job->op != SB_READ && job->sync == SB_SYNC_DSYNC ? sb_dsync_open_flag() : 0;
+        job->direct.tail_fd = open(job->path, mode | dsync | O_NOFOLLOW | O_CLOEXEC);
         if (job->direct.tail_fd < 0)
             return sb_fail(err, errno, "open %s for the buffered tail: %s", job->path, strerror(errno));
     }
@@ -86,7 +87,7 @@ static int sb_posix_open(sb_job *job, sb_err *err)
 
 static int sb_posix_sync(sb_job *job, sb_err *err)
 {
-    return sb_sync_fd(job->fd, job->sync == SB_SYNC_FULL, &job->sync_used, err);
+    return sb_sync_fd(job->fd, (int)job->sync, &job->sync_used, err);
 }
 
 static int sb_posix_close(sb_job *job, sb_err *err)

@@ -46,6 +46,8 @@ static int sb_open_file(sb_job *job, sb_err *err)
         return sb_fail(err, ENOENT, "%s does not exist", job->path);
     }
     int flags = O_NOFOLLOW | O_CLOEXEC;
+    if (job->op != SB_READ && job->sync == SB_SYNC_DSYNC)
+        flags |= sb_dsync_open_flag();       /* every write synchronous: the sync is inside each write */
     if (create)
         flags |= O_WRONLY | O_CREAT | O_EXCL;
     else

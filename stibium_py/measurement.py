@@ -208,8 +208,9 @@ DESCRIPTIONS = {
     "largest_syscall_bytes": "the largest single call",
     "cached_bytes": "bytes that went through the page cache",
     "cached_reason": "why they did (the platform's rule), empty where none did",
-    "sync_used": "the sync that ran: fsync, full (F_FULLFSYNC) or none; fsync where full is not supported (tree "
-                 "tests, create: each, end or none, each file's sync an fsync)",
+    "sync_used": "the sync that ran: fsync, fdatasync, O_DSYNC (every write synchronous), F_FULLFSYNC, "
+                 "F_BARRIERFSYNC, O_SYNC (macOS's dsync) or none; fsync (F_FULLFSYNC refused) where the file system "
+                 "does not have it (tree tests, create: each, end or none, each file's sync an fsync)",
     "lat_min_s": "the fastest request",
     "span_bytes": "the span the helper used (pattern tests)",
     "engine_requested": "the engine the plan asked for",

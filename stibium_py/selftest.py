@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import platform
+import random
 import shutil
 import statistics
 import tempfile
@@ -239,6 +240,43 @@ def check_full_sync(session: _Session) -> Check:
     return Check("full sync", PASS, f"accepted ({used})", numbers)
 
 
+FLUSH_FILE_BYTES = 4 << 20
+FLUSH_ROUNDS = 15
+
+
+def check_flushes(session: _Session, info: dict[str, Any], write_cache: str | None = None) -> Check:
+    """Each flush the platform has, after an uncached write of one kernel page (macOS writes smaller ones
+    through its cache), against that write's own time: analysis/flushes.py. The kinds take turns round by
+    round at offsets drawn from a fixed seed, so that a drift of the drive meets them all alike."""
+    from .analysis.flushes import PLATFORM_FLUSHES, FlushVerdict, flush_time
+    platform = str(info.get("platform"))
+    page = int(info.get("kernel_page_size_bytes") or 4096)
+    path = session.folder / "flush.dat"
+    laid = session.call(op_args("write", path, bytes=FLUSH_FILE_BYTES, engine="direct", sync="fsync"))
+    if not laid.ok:
+        return Check("flushes", CANNOT_TELL, f"the flush check's file could not be written: {laid.error}")
+    kinds = ("none", *PLATFORM_FLUSHES.get(platform, ("fsync",)))
+    rng = random.Random(20261126)
+    times: dict[str, list[float]] = {k: [] for k in kinds}
+    used: dict[str, str] = {}
+    for _ in range(FLUSH_ROUNDS):
+        for kind in kinds:
+            offset = rng.randrange(FLUSH_FILE_BYTES // page) * page
+            r = session.call(op_args("write", path, bytes=page, granularity=page, offset=offset, engine="direct",
+                                     sync=kind, existing=True))
+            if not r.ok:
+                return Check("flushes", CANNOT_TELL, f"a write with sync: {kind} failed: {r.error}")
+            seconds = r.data.get("io_seconds" if kind in ("none", "dsync") else "sync_seconds")
+            times[kind].append(float(seconds or 0.0))
+            used[kind] = str(r.data.get("sync_used") or kind)
+    verdict = FlushVerdict(page, statistics.median(times["none"]),
+                           tuple(flush_time(platform, k, used[k], times["none"], times[k]) for k in kinds[1:]))
+    numbers = {"write_bytes": page, "write_s": times["none"], "write_cache": write_cache,
+               **{f"{used[k]}_s": times[k] for k in kinds[1:]}}
+    said = f"; the drive reports its write cache as {write_cache}" if write_cache else ""
+    return Check("flushes", CANNOT_TELL if verdict.suspicious else PASS, verdict.text + said, numbers)
+
+
 def check_native(info: dict[str, Any]) -> Check:
     translated = info.get("translated")
     if translated is None:
@@ -290,6 +328,8 @@ def _checks(target: Path) -> SelftestResult:
             checks.extend(check_residency(session))
             checks.extend(check_bypass(session))
             checks.append(check_full_sync(session))
+            drive = sysinfo.target_facts(target).get("drive") or {}
+            checks.append(check_flushes(session, info.data, drive.get("write_cache")))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     facts["seconds"] = time.time() - facts["started_epoch_s"]

@@ -253,6 +253,9 @@ def linux_drive(disk: Path | None, udev_data: Path = Path("/run/udev/data")) -> 
     sectors = _read(str(disk / "size"))
     if sectors and sectors.isdigit():
         facts["capacity_bytes"] = int(sectors) * 512     # sysfs counts 512-byte sectors whatever the block
+    # "write back": the drive says it has a volatile write cache, which the kernel flushes on fsync; "write
+    # through": it says it has none (or one its power-loss protection makes durable) and flushes are not sent
+    facts["write_cache"] = _read(str(disk / "queue" / "write_cache"))
     return {k: v for k, v in facts.items() if v is not None}
 
 

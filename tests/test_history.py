@@ -61,9 +61,11 @@ def test_a_linux_drive_is_named_by_sysfs_then_udev(tmp_path):
     (nvme / "device/serial").write_text("S5GXNF0R123456\n")
     (nvme / "device/firmware_rev").write_text("5B2QGXA7\n")
     (nvme / "size").write_text("1953525168\n")
+    (nvme / "queue").mkdir()
+    (nvme / "queue/write_cache").write_text("write back\n")
     assert linux_drive(nvme, tmp_path / "udev") == {"disk": "nvme0n1", "model": "Samsung SSD 980 PRO 1TB",
                                                    "serial": "S5GXNF0R123456", "firmware": "5B2QGXA7",
-                                                   "capacity_bytes": 1953525168 * 512}
+                                                   "capacity_bytes": 1953525168 * 512, "write_cache": "write back"}
     sda = tmp_path / "sda"                       # SATA behind libata: the serial only in udev's database
     (sda / "device").mkdir(parents=True)
     (sda / "device/model").write_text("CT1000MX500SSD1\n")

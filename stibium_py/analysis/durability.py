@@ -3,7 +3,12 @@ cache (the block layer sends a cache flush where the device has a volatile cache
 fsync` and `sync: full` are one call there. macOS's fsync moves the data to the drive and leaves it in the
 drive's cache; F_FULLFSYNC also asks the drive to flush it (xnu bsd/man/man2/fsync.2 lines 56-80; fcntl
 hands F_FULLFSYNC to the file system, bsd/kern/kern_descrip.c 3836-3866). A Mac's writes with fsync are
-therefore not comparable with a Linux machine's. Pure: platform names and the rows' `sync_used` in."""
+therefore not comparable with a Linux machine's. The other syncs: Linux's fdatasync and O_DSYNC writes end with
+the same flush (fdatasync(2), open(2)); on macOS fdatasync is fsync with data integrity only (xnu
+bsd/vfs/vfs_syscalls.c: fsync_common with MNT_DWAIT), O_SYNC (which xnu makes of O_DSYNC, bsd/vfs/vfs_vnops.c
+vn_write) writes synchronously to the drive, and F_BARRIERFSYNC is fsync and an ordering barrier that promises
+nothing about what has been persisted (bsd/man/man2/fcntl.2): none of the three flushes the drive's cache.
+Pure: platform names and the rows' `sync_used` in."""
 
 from __future__ import annotations
 
@@ -24,9 +29,9 @@ def flushes_drive_cache(platform: str | None, sync_used: str | None) -> bool | N
     if sync_used in ("each", "end"):     # a tree's create: every file synced by fsync(2) (foundation: synchronizeFile)
         sync_used = "fsync"
     if platform == "linux":
-        return True                      # fsync and GNUstep's synchronizeFile are both fsync(2)
+        return True                      # fsync, fdatasync, O_DSYNC and GNUstep's synchronizeFile all end in a flush
     if platform == "darwin":
-        return sync_used == "F_FULLFSYNC"   # fsync, Foundation's synchronizeFile, a refused F_FULLFSYNC: not
+        return sync_used == "F_FULLFSYNC"   # fsync, fdatasync, O_SYNC, F_BARRIERFSYNC, synchronizeFile, a refusal: not
     return None
 
 

@@ -88,8 +88,10 @@ def job_text(op: Op, path: Path, ioengine: str) -> str:
         lines += [f"offset={op.offset_bytes}", f"offset_increment={region if op.access == 'random' else per_thread * step}"]
     if op.read_fraction is not None:
         lines.append(f"rwmixread={round(op.read_fraction * 100)}")
-    if op.writes and op.sync != "none":
-        lines.append("end_fsync=1")
+    if op.writes and op.sync == "dsync":
+        lines.append("sync=dsync")                 # every write O_DSYNC, as the helper's sync: dsync
+    elif op.writes and op.sync != "none":
+        lines.append("end_fsync=1")                # fio ends a job with fsync only (data and barrier included)
     # the helper writes one buffer of its fill in every request: fio's buffer, filled once with random bytes
     # (or the fill byte), not scrambled per request (scramble_buffers, on by default, made zram write 3.5 times
     # slower: tests/bench/bench_fio_twin.py)
@@ -124,7 +126,7 @@ def row_of(op: Op, output: str, failure: str | None, fio: Fio, started_s: float 
     not read, or it moved other bytes than the plan asked (fio stopped early), a failed measurement that says so."""
     base: dict[str, Any] = {**_fio_base(op, fio, started_s), "engine_requested": op.engine,
                             "resident_before": resident_before,
-                            "sync_used": ("fsync" if op.sync != "none" else "none") if op.writes else None,
+                            "sync_used": ({"none": "none", "dsync": "O_DSYNC"}.get(op.sync, "fsync")) if op.writes else None,
                             "span_bytes": op.size_bytes, "offset_bytes": op.offset_bytes or None}
     if op.duration_s:
         base.update(duration_s=op.duration_s, warmup_s=op.warmup_s)

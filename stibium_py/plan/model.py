@@ -41,7 +41,7 @@ ENGINES: dict[str, EngineFacts] = {
     "app": EngineFacts(("read", "write"), True),
 }
 Engine = Literal[tuple(ENGINES)]  # type: ignore[valid-type]
-Sync = Literal["fsync", "full", "none"]
+Sync = Literal["fsync", "full", "none", "data", "barrier", "dsync"]
 Units = Literal["decimal", "binary"]
 Access = Literal["sequential", "strided", "random"]
 IoOp = Literal["read", "write"]
@@ -94,7 +94,9 @@ class Defaults(_Strict):
     engine: Engine = Field("direct", description="direct | buffered | foundation | app (foundation on macOS, else buffered)")
     fill: str = Field("random", description="random (incompressible) or a byte such as 0x41")
     units: Units = Field("decimal", description="KB/MB/GB as 1000^n (decimal) or 1024^n (binary)")
-    sync: Sync = Field("fsync", description="fsync | full (F_FULLFSYNC on macOS) | none")
+    sync: Sync = Field("fsync", description="fsync | full (F_FULLFSYNC on macOS) | none | data (fdatasync) | barrier "
+                                            "(F_BARRIERFSYNC on macOS, fsync elsewhere) | dsync (every write synchronous: "
+                                            "O_DSYNC; O_SYNC on macOS)")
     seed: StrictInt = Field(1, ge=0, description="every random choice (orders, offsets, data) follows from it")
 
     @field_validator("fill")

@@ -216,15 +216,18 @@ def build_parallel_disk(folder: Path) -> Path:
 
 
 @contextlib.contextmanager
-def recipe_c(work: Path, delay_s: float = 0.02, parallel: int = 64, size_bytes: int = 256 << 20) -> Iterator[Device]:
-    """Requests in parallel: parallel_disk (every request takes delay_s, up to `parallel` at once) as a FUSE
-    file, loop (direct I/O, which submits asynchronously) and ext4 on top."""
+def recipe_c(work: Path, delay_s: float = 0.02, parallel: int = 64, size_bytes: int = 256 << 20,
+             flush_s: float = 0.0) -> Iterator[Device]:
+    """Requests in parallel: parallel_disk (every request takes delay_s, up to `parallel` at once; a flush
+    flush_s, or nothing at all with 0: a drive that does not flush) as a FUSE file, loop (direct I/O, which
+    submits asynchronously) and ext4 on top."""
     work.mkdir(parents=True, exist_ok=True)
     exe = build_parallel_disk(work)
     fuse_dir = work / "fuse"
     fuse_dir.mkdir()
     with contextlib.ExitStack() as stack:
-        proc = subprocess.Popen([str(exe), str(fuse_dir), str(size_bytes), str(round(delay_s * 1e9)), str(parallel)],
+        proc = subprocess.Popen([str(exe), str(fuse_dir), str(size_bytes), str(round(delay_s * 1e9)), str(parallel),
+                                 str(round(flush_s * 1e9))],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _unmount_on_exit(proc, fuse_dir, stack)
         _wait_for(fuse_dir / "disk")

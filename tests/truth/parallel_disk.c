@@ -9,7 +9,11 @@
  * to the file system (max_background, 12 by default), and the loop runs up to 4 x parallel threads (its
  * default is 10).
  *
- *     parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL
+ *     parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS]
+ *
+ * A flush (fsync of the file: a loop device on it sends the file system's cache flushes there) takes FLUSH_NS
+ * from its arrival, as a drive writing its cache to the medium; 0 (the default) answers at once, as a drive
+ * that does not flush.
  *
  * Runs in the foreground until unmounted (fusermount3 -u MOUNTPOINT). Built by tests/truth/devices.py:
  *     cc -O2 parallel_disk.c $(pkg-config --cflags --libs fuse3) -o parallel_disk */
@@ -27,20 +31,26 @@
 static unsigned char *disk;
 static size_t disk_bytes;
 static long delay_ns;
+static long flush_ns;
 static sem_t slots;
+
+static void sleep_ns(long ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += ns % 1000000000L;
+    until.tv_sec += ns / 1000000000L + until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
+}
 
 /* Wait for a slot, then until `delay` after the request arrived at the slot. */
 static void wait_delay(void)
 {
     while (sem_wait(&slots) != 0 && errno == EINTR)
         ;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += delay_ns % 1000000000L;
-    until.tv_sec += delay_ns / 1000000000L + until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
+    sleep_ns(delay_ns);
     sem_post(&slots);
 }
 
@@ -121,6 +131,8 @@ static int pd_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 static int pd_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
     (void)path, (void)datasync, (void)fi;
+    if (flush_ns > 0)
+        sleep_ns(flush_ns);
     return 0;
 }
 
@@ -131,10 +143,11 @@ static const struct fuse_operations ops = {
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS]\n");
         return 2;
     }
+    flush_ns = argc == 6 ? strtol(argv[5], NULL, 10) : 0;
     disk_bytes = strtoull(argv[2], NULL, 10);
     delay_ns = strtol(argv[3], NULL, 10);
     int parallel = atoi(argv[4]);
