@@ -255,6 +255,21 @@ def test_direct_io_the_platform_cached_is_said_with_its_reason():
         "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)"]
 
 
+def test_a_flush_faster_than_the_writes_it_flushes_is_said_where_its_premise_holds():
+    fast = dict(sync_used="fsync", sync_seconds=20e-6, lat_p50_s=200e-6)
+    assert _run_words(_rows(**fast), {"platform": "linux"}) == [
+        "its flushes (fsync) return in 20 us, faster than its 4 KiB uncached writes reach the drive (200 us a "
+        "request): the drive does not flush to its medium, or it has power-loss protection"]
+    assert _run_words(_rows(**{**fast, "sync_used": "F_FULLFSYNC"}), {"platform": "darwin"}) != []
+    # at the edges: a flush as slow as a request, a Mac's fsync (no flush of the drive's cache: said otherwise),
+    # larger requests, a synchronous write, a buffered engine, reads
+    for changed, facts in [(dict(sync_seconds=200e-6), "linux"), ({}, "darwin"),
+                           (dict(granularity_bytes=128 * 1024), "linux"), (dict(sync_used="O_DSYNC"), "linux"),
+                           (dict(engine="buffered"), "linux"), (dict(op="read"), "linux")]:
+        said = _run_words(_rows(**{**fast, **changed}), {"platform": facts})
+        assert not [m for m in said if "its flushes" in m], (changed, said)
+
+
 def test_a_mac_s_fsync_writes_and_gnustep_are_said_on_their_platforms():
     assert _run_words(_rows(sync_used="fsync"), {"platform": "darwin"}) == [
         "3 write measurements were synced with fsync, which on macOS leaves the data in the drive's write cache "

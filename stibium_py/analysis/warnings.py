@@ -1,6 +1,7 @@
 """What the reader must know about a run, each with what to do: outliers, page-cache suspects, fast
 outliers, drift, nonlinearity, missing intervals, direct I/O the platform sent through the cache,
-requests split into several calls, writes a Mac synced without flushing the drive's cache, GNUstep's Foundation.
+requests split into several calls, writes a Mac synced without flushing the drive's cache, flushes faster
+than the writes they flush, GNUstep's Foundation.
 Pure: results and measurements in."""
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import numpy as np
 from .. import registry
 from ..table import Table
 from ..stack import MAY_CACHE, MEMORY, Stack
-from ..units import format_size
-from .durability import MAC_ADVICE, unflushed_count
+from ..units import format_seconds, format_size
+from .durability import MAC_ADVICE, flushes_drive_cache, unflushed_count
 from .files import FilesResult
 from .patterns import PatternResult
 from .sustained import SustainedTestResult
@@ -81,6 +82,12 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
         add("info", "all", f"{unflushed} write measurements were synced with fsync, which on macOS leaves the data in "
             "the drive's write cache (Linux's fsync flushes it)",
             f"these compare with other Macs' fsync writes, not with Linux's; {MAC_ADVICE}")
+    for label, used, flush_s, write_s, size in _fast_flushes(rows, facts.get("platform")):
+        add("warning", label, f"its flushes ({used}) return in {format_seconds(flush_s)}, faster than its {size} uncached "
+            f"writes reach the drive ({format_seconds(write_s)} a request): the drive does not flush to its medium, "
+            f"or it has power-loss protection",
+            "these writes may not be durable when they return; `stibium selftest` times every flush of the "
+            "platform on the target, and only a power cut proves what the drive keeps")
     engines = set(rows.engine.tolist())
     if "foundation" in engines and facts.get("platform") == "linux":
         add("info", "all", "the foundation engine ran on GNUstep Base, whose implementation is not Apple's",
@@ -132,6 +139,33 @@ def _not_honoured(rows: Table) -> list[tuple[str, int, int, str]]:
                   if reasons[k] and reasons[k] != FS_CACHES_REASON]
         if cached:
             out.append((label, len(cached), len(rs), str(reasons[cached[0]])))
+    return out
+
+
+SMALL_WRITE_BYTES = 64 * 1024     # a flush after writes of at most this size must write at least one to the medium
+FLUSHES_JUDGED = 3                # measurements of a point before its flushes are judged
+
+
+def _fast_flushes(rows: Table, platform: str | None) -> list[tuple[str, str, float, float, str]]:
+    """Per pattern test and op of small uncached writes synced by a call that promises the drive's cache flushed
+    (durability.flushes_drive_cache): where the flush's median time is below a request's median, the flush cannot
+    have written even one request to the medium (analysis/flushes.py says the same of selftest's flushes). A
+    synchronous write (O_DSYNC) carries its flush inside each request and is not judged here."""
+    out = []
+    writes = rows.take((rows.op == "write") & (rows.kind == "pattern") & (rows.engine == "direct")
+                       & (rows.granularity_bytes <= SMALL_WRITE_BYTES))
+    for label, rs in _by_test(writes).items():
+        for used in sorted({str(u) for u in rs.sync_used if u and str(u) not in ("none", "O_DSYNC")}):
+            if not flushes_drive_cache(platform, used):
+                continue
+            mine = rs.take(rs.sync_used == used)
+            flush, lat = mine.sync_seconds.astype(float), mine.lat_p50_s.astype(float)
+            ok = np.isfinite(flush) & np.isfinite(lat) & (lat > 0)
+            if ok.sum() < FLUSHES_JUDGED:
+                continue
+            flush_s, write_s = float(np.median(flush[ok])), float(np.median(lat[ok]))
+            if flush_s < write_s:
+                out.append((label, used, flush_s, write_s, format_size(int(np.median(mine.granularity_bytes)))))
     return out
 
 
