@@ -163,12 +163,14 @@ def test_tmpfs_is_flagged(tmp_path, mount_tmpfs):
 
 @pytest.mark.truth
 def test_every_selftest_check_passes_on_a_device_of_known_speed(tmp_path, device_b):
-    """Recipe B (ext4 on a loop device with direct I/O over FUSE, 52.43 MB/s): nothing below caches reads."""
+    """Recipe B (ext4 on a loop device with direct I/O over FUSE, 52.43 MB/s): nothing below caches reads. Its
+    memory disk has no medium to flush to (nbdkit's delay filter slows reads and writes, not flushes): the flush
+    check says so (tests/truth/test_truth_flushes.py shows it pass on a device whose flush takes its time)."""
     target = device_b.mount / "t"
     target.mkdir()
     statuses = _selftest(tmp_path, target)
-    assert statuses == {name: "pass" for name in (
+    assert statuses == {"flushes": "cannot tell", **{name: "pass" for name in (
         "clock", "free space", "native helper", "engines", "direct write leaves no cache", "buffered read is cached",
         "evict empties the cache", "direct read bypasses the cache", "direct I/O honoured", "full sync",
-        "no cache below the file system")}
+        "no cache below the file system")}}
     assert list(target.iterdir()) == []
