@@ -101,6 +101,8 @@ def test_a_drive_is_its_serial_else_its_volume_else_its_host_and_device():
     assert drive_of(record({"device_model": "virtio disk", "volume_uuid": "U-1"})).key == "volume:U-1"
     named = drive_of(record({"device": "/dev/loop3", "device_model": "loop device"}))
     assert (named.key, named.label) == ("host:studio:/dev/loop3", "loop device /dev/loop3 on studio")
+    unknown = drive_of(RunRecord(machine={"hostname": "studio"}, target="/data/t", target_facts={}))
+    assert (unknown.key, unknown.label) == ("host:studio:/data/t", "the drive of /data/t on studio")
 
 
 # -- the database

@@ -85,7 +85,8 @@ def drive_of(record: RunRecord) -> Drive:
     elif uuid:
         key, label = f"volume:{uuid}", f"{model or device or 'drive'}, volume {uuid}"
     else:
-        key, label = f"host:{host}:{device or record.target or ''}", f"{model or 'drive'} {device or ''} on {host}"
+        where = f"{model or 'drive'} {device}" if device else f"{model or 'the drive'} of {record.target or 'the target'}"
+        key, label = f"host:{host}:{device or record.target or ''}", f"{where} on {host}"
     return Drive(key, " ".join(label.split()), model, serial, firmware, capacity)
 
 
