@@ -274,7 +274,14 @@ def test_check_since_leaves_the_older_runs_out(tmp_path):
     assert CliRunner().invoke(main, cli).exit_code == 0
 
 
-def test_the_table_and_page_mark_steps_series_interrupted_runs_and_version_changes(tmp_path):
+def _at_width(monkeypatch, width: int) -> None:
+    """The command line's console at a width of the test's, whatever COLUMNS the test session was started with
+    (rich fixes a console's width from COLUMNS when it is made, at import)."""
+    import stibium_py.cli
+    monkeypatch.setattr(stibium_py.cli.console, "_width", width)
+
+
+def test_the_table_and_page_mark_steps_series_interrupted_runs_and_version_changes(tmp_path, monkeypatch):
     path = tmp_path / "h.sqlite"
     entries = [_entry(f"run-{i}", _day(i), 100e6 * (1 + 0.003 * (-1) ** i)) for i in range(6)]
     entries += [_entry(f"run-{i}", _day(i), 70e6 * (1 + 0.003 * (-1) ** i), firmware="F2") for i in range(6, 12)]
@@ -282,8 +289,8 @@ def test_the_table_and_page_mark_steps_series_interrupted_runs_and_version_chang
     entries += [_entry(f"run-{i}", _day(i), 70e6, series="s1", firmware="F2") for i in range(13, 16)]
     with History(path) as history:
         history.add_many(entries)
-    result = CliRunner().invoke(main, ["history", "--history", str(path), "--out", str(tmp_path / "pages")],
-                                env={"COLUMNS": "200"})
+    _at_width(monkeypatch, 200)
+    result = CliRunner().invoke(main, ["history", "--history", str(path), "--out", str(tmp_path / "pages")])
     assert result.exit_code == 0, result.output
     lines = [line.strip() for line in result.output.splitlines()]
     assert "M (serial S): 15 complete runs and 1 interrupted (drawn, not in any step)" in lines
@@ -345,7 +352,7 @@ def test_a_run_is_recorded_as_it_ends_and_rebuild_gives_the_same_rows(disk_dir):
     assert not list(db.parent.glob("*.rebuild-*"))
 
 
-def test_an_interrupted_run_is_recorded_and_marked(disk_dir):
+def test_an_interrupted_run_is_recorded_and_marked(disk_dir, monkeypatch):
     import signal
     import time
     db = disk_dir / "history.sqlite"
@@ -367,8 +374,8 @@ def test_an_interrupted_run_is_recorded_and_marked(disk_dir):
     with History(db) as history:
         [run] = history.runs()
     assert (run.status, run.stopped_by) == ("interrupted", "SIGINT")
-    shown = CliRunner().invoke(main, ["history", "--history", str(db), "--out", str(disk_dir / "p")],
-                               env={"COLUMNS": "200"})
+    _at_width(monkeypatch, 200)
+    shown = CliRunner().invoke(main, ["history", "--history", str(db), "--out", str(disk_dir / "p")])
     assert "0 complete runs and 1 interrupted (drawn, not in any step)" in shown.output
 
 
@@ -410,15 +417,15 @@ def test_history_add_reads_a_folder_of_runs_and_names_what_it_left_out(disk_dir)
 
 
 @pytest.mark.parametrize("width", [80, 120, 160])
-def test_the_terminal_gives_every_row_one_line_at_any_width(tmp_path, width):
+def test_the_terminal_gives_every_row_one_line_at_any_width(tmp_path, monkeypatch, width):
     path = tmp_path / "h.sqlite"
     long = Drive("serial:Samsung SSD 990 PRO with Heatsink 4TB:S7DSNJ0W123456X", "Samsung SSD 990 PRO with Heatsink 4TB "
                  "(serial S7DSNJ0W123456X)", firmware="4B2QJXD7")
     with History(path) as history:
         history.add_many([_entry(f"quick-studio-mac-2026110{i}T120000Z", _day(i), 100e6, drive=long, series=None)
                           for i in range(12)])
-    result = CliRunner().invoke(main, ["history", "--history", str(path), "--out", str(tmp_path / "p")],
-                                env={"COLUMNS": str(width)})
+    _at_width(monkeypatch, width)
+    result = CliRunner().invoke(main, ["history", "--history", str(path), "--out", str(tmp_path / "p")])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert max(len(line.rstrip()) for line in lines) <= width
