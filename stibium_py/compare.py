@@ -85,7 +85,13 @@ def _load_one(path: Path, complete_only: bool = False) -> Run | None:
     loaded = load_run_dir(path)
     if complete_only and loaded.record.status != "complete":
         return None
-    good = loaded.valid
+    return run_of(loaded)
+
+
+def run_of(loaded: Any) -> Run | None:
+    """A loaded run directory (pipeline.LoadedRun) as compare reads it: its valid measurements (a test by rounds:
+    its window's); None when it has none."""
+    path, good = loaded.path, loaded.valid
     rated, judged = steady.rated(good)
     return Run(path, loaded.record, rated,
                frozenset(name for name, s in judged.items() if not s.steady)) if len(good) else None

@@ -139,14 +139,14 @@ def point_entries(rows: Any, settings: Settings = SUMMARY) -> tuple[PointEntry, 
 def read_entry(run_dir: Path) -> RunEntry | None:
     """A run directory as a history entry; None for a run that is not over (running, waiting for a reboot)
     or that failed. RunDirError and RecordError reach the caller for a folder that is no run."""
-    from ..compare import _load_one
+    from ..compare import run_of
     from ..store import is_series
     from ..pipeline import load_run
-    loaded = load_run(run_dir)
+    loaded = load_run(run_dir)          # read once: the record and the rows
     record = loaded.record
     if record.status not in KEPT_STATUSES:
         return None
-    run = _load_one(run_dir)
+    run = run_of(loaded)
     points = point_entries(run.rows) if run is not None else ()
     path = run_dir.resolve()
     machine = record.machine
