@@ -133,7 +133,7 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 #define SB_USAGE_TEXT                                                                                      \
     "usage: stibium-helper info [--path DIR] [--device-block N] | write|read|mixed --path F --bytes N [--granularity G] "     \
     "[--access sequential|strided|random] [--stride S] [--span N] [--offset N] [--seed K] [--data-seed K] "             \
-    "[--fill random|offset|0xNN] [--engine direct|buffered|foundation|app] [--sync fsync|full|none|data|barrier|dsync] [--existing] " \
+    "[--fill random|offset|0xNN|compressible=N,dedupe=M] [--engine direct|buffered|foundation|app] [--sync fsync|full|none|data|barrier|dsync] [--existing] " \
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
     "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
     "[--stonewall S [--wearout]] | "                                                                       \
@@ -235,9 +235,22 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
             j->fill_byte = SB_FILL_OFFSET;
             return SB_OK;
         }
+        if (strncmp(v, "compressible=", 13) == 0 || strncmp(v, "dedupe=", 7) == 0) {
+            unsigned c = 0, d = 0;
+            int used = 0;
+            if (!((sscanf(v, "compressible=%u,dedupe=%u%n", &c, &d, &used) == 2 && !v[used]) ||
+                  (sscanf(v, "compressible=%u%n", &c, &used) == 1 && !v[used]) ||
+                  (sscanf(v, "dedupe=%u%n", &d, &used) == 1 && !v[used])) || c > 100 || d > 100)
+                return sb_usage(out, "--fill compressible=N,dedupe=M takes whole percents from 0 to 100, not '%s'", v);
+            j->fill_byte = -1;
+            j->compressible_pct = c;
+            j->dedupe_pct = d;
+            return SB_OK;
+        }
         long b = strtol(v, &end, 0);
         if (*end || end == v || b < 0 || b > 255)
-            return sb_usage(out, "--fill must be random, offset or a byte such as 0x41, not '%s'", v);
+            return sb_usage(out, "--fill must be random, offset, compressible=N,dedupe=M or a byte such as 0x41, "
+                            "not '%s'", v);
         j->fill_byte = (int)b;
         return SB_OK;
     }

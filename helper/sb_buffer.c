@@ -13,6 +13,7 @@ typedef struct {
     unsigned char *data;
     size_t capacity, valid;
     int fill_byte;          /* write buffer: what it holds */
+    unsigned compressible_pct, dedupe_pct;
     uint64_t data_seed;
 } sb_slot;
 
@@ -42,19 +43,54 @@ static int sb_slot_reserve(sb_slot *s, sb_slot *other, size_t bytes, int keep_ot
     return 1;
 }
 
-unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, int keep_read, sb_err *err)
+/* Data of stated ratios in blocks of SB_FILL_BLOCK_BYTES: a unique block holds (100 - compressible) % of its
+ * bytes from the seed's stream, then zeros (a compressor keeps about that share of it); block b repeats an
+ * earlier block, drawn from a second stream, exactly where floor((b + 1) * dedupe / 100) passes a whole number,
+ * so that any run of blocks holds the stated share of repeats to within one block (block 0 never repeats). */
+static void sb_fill_ratios(uint64_t seed, unsigned char *buf, size_t len, unsigned compressible_pct,
+                           unsigned dedupe_pct)
+{
+    sb_rng data, pick;
+    sb_rng_seed(&data, seed);
+    sb_rng_seed(&pick, seed ^ 0x6465647570ULL);      /* "dedup": a stream apart from the data's */
+    size_t kept = SB_FILL_BLOCK_BYTES - SB_FILL_BLOCK_BYTES * compressible_pct / 100;
+    size_t nblocks = (len + SB_FILL_BLOCK_BYTES - 1) / SB_FILL_BLOCK_BYTES;
+    for (size_t b = 0; b < nblocks; b++) {
+        unsigned char *p = buf + b * SB_FILL_BLOCK_BYTES;
+        size_t n = len - b * SB_FILL_BLOCK_BYTES < SB_FILL_BLOCK_BYTES ? len - b * SB_FILL_BLOCK_BYTES
+                                                                        : SB_FILL_BLOCK_BYTES;
+        if (b > 0 && (uint64_t)(b + 1) * dedupe_pct / 100 > (uint64_t)b * dedupe_pct / 100) {
+            memcpy(p, buf + sb_rng_below(&pick, b) * SB_FILL_BLOCK_BYTES, n);
+            continue;
+        }
+        size_t r = kept < n ? kept : n;
+        for (size_t i = 0; i < r; i += 8) {
+            uint64_t v = sb_rng_next(&data);
+            memcpy(p + i, &v, r - i < 8 ? r - i : 8);
+        }
+        memset(p + r, 0, n - r);
+    }
+}
+
+unsigned char *sb_buffer_write(size_t bytes, int fill_byte, unsigned compressible_pct, unsigned dedupe_pct,
+                               uint64_t data_seed, int keep_read, sb_err *err)
 {
     sb_slot *s = &sb_write_slot;
     if (sb_slot_reserve(s, &sb_read_slot, bytes, keep_read, err) < 0)
         return NULL;
-    int same = s->valid >= bytes && s->fill_byte == fill_byte && (fill_byte >= 0 || s->data_seed == data_seed);
+    int same = s->valid >= bytes && s->fill_byte == fill_byte && s->compressible_pct == compressible_pct &&
+               s->dedupe_pct == dedupe_pct && (fill_byte >= 0 || s->data_seed == data_seed);
     if (!same) {
-        if (fill_byte < 0)
-            sb_rng_fill(data_seed, s->data, bytes);
-        else
+        if (fill_byte >= 0)
             memset(s->data, fill_byte, bytes);
+        else if (compressible_pct || dedupe_pct)
+            sb_fill_ratios(data_seed, s->data, bytes, compressible_pct, dedupe_pct);
+        else
+            sb_rng_fill(data_seed, s->data, bytes);
         s->valid = bytes;
         s->fill_byte = fill_byte;
+        s->compressible_pct = compressible_pct;
+        s->dedupe_pct = dedupe_pct;
         s->data_seed = data_seed;
     }
     return s->data;

@@ -11,8 +11,12 @@
 #include <stdint.h>
 #include "sb_err.h"
 
-/* fill_byte -1: data from the seed's stream; 0-255: that byte. */
-unsigned char *sb_buffer_write(size_t bytes, int fill_byte, uint64_t data_seed, int keep_read, sb_err *err);
+/* The block of a fill of stated ratios (sb_buffer.c): what its compressible share and its repeats are counted in. */
+#define SB_FILL_BLOCK_BYTES ((size_t)4096)
+/* fill_byte -1: data from the seed's stream, of the stated compressible and repeated shares (percent; 0 and 0:
+ * incompressible and unique within the buffer); 0-255: that byte. */
+unsigned char *sb_buffer_write(size_t bytes, int fill_byte, unsigned compressible_pct, unsigned dedupe_pct,
+                               uint64_t data_seed, int keep_read, sb_err *err);
 /* The write buffer for data the caller writes itself (--fill offset). */
 unsigned char *sb_buffer_write_scratch(size_t bytes, int keep_read, sb_err *err);
 unsigned char *sb_buffer_read(size_t bytes, int keep_write, sb_err *err);

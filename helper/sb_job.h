@@ -70,6 +70,8 @@ struct sb_job {
     enum sb_access access;
     uint64_t seed, data_seed;
     int fill_byte;              /* -1: random data from data_seed; SB_FILL_OFFSET: each 8-byte word its own offset */
+    unsigned compressible_pct;  /* with fill_byte -1: the share of each 4 KiB block that is zeros (--fill compressible=) */
+    unsigned dedupe_pct;        /* and the share of blocks that repeat an earlier one (--fill ...,dedupe=) */
     enum sb_sync sync;
     int existing;               /* write into an existing file instead of creating one */
     int latency;                /* collect per-request latencies */

@@ -246,7 +246,8 @@ static int sb_prepare_buffer(sb_job *job, sb_err *err)
         return -1;
     if (writes && !(job->buf = job->fill_byte == SB_FILL_OFFSET
                                    ? sb_buffer_write_scratch((size_t)want, both, err)
-                                   : sb_buffer_write((size_t)want, job->fill_byte, job->data_seed, both, err)))
+                                   : sb_buffer_write((size_t)want, job->fill_byte, job->compressible_pct,
+                                                    job->dedupe_pct, job->data_seed, both, err)))
         return -1;
     job->buf_bytes = writes ? (size_t)want : 0;
     job->slot_bytes = (size_t)slot;

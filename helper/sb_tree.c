@@ -421,7 +421,7 @@ int sb_tree_run(const sb_tree_job *job, sb_tree_result *res, sb_err *err)
      * or one read buffer cut into a part per thread, touched before the interval (a buffer 16 bytes off a
      * page made the kernel's copies of 1-64 KiB reads take 17 us against 9) */
     unsigned char *buf = NULL;
-    if (job->phase == SB_TREE_CREATE && !(buf = sb_buffer_write(buf_len, -1, job->data_seed, 0, err)))
+    if (job->phase == SB_TREE_CREATE && !(buf = sb_buffer_write(buf_len, -1, 0, 0, job->data_seed, 0, err)))
         return -1;
     if ((job->phase == SB_TREE_READ || job->phase == SB_TREE_COPY) && !(buf = sb_buffer_read(buf_len * (size_t)threads, 0, err)))
         return -1;

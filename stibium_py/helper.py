@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
+from . import fills
 from .errors import HelperError, HelperTimeout  # noqa: F401 (raised here, declared apart)
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None, we
     clients): where the operation has a stonewall, the helper asks there how many requests to reach."""
     return op_args(op.op, path, bytes=op.bytes, granularity=op.granularity_bytes, access=op.access,
                    stride=op.stride_bytes or None, span=op.span_bytes, offset=op.offset_bytes or None,
-                   seed=op.seed, data_seed=op.data_seed, fill=op.fill, engine=op.engine,
+                   seed=op.seed, data_seed=op.data_seed, fill=fills.helper_text(op.fill), engine=op.engine,
                    sync=op.sync if op.writes else None, existing=op.existing,
                    queue_depth=op.queue_depth if op.queue_depth > 1 else None,
                    threads=op.threads if op.threads > 1 else None, chunk=op.chunk_bytes or None,
@@ -133,7 +134,7 @@ def precondition_args(path: Path, span_bytes: int, offset_bytes: int, engine: st
     """One pass of preconditioning (SNIA PTS's workload-independent preconditioning, written twice): the
     laid-out span written sequentially in 128 KiB requests with the test's engine, synced (untimed)."""
     return op_args("write", path, bytes=span_bytes, granularity=min(span_bytes, PRECONDITION_GRANULARITY_BYTES),
-                   span=span_bytes, offset=offset_bytes or None, engine=engine, fill=fill, data_seed=data_seed,
+                   span=span_bytes, offset=offset_bytes or None, engine=engine, fill=fills.helper_text(fill), data_seed=data_seed,
                    sync="fsync", existing=True, latency="off")
 
 
@@ -147,7 +148,7 @@ def layout_args(path: Path, size_bytes: int, engine: str, fill: str, data_seed: 
     """Laying out a file before its measurements (untimed): in large requests, synced, direct where the
     test is, so that nothing but an unaligned tail is left in the page cache."""
     return op_args("write", path, bytes=size_bytes, granularity=min(size_bytes, LAYOUT_GRANULARITY_BYTES),
-                   engine="direct" if engine == "direct" else "buffered", fill=fill, data_seed=data_seed,
+                   engine="direct" if engine == "direct" else "buffered", fill=fills.helper_text(fill), data_seed=data_seed,
                    sync="fsync", latency="off")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple, Optional, get_type_hints
 
+from . import fills
 from .errors import MeasurementError  # noqa: F401 (raised here, declared apart)
 from .op import Op
 
@@ -110,6 +111,7 @@ class Measurement(NamedTuple):
     dirs_made: Optional[int] = None        # tree, create: the folders made on the way
     caches_dropped: Optional[bool] = None  # tree: the kernel's caches dropped just before the phase
     cloned: Optional[int] = None           # tree, copy: the copies that share their source's blocks (clones)
+    fill: Optional[str] = None             # what the writes put on the disk (fills.py); older files: run.json's plan
 
     @property
     def ok(self) -> bool:
@@ -296,17 +298,20 @@ DESCRIPTIONS = {
     "cloned": "tree tests, copy: the copies the file system made as clones (FICLONE on Linux, clonefile on macOS: "
               "they share their source's blocks, no bytes moved); the rest were copied byte by byte (io_method says "
               "how: copy_file_range, read/write or copyfile)",
+    "fill": "what the writes put on the disk, as the plan said it: random, a byte (0x41), or data of stated ratios "
+            "(compressible=50%,dedupe=25%: the share of each 4 KiB block a compressor removes, the share of blocks "
+            "that repeat another); a read's is the fill its data were written with. Empty in files made before the "
+            "column: the test's fill in run.json's plan",
 }
 # The file of a row that holds a step of many clients together (analysis/clients.py's aggregate).
 ALL_CLIENTS = "(all clients)"
 OP_FIELDS = ("seq", "test", "op", "kind", "access", "size_bytes", "granularity_bytes", "stride_bytes", "trial", "file",
-             "queue_depth", "threads", "read_fraction")
+             "queue_depth", "threads", "read_fraction", "fill")
 
 # Keys of the helper's answer that are not columns, each with why. `from_answer` checks the echoed
 # request against the operation before dropping it.
 DROPPED_KEYS = {
     "path": "an absolute path of the measuring machine; the row keeps the file relative to the test folder",
-    "fill": "the request echoed (checked against the operation); the plan in run.json has it",
     "sync": "the request echoed (checked); what was used is the column sync_used",
     "seed": "the request echoed (checked); the plan in run.json has it",
     "usage": "set on a usage error only, which the runner reports as a failure of its own",
@@ -338,7 +343,7 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
             expected["span_bytes"] = op.span_bytes
         expected["offset_bytes"] = op.offset_bytes
         for key, want in expected.items():
-            if key in answer and answer[key] != want and not (key == "fill" and _same_fill(answer[key], want)) \
+            if key in answer and answer[key] != want and not (key == "fill" and fills.same(answer[key], want)) \
                     and not (key in ("duration_s", "warmup_s", "stonewall_s") and _same_seconds(answer[key], want)):
                 raise MeasurementError(f"operation {op.seq}: the helper measured {key}={answer[key]!r} where the "
                                        f"plan asked for {want!r}; reinstall stibium so that the helper and the "
@@ -440,14 +445,6 @@ def failed(op: Op, error: str, started_s: float | None) -> Measurement:
 def _same_seconds(answered: Any, planned: float) -> bool:
     """The helper keeps a time in whole nanoseconds."""
     return isinstance(answered, (int, float)) and abs(answered - planned) <= 1e-9 * max(1.0, planned)
-
-
-def _same_fill(answered: Any, planned: Any) -> bool:
-    """The helper spells a fill byte its own way (0x41 or 65)."""
-    try:
-        return int(str(answered), 0) == int(str(planned), 0)
-    except ValueError:
-        return False
 
 
 _MEASURED = frozenset(COLUMNS) - set(OP_FIELDS) - {"started_s"}

@@ -10,6 +10,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
+from . import fills
 from .analysis.rates import ONE_TRIAL
 from .analysis.settings import SUMMARY, Settings
 from .analysis.summary import Summary, summarize
@@ -40,10 +43,27 @@ def load_run(run_dir: Path) -> LoadedRun:
     numbers; each client's rows are kept beside it."""
     record = as_found(read_run_json(run_dir))
     rows, damaged = read_measurements(run_dir)
+    rows = fills_of_then(rows, record)
     if record.ranks > 1:
         from .analysis.clients import aggregate
         return LoadedRun(run_dir, record, aggregate(rows, record.ranks), damaged, rows)
     return LoadedRun(run_dir, record, rows, damaged)
+
+
+def fills_of_then(rows: Table, record: RunRecord) -> Table:
+    """Rows of a file made before measurements carried their fill: each its test's fill, from the plan run.json
+    keeps (random where the plan is not there), so that its points match a newer run's of the same fill."""
+    fill = rows.col("fill")
+    missing = np.flatnonzero(np.equal(fill, None))
+    if not len(missing):
+        return rows
+    plan = test_definitions(record.plan.as_given) or {}
+    tests = rows.col("test")
+    out = fill.copy()
+    for k in missing:
+        asked = plan.get(str(tests[k]), {}).get("fill")
+        out[k] = asked if isinstance(asked, str) else fills.RANDOM
+    return rows.with_column("fill", out)
 
 
 def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecord, Table, Summary]:

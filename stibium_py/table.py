@@ -75,6 +75,12 @@ class Table:
         base = positions if self._index is None else self._index[positions]
         return Table(self._cols, base, self._codes)
 
+    def with_column(self, name: str, values: np.ndarray) -> "Table":
+        """The same measurements with one column's values replaced (one value per measurement of this table)."""
+        base = self._cols[name].copy()
+        base[slice(None) if self._index is None else self._index] = values
+        return Table({**self._cols, name: base}, self._index, {k: v for k, v in self._codes.items() if k != name})
+
     def row(self, k: int) -> Measurement:
         at = int(k) if self._index is None else int(self._index[k])
         return Measurement._make(_value(c, self._cols[c][at]) for c in COLUMNS)

@@ -5,7 +5,8 @@ of the real helper stay in test_helper.py and the truth tests.
 
 `interrupt_at`: the measurement (by its position among the measurements asked for) at which the fake
 raises KeyboardInterrupt, as a Ctrl-C during a run does. `slower`: a factor on the modelled seconds of each
-measurement (by that position), for a rate that moves."""
+measurement (by that position), for a rate that moves. `compressing`: writes of data of stated ratios take the
+time of the bytes a compressing, deduplicating device would keep (fills.py): a 50 % compressible fill half."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class FakeHelper:
     calls: list[list[str]] = field(default_factory=list)
     measured: int = 0
     slower: Callable[[int], float] = lambda k: 1.0
+    compressing: bool = False
 
     def __enter__(self) -> "FakeHelper":
         return self
@@ -84,7 +86,11 @@ class FakeHelper:
         else:
             with open(path, "rb") as src:
                 src.read(moved)
-        seconds = (LATENCY_S + moved / RATE_BYTES_PER_S) * (self.slower(self.measured) if timed else 1.0)
+        kept = moved
+        if self.compressing and args[0] == "write" and str(f.get("fill", "random")).startswith(("compressible", "dedupe")):
+            shares = dict(part.split("=") for part in str(f["fill"]).split(","))
+            kept = moved * (100 - int(shares.get("compressible", 0))) // 100 * (100 - int(shares.get("dedupe", 0))) // 100
+        seconds = (LATENCY_S + kept / RATE_BYTES_PER_S) * (self.slower(self.measured) if timed else 1.0)
         answer: dict[str, Any] = {**stonewall,
             "op": args[0], "path": str(path), "bytes": moved, "seconds": seconds,
             "access": str(f.get("access", "sequential")), "granularity_bytes": granularity,
@@ -114,6 +120,7 @@ class FakeHelpers:
     sessions: list[FakeHelper] = field(default_factory=list)
     once_calls: list[list[str]] = field(default_factory=list)
     slower: Callable[[int], float] = lambda k: 1.0
+    compressing: bool = False
 
     def once(self, args: list[str]) -> HelperResult:
         self.once_calls.append(list(args))
@@ -121,6 +128,6 @@ class FakeHelpers:
                                 "clock": "fake", "target": {"fs_type": "fake"}})
 
     def session(self) -> FakeHelper:
-        self.sessions.append(FakeHelper(self.interrupt_at, slower=self.slower))
+        self.sessions.append(FakeHelper(self.interrupt_at, slower=self.slower, compressing=self.compressing))
         self.interrupt_at = None            # the next session (a resume) runs to the end
         return self.sessions[-1]

@@ -96,7 +96,7 @@ def _point(**changed) -> NS:
 
 def _pattern(**changed) -> NS:
     quiet = dict(name="p", op="read", instrument="helper", points=[_point(), _point(granularity_bytes=65536)],
-                 stonewall=None, steady=None)
+                 stonewall=None, steady=None, fill_rates=[])
     return NS(**{**quiet, **changed})
 
 
@@ -104,7 +104,7 @@ def _steadiness(rounds: int, max_rounds: int, points: int = 1):
     from stibium_py.analysis.steady import PointRounds, Steadiness, SteadyVerdict
     verdict = SteadyVerdict(False, rounds - 4, rounds, 1e8, 0.3, 0.25, 1e6, 5e5, 2e6, 0.95,
                             "the range is 30% of the mean (over 20%)")
-    pts = tuple(PointRounds(("write", "random", 4096 << k, 0, 32, 1, None, "helper"), (1e8,) * rounds, verdict)
+    pts = tuple(PointRounds(("write", "random", 4096 << k, 0, 32, 1, None, "helper", "random"), (1e8,) * rounds, verdict)
                 for k in range(points))
     return Steadiness("p", 5, max_rounds, rounds, None, pts)
 

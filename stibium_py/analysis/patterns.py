@@ -12,10 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from .. import fills
 from ..table import Table
+from ..units import format_size, in_flight_label
 from . import below
 from .estimate import Estimate
 from . import rates
+from .fill_rates import FillRate, fill_rates
 from .bench import BenchAlone, BenchPair, alone, pairs, road_rows
 from .histogram import HistogramError, LatencyHistogram
 from .steady import Steadiness
@@ -71,6 +74,7 @@ class PatternPoint:
     io_method: str = ""         # how its requests moved (the first trial's; "" in older files)
     memory_share: float | None = None   # reads: the trials' share of memory speed (below.point_share)
     mix: "Mix | None" = None    # mixed: its reads and writes apart
+    fill: str = fills.RANDOM    # what its writes put on the disk (a test may measure its points with several)
 
     @property
     def below_cache(self) -> bool:
@@ -105,7 +109,8 @@ class PatternPoint:
                 **self.latency_s, "trials": self.trials, "resident_before_max": self.resident_before_max,
                 "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None,
                 "memory_share": self.memory_share, "below_cache": self.below_cache,
-                **({"mix": self.mix.to_json()} if self.mix is not None else {})}
+                **({"mix": self.mix.to_json()} if self.mix is not None else {}),
+                **({"fill": self.fill} if self.fill != fills.RANDOM else {})}
 
 
 @dataclass(frozen=True)
@@ -154,10 +159,12 @@ LATENCY_KEYS = ("lat_p50_s", "lat_p90_s", "lat_p99_s", "lat_p999_s", "lat_max_s"
 def points(rows: Table, resamples: int, seed: int, confidence: float,
            shares: np.ndarray | None = None) -> list[PatternPoint]:
     """The points of one test and op; shares: each measurement's rate as a share of memory's (below.py)."""
-    groups = rows.groups("access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction")
+    groups = rows.groups("access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction",
+                         "fill")
     out = []
-    for (access, gran, stride, depth, threads, fraction), idx in sorted(groups.items(),
-                                                                        key=lambda kv: (kv[0][:5], kv[0][5] or 0)):
+    for (access, gran, stride, depth, threads, fraction, fill), idx in sorted(
+            groups.items(), key=lambda kv: (kv[0][:5], kv[0][5] or 0, (kv[0][6] or fills.RANDOM) != fills.RANDOM,
+                                            kv[0][6] or "")):
         rs = rows.take(idx)
         seconds = rs.seconds
         requests = rs.requests
@@ -176,7 +183,7 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
                                 threads=int(threads), io_method=rs.io_method[0] or "",
                                 memory_share=below.point_share(shares[idx], rs.resident_before.astype(float))
                                 if shares is not None else None,
-                                mix=_mix(rs, fraction, resamples, seed, confidence)))
+                                mix=_mix(rs, fraction, resamples, seed, confidence), fill=fill or fills.RANDOM))
     return out
 
 
@@ -231,6 +238,8 @@ class PatternResult:
     bench: list[BenchPair] = field(default_factory=list)   # bench: fio: each point's bench against its road test
     bench_alone: list[BenchAlone] = field(default_factory=list)   # a job file's points no road-test point matches
     instrument: str = "helper"          # what measured the points (fio for an imported fio result)
+    main_fill: str = fills.RANDOM       # the fill of its knees (random data where measured, else its first)
+    fill_rates: list[FillRate] = field(default_factory=list)   # a list of fills: each beside the main fill's point
 
     @property
     def n(self) -> int:
@@ -247,7 +256,8 @@ class PatternResult:
 
     @property
     def best(self) -> PatternPoint:
-        return max(self.points, key=lambda p: p.throughput.estimate)
+        """The fastest point of the main fill (another fill's is set beside it in fill_rates, not in its place)."""
+        return max((p for p in self.points if p.fill == self.main_fill), key=lambda p: p.throughput.estimate)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "op": self.op, "kind": "pattern", "n": self.n, "rate_bytes_per_s": None,
@@ -262,6 +272,7 @@ class PatternResult:
                 **({"steady": self.steady.to_json()} if self.steady is not None else {}),
                 **({"bench": [b.to_json() for b in self.bench]} if self.bench else {}),
                 **({"bench_alone": [b.to_json() for b in self.bench_alone]} if self.bench_alone else {}),
+                **({"fill_rates": [f.to_json() for f in self.fill_rates]} if self.fill_rates else {}),
                 "instrument": self.instrument}
 
 
@@ -274,7 +285,11 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
     benched = rows.take(np.flatnonzero(~road))
     rows = rows.take(np.flatnonzero(road))
     shares = shares[road] if shares is not None else None
-    pts = points(rows, resamples, seed, confidence, shares)
+    every = points(rows, resamples, seed, confidence, shares)
+    # the knees are of one fill: random data where the test measured it, else its first (analysis/fills.py sets the
+    # fills side by side)
+    main = fills.RANDOM if any(p.fill == fills.RANDOM for p in every) or not every else every[0].fill
+    pts = [p for p in every if p.fill == main]
     knees: dict[str, int | None] = {}
     for access in sorted({p.access for p in pts}):
         # strided access: the knee over all strides together (the heatmap shows them apart); the
@@ -294,7 +309,15 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
         by_depth.setdefault((p.access, p.granularity_bytes, p.stride_bytes, p.threads, p.read_fraction), []).append(p)
     depth_knees = {key: queue_depth_knee([p.queue_depth for p in ps], [p.throughput for p in ps])
                    for key, ps in by_depth.items() if len(ps) > 1}
-    return PatternResult(name, op, rows, pts, knees, depth_knees, timing=timing(rows), steady=steady,
+    return PatternResult(name, op, rows, every, knees, depth_knees, timing=timing(rows), steady=steady,
                          stonewall=stonewall(rows), bench=pairs(rows, benched, resamples, seed, confidence, band),
                          bench_alone=alone(rows, benched, resamples, seed, confidence),
-                         instrument=str(rows.instrument[0]) if len(rows) else "helper")
+                         instrument=str(rows.instrument[0]) if len(rows) else "helper", main_fill=main,
+                         fill_rates=fill_rates(every, main, _where))
+
+
+def _where(p: PatternPoint) -> str:
+    """A point's shape without its fill, for people: "sequential 128 KiB Q1T1"."""
+    return " ".join(v for v in (p.access, format_size(p.granularity_bytes),
+                                f"+{format_size(p.stride_bytes)}" if p.stride_bytes else "",
+                                in_flight_label(p.queue_depth, p.threads) or "Q1T1") if v)

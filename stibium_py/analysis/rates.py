@@ -17,7 +17,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .. import registry
+from .. import fills, registry
 from ..registry import Kind
 from ..table import Table
 from ..units import format_exact_size, format_rate, format_size, in_flight_label, op_label
@@ -40,6 +40,7 @@ class PointKey(NamedTuple):
     threads: int
     read_fraction: float | None = None
     instrument: str = "helper"      # helper, or fio (the bench beside the road test)
+    fill: str = "random"            # what its writes put on the disk (fills.py)
 
 
 KEY_FIELDS = PointKey._fields
@@ -101,7 +102,7 @@ class PointRule:
     granularity, stride, queue depth, threads), the column its rate is computed from against seconds, and
     the estimator."""
 
-    key: Callable[[str, str, str, int, int, int, int, float | None, str], PointKey]
+    key: Callable[[str, str, str, int, int, int, int, float | None, str, str], PointKey]
     x_column: str
     estimate: Callable[[np.ndarray, np.ndarray, int, int, float], PointRate]
     name: str                   # the estimate in words
@@ -120,20 +121,22 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
     """The measurements of each test point: tests in the order the run reached them, and inside a test
     by op, access, granularity, stride, queue depth and threads (not the run's shuffled order)."""
     keys: dict[PointKey, list[np.ndarray]] = {}
-    for (test, op, kind, access, gran, stride, depth, threads, mix, instrument), idx in rows.groups(
+    for (test, op, kind, access, gran, stride, depth, threads, mix, instrument, fill), idx in rows.groups(
             "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads",
-            "read_fraction", "instrument").items():
+            "read_fraction", "instrument", "fill").items():
         spec = registry.find(kind)
         rule = spec.points if spec is not None else None
         if rule is None:
             continue
-        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads, mix, instrument), []).append(idx)
+        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads, mix, instrument, fill or fills.RANDOM),
+                        []).append(idx)
     # groups come in the order of their first measurement, so the tests in the order the run reached them; a
     # point's bench right after its road test
     reached = {test: i for i, test in enumerate(dict.fromkeys(key.test for key in keys))}
     return {key: rows.take(np.sort(np.concatenate(keys[key])))
-            for key in sorted(keys, key=lambda k: (reached[k.test], _op_order(k), k[2:-2], k.read_fraction or 0.0,
-                                                   k.instrument != "helper", k.instrument))}
+            for key in sorted(keys, key=lambda k: (reached[k.test], _op_order(k), k[2:-3], k.read_fraction or 0.0,
+                                                   k.instrument != "helper", k.instrument, k.fill != fills.RANDOM,
+                                                   k.fill))}
 
 
 def _rule(key: PointKey) -> PointRule | None:
@@ -174,27 +177,32 @@ def shape_matches(a: list[PointKey], b: list[PointKey]) -> dict[PointKey, PointK
 
 
 def _same_shape(a: PointKey, b: PointKey, same_instrument: bool) -> bool:
-    return a.kind == b.kind and all(getattr(a, f) == getattr(b, f) for f in SHAPE_FIELDS) and \
+    return a.kind == b.kind and all(getattr(a, f) == getattr(b, f) for f in SHAPE_FIELDS) and a.fill == b.fill and \
         (a.instrument == b.instrument or not same_instrument)
 
 
 def key_json(key: PointKey) -> dict[str, Any]:
-    """A point's key as the fields of its JSON row."""
-    return key._asdict()
+    """A point's key as the fields of its JSON row; random data, every point's fill unless a plan says otherwise,
+    is left out, so that the key of a point is what it was before points had a fill (the history matches by it)."""
+    out = key._asdict()
+    if out["fill"] == fills.RANDOM:
+        del out["fill"]
+    return out
 
 
 def key_of(row: dict[str, Any]) -> PointKey:
     """The key of a JSON row (one made before mixed points lacks the read share: None; before instruments, it
     is the helper's)."""
-    return PointKey(*(row.get(f) if f == "read_fraction" else row.get(f, "helper") if f == "instrument" else row[f]
-                      for f in KEY_FIELDS))
+    return PointKey(*(row.get(f) if f == "read_fraction" else row.get(f, "helper") if f == "instrument"
+                      else row.get(f, fills.RANDOM) if f == "fill" else row[f] for f in KEY_FIELDS))
 
 
 def label(key: PointKey) -> str:
     """A point for people: "rnd-4k read random 4 KiB Q32T1", "patterns write strided 4 KiB +64 KiB"."""
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
              format_size(key.granularity_bytes) if key.granularity_bytes else "",
-             f"+{format_size(key.stride_bytes)}" if key.stride_bytes else "", _flight(key), _by(key)]
+             f"+{format_size(key.stride_bytes)}" if key.stride_bytes else "", _flight(key), fills.short(key.fill),
+             _by(key)]
     return " ".join(p for p in parts if p)
 
 
@@ -226,7 +234,8 @@ def describe(key: PointKey) -> str:
     flight = _flight(key)
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
              format_exact_size(key.granularity_bytes) if key.granularity_bytes else "",
-             f"stride {format_exact_size(key.stride_bytes)}" if key.stride_bytes else "", flight, _by(key)]
+             f"stride {format_exact_size(key.stride_bytes)}" if key.stride_bytes else "", flight,
+             fills.short(key.fill), _by(key)]
     return " ".join(p for p in parts if p)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import fills
 from ..table import Table
 from .stats import kendall_p_exact
 from .rates import SHAPE_FIELDS, PointKey, label
@@ -126,7 +127,7 @@ def first_steady(values: Any, window: int = STEADY_WINDOW, **bounds: Any) -> Ste
 
 
 # what a point of a test is, as its measurements name it
-POINT_FIELDS = (*SHAPE_FIELDS, "instrument")
+POINT_FIELDS = (*SHAPE_FIELDS, "instrument", "fill")
 
 
 @dataclass(frozen=True)
@@ -143,9 +144,9 @@ class PointRounds:
         return dict(zip(POINT_FIELDS, self.point))
 
     def key(self, test: str) -> PointKey:
-        op, access, gran, stride, depth, threads, mix, instrument = self.point
+        op, access, gran, stride, depth, threads, mix, instrument, fill = self.point
         return PointKey(test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix,
-                        instrument)
+                        instrument, fill or fills.RANDOM)
 
     def label(self, test: str) -> str:
         """A point for people: steady write random 4 KiB Q32T1."""
@@ -205,9 +206,9 @@ def _verdict(values: np.ndarray, first_round: int) -> SteadyVerdict | None:
 def _point_order(point: tuple) -> tuple:
     """Points as the report lists them: by op and access, then by the numbers (granularity, stride, queue depth,
     threads, read share), a point's bench after its road test."""
-    op, access, *numbers, instrument = point
+    op, access, *numbers, instrument, fill = point
     return (str(op), str(access), *(float(x) if x is not None else -1.0 for x in numbers), instrument != "helper",
-            str(instrument))
+            str(instrument), (fill or fills.RANDOM) != fills.RANDOM, str(fill or ""))
 
 
 def steadiness(rows: Table) -> Steadiness | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import fills
 from ..errors import FioError
 from ..measurement import OP_FIELDS, Measurement
 from ..op import Op
@@ -96,8 +97,7 @@ def job_text(op: Op, path: Path, ioengine: str) -> str:
     # (or the fill byte), not scrambled per request (scramble_buffers, on by default, made zram write 3.5 times
     # slower: tests/bench/bench_fio_twin.py)
     lines.append("scramble_buffers=0")
-    if op.fill != "random":
-        lines.append(f"buffer_pattern={int(op.fill, 0)}")
+    lines += fills.fio_lines(op.fill)
     if op.duration_s:
         lines += ["time_based=1", f"runtime={round(op.duration_s * 1000)}ms"]
         if op.warmup_s:

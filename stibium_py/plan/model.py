@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, create_model, field_validator, model_validator
 
 from ..errors import PlanError  # noqa: F401 (raised here, declared apart)
-from .. import registry
+from .. import fills, registry
 from ..tree import TREE_PHASES
 
 MIN_GRANULARITY_BYTES = 4000            # 4 KB
@@ -24,6 +24,10 @@ MAX_THREADS = 64
 # every machine it is carried to.
 MAX_IN_FLIGHT = 1024
 MAX_OPS = 1_000_000
+FILL_DESCRIPTION = ("what writes put on the disk: random (incompressible), a byte such as 0x41, or data of stated ratios "
+                    "such as {compressible: 50%, dedupe: 25%} (fio's buffer_compress_percentage and "
+                    "dedupe_percentage: the share of each 4 KiB block a compressor removes, and the share of blocks "
+                    "that repeat another)")
 
 @dataclass(frozen=True)
 class EngineFacts:
@@ -92,18 +96,17 @@ class Defaults(_Strict):
     """Settings every test inherits unless it sets its own."""
 
     engine: Engine = Field("direct", description="direct | buffered | foundation | app (foundation on macOS, else buffered)")
-    fill: str = Field("random", description="random (incompressible) or a byte such as 0x41")
+    fill: str = Field("random", description=FILL_DESCRIPTION)
     units: Units = Field("decimal", description="KB/MB/GB as 1000^n (decimal) or 1024^n (binary)")
     sync: Sync = Field("fsync", description="fsync | full (F_FULLFSYNC on macOS) | none | data (fdatasync) | barrier "
                                             "(F_BARRIERFSYNC on macOS, fsync elsewhere) | dsync (every write synchronous: "
                                             "O_DSYNC; O_SYNC on macOS)")
     seed: StrictInt = Field(1, ge=0, description="every random choice (orders, offsets, data) follows from it")
 
-    @field_validator("fill")
+    @field_validator("fill", mode="before")
     @classmethod
-    def _fill(cls, value: str) -> str:
-        if value == "random":
-            return value
+    def _fill(cls, value: Any) -> str:
+        return fills.canonical(value)
         try:
             byte = int(value, 0)
         except ValueError:
@@ -134,7 +137,7 @@ class TestBase(_Strict):
     seed: StrictInt | None = Field(None, ge=0, description="overrides defaults.seed")
     clients: Clients = Field(Clients(), description="with many clients (mpiexec): how they share the store")
 
-    _fill = field_validator("fill")(lambda cls, v: v if v is None else Defaults._fill(v))
+    _fill = field_validator("fill", mode="before")(lambda cls, v: v if v is None else fills.canonical(v))
 
 
 def not_shared(test: Any, kind: str) -> Any:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 from . import plot
 
+from .. import fills
 from ..analysis.files import FilesResult, column
 from ..analysis.patterns import LATENCY_KEYS, PatternResult
 from ..units import format_exact_size, in_flight_label, op_label
@@ -246,16 +247,17 @@ def rate_vs_elapsed(e: FilesResult) -> plot.Figure:
                   "seconds since the run began", "bytes/s", log_y=True)
 
 
-def _line(p: Any) -> tuple[str, int, int, int, float | None]:
-    """What one line of a figure over granularities holds: an access, stride, requests in flight and, mixed,
-    the read share."""
-    return p.access, p.stride_bytes, p.queue_depth, p.threads, p.read_fraction
+def _line(p: Any) -> tuple[str, int, int, int, float | None, str]:
+    """What one line of a figure over granularities holds: an access, stride, requests in flight, mixed, the read
+    share, and the fill."""
+    return p.access, p.stride_bytes, p.queue_depth, p.threads, p.read_fraction, p.fill
 
 
 def _line_name(op: str, access: str, stride: int, depth: int, threads: int, read_fraction: float | None = None,
-               granularity: int = 0) -> str:
+               fill: str = fills.RANDOM, granularity: int = 0) -> str:
     parts = (op_label(op, read_fraction), access, format_exact_size(granularity) if granularity else "",
-             f"stride {format_exact_size(stride)}" if stride else "", in_flight_label(depth, threads))
+             f"stride {format_exact_size(stride)}" if stride else "", in_flight_label(depth, threads),
+             fills.short(fill))
     return " ".join(part for part in parts if part)
 
 
@@ -310,10 +312,11 @@ def throughput_vs_granularity(entries: list[PatternResult]) -> plot.Figure:
         return throughput_per_trial(entries)
     fig = plot.Figure()
     for e in entries:
-        by_line: dict[tuple[str, int, int, int, float | None], list] = {}
+        by_line: dict[tuple[str, int, int, int, float | None, str], list] = {}
         for p in e.points:
             by_line.setdefault(_line(p), []).append(p)
-        for line, pts in sorted(by_line.items(), key=lambda kv: (kv[0][:4], kv[0][4] or 0)):
+        for line, pts in sorted(by_line.items(), key=lambda kv: (kv[0][:4], kv[0][4] or 0, kv[0][5] != e.main_fill,
+                                                                 kv[0][5])):
             pts = sorted(pts, key=lambda p: p.granularity_bytes)
             t = [p.throughput.as_dict() for p in pts]
             name = _line_name(e.op, *line)

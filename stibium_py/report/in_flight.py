@@ -47,6 +47,8 @@ def depth_lines(entries: list[PatternResult]) -> dict[Line, list[PatternPoint]]:
     lines: dict[Line, list[PatternPoint]] = {}
     for e in entries:
         for p in e.points:
+            if p.fill != e.main_fill:        # the other fills' points are on the granularity figure, with their fill
+                continue
             lines.setdefault((e.op, p.access, p.granularity_bytes, p.stride_bytes, p.threads, p.read_fraction),
                              []).append(p)
     return {k: sorted(v, key=lambda p: p.queue_depth)

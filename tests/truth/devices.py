@@ -163,6 +163,26 @@ def _ext4_on(device: str, mount: Path, stack: contextlib.ExitStack) -> None:
     stack.callback(subprocess.run, ["umount", "-l", str(mount)], check=False)
 
 
+def _btrfs_on(device: str, mount: Path, stack: contextlib.ExitStack, options: str) -> None:
+    _run("mkfs.btrfs", "-q", "-f", device)
+    mount.mkdir()
+    _run("mount", "-o", options, device, str(mount))
+    stack.callback(subprocess.run, ["umount", "-l", str(mount)], check=False)
+
+
+def missing_for_btrfs() -> str | None:
+    """What a compressing file system on Recipe B needs beyond it: btrfs-progs, and btrfs in the kernel."""
+    why = missing_for_recipe_b()
+    if why:
+        return why
+    if shutil.which("mkfs.btrfs") is None:
+        return "needs mkfs.btrfs (Debian: apt-get install btrfs-progs; ./install.sh --test installs it)"
+    filesystems = Path("/proc/filesystems").read_text()
+    if "btrfs" not in filesystems.split():
+        return "needs btrfs in the kernel (/proc/filesystems does not list it)"
+    return None
+
+
 def _loop(backing: Path, stack: contextlib.ExitStack) -> str:
     loop = _run("losetup", "-f", "--show", "--direct-io=on", str(backing))
     stack.callback(subprocess.run, ["losetup", "-d", loop], check=False)
@@ -171,8 +191,9 @@ def _loop(backing: Path, stack: contextlib.ExitStack) -> str:
 
 @contextlib.contextmanager
 def recipe_b(work: Path, rate: str = "400M", delay: str = "1ms", size: str = "1G",
-             burstiness: str = "0.1") -> Iterator[Device]:
-    """nbdkit (rate + delay filters, memory plugin) over nbdfuse, loop + ext4 on top."""
+             burstiness: str = "0.1", btrfs_options: str | None = None) -> Iterator[Device]:
+    """nbdkit (rate + delay filters, memory plugin) over nbdfuse, loop + ext4 on top (btrfs_options: btrfs
+    mounted with them instead, such as compress-force=zstd)."""
     bits = {"K": 1024, "M": 1024**2, "G": 1024**3}
     rate_bits = int(rate[:-1]) * bits[rate[-1]] if rate[-1] in bits else int(rate)
     delay_s = float(delay.removesuffix("ms")) / 1000 if delay.endswith("ms") else float(delay)
@@ -190,7 +211,10 @@ def recipe_b(work: Path, rate: str = "400M", delay: str = "1ms", size: str = "1G
         _wait_for(work / "nbdfuse.pid")
         _wait_for(fuse_dir / "disk")
         loop = _loop(fuse_dir / "disk", stack)
-        _ext4_on(loop, work / "mnt", stack)
+        if btrfs_options is None:
+            _ext4_on(loop, work / "mnt", stack)
+        else:
+            _btrfs_on(loop, work / "mnt", stack, btrfs_options)
         device = Device(work / "mnt", rate_bits / 8, rate_bits / 8, delay_s, rate_file, float(burstiness) * rate_bits / 8)
         drain_burst(device)
         yield device

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from ...analysis import below
+from ...analysis.fill_rates import sentence as fill_sentence
 from ...analysis.patterns import PatternResult, pattern_result
 from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, bytes_per_s, pattern_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...analysis.warnings import MIX_SHARE_TOLERANCE, PRECONDITION_ADVICE
 from ...table import Table
-from ...units import format_size, in_flight_label, op_label
+from ...units import format_rate, format_size, in_flight_label, op_label
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
@@ -39,6 +40,11 @@ def add_warnings(e: PatternResult, add: Any) -> None:
                 f"{in_flight_label(p.queue_depth, p.threads) or 'Q1T1'} read {mix.read_share_bytes:.1%} of its bytes, "
                 f"not {mix.read_fraction:.0%}: each pass of the requests holds the share rounded to whole requests",
                 "move more bytes a pass (bytes, or span by time) so that the share rounds closer")
+    moved = [f for f in e.fill_rates if f.apart]
+    if moved:
+        add("warning", label, fill_sentence(op_label(e.op, None), moved, format_rate),
+            "quote each rate with its fill, and measure with data like your applications' (fill: {compressible: "
+            "50%}, or the byte they repeat)")
     if e.stonewall is not None:
         sw = e.stonewall
         add("info", label, sw.line(), "nothing to do where that was the intent; for whole passes raise stonewall or "
@@ -64,7 +70,7 @@ def add_warnings(e: PatternResult, add: Any) -> None:
 
 
 # a point per access, granularity, stride, requests in flight, read share and instrument: the median throughput
-POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument: PointKey(
-    test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper"),
+POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument, fill: PointKey(
+    test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper", fill),
     "bytes", pattern_rate, "median throughput", op_rank=str, rate_format=bytes_per_s, unit=lambda op: "bytes",
     flight=in_flight_label)

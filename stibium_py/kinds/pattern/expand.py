@@ -39,6 +39,8 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     if any(st for st in strides) and "strided" not in accesses:
         raise (where / "strides").error("a stride needs strided access; add 'strided' to access or use strides: [0]")
     depths, threads = in_flight_counts(test, s["engine"], where)
+    fill_list = s["fill"] if isinstance(s["fill"], list) else [s["fill"]]
+    swept = len(fill_list) > 1           # plans of one fill draw the seeds they drew
     combos = []
     for op, fraction in ops_list:
         for access in accesses:
@@ -46,7 +48,8 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
                 for st in strides if access == "strided" else [0]:
                     for qd in depths:
                         for t in threads:
-                            combos.append((op, fraction, access, g, st, qd, t, "helper"))
+                            for fill in fill_list:
+                                combos.append((op, fraction, access, g, st, qd, t, fill, "helper"))
     road_points = len(combos)
     if test.bench_job is not None:    # the plan's own job file, once a trial, after the points
         combos.append((*combos[0][:-1], test.bench))
@@ -61,7 +64,7 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     window, max_rounds = (test.steady.window, test.steady.max_rounds) if test.steady is not None else (0, 0)
     check_count(len(combos) * trials, where / ("steady" if test.steady is not None else "trials"))
     needed = 0
-    for op, _f, access, g, st, _qd, t, instrument in combos[:road_points] if job else combos:
+    for op, _f, access, g, st, _qd, t, _fill, instrument in combos[:road_points] if job else combos:
         if instrument != "helper" and moved % (g * t):
             raise (where / "bytes").error(f"bench: {instrument} gives each of the {t} threads the same whole requests; "
                                           f"{moved} bytes is not a multiple of {g} x {t} bytes: change bytes or "
@@ -82,7 +85,7 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     ops = []
     for trial in range(trials):
         for ci in rng.permutation(len(combos)):
-            op, fraction, access, g, st, qd, t, instrument = combos[ci]
+            op, fraction, access, g, st, qd, t, fill, instrument = combos[ci]
             fresh = op == "write" and test.layout == "fresh"
             mix = () if fraction is None else (fraction,)        # plans without a mix draw the seeds they drew
             bench = () if instrument == "helper" else (instrument,)
@@ -90,9 +93,10 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
             ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="pattern", op=op, access=access,
                           size_bytes=span, granularity_bytes=g, stride_bytes=st, trial=trial,
                           file=f"{test.name}/fresh-{seq0 + len(ops)}.bin" if fresh else layout,
-                          bytes=0 if by_job else moved, engine=s["engine"], fill=s["fill"], sync=s["sync"] if op != "read" else "none",
+                          bytes=0 if by_job else moved, engine=s["engine"], fill=fill,
+                          sync=s["sync"] if op != "read" else "none",
                           seed=derive_seed(s["seed"], test.name, trial, op, *mix, access, g, st,
-                                            *in_flight_pairs(qd, t), *bench),
+                                            *in_flight_pairs(qd, t), *bench, *((fill,) if swept else ())),
                           data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t, read_fraction=fraction,
                           duration_s=duration_s, warmup_s=warmup_s, steady_window=window,
                           steady_max_rounds=max_rounds, stonewall_s=stonewall_s, instrument=instrument,

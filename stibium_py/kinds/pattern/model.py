@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
-from pydantic import Field, StrictInt, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
+
+from ... import fills
 
 from ...plan.model import Access, IoOp, Seconds, Size, Sizes, Steady, TestBase
 
@@ -18,6 +20,9 @@ class PatternTest(TestBase):
     read_fraction: float | list[float] | None = Field(
         None, description="mixed reads and writes: the share of each measurement's requests that read, 0 to 1 (0.7: "
         "CrystalDiskMark's 70/30 mix), or a list; each request a read or a write by a draw from the seed")
+    fill: str | list[str] | None = Field(
+        None, description="overrides defaults.fill; for writes, a list (such as [random, {compressible: 50%}, 0x00]) "
+        "measures every point with each fill, to show whether the device or file system compresses or dedups")
     access: Access | list[Access] = Field("sequential", description="sequential | strided | random, or a list")
     granularities: Sizes = Field(description="request sizes, 4 KB to 2 GB: a list or {from, to, count|factor}")
     strides: list[Size] = Field([0], description="bytes skipped after each request (strided access)")
@@ -55,6 +60,26 @@ class PatternTest(TestBase):
         None, description="with bench: fio, a fio job file of your own (its path relative to the plan's folder), run "
         "as it is once a trial instead of each point's equivalent job: each of its jobs a row, its point read from "
         "fio's output and set beside the road test's point of the same shape (docs/fio.md)")
+
+    @field_validator("fill", mode="before")
+    @classmethod
+    def _fill(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value if value is None else fills.canonical(value)
+        if not value:
+            raise ValueError("the list of fills is empty; give one fill, or leave fill out for defaults.fill")
+        return list(dict.fromkeys(fills.canonical(v) for v in value))
+
+    @model_validator(mode="after")
+    def _fills_for_writes(self) -> "PatternTest":
+        if isinstance(self.fill, list) and len(self.fill) > 1:
+            ops = {self.op} if isinstance(self.op, str) else set(self.op or [])
+            if self.read_fraction is not None or ops != {"write"}:
+                raise ValueError("a list of fills is for writes (op: write): reads read the file as it was laid "
+                                 "out, in one fill; give op: write, or one fill")
+            if self.bench is not None:
+                raise ValueError("bench: fio measures one fill a test; give one fill, or leave out bench")
+        return self
 
     @model_validator(mode="after")
     def _what_and_how_long(self) -> "PatternTest":
