@@ -52,7 +52,7 @@ elif command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   # make: gnustep-config runs it (Debian 12's gnustep-make does not pull it in)
   packages=(gcc make gobjc gnustep-make libgnustep-base-dev liburing-dev python3-pip python3-venv)
-  [ "$mode" = "--test" ] && packages+=(clang llvm strace fio chromium nbdkit libnbd-bin fuse3 libfuse3-dev pkg-config e2fsprogs xfsprogs btrfs-progs)
+  [ "$mode" = "--test" ] && packages+=(clang llvm strace fio chromium nbdkit libnbd-bin fuse3 libfuse3-dev pkg-config e2fsprogs xfsprogs btrfs-progs openssh-server openssh-client sshfs iproute2)
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
   # GCC's Objective-C builds the helper on Linux (meson would otherwise prefer clang when present).

@@ -64,6 +64,13 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except OSError as e:
             _fail(f"{e.filename or ''}: {e.strerror or e}", 1)
         except Exception as e:  # a bug of ours: one line, and the traceback on request
+            team = sys.modules.get("stibium_py.team")
+            if team is not None and isinstance(e, team.Silent):     # outside a run's steps: before it began
+                names = ", ".join(map(str, e.ranks))
+                _say(f"rank{'s' if len(e.ranks) > 1 else ''} {names} not heard from for {e.waited_s:.0f} s before "
+                     f"the run began; check that every host can reach the others, then run again")
+                team.end_every_rank(2)
+                raise SystemExit(2) from None
             if os.environ.get("STIBIUM_DEBUG"):
                 raise
             message = (f"internal error: {type(e).__name__}: {e}; run again with STIBIUM_DEBUG=1 for the traceback "
@@ -82,6 +89,14 @@ def history_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--history", "history_path", type=click.Path(path_type=Path),
                         help="The history database (default: STIBIUM_HOME, else the platform's data folder; see "
                              "`stibium history --help`).")(fn)
+
+
+def silence_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    # the default is team.SILENCE_S, written here so that --help does not import the team
+    return click.option("--client-silence", type=click.FloatRange(min=1.0), default=120.0, show_default=True,
+                        metavar="SECONDS", help="With many clients: a client not heard from for this long (or for ten "
+                        "times as long as rank 0's own part of a step, where that is longer) is taken for lost, and "
+                        "the run stops, marked, naming its host.")(fn)
 
 
 def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
@@ -119,17 +134,19 @@ def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) 
               "the plan's runs); two or more let compare see the variance between runs.")
 @click.option("--dry-run", is_flag=True, help="Check and show the plan, write nothing.")
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@silence_option
 @history_options
 @quiet_option
 @user_errors
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
-        runs: int | None, dry_run: bool, open_report: bool, history_path: Path | None, no_history: bool) -> None:
+        runs: int | None, dry_run: bool, open_report: bool, client_silence: float, history_path: Path | None,
+        no_history: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     from .plan import expand_at
     from .preflight import preflight
     from .run import RunOptions, read_plan_once, start_series
     from .team import join
-    team = join()                  # many clients under mpiexec or srun; else one
+    team = join(silence_s=client_silence)      # many clients under mpiexec or srun; else one
     if team.rank:
         console.quiet = True       # rank 0 speaks for the run
     loaded = read_plan_once(team, plan)
@@ -153,16 +170,18 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
 @main.command(short_help="Finish an interrupted run (or series), or one after its reboot.")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@silence_option
 @history_options
 @quiet_option
 @user_errors
-def resume(run_dir: Path, open_report: bool, history_path: Path | None, no_history: bool) -> None:
+def resume(run_dir: Path, open_report: bool, client_silence: float, history_path: Path | None,
+           no_history: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
     operations."""
     from .run import RunOptions, resume_run, resume_series
     from .store import is_series
     from .team import join
-    team = join()
+    team = join(silence_s=client_silence)
     options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else _recorder(history_path))
     if team.rank:
         console.quiet = True

@@ -63,10 +63,13 @@ def check_memory(largest_request: int, available_bytes: int | None, read_slots: 
 def foreign_entries(folder: Path) -> list[str]:
     """What a target holds that stibium did not put there: anything but test folders of its own (with their
     marker), the Finder's view files, and the helper's probe file (`.stibium-probe-PID`, made and removed at once
-    by another client's check of the same folder, which this one may list in between)."""
+    by another client's check of the same folder, which this one may list in between; on a FUSE file system such
+    as sshfs, a file removed while it is open shows for that moment as `.fuse_hidden` and 16 hex digits, libfuse's
+    name for it, until its last descriptor closes: a deleted file, no one's data)."""
     return [p.name for p in folder.iterdir() if p.name not in FOLDER_VIEW_FILES
             and not (p.name.startswith("stibium-") and (p / WORK_MARKER).exists())
-            and not re.fullmatch(r"\.stibium-probe-\d{1,10}", p.name)]
+            and not re.fullmatch(r"\.stibium-probe-\d{1,10}", p.name)
+            and not re.fullmatch(r"\.fuse_hidden[0-9a-f]{16}", p.name)]
 
 
 def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:

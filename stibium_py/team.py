@@ -31,6 +31,13 @@ from .errors import RunError
 # Slurm's PMIx). Without one of them above 1, stibium runs alone and never imports MPI.
 SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS")
 CLOCK_ROUNDS = 40                # round trips per rank to place its clock on rank 0's
+# A rank not heard from for this long (by default; `--client-silence` sets it), or for SILENCE_FACTOR times as long as
+# the waiting rank's own part of the step took where that is longer, is taken for lost: a host whose network was
+# cut, or whose machine stopped, sends nothing and its TCP connections may stay open for hours, so without a
+# bound every other rank would wait for it for ever. A rank other than 0 waits twice as long for rank 0's answer,
+# so that rank 0, which keeps the run's record, is the one that decides.
+SILENCE_S = 120.0
+SILENCE_FACTOR = 10.0
 _SPIN_S = 0.002                   # poll without sleeping this long, then sleep between polls
 _NAP_S = 0.0002
 
@@ -76,6 +83,27 @@ def clock_offset(samples: Sequence[tuple[int, int, int]]) -> tuple[int, int, int
     sent, theirs, received = min(samples, key=lambda s: s[2] - s[0])
     rtt = received - sent
     return theirs - (sent + received) // 2, (rtt + 1) // 2, rtt
+
+
+class Silent(Exception):
+    """Ranks not heard from within the bound (`SILENCE_S`): rank 0 names the ranks it waited for; another rank
+    names rank 0. The rows of the ranks that did answer have been handed on (step's receive) before it is
+    raised."""
+
+    def __init__(self, ranks: list[int], waited_s: float, bound_s: float, partial: list[Any] | None = None,
+                 lost: str | None = None):
+        super().__init__(f"ranks {ranks} silent for {waited_s:.1f} s")
+        self.ranks, self.waited_s, self.bound_s = ranks, waited_s, bound_s
+        self.partial = partial or []        # rank 0 in a step: what the ranks that answered sent (None: silent)
+        self.lost = lost                    # MPI's words where it reported a peer gone (else the bound passed)
+
+
+class _Late(Exception):
+    """A wait passed its deadline (inside MpiTeam)."""
+
+
+class _Lost(Exception):
+    """MPI reported an error while a rank waited: a peer's process or connection is gone (inside MpiTeam)."""
 
 
 class Team(Protocol):
@@ -180,49 +208,94 @@ def _whole(collective: F) -> F:
 class MpiTeam:
     """The ranks of an MPI job (mpi4py's COMM_WORLD)."""
 
-    def __init__(self, comm: Any):
+    def __init__(self, comm: Any, silence_s: float = SILENCE_S):
         self.comm = comm
         self.awaiting: list[int] = []     # rank 0, inside a step: the ranks it has not heard from yet
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.host = socket.gethostname()
+        self.silence_s = silence_s
+        self._work_began = time.monotonic()     # when this rank left its last step (its own part began)
+        from mpi4py import MPI
+        self._mpi_error = MPI.Exception
 
-    def _poll(self, ready: Callable[[], Any]) -> Any:
-        """Poll until ready() gives something other than None (a signal is seen between polls)."""
+    def _poll(self, ready: Callable[[], Any], deadline: float) -> Any:
+        """Poll until ready() gives something other than None (a signal is seen between polls); _Late after the
+        deadline (time.monotonic()), _Lost where MPI reports a peer gone."""
         started = time.monotonic()
         while True:
-            value = ready()
+            try:
+                value = ready()
+            except self._mpi_error as e:
+                raise _Lost(str(e)) from None
             if value is not None:
                 return value
-            if time.monotonic() - started > _SPIN_S:
+            now = time.monotonic()
+            if now > deadline:
+                raise _Late
+            if now - started > _SPIN_S:
                 time.sleep(_NAP_S)
 
-    def _send(self, value: Any, dest: int, tag: int) -> None:
+    def _deadline(self, bound_s: float | None = None) -> float:
+        return time.monotonic() + (self.silence_s if bound_s is None else bound_s)
+
+    def _send(self, value: Any, dest: int, tag: int, deadline: float) -> None:
         request = self.comm.isend(value, dest=dest, tag=tag)
-        self._poll(lambda: True if request.test()[0] else None)
+        self._poll(lambda: True if request.test()[0] else None, deadline)
 
-    def _receive(self, source: int, tag: int) -> Any:
+    def _receive(self, source: int, tag: int, deadline: float) -> Any:
         """A whole pickled value of any size: probe for the message, then receive it."""
-        return self._poll(lambda: self.comm.improbe(source=source, tag=tag)).recv()
+        return self._poll(lambda: self.comm.improbe(source=source, tag=tag), deadline).recv()
 
-    def _up(self, value: Any) -> list[Any] | None:
-        """Every rank's value to rank 0, waited for."""
+    def _up(self, value: Any, bound_s: float | None = None) -> list[Any] | None:
+        """Every rank's value to rank 0, waited for; rank 0 raises Silent for the ranks not heard from within the
+        bound, or gone (MPI reports their connection closed), with what the others sent as its `partial` (in
+        rank order, None for the silent)."""
+        began = time.monotonic()
+        bound = self.silence_s if bound_s is None else bound_s
         if self.rank:
-            self._send(value, 0, _TAG_UP)
+            try:
+                self._send(value, 0, _TAG_UP, self._deadline(2 * bound))
+            except (_Late, _Lost) as e:
+                raise Silent([0] if isinstance(e, _Late) else [], time.monotonic() - began, 2 * bound,
+                             lost=str(e) if isinstance(e, _Lost) else None) from None
             return None
         out = [value]
+        deadline = self._deadline(bound)
         self.awaiting = list(range(1, self.size))
         for r in range(1, self.size):
-            out.append(self._receive(r, _TAG_UP))
+            try:
+                out.append(self._receive(r, _TAG_UP, deadline))
+            except (_Late, _Lost) as e:
+                late = Silent([], time.monotonic() - began, bound, out, lost=str(e) if isinstance(e, _Lost) else None)
+                for q in range(r, self.size):      # the ranks that did answer, after the first silent one
+                    try:
+                        message = self.comm.improbe(source=q, tag=_TAG_UP)
+                    except self._mpi_error:
+                        message = None
+                    out.append(message.recv() if message is not None else None)
+                    if message is None:
+                        late.ranks.append(q)
+                raise late from None
             self.awaiting.remove(r)
         return out
 
-    def _down(self, value: Any) -> Any:
-        """Rank 0's value to every rank, waited for."""
+    def _down(self, value: Any, bound_s: float | None = None) -> Any:
+        """Rank 0's value to every rank, waited for (another rank waits twice the bound: rank 0 decides first)."""
+        began = time.monotonic()
+        bound = self.silence_s if bound_s is None else bound_s
         if self.rank:
-            return self._receive(0, _TAG_DOWN)
+            try:
+                return self._receive(0, _TAG_DOWN, self._deadline(2 * bound))
+            except (_Late, _Lost) as e:
+                raise Silent([0] if isinstance(e, _Late) else [], time.monotonic() - began, 2 * bound,
+                             lost=str(e) if isinstance(e, _Lost) else None) from None
         requests = [self.comm.isend(value, dest=r, tag=_TAG_DOWN) for r in range(1, self.size)]
-        self._poll(lambda: True if all(q.test()[0] for q in requests) else None)
+        try:
+            self._poll(lambda: True if all(q.test()[0] for q in requests) else None, self._deadline(bound))
+        except (_Late, _Lost) as e:
+            raise Silent([r for r, q in zip(range(1, self.size), requests) if not _done(q, self._mpi_error)],
+                         time.monotonic() - began, bound, lost=str(e) if isinstance(e, _Lost) else None) from None
         return value
 
     @_whole
@@ -236,12 +309,21 @@ class MpiTeam:
     @_whole
     def step(self, rows: list[Any], stopping: tuple[str, str] | None,
              receive: Callable[[list[list[Any]]], None], value: Any = None) -> tuple[tuple[str, str] | None, list[Any]]:
-        got = self._up((rows, stopping, value))
+        own_s = time.monotonic() - self._work_began
+        bound = max(self.silence_s, SILENCE_FACTOR * own_s)
+        try:
+            got = self._up((rows, stopping, value), bound)
+        except Silent as e:
+            if self.rank == 0:             # the rows of every rank that answered are kept
+                receive([g[0] for g in e.partial if g is not None])
+            raise
         found = None
         if got is not None:
             receive([r for r, _, _ in got])
             found = verdict([s for _, s, _ in got]), [v for _, _, v in got]
-        return self._down(found)
+        answer = self._down(found, bound)
+        self._work_began = time.monotonic()
+        return answer
 
     @_whole
     def clocks(self, read_ns: Callable[[], int], boot_id: str | None = None) -> list[ClientClock] | None:
@@ -250,14 +332,14 @@ class MpiTeam:
         for r in range(1, self.size):
             if self.rank == 0:
                 for _ in range(CLOCK_ROUNDS):
-                    self._receive(r, _TAG_CLOCK)
-                    self._send(read_ns(), r, _TAG_CLOCK)
+                    self._receive(r, _TAG_CLOCK, self._deadline())
+                    self._send(read_ns(), r, _TAG_CLOCK, self._deadline())
             elif self.rank == r:
                 samples = []
                 for _ in range(CLOCK_ROUNDS):
                     sent = read_ns()
-                    self._send(0, 0, _TAG_CLOCK)
-                    theirs = self._receive(0, _TAG_CLOCK)
+                    self._send(0, 0, _TAG_CLOCK, self._deadline(2 * self.silence_s))
+                    theirs = self._receive(0, _TAG_CLOCK, self._deadline(2 * self.silence_s))
                     samples.append((sent, theirs, read_ns()))
                 mine = clock_offset(samples)
         offset, uncertainty, rtt = mine or (0, 0, 0)
@@ -273,6 +355,13 @@ class MpiTeam:
 
     def abort(self, code: int) -> None:
         self.comm.Abort(code)
+
+
+def _done(request: Any, error: type) -> bool:
+    try:
+        return bool(request.test()[0])
+    except error:
+        return False
 
 
 def verdict(stops: list[tuple[str, str] | None]) -> tuple[str, str] | None:
@@ -300,12 +389,17 @@ def end_every_rank(code: int) -> None:
         _joined[0].abort(code)
 
 
-def join(environ: dict[str, str] | None = None) -> Team:
+def join(environ: dict[str, str] | None = None, silence_s: float = SILENCE_S) -> Team:
     """The team this process belongs to: MPI's when a launcher started more than one rank, else Solo. Under a
-    launcher without mpi4py, one line says what to install."""
+    launcher without mpi4py, one line says what to install. silence_s: how long a rank may be silent before it
+    is taken for lost (SILENCE_S)."""
     size = launched_size(dict(os.environ if environ is None else environ))
     if size <= 1:
         return Solo()
+    # Open MPI: a peer's failure reported to the ranks that wait for it (its fault-tolerance layer, ULFM), which
+    # the steps below turn into a stop that names it, instead of an abort of every process in MPI's C code (over
+    # TCP the default ended rank 0 without a word when another rank was killed); a person's own setting stays
+    os.environ.setdefault("OMPI_MCA_mpi_ft_enable", "1")
     try:
         from mpi4py import MPI
     except ImportError:
@@ -314,7 +408,13 @@ def join(environ: dict[str, str] | None = None) -> Team:
     comm = MPI.COMM_WORLD
     if comm.Get_size() <= 1:
         return Solo()
-    team = MpiTeam(comm)
+    # a peer lost (its process killed, its connection closed) is an error this rank sees and acts on, naming it,
+    # not one that ends the process in MPI's C code before the run's record says what happened (Open MPI's
+    # default, MPI_ERRORS_ARE_FATAL: a rank of four over TCP ended without a word when another was killed);
+    # errors outside a communicator are raised on MPI_COMM_SELF (MPI 4.0, section 9.3)
+    for c in (comm, MPI.COMM_SELF):
+        c.Set_errhandler(MPI.ERRORS_RETURN)
+    team = MpiTeam(comm, silence_s)
     _joined[:] = [team]
     return team
 

@@ -10,6 +10,7 @@ import stat
 import time
 from pathlib import Path
 
+from .errors import RunError
 from .preflight import FOLDER_VIEW_FILES, WORK_MARKER
 
 # macOS: Spotlight does not index a folder whose name ends in .noindex, so its indexer does not read the
@@ -93,9 +94,18 @@ class WorkDir:
             time.sleep(0.1)
 
     def file(self, name: str) -> Path:
-        """A test file's path, its folder created."""
+        """A test file's path, its folders below the test folder created; the test folder itself never: where it
+        is gone (another client's rank 0 ended the run and removed it, while this rank was cut off), the run
+        cannot go on here, and a file made anew would be left behind."""
         path = self.path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
+        folder = self.path
+        for part in Path(name).parent.parts:
+            folder = folder / part
+            try:
+                folder.mkdir(exist_ok=True)
+            except FileNotFoundError:
+                raise RunError(f"the test folder {self.path} is gone (removed by another client's end of the run, or "
+                               f"from outside); this client stops", 1) from None
         return path
 
     def holds_whole(self, name: str, size_bytes: int) -> bool:

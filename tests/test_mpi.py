@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -315,6 +316,43 @@ def test_a_killed_rank_stops_the_run_and_the_status_says_so(tmp_path):
     proc.communicate(timeout=120)
     assert proc.returncode != 0
     _assert_stopped_clean(run_dir, target, "SIGTERM at rank 0")
+
+
+def test_a_rank_that_stops_answering_is_named_after_the_silence_bound_and_the_run_resumes(tmp_path):
+    """A rank stopped (SIGSTOP: as a machine that froze, or whose network was cut, it sends nothing and its
+    connections stay open) is taken for lost after --client-silence: rank 0 marks the run interrupted naming it,
+    with the rows of every step the ranks finished kept; resumed, the run completes."""
+    (tmp_path / "plan.yaml").write_text(LONG_PLAN)
+    target = tmp_path / "store"
+    proc = subprocess.Popen([MPIEXEC, "--oversubscribe", "-n", "4", *STIBIUM, "run", "plan.yaml", "--target",
+                             str(target), "--out", "reports", "--client-silence", "3"], cwd=tmp_path, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        run_dir = _wait_for_rows(tmp_path / "reports", proc, 40)
+        clocks = json.loads((run_dir / "run.json").read_text())["clients"]["launches"][0]["clocks"]
+        os.kill(clocks[3]["pid"], signal.SIGSTOP)
+        deadline = time.monotonic() + 60
+        while json.loads((run_dir / "run.json").read_text())["status"] == "running":
+            assert time.monotonic() < deadline, "not marked within 60 s"
+            time.sleep(0.1)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)        # the stopped rank keeps the launcher waiting
+        proc.communicate(timeout=60)
+    host = socket.gethostname()
+    rows = _assert_stopped_clean(run_dir, target, f"rank 3 ({host}) stopped answering: nothing from it for 3 s "
+                                                  f"(the bound: 3 s; a network cut, or a machine that stopped)")
+    assert {r["rank"] for r in rows if not r["error"]} == {"0", "1", "2", "3"}
+    done = mpi(4, "resume", str(run_dir), cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    kept = Counter((r["seq"], r["rank"]) for r in rows_of(run_dir) if not r["error"])
+    assert set(kept.values()) == {1} and len(kept) == 2 * LONG_TRIALS * 4
+
+
+def test_the_command_line_s_silence_default_is_the_team_s():
+    from stibium_py.cli import run
+    from stibium_py.team import SILENCE_S
+    option = next(p for p in run.params if p.name == "client_silence")
+    assert option.default == SILENCE_S
 
 
 def test_every_client_runs_the_plan_s_own_fio_job_file_that_rank_0_read(tmp_path):

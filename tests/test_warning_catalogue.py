@@ -252,7 +252,7 @@ def test_direct_io_the_platform_cached_is_said_with_its_reason():
         "3 of 3 direct measurements went through the page cache: offset not aligned to the page"]
     # no reason from the helper: the file system took O_DIRECT and cached anyway
     assert _run_words(_rows(direct_honoured=0.0)) == [
-        "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)"]
+        "the file system accepted direct I/O but caches anyway (tmpfs, ramfs or macFUSE)"]
 
 
 def test_a_flush_faster_than_the_writes_it_flushes_is_said_where_its_premise_holds():

@@ -55,7 +55,7 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
     reasons = rows.cached_reason
     fs_caches = any(not reasons[k] for k in np.flatnonzero(not_honoured)) or bool(np.any(reasons == FS_CACHES_REASON))
     if fs_caches:
-        add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)",
+        add("warning", "all", "the file system accepted direct I/O but caches anyway (tmpfs, ramfs or macFUSE)",
             "these are memory speeds, not the device's: choose a target on a disk-backed file system")
     for layer in layers.layers:
         if fs_caches and layer.kind == "file system":      # said above

@@ -27,6 +27,7 @@ from ..plan import Expanded, ExpandedTest
 from ..preflight import RunError
 from ..record import RunRecord
 from ..store import MeasurementLog, completed_seqs, iso, read_measurements, utc_now, write_run_json
+from ..team import Silent
 from ..workdir import WorkDir
 from .awake import keep_awake
 from .crew import Crew
@@ -120,6 +121,8 @@ class Driver:
                 self.step()                                # the last rows reach rank 0
         except (KeyboardInterrupt, Interrupted) as e:
             self._interrupted(e)
+        except Silent as e:
+            self._silent(e)
         except Stopped as e:                   # another rank stopped the run; rank 0 has its reason
             self._kill_helper()
             self._finish(e.status, e.reason)
@@ -158,7 +161,7 @@ class Driver:
             silent = self.crew.team.silent() if isinstance(e, Interrupted) else []
             if silent:
                 said += (f" (the launcher ends every rank when one ends; rank{'s' if len(silent) > 1 else ''} "
-                         f"{', '.join(map(str, silent))} had not reached the step in progress)")
+                         f"{self._named(silent)} had not reached the step in progress)")
         # after SIGTERM (the launcher ending the job) the other ranks may be gone: no last step with them
         self._stop("interrupted", said, together=not isinstance(e, Interrupted))
         self._quiet_unless_leading(130)
@@ -171,6 +174,38 @@ class Driver:
         if self.crew.many and isinstance(e, Interrupted):
             self.crew.team.abort(130)      # the other ranks may wait for a step that will not come
         raise RunError(f"run interrupted; finish it with `stibium resume {self.run_dir}`", 130) from None
+
+    def _named(self, ranks: list[int]) -> str:
+        """Ranks with their hosts: "2 (host3), 3 (host4)"."""
+        hosts = self.crew.hosts
+        return ", ".join(f"{r} ({hosts[r]})" if r < len(hosts) else str(r) for r in ranks)
+
+    def _silent(self, e: Silent) -> None:
+        """Ranks not heard from within the bound (team.SILENCE_S): rank 0 marks the run interrupted, naming them,
+        with the rows of every rank that answered kept, and ends the job; another rank that lost rank 0 ends
+        itself, saying so on its own terminal."""
+        self._kill_helper()
+        which = f"rank{'s' if len(e.ranks) > 1 else ''} {self._named(e.ranks)}" if e.ranks else "a rank"
+        me = f"rank {self.crew.team.rank} ({self.crew.team.host})"
+        if not self.crew.leads:
+            print(f"stibium: {which} not heard from for {e.waited_s:.0f} s; {me} stops, and rank 0 keeps the run's "
+                  f"record" if e.lost is None else f"stibium: MPI lost a peer ({e.lost}); {me} stops, and rank 0 "
+                  f"keeps the run's record", file=sys.stderr)
+            raise SystemExit(130)
+        if e.lost is not None:
+            reason = (f"{which} gone before it reached the step in progress: MPI reports it failed ({e.lost}): its "
+                      f"process ended, or its machine")
+        else:
+            reason = (f"{which} stopped answering: nothing from {'them' if len(e.ranks) > 1 else 'it'} for "
+                      f"{e.waited_s:.0f} s (the bound: {e.bound_s:.0f} s; a network cut, or a machine that stopped)")
+        self._finish("interrupted", reason)
+        self.console.print(f"[yellow]Interrupted: {reason}.[/] Every completed measurement is kept in "
+                           f"{self.run_dir / 'measurements.csv'}.\nTo finish the run once every host answers: "
+                           f"mpiexec -n {self.crew.team.size} stibium resume {self.run_dir}")
+        try:
+            self.crew.team.abort(130)     # the ranks that answered wait for a step that will not come
+        finally:
+            raise RunError(f"run interrupted; finish it with `stibium resume {self.run_dir}`", 130) from None
 
     def _quiet_unless_leading(self, code: int) -> None:
         """A rank other than 0 ends without a word: rank 0 says what happened to the run, for every rank."""

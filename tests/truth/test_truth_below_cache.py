@@ -156,8 +156,8 @@ def test_tmpfs_is_flagged(tmp_path, mount_tmpfs):
     mount = mount_tmpfs("200m")
     summary, terminal = _run(tmp_path, mount)
     messages = [w["message"] for w in summary["warnings"] if w["level"] == "warning"]
-    assert "the file system accepted direct I/O but caches anyway (tmpfs, FUSE)" in messages
-    assert "warning: the file system accepted direct I/O but caches anyway (tmpfs, FUSE). What to do: these are " \
+    assert "the file system accepted direct I/O but caches anyway (tmpfs, ramfs or macFUSE)" in messages
+    assert "warning: the file system accepted direct I/O but caches anyway (tmpfs, ramfs or macFUSE). What to do: these are " \
            "memory speeds, not the device's: choose a target on a disk-backed file system." in terminal
 
 
