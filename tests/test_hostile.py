@@ -189,8 +189,23 @@ def _project_exceptions() -> list[type[BaseException]]:
 
 # raised and caught inside, never out: OpFailed becomes a RunError, Interrupted a RunError 130, Stopped (another
 # rank stopped the run) a RunError (the runner); HistogramError leaves a pattern point without its latency
-# histogram (analysis/patterns.py)
-INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError", "_Unusable"}   # _Unusable: inside load_json
+# histogram (analysis/patterns.py); _Late and _Lost become Silent inside the team, and Silent a RunError 130 in a
+# run (the driver) or, before a run began, the line of the test below
+INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError", "_Unusable",   # _Unusable: inside load_json
+                 "_Late", "_Lost", "Silent"}
+
+
+def test_a_rank_silent_before_the_run_began_is_one_line_with_status_2(capsys):
+    from stibium_py.team import Silent
+
+    @cli.user_errors
+    def raises() -> None:
+        raise Silent([2, 3], 12.4, 10.0)
+    with pytest.raises(SystemExit) as e:
+        raises()
+    assert e.value.code == 2
+    assert capsys.readouterr().err == ("stibium: ranks 2, 3 not heard from for 12 s before the run began; check that "
+                                       "every host can reach the others, then run again\n")
 
 
 def test_every_exception_stibium_raises_on_bad_input_is_one_line(capsys):

@@ -103,7 +103,7 @@ def test_a_host_behind_a_slower_link_is_named_the_straggler(tmp_path, harness):
     straggler of every point (three clients cannot tell which one is odd: four are the fewest)."""
     h = harness(4, link_bytes_per_s=LINK_BYTES_PER_S)
     h.shape(h.host("host3"), LINK_BYTES_PER_S / 12)
-    run_on(h, tmp_path, SEQ_PLAN.format(bytes="4MiB"))
+    run_on(h, tmp_path, SEQ_PLAN.format(bytes="2MiB"))
     summary = the_summary(tmp_path)
     named = {(s["point"].split()[1], s["host"]) for s in summary["clients"]["stragglers"]}
     assert named == {("write", "host3"), ("read", "host3")}
