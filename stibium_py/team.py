@@ -260,14 +260,21 @@ class MpiTeam:
                 raise Silent([0] if isinstance(e, _Late) else [], time.monotonic() - began, 2 * bound,
                              lost=str(e) if isinstance(e, _Lost) else None) from None
             return None
-        out = [value]
+        out: list[Any] = [value]
         deadline = self._deadline(bound)
         self.awaiting = list(range(1, self.size))
+        lost: list[int] = []
+        said = None
         for r in range(1, self.size):
             try:
                 out.append(self._receive(r, _TAG_UP, deadline))
-            except (_Late, _Lost) as e:
-                late = Silent([], time.monotonic() - began, bound, out, lost=str(e) if isinstance(e, _Lost) else None)
+                self.awaiting.remove(r)
+            except _Lost as e:                 # this rank failed; the others are still waited for
+                out.append(None)
+                lost.append(r)
+                said = str(e)
+            except _Late:
+                late = Silent([], time.monotonic() - began, bound, out)
                 for q in range(r, self.size):      # the ranks that did answer, after the first silent one
                     try:
                         message = self.comm.improbe(source=q, tag=_TAG_UP)
@@ -276,8 +283,11 @@ class MpiTeam:
                     out.append(message.recv() if message is not None else None)
                     if message is None:
                         late.ranks.append(q)
+                if lost:                           # a failure reported is said before a silence
+                    raise Silent(lost, late.waited_s, bound, out, lost=said) from None
                 raise late from None
-            self.awaiting.remove(r)
+        if lost:
+            raise Silent(lost, time.monotonic() - began, bound, out, lost=said)
         return out
 
     def _down(self, value: Any, bound_s: float | None = None) -> Any:

@@ -28,7 +28,7 @@ def missing() -> str | None:
     """What the harness needs that this machine lacks; None where it can run."""
     if os.geteuid() != 0:
         return "needs root (namespaces, a bridge, mounts)"
-    for tool, package in (("ip", "iproute2"), ("tc", "iproute2"), ("unshare", "util-linux"),
+    for tool, package in (("ip", "iproute2"), ("tc", "iproute2"), ("unshare", "util-linux"), ("nsenter", "util-linux"),
                           ("sshd", "openssh-server"), ("ssh-keygen", "openssh-client"), ("sshfs", "sshfs")):
         if shutil.which(tool) is None and not Path(f"/usr/sbin/{tool}").exists():
             return f"needs {tool} (Debian: apt-get install {package}; ./install.sh --test installs it)"
@@ -44,7 +44,9 @@ def missing() -> str | None:
 
 
 def _sh(*args: str, ns: str | None = None) -> str:
-    cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
+    """A command; with ns, in that network namespace by nsenter, which only enters it (`ip netns exec` and `ip -n`
+    also change the mounts' propagation on /, which a root that is not a mount point refuses, as in a chroot)."""
+    cmd = (["nsenter", f"--net=/run/netns/{ns}"] if ns else []) + list(args)
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {done.stderr.strip()}")
@@ -82,6 +84,7 @@ class Hosts:
     sshfs_options: str = "reconnect,cache=no"
     export_on: Path | None = None      # the NAS's folder, where not work/export (a folder on a device of known speed)
     hosts: list[Host] = field(default_factory=list)
+    _bound: bool = False               # the harness's folder is bind-mounted on itself (made private)
 
     @property
     def export(self) -> Path:
@@ -113,6 +116,11 @@ class Hosts:
     # -- building
     def _start(self) -> None:
         self.work.mkdir(parents=True, exist_ok=True)
+        # the harness's folder a private mount of its own: the hosts' mounts below it (sshfs, a folder of their own)
+        # stay in their namespaces, whatever the propagation of the mount that holds it (shared on most machines)
+        _sh("mount", "--bind", str(self.work), str(self.work))
+        self._bound = True
+        _sh("mount", "--make-private", str(self.work))
         self.export.mkdir(exist_ok=True)
         self.store.mkdir(exist_ok=True)
         for key in ("key", "hostkey"):
@@ -179,8 +187,8 @@ class Hosts:
         clock = ["--time", "--monotonic", str(int(h.offset_s)), "--boottime", str(int(h.offset_s))] \
             if h.offset_s else []
         h.log = open(self.work / f"boot-{h.name}.log", "w")
-        h.proc = subprocess.Popen(["ip", "netns", "exec", h.netns, "unshare", "--mount", "--uts", *clock, "--fork",
-                                   "--propagation", "private", "sh", "-c", " && ".join(steps)],
+        h.proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{h.netns}", "unshare", "--mount", "--uts", *clock,
+                                   "--fork", "--propagation", "unchanged", "sh", "-c", " && ".join(steps)],
                                   stdout=subprocess.DEVNULL, stderr=h.log, start_new_session=True)
 
     def _wait_for_ssh(self, h: Host, timeout_s: float = 30) -> None:
@@ -243,6 +251,9 @@ class Hosts:
             subprocess.run(["ip", "netns", "del", h.netns], capture_output=True)
         subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True)
         self.hosts = []
+        if self._bound:
+            subprocess.run(["umount", "-l", str(self.work)], capture_output=True)
+            self._bound = False
 
     def _kill_strays(self) -> None:
         """Processes outside the hosts that name this harness (the launcher's ssh clients to a host that was cut

@@ -193,8 +193,10 @@ class Driver:
                   f"keeps the run's record", file=sys.stderr)
             raise SystemExit(130)
         if e.lost is not None:
-            reason = (f"{which} gone before it reached the step in progress: MPI reports it failed ({e.lost}): its "
-                      f"process ended, or its machine")
+            one = len(e.ranks) == 1
+            reason = (f"{which} gone before {'it' if one else 'they'} reached the step in progress: MPI reports "
+                      f"{'it' if one else 'them'} failed ({e.lost}): {'its process' if one else 'their processes'} "
+                      f"ended, or {'its machine' if one else 'their machines'}")
         else:
             reason = (f"{which} stopped answering: nothing from {'them' if len(e.ranks) > 1 else 'it'} for "
                       f"{e.waited_s:.0f} s (the bound: {e.bound_s:.0f} s; a network cut, or a machine that stopped)")
