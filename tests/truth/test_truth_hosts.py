@@ -172,9 +172,12 @@ def test_a_host_that_mounts_another_folder_is_refused_by_name(tmp_path, harness)
                             "folder with --target")
     assert not list((tmp_path / "reports").iterdir())
     # nothing measured and nothing left but the target folders the ranks were given (empty)
+    # (sshfs shows a file removed while a rank still held it open, a probe's, as .fuse_hidden..., libfuse's name
+    # for a deleted file, until it is released: no file anyone keeps)
     for folder in (own, h.export):
         assert [p.name for p in folder.iterdir()] in ([], ["t"])
-        assert not (folder / "t").exists() or list((folder / "t").iterdir()) == []
+        assert not (folder / "t").exists() or \
+            [p.name for p in (folder / "t").iterdir() if not p.name.startswith(".fuse_hidden")] == []
 
 
 TRIALS = 60
