@@ -25,7 +25,8 @@ def test_definitions(plan: dict[str, Any] | None) -> dict[str, dict[str, Any]] |
     out = {}
     for test in plan["tests"]:
         merged = {k: (defaults.get(k) if v is None else v) for k, v in test.items()}
-        merged.setdefault("engine", defaults.get("engine"))
+        for key in ("engine", "fill"):
+            merged.setdefault(key, defaults.get(key))
         out[str(test.get("name"))] = merged
     return out
 

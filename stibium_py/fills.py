@@ -20,6 +20,8 @@ RANDOM = "random"
 BLOCK_BYTES = 4096
 _PERCENT = re.compile(r"^\s*(\d{1,3})\s*%\s*$")
 _PARTS = ("compressible", "dedupe")
+# a byte as plans write it, 0x41 or 65, and nothing around it (the text is printed in labels as it stands)
+_BYTE = re.compile(r"^(?:0[xX][0-9a-fA-F]{1,2}|[1-9][0-9]{0,2}|0)$")
 _KEPT = re.compile(r"^compressible=(\d{1,3})%(?:,dedupe=(\d{1,3})%)?$|^dedupe=(\d{1,3})%$")
 
 
@@ -28,16 +30,20 @@ def canonical(value: Any) -> str:
     if isinstance(value, dict):
         return _mixed(value)
     if isinstance(value, str):
-        if value == RANDOM or _KEPT.match(value):
+        if value == RANDOM or _KEPT.fullmatch(value):
             return value
-        try:
-            byte = int(value, 0)
-        except ValueError:
-            byte = -1
-        if 0 <= byte <= 255:
+        if _BYTE.fullmatch(value) and int(value, 0) <= 255:
             return value
     raise ValueError(f"fill must be random, a byte such as 0x41, or {{compressible: 50%, dedupe: 25%}}, "
                      f"not {value!r}")
+
+
+def kept(text: Any) -> bool:
+    """A fill as a run keeps it (a text read from a stranger's file is held to this)."""
+    try:
+        return canonical(text) == text
+    except ValueError:
+        return False
 
 
 def _mixed(value: dict[Any, Any]) -> str:
@@ -55,8 +61,8 @@ def _mixed(value: dict[Any, Any]) -> str:
 def _percent(name: str, value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         n = value
-    elif isinstance(value, str) and _PERCENT.match(value):
-        n = int(_PERCENT.match(value).group(1))   # type: ignore[union-attr]
+    elif isinstance(value, str) and (m := _PERCENT.fullmatch(value)):
+        n = int(m.group(1))
     else:
         raise ValueError(f"fill.{name} is a whole percent from 0% to 100%, such as 50%, not {value!r}")
     if not 0 <= n <= 100:
@@ -66,7 +72,7 @@ def _percent(name: str, value: Any) -> int:
 
 def shares(fill: str) -> tuple[int, int] | None:
     """(compressible, dedupe) in percent of a fill of stated ratios; None for random data or a byte."""
-    m = _KEPT.match(fill or "")
+    m = _KEPT.fullmatch(fill or "")
     if m is None:
         return None
     c, d, only_d = m.groups()

@@ -43,27 +43,35 @@ def load_run(run_dir: Path) -> LoadedRun:
     numbers; each client's rows are kept beside it."""
     record = as_found(read_run_json(run_dir))
     rows, damaged = read_measurements(run_dir)
-    rows = fills_of_then(rows, record)
+    rows, unknown = fills_of_then(rows, record)
+    damaged += unknown
     if record.ranks > 1:
         from .analysis.clients import aggregate
         return LoadedRun(run_dir, record, aggregate(rows, record.ranks), damaged, rows)
     return LoadedRun(run_dir, record, rows, damaged)
 
 
-def fills_of_then(rows: Table, record: RunRecord) -> Table:
+def fills_of_then(rows: Table, record: RunRecord) -> tuple[Table, int]:
     """Rows of a file made before measurements carried their fill: each its test's fill, from the plan run.json
-    keeps (random where the plan is not there), so that its points match a newer run's of the same fill."""
+    keeps (random where the plan does not say), so that its points match a newer run's of the same fill. A fill
+    there that no plan could say (an edited run.json) leaves its rows out, counted as damaged: labels print a
+    fill, and a row's fill must be one of the forms a plan may say. The rows kept, and how many were left out."""
     fill = rows.col("fill")
     missing = np.flatnonzero(np.equal(fill, None))
     if not len(missing):
-        return rows
+        return rows, 0
     plan = test_definitions(record.plan.as_given) or {}
     tests = rows.col("test")
     out = fill.copy()
+    keep = np.ones(len(rows), bool)
     for k in missing:
-        asked = plan.get(str(tests[k]), {}).get("fill")
-        out[k] = asked if isinstance(asked, str) else fills.RANDOM
-    return rows.with_column("fill", out)
+        test = plan.get(str(tests[k]))
+        try:
+            out[k] = fills.canonical((test.get("fill") if isinstance(test, dict) else None) or fills.RANDOM)
+        except ValueError:
+            keep[k] = False
+    rows = rows.with_column("fill", out)
+    return (rows, 0) if keep.all() else (rows.take(np.flatnonzero(keep)), int((~keep).sum()))
 
 
 def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecord, Table, Summary]:

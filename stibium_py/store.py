@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .errors import RunDirError  # noqa: F401 (raised here, declared apart)
-from . import registry
+from . import fills, registry
 from .jsonread import JsonRefused, load_json
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
@@ -229,11 +229,19 @@ NON_NEGATIVE_COLUMNS = ("bytes", "seconds", "size_bytes", "granularity_bytes", "
                         "lat_p99_s", "lat_p999_s", "lat_max_s", "lat_mean_s", "lat_min_s")
 
 
+# columns stibium fills with a name (a plan's test name, an op, an access, an engine, an instrument and its
+# version): what a label or a table prints of them is held to a name's characters, so that a stranger's file
+# cannot put markup, a newline or an escape sequence on the terminal
+WORD_COLUMNS = ("test", "op", "access", "engine", "instrument", "instrument_version")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+
 def read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped: a row cut
-    short, a value that does not parse, a count, size or time below zero or infinite (NON_NEGATIVE_COLUMNS), or
-    a kind of test this stibium does not know (a row edited by hand, or of a kind a plug-in brought: nothing
-    here can summarise it, so it counts with the damaged rows rather than stopping the report)."""
+    short, a value that does not parse, a count, size or time below zero or infinite (NON_NEGATIVE_COLUMNS), a
+    fill no plan could say, a name (WORD_COLUMNS) of other characters than a name's, or a kind of test this
+    stibium does not know (a row edited by hand, or of a kind a plug-in brought: nothing here can summarise it,
+    so it counts with the damaged rows rather than stopping the report)."""
     table, damaged = _read_measurements(run_dir)
     if not len(table):
         return table, damaged
@@ -243,6 +251,15 @@ def read_measurements(run_dir: Path) -> tuple[Table, int]:
     for kind in np.unique(kinds):
         if kind not in known:
             bad |= kinds == kind
+    for name in WORD_COLUMNS:
+        values = table.col(name)
+        for text in set(values.tolist()) - {None, ""}:
+            if not isinstance(text, str) or not _WORD.fullmatch(text):
+                bad |= values == text
+    fill = table.col("fill")
+    for text in set(fill.tolist()) - {None}:     # a label prints a point's fill: only the forms a plan may say
+        if not fills.kept(text):
+            bad |= fill == text
     for name in NON_NEGATIVE_COLUMNS:
         values = table.col(name)
         if values.dtype.kind in "fi":

@@ -269,3 +269,32 @@ def test_rows_of_a_kind_this_stibium_does_not_know_are_skipped_as_damaged(tmp_pa
     other = make_run(tmp_path / "o", rate_bytes_per_s=2e8)
     compared = CliRunner().invoke(main, ["compare", str(run), str(other), "--out", str(tmp_path / "c.html")])
     assert compared.exit_code == 0 and "internal error" not in compared.output, compared.output
+
+
+def test_rows_whose_names_or_fill_no_plan_could_say_are_skipped_as_damaged(tmp_path, reader):
+    """The terminal's tables and a point's label print a row's test, op, engine and fill, so those are held to what
+    stibium writes there (a name's characters; a fill's forms: random, a byte such as 0x41, stated ratios): rich
+    markup, a newline or an escape sequence in a stranger's file counts as damage, and the report still comes."""
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    _set_cells(run, {(3, "fill"): "[/]", (4, "fill"): "[red]boom", (5, "fill"): "0x41\n", (6, "fill"): "010",
+                     (7, "fill"): "compressible=50%", (8, "fill"): "0x41", (9, "fill"): "",
+                     (10, "test"): "[/]boom", (11, "engine"): "direct\x1b[31m", (12, "op"): "read\nwrite"})
+    _reported_skipping(run, 7)
+    shown = _report(run)
+    assert shown.exit_code == 0 and "boom" not in shown.output and "\x1b" not in shown.output
+
+
+def test_a_run_json_whose_plan_says_a_fill_no_plan_could_say_leaves_those_older_rows_out(tmp_path):
+    from stibium_py.pipeline import load_run
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    names = load_run(run).measurements.test.tolist()
+    doc = json.loads((run / "run.json").read_text())
+    other = next(n for n in names if n != names[0])
+    doc["plan"]["as_given"] = {"defaults": {"fill": "0x41"},
+                               "tests": [{"name": names[0], "fill": "[red]boom"}, {"name": other}]}
+    (run / "run.json").write_text(json.dumps(doc))
+    _set_cells(run, {(k + 1, "fill"): "" for k in range(len(names))})       # a file older than the fill column
+    after = load_run(run)
+    assert after.damaged_rows == names.count(names[0]) > 0
+    fill = dict(zip(after.measurements.test.tolist(), after.measurements.fill.tolist()))
+    assert fill == {other: "0x41"}          # the plan's default

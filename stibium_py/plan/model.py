@@ -107,13 +107,6 @@ class Defaults(_Strict):
     @classmethod
     def _fill(cls, value: Any) -> str:
         return fills.canonical(value)
-        try:
-            byte = int(value, 0)
-        except ValueError:
-            byte = -1
-        if not 0 <= byte <= 255:
-            raise ValueError(f"fill must be random or a byte such as 0x41, not {value!r}")
-        return value
 
 
 class Clients(_Strict):
