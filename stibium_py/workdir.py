@@ -106,6 +106,13 @@ class WorkDir:
             except FileNotFoundError:
                 raise RunError(f"the test folder {self.path} is gone (removed by another client's end of the run, or "
                                f"from outside); this client stops", 1) from None
+            except FileExistsError:     # a file, or a link to one, where the run's folder should be
+                pass
+            # The helper opens the file itself by this path (O_NOFOLLOW takes only its last name): a folder on the
+            # way that someone replaced by a link (a shared target) would lead its writes outside the test folder.
+            if folder.is_symlink() or not folder.is_dir():
+                raise RunError(f"{folder} is not the run's folder (someone replaced it by a link or a file during "
+                               f"the run); this client stops and writes nothing there", 1)
         return path
 
     def holds_whole(self, name: str, size_bytes: int) -> bool:

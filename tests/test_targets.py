@@ -203,3 +203,26 @@ def test_clean_up_removes_the_run_s_files_and_emptied_folders(tmp_path):
     work.remove_files(names | {"gone/9.bin", "a/b/c/missing.bin", "../outside.bin"})
     assert sorted(p.relative_to(work.path).as_posix() for p in work.path.rglob("*")) == [
         ".stibium-run", "a", "a/b", "a/b/kept.txt"]
+
+
+def test_a_file_is_not_made_through_a_folder_someone_replaced_by_a_link(tmp_path):
+    """The helper opens a test file by its path, following no link at its last name only: a folder on the way
+    replaced by a link (a shared target) stops the client before anything is written through it."""
+    from stibium_py.errors import RunError
+    from stibium_py.workdir import WorkDir
+    work = WorkDir(tmp_path / "target" / "stibium-r", "r")
+    work.create(parents=True)
+    work.file("files/f-1.bin").write_bytes(b"run's own")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    import shutil
+    shutil.rmtree(work.path / "files")
+    (work.path / "files").symlink_to(victim)
+    with pytest.raises(RunError) as e:
+        work.file("files/f-2.bin")
+    assert str(e.value) == (f"{work.path / 'files'} is not the run's folder (someone replaced it by a link or a file "
+                            f"during the run); this client stops and writes nothing there")
+    (work.path / "top").write_bytes(b"")
+    with pytest.raises(RunError):
+        work.file("top/f.bin")
+    assert list(victim.iterdir()) == []
