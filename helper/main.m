@@ -135,7 +135,7 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
     "[--access sequential|strided|random] [--stride S] [--span N] [--offset N] [--seed K] [--data-seed K] "             \
     "[--fill random|offset|0xNN|compressible=N,dedupe=M] [--engine direct|buffered|foundation|app] [--sync fsync|full|none|data|barrier|dsync] [--existing] " \
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
-    "[--verify on|off] [--chunk N] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
+    "[--verify on|off] [--chunk N [--fps F]] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
     "[--stonewall S [--wearout]] | "                                                                       \
     "evict --path F | residency --path F | tree --path DIR --list FILE --phase create|stat|list|read|rename|delete|copy " \
     "[--threads 1-64] [--sync none|each|end] [--data-seed K] [--evict on|off] [--engine posix|foundation] | batch"
@@ -144,7 +144,7 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
                     SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY,
                     SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY, SB_FLAG_CHUNK, SB_FLAG_DEVICE_BLOCK,
-                    SB_FLAG_OFFSET, SB_FLAG_READ_FRACTION, SB_FLAG_DURATION, SB_FLAG_WARMUP, SB_FLAG_STONEWALL };
+                    SB_FLAG_OFFSET, SB_FLAG_READ_FRACTION, SB_FLAG_DURATION, SB_FLAG_WARMUP, SB_FLAG_STONEWALL, SB_FLAG_FPS };
 
 static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--path", SB_FLAG_PATH}, {"--bytes", SB_FLAG_BYTES}, {"--granularity", SB_FLAG_GRANULARITY},
@@ -154,7 +154,7 @@ static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--queue-depth", SB_FLAG_QUEUE_DEPTH}, {"--threads", SB_FLAG_THREADS}, {"--io-method", SB_FLAG_IO_METHOD},
     {"--verify", SB_FLAG_VERIFY}, {"--chunk", SB_FLAG_CHUNK}, {"--device-block", SB_FLAG_DEVICE_BLOCK},
     {"--offset", SB_FLAG_OFFSET}, {"--read-fraction", SB_FLAG_READ_FRACTION}, {"--duration", SB_FLAG_DURATION},
-    {"--warmup", SB_FLAG_WARMUP}, {"--stonewall", SB_FLAG_STONEWALL},
+    {"--warmup", SB_FLAG_WARMUP}, {"--stonewall", SB_FLAG_STONEWALL}, {"--fps", SB_FLAG_FPS},
 };
 
 /* The longest --duration, --warmup or --stonewall: a week. */
@@ -294,10 +294,24 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
     case SB_FLAG_READ_FRACTION:
     case SB_FLAG_DURATION:
     case SB_FLAG_WARMUP:
-    case SB_FLAG_STONEWALL: {
+    case SB_FLAG_STONEWALL:
+    case SB_FLAG_FPS: {
         errno = 0;
         double x = strtod(v, &end);
         int ok = !errno && end != v && !*end && isfinite(x);
+        if (kind == SB_FLAG_FPS) {      /* frames a second: 24, 29.97, or a ratio as video gives it, 30000/1001 */
+            if (ok == 0 && !errno && end != v && *end == '/') {
+                char *den_end;
+                double den = strtod(end + 1, &den_end);
+                ok = den_end != end + 1 && !*den_end && isfinite(den) && den > 0;
+                x = ok ? x / den : x;
+            }
+            if (!ok || !(x >= 0.01 && x <= 100000))
+                return sb_usage(out, "--fps must be frames a second from 0.01 to 100000, such as 24 or 30000/1001, "
+                                "not '%s'", v);
+            j->frame_ns = 1e9 / x;
+            return SB_OK;
+        }
         if (kind == SB_FLAG_READ_FRACTION) {
             if (!ok || x < 0 || x > 1)
                 return sb_usage(out, "--read-fraction must be a number from 0 to 1, such as 0.7, not '%s'", v);
@@ -370,6 +384,10 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
         return sb_usage(out, "%s", j->chunk_bytes ? "--duration does not go with --chunk; give one or the other"
                                                   : "--verify checks that each block moves once, which a measurement "
                                                     "by time repeats; drop --duration to verify");
+    if (j->frame_ns > 0 && (!j->chunk_bytes || j->queue_depth * j->threads > 1))
+        return sb_usage(out, "%s", !j->chunk_bytes ? "--fps paces frames: give --chunk, the bytes of a frame"
+                                                    : "--fps moves a frame's requests one at a time, as a player or "
+                                                      "a recorder does; drop --queue-depth and --threads");
     if (j->wearout && !j->stonewall_ns)
         return sb_usage(out, "%s", "--wearout needs --stonewall: the wear-out goes on after the stonewall");
     if (j->stonewall_ns && (j->duration_ns || j->chunk_bytes))

@@ -15,6 +15,21 @@ uint64_t sb_ticks_to_ns(uint64_t ticks, uint32_t numer, uint32_t denom)
     return q * numer + (r * numer) / denom;
 }
 
+void sb_sleep_until_ns(uint64_t t_ns)
+{
+    for (;;) {
+        uint64_t now = sb_now_ns();
+        if (now >= t_ns)
+            return;
+        uint64_t left = t_ns - now;
+        if (left > 200000) {
+            uint64_t nap = left - 200000;
+            struct timespec ts = {(time_t)(nap / 1000000000u), (long)(nap % 1000000000u)};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 #ifdef __APPLE__
 static mach_timebase_info_data_t sb_timebase;
 

@@ -13,6 +13,10 @@ uint64_t sb_ticks_to_ns(uint64_t ticks, uint32_t numer, uint32_t denom);
 /* Current reading of the raw monotonic clock, in nanoseconds. */
 uint64_t sb_now_ns(void);
 
+/* Returns once the raw clock reads t_ns or later, never before: a sleep to within about 200 us of it,
+ * then the clock read until it passes (the schedulers' wake-up is late by tens of microseconds). */
+void sb_sleep_until_ns(uint64_t t_ns);
+
 /* Facts about the clock: its name, resolution (ns) and timebase (1/1 off Apple). */
 const char *sb_clock_name(void);
 uint64_t sb_clock_resolution_ns(void);

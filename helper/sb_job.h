@@ -82,6 +82,9 @@ struct sb_job {
     enum sb_io_asked io_asked;  /* --io-method: auto, io_uring, threads */
     int verify;                 /* check each request: its block once; reads: the block-numbered data */
     uint64_t chunk_bytes;       /* stream a row for every chunk_bytes moved (0: none) */
+    double frame_ns;            /* --fps: each chunk a frame, chunk k started no earlier than start + k * frame_ns
+                                 * (0: chunks back to back) */
+    uint64_t pace_t0_ns;        /* --fps: the measurement's start, which the frames' times count from */
     uint64_t device_block_bytes;/* --device-block: the disk's block size where the caller knows it (0: not given) */
     double read_fraction;       /* mixed: the share of the requests that read (--read-fraction) */
     uint64_t duration_ns;       /* --duration: submit requests until this much time after the warm-up (0: one pass) */

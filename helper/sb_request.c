@@ -7,6 +7,7 @@
 #include "sb_parallel.h"
 #include "sb_clock.h"
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 sb_req sb_request_at(const sb_job *job, uint64_t first, uint64_t len, uint64_t a)
@@ -109,12 +110,16 @@ int sb_chunk_add(sb_job *job, sb_chunk *c, uint64_t len, uint64_t latency_ns)
 }
 
 /* Streaming (--chunk): a chunk is closed: its row is written (on_chunk), and the next chunk starts when
- * that returns (the time returned). The row's writing is the only time between two chunks: it is
- * measured and carried in the next row (gap_ns), and left out of the next request's latency. */
+ * that returns (the time returned); with --fps, not before the next frame's time. The row's writing (and the
+ * wait for the frame's time) is the only time between two chunks: it is measured and carried in the next row
+ * (gap_ns), and left out of the next request's latency. */
 uint64_t sb_close_chunk(sb_job *job, sb_chunk *c, uint64_t end_ns)
 {
     c->end_ns = end_ns;
     job->on_chunk(job, c);
+    if (job->frame_ns > 0 && c->requests_done < job->nrequests)   /* --fps: the next frame not before its time
+                                                                   * (a late one starts at once) */
+        sb_sleep_until_ns(job->pace_t0_ns + (uint64_t)llround((double)(c->index + 1) * job->frame_ns));
     uint64_t next = sb_now_ns();
     job->chunks++;
     c->index++;

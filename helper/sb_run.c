@@ -321,6 +321,7 @@ static int sb_sequential_io(sb_job *job, sb_phase *phase, uint64_t *t0, uint64_t
     int timed = job->latency || job->duration_ns || job->stonewall_ns;
     *phase = sb_phase_from(job, *t0);
     sb_chunk chunk = {.start_ns = *t0, .hist = job->chunk_hist};
+    job->pace_t0_ns = *t0;
     if (sb_sequential_requests(job, &a, job->nrequests, &prev, &now, &chunk, timed, err) != 0)
         return -1;
     if (job->stonewall_ns) {
