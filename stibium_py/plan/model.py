@@ -50,6 +50,9 @@ Units = Literal["decimal", "binary"]
 Access = Literal["sequential", "strided", "random"]
 IoOp = Literal["read", "write"]
 Size = Union[StrictInt, str]
+# what a write puts on the disk, as a plan says it: random, a byte (0x41) or {compressible: 50%, dedupe: 25%}; kept
+# as one text (fills.canonical, each model's validator)
+Fill = Union[str, dict[str, Union[StrictInt, str]]]
 Seconds = Union[StrictInt, StrictFloat, str]      # a bool (stonewall: true) is no time
 MAX_DURATION_S = 7 * 24 * 3600            # the helper's limit of --duration and --warmup
 
@@ -96,7 +99,7 @@ class Defaults(_Strict):
     """Settings every test inherits unless it sets its own."""
 
     engine: Engine = Field("direct", description="direct | buffered | foundation | app (foundation on macOS, else buffered)")
-    fill: str = Field("random", description=FILL_DESCRIPTION)
+    fill: Fill = Field("random", description=FILL_DESCRIPTION)
     units: Units = Field("decimal", description="KB/MB/GB as 1000^n (decimal) or 1024^n (binary)")
     sync: Sync = Field("fsync", description="fsync | full (F_FULLFSYNC on macOS) | none | data (fdatasync) | barrier "
                                             "(F_BARRIERFSYNC on macOS, fsync elsewhere) | dsync (every write synchronous: "
@@ -124,7 +127,7 @@ class TestBase(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64,
                       description="names the test in the run; letters, digits, . _ -")
     engine: Engine | None = Field(None, description="overrides defaults.engine")
-    fill: str | None = Field(None, description="overrides defaults.fill")
+    fill: Fill | None = Field(None, description="overrides defaults.fill")
     units: Units | None = Field(None, description="overrides defaults.units")
     sync: Sync | None = Field(None, description="overrides defaults.sync")
     seed: StrictInt | None = Field(None, ge=0, description="overrides defaults.seed")

@@ -24,6 +24,18 @@ def device_b(tmp_path):
 
 
 @pytest.fixture
+def device_b_short_burst(tmp_path):
+    """Recipe B at 50 MiB/s with a burst of 10 ms (524 kB), not 100 ms: the rate filter fills its bucket while the
+    device is idle, and whatever waits between requests (fio's start, a stream's time between frames) meets the
+    bucket full."""
+    why = devices.missing_for_recipe_b()
+    if why:
+        pytest.skip(f"Recipe B {why}")
+    with devices.recipe_b(tmp_path / "dev", burstiness="0.01") as device:
+        yield device
+
+
+@pytest.fixture
 def device_c(tmp_path):
     """Recipe C: 2^25 ns (33.55 ms) a request, up to 64 at once."""
     why = devices.missing_for_recipe_c()

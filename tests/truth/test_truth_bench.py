@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-import devices
 from conftest import entry, stibium_run
 from test_truth import report_value
 
@@ -56,18 +55,13 @@ def _pair(summary: dict) -> tuple[dict, dict]:
     return e, pair
 
 
+# steady_b: Recipe B with a burst of 10 ms, not the fixture's 100 ms: a fio process takes 0.28 s around a job of one
+# request (`/usr/bin/time fio --size=4k` on the machine this was written on), the helper a millisecond between
+# measurements, so a burst of 100 ms (5.2 MB, 8 % of a 64 MiB trial) reached fio's trials whole and the helper's
+# hardly (fio +6.1 % against the helper in the first run of this test); at 10 ms it is 0.8 %.
 @pytest.fixture
-def steady_b(tmp_path):
-    """Recipe B at 50 MiB/s with a burst of 10 ms, not the fixture's 100 ms: the rate filter fills its bucket while
-    the device is idle, and a fio process takes 0.28 s around a job of one request (`/usr/bin/time fio --size=4k`
-    on the machine this was written on), the helper a millisecond between measurements, so a burst of 100 ms
-    (5.2 MB, 8 % of a 64 MiB trial) reached fio's trials whole and the helper's hardly (fio +6.1 % against the
-    helper in the first run of this test); at 10 ms it is 0.8 %."""
-    why = devices.missing_for_recipe_b()
-    if why:
-        pytest.skip(f"Recipe B {why}")
-    with devices.recipe_b(tmp_path / "dev", burstiness="0.01") as device:
-        yield device
+def steady_b(device_b_short_burst):
+    return device_b_short_burst
 
 
 def test_fio_and_the_helper_read_recipe_b_at_its_rate(tmp_path, steady_b):

@@ -8,7 +8,7 @@ from pydantic import Field, StrictInt, field_validator, model_validator
 
 from ... import fills
 
-from ...plan.model import Access, IoOp, Seconds, Size, Sizes, Steady, TestBase
+from ...plan.model import Access, Fill, IoOp, Seconds, Size, Sizes, Steady, TestBase
 
 
 class PatternTest(TestBase):
@@ -20,7 +20,7 @@ class PatternTest(TestBase):
     read_fraction: float | list[float] | None = Field(
         None, description="mixed reads and writes: the share of each measurement's requests that read, 0 to 1 (0.7: "
         "CrystalDiskMark's 70/30 mix), or a list; each request a read or a write by a draw from the seed")
-    fill: str | list[str] | None = Field(
+    fill: Fill | list[Fill] | None = Field(
         None, description="overrides defaults.fill; for writes, a list (such as [random, {compressible: 50%}, 0x00]) "
         "measures every point with each fill, to show whether the device or file system compresses or dedups")
     access: Access | list[Access] = Field("sequential", description="sequential | strided | random, or a list")
