@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 
+from . import registry
 from .errors import CompareError  # noqa: F401 (raised here, declared apart)
 from .analysis import below, steady
 from .analysis.durability import sync_caution
@@ -156,7 +157,9 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
                                 | {k[0] for k in sa if k in sb}, allow_different_plans)
     listed += [f"{describe(kb)} in B matched {describe(ka)} in A by its shape (the names differ)"
                for kb, ka in renames.items()]
-    listed = [*_not_whole(a, "A"), *_not_whole(b, "B"), *listed]
+    listed = [*_not_whole(a, "A"), *_not_whole(b, "B"), *listed,
+              *(f"{kind} tests ({', '.join(names)}) are not compared yet: each run's report has them"
+                for kind, names in kinds_apart([a, b]).items())]
     matched = [k for k in ga if k in gb]
     below_a, below_b = (below.point_shares({k: side_points[k] for k in matched}, _memory_rates(side))
                         for side, side_points in ((a, ga), (b, gb)))
@@ -175,6 +178,19 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
                    for key in sa if key in sb],
         only_in_a=[describe(k) for k in ga if k not in gb] + [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb],
         only_in_b=[describe(k) for k in gb if k not in ga] + [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa])
+
+
+def kinds_apart(sides: list[Side]) -> dict[str, list[str]]:
+    """The kinds of test with neither points nor a curve (stream) in the sides' runs, and their tests' names:
+    what a comparison or a series does not put together yet."""
+    apart: dict[str, set[str]] = {}
+    for side in sides:
+        for run in side.runs:
+            for kind, name in zip(run.rows.col("kind").tolist(), run.rows.col("test").tolist()):
+                spec = registry.find(kind)
+                if spec is not None and spec.points is None and kind != "sustained":
+                    apart.setdefault(kind, set()).add(name)
+    return {kind: sorted(names) for kind, names in apart.items()}
 
 
 def _not_whole(side: Side, name: str) -> list[str]:

@@ -112,6 +112,10 @@ class Measurement(NamedTuple):
     caches_dropped: Optional[bool] = None  # tree: the kernel's caches dropped just before the phase
     cloned: Optional[int] = None           # tree, copy: the copies that share their source's blocks (clones)
     fill: Optional[str] = None             # what the writes put on the disk (fills.py); older files: run.json's plan
+    fps: Optional[float] = None            # stream: frames a second, as the plan asked (each row a frame)
+    streams: Optional[int] = None          # stream: the streams that ran at once
+    stream: Optional[int] = None           # stream: which of them, from 0
+    buffer_frames: Optional[int] = None    # stream: the frames the player or recorder holds
 
     @property
     def ok(self) -> bool:
@@ -171,7 +175,8 @@ DESCRIPTIONS = {
     "op": "read, write or mixed (each request a read or a write: read_fraction); tree tests: the phase (create, "
           "stat, list, read, rename or delete)",
     "kind": "files (whole files of many sizes), pattern (requests inside one file), sustained (a long write "
-            "without pauses, a row per chunk) or tree (a folder tree of many files, a row per phase)",
+            "without pauses, a row per chunk), tree (a folder tree of many files, a row per phase) or stream "
+            "(video streams of frames with deadlines, a row per frame)",
     "access": "sequential, strided or random",
     "size_bytes": "the file's size (files tests), the span the requests fall in (pattern tests) or the bytes of "
                   "the whole tree (tree tests)",
@@ -229,7 +234,9 @@ DESCRIPTIONS = {
     "io_method_reason": "why the method is not io_uring where it could have been (macOS, no liburing, the "
                         "kernel refused, an unaligned direct tail), else empty",
     "chunk": "sustained tests: the chunk's number within its file, from 0, on a row of its own per chunk (bytes, "
-             "seconds, start_ns, end_ns and the latencies are the chunk's); empty on the row of the whole file",
+             "seconds, start_ns, end_ns and the latencies are the chunk's); empty on the row of the whole file. "
+             "Stream tests: the frame's number in its stream (a frame is a chunk; chunk_gap_s holds the wait for "
+             "its time)",
     "bytes_done": "sustained tests: bytes of the file moved when the chunk ended",
     "chunk_gap_s": "sustained tests: the time between the previous chunk's end and this chunk's start (the "
                    "helper writing out the previous row); 0 for a file's first chunk, and with requests in flight "
@@ -302,6 +309,11 @@ DESCRIPTIONS = {
             "(compressible=50%,dedupe=25%: the share of each 4 KiB block a compressor removes, the share of blocks "
             "that repeat another); a read's is the fill its data were written with. Empty in files made before the "
             "column: the test's fill in run.json's plan",
+    "fps": "stream tests: frames a second, as the plan asked; each row with a chunk is one frame",
+    "streams": "stream tests: how many streams ran at once (each a file of its own)",
+    "stream": "stream tests: which of them the row is, from 0",
+    "buffer_frames": "stream tests: the frames the player or recorder holds; a frame done later than they cover is "
+                     "dropped",
 }
 # The file of a row that holds a step of many clients together (analysis/clients.py's aggregate).
 ALL_CLIENTS = "(all clients)"
@@ -356,7 +368,8 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
     asked = {"duration_s": op.duration_s, "warmup_s": op.warmup_s} if op.duration_s else {}
     if op.steady_window:
         asked.update(steady_window=op.steady_window, steady_max_rounds=op.steady_max_rounds)
-    return Measurement(**fields, **{"bytes": op.bytes, **asked, **measured, "started_s": started_s})
+    return Measurement(**fields, **stream_fields(op), **{"bytes": op.bytes, **asked, **measured,
+                                                         "started_s": started_s})
 
 
 # A chunk row's keys (the helper's --chunk), each to its column: the chunk's own bytes, time and latencies.
@@ -428,7 +441,7 @@ def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature
         raise MeasurementError(f"operation {op.seq}: a chunk row lacks {', '.join(missing)}; reinstall stibium so "
                                f"that the helper and the package match")
     fields = {f: getattr(op, f) for f in OP_FIELDS}
-    return Measurement(**fields, **{column: row[key] for key, column in _CHUNK_KEYS.items()},
+    return Measurement(**fields, **stream_fields(op), **{column: row[key] for key, column in _CHUNK_KEYS.items()},
                        chunk_gap_s=row["gap_ns"] / 1e9, started_s=started_s, engine=op.engine,
                        temperature_c=temperature_c,
                        **({} if run_clock_offset_s is None else
@@ -438,8 +451,14 @@ def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature
 
 def failed(op: Op, error: str, started_s: float | None) -> Measurement:
     """The row of an operation that got no answer (a hung helper)."""
-    return Measurement(**{f: getattr(op, f) for f in OP_FIELDS}, bytes=0, started_s=started_s, engine=op.engine,
-                       error=error)
+    return Measurement(**{f: getattr(op, f) for f in OP_FIELDS}, **stream_fields(op), bytes=0, started_s=started_s,
+                       engine=op.engine, error=error)
+
+
+def stream_fields(op: Op) -> dict[str, Any]:
+    """A stream test's frame rate, streams, stream and buffer on each of its rows (none on other kinds' rows)."""
+    return {"fps": op.fps, "streams": op.streams, "stream": op.stream, "buffer_frames": op.buffer_frames} \
+        if op.fps else {}
 
 
 def _same_seconds(answered: Any, planned: float) -> bool:

@@ -45,6 +45,10 @@ class Op:
     instrument: str = "helper"          # what measures it: the helper, or fio (the bench beside the road test)
     bench_job: str = ""                 # fio runs the plan's own job file (its path as the plan gives it), not a twin
     files: int = 0                      # tree: the files of the tree (its op is the phase, its file the tree's folder)
+    fps: float = 0.0                    # stream: frames a second, each chunk a frame issued no earlier than its time
+    streams: int = 0                    # stream: the streams that run at once (this op is one of them)
+    stream: int = 0                     # stream: which of them, from 0
+    buffer_frames: int = 0              # stream: the frames a player or recorder holds (a frame later is dropped)
 
     @property
     def reads(self) -> bool:
@@ -69,7 +73,8 @@ class Op:
         for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0),
                            ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0), ("steady_window", 0),
                            ("steady_max_rounds", 0), ("stonewall_s", 0.0),
-                           ("instrument", "helper"), ("bench_job", ""), ("files", 0)):
+                           ("instrument", "helper"), ("bench_job", ""), ("files", 0), ("fps", 0.0), ("streams", 0),
+                           ("stream", 0), ("buffer_frames", 0)):
             if out[key] == unset:
                 del out[key]
         return out

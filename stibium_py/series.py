@@ -11,7 +11,7 @@ from .analysis import runs as runs_analysis
 from .analysis.rates import by_point, draws_per_run, key_json, label
 from .analysis.settings import SERIES, Settings
 from .analysis.sustained import sustained_results
-from .compare import Side, load_run
+from .compare import Side, kinds_apart, load_run
 from .pool import process_pool
 from .store import RunDirError, is_series, read_series_json
 
@@ -47,6 +47,10 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
                          "what_to_do": "quote the rate across runs with its interval, which includes the variance "
                                        "between runs; look for what changed between them (caches, background work, "
                                        "temperature)"})
+    for kind, names in kinds_apart([side]).items():
+        warnings.append({"level": "warning", "test": ", ".join(names),
+                         "message": f"{kind} tests are not put together across runs: this summary leaves them out",
+                         "what_to_do": "read each run's report for them"})
     for why in side.skipped:
         warnings.append({"level": "warning", "test": "all", "message": f"left out {why}",
                          "what_to_do": "restore the run from a copy, or read the series without it"})

@@ -226,7 +226,8 @@ ROW_READER_MAX_BYTES = 256 * 1024
 # by stibium (a run directory comes from strangers) and would reach the fits as a negative rate
 NON_NEGATIVE_COLUMNS = ("bytes", "seconds", "size_bytes", "granularity_bytes", "stride_bytes", "requests",
                         "io_seconds", "sync_seconds", "open_seconds", "close_seconds", "lat_p50_s", "lat_p90_s",
-                        "lat_p99_s", "lat_p999_s", "lat_max_s", "lat_mean_s", "lat_min_s")
+                        "lat_p99_s", "lat_p999_s", "lat_max_s", "lat_mean_s", "lat_min_s", "fps", "streams", "stream",
+                        "buffer_frames")
 
 
 # columns stibium fills with a name (a plan's test name, an op, an access, an engine, an instrument and its

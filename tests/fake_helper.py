@@ -44,6 +44,7 @@ class FakeHelper:
     measured: int = 0
     slower: Callable[[int], float] = lambda k: 1.0
     compressing: bool = False
+    frame_s: Callable[[str, int], float] | None = None
 
     def __enter__(self) -> "FakeHelper":
         return self
@@ -90,6 +91,8 @@ class FakeHelper:
         if self.compressing and args[0] == "write" and str(f.get("fill", "random")).startswith(("compressible", "dedupe")):
             shares = dict(part.split("=") for part in str(f["fill"]).split(","))
             kept = moved * (100 - int(shares.get("compressible", 0))) // 100 * (100 - int(shares.get("dedupe", 0))) // 100
+        if "fps" in f:                      # a stream: its frames on the deadline schedule, without sleeping
+            return self._frames(args, f, path, moved, on_row)
         seconds = (LATENCY_S + kept / RATE_BYTES_PER_S) * (self.slower(self.measured) if timed else 1.0)
         answer: dict[str, Any] = {**stonewall,
             "op": args[0], "path": str(path), "bytes": moved, "seconds": seconds,
@@ -112,6 +115,33 @@ class FakeHelper:
         return HelperResult(0, answer)
 
 
+    def _frames(self, args: list[str], f: dict[str, str | bool], path: Path, moved: int,
+                on_row: Callable[[dict[str, Any]], None] | None) -> HelperResult:
+        """The helper's --fps schedule on a clock of its own: frame k issued at t0 + k / fps or when frame k - 1
+        ended, whichever is later, taking `frame_s(path name, k)` seconds (the model's time by default)."""
+        if self.interrupt_at is not None and self.measured == self.interrupt_at:
+            raise KeyboardInterrupt
+        frame = int(str(f["chunk"]))
+        period_ns = 1e9 / float(str(f["fps"]))
+        t0 = end = 10**12
+        for k in range(moved // frame):
+            start = max(end, t0 + round(k * period_ns))
+            took = self.frame_s(path.name, k) if self.frame_s else LATENCY_S + frame / RATE_BYTES_PER_S
+            end = start + round(took * 1e9)
+            if on_row is not None:
+                on_row({"chunk": k, "chunk_bytes": frame, "bytes_done": (k + 1) * frame, "requests": 1,
+                        "start_ns": start, "end_ns": end, "gap_ns": 0, "seconds": (end - start) / 1e9,
+                        "lat_p50_s": took, "lat_p99_s": took, "lat_max_s": took})
+        self.measured += 1
+        return HelperResult(0, {"op": args[0], "path": str(path), "bytes": moved, "seconds": (end - t0) / 1e9,
+                                "access": "sequential", "granularity_bytes": frame, "stride_bytes": 0,
+                                "engine_requested": str(f.get("engine", "direct")),
+                                "engine": str(f.get("engine", "direct")), "requests": moved // frame,
+                                "queue_depth": 1, "threads": 1, "chunks": moved // frame, "start_ns": t0,
+                                "end_ns": end, "fill": f.get("fill", "random"),
+                                **({"sync": f["sync"]} if "sync" in f else {})})
+
+
 @dataclass
 class FakeHelpers:
     """The factory the runner is given: `info` answered, one FakeHelper per session."""
@@ -121,6 +151,7 @@ class FakeHelpers:
     once_calls: list[list[str]] = field(default_factory=list)
     slower: Callable[[int], float] = lambda k: 1.0
     compressing: bool = False
+    frame_s: Callable[[str, int], float] | None = None     # a stream's frame k of a file: its seconds
 
     def once(self, args: list[str]) -> HelperResult:
         self.once_calls.append(list(args))
@@ -128,6 +159,7 @@ class FakeHelpers:
                                 "clock": "fake", "target": {"fs_type": "fake"}})
 
     def session(self) -> FakeHelper:
-        self.sessions.append(FakeHelper(self.interrupt_at, slower=self.slower, compressing=self.compressing))
+        self.sessions.append(FakeHelper(self.interrupt_at, slower=self.slower, compressing=self.compressing,
+                                        frame_s=self.frame_s))
         self.interrupt_at = None            # the next session (a resume) runs to the end
         return self.sessions[-1]

@@ -192,7 +192,7 @@ def _project_exceptions() -> list[type[BaseException]]:
 # histogram (analysis/patterns.py); _Late and _Lost become Silent inside the team, and Silent a RunError 130 in a
 # run (the driver) or, before a run began, the line of the test below
 INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError", "_Unusable",   # _Unusable: inside load_json
-                 "_Late", "_Lost", "Silent"}
+                 "_Late", "_Lost", "Silent", "OpFailedTogether"}        # the driver makes it an OpFailed
 
 
 def test_a_rank_silent_before_the_run_began_is_one_line_with_status_2(capsys):

@@ -499,3 +499,16 @@ def test_a_client_whose_clock_is_offset_is_placed_by_its_measured_offset(tmp_pat
     each = [c["rate_bytes_per_s"] for c in point["clients"]]
     aggregate = next(p for t in summary["tests"] for p in t.get("points", []))["throughput_bytes_per_s"]["estimate"]
     assert aggregate >= 0.9 * max(each), (aggregate, each)
+
+
+def test_a_plan_with_stream_tests_is_refused_for_many_clients_in_one_line(tmp_path):
+    """A client's streams are its own helpers at once; across clients nothing adds them up yet: refused before
+    anything is made."""
+    (tmp_path / "plan.yaml").write_text("name: s\ntests:\n  - name: clips\n    kind: stream\n    frame_bytes: 1MiB\n"
+                                        "    fps: 25\n    streams: 1\n    seconds: 1\n")
+    done = mpi(2, "run", "plan.yaml", "--target", str(tmp_path / "t"), "--out", "reports", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == ("stibium: stream tests (clips) run on one client, its streams at once; "
+                                            "run the plan without mpiexec, or take them out of the plan for many "
+                                            "clients")
+    assert not (tmp_path / "t").exists() and not (tmp_path / "reports").exists()

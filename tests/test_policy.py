@@ -323,3 +323,17 @@ def test_residency_counts_whole_pages_of_the_process(driver, page):
     assert residency(driver, 1, page, 0) == (1, 0, 0.0)
     assert residency(driver, 0, page, 0) == (0, 0, 0.0)
     assert residency(driver, 10 * page, page, 12) == (10, 10, 1.0)     # a count past the end: the file's pages
+
+
+@pytest.mark.parametrize("machine", [APPLE_SILICON, INTEL_MAC], ids=["apple-silicon", "intel-mac"])
+def test_every_stream_frame_is_uncached_on_a_mac(driver, machine):
+    """A stream test's frames (every format of the table, and a frame_bytes of one byte) are one request of whole
+    16 KiB at an offset of whole frames: each frame, the first and the thousandth, captured and played back
+    uncached on either Mac."""
+    from stibium_py.kinds.stream import formats
+    from stibium_py.kinds.stream.expand import FRAME_ALIGN_BYTES
+    frames = {-(-f.frame_bytes // FRAME_ALIGN_BYTES) * FRAME_ALIGN_BYTES for f in formats.FORMATS.values()}
+    for frame in sorted(frames | {FRAME_ALIGN_BYTES}):
+        for k in (0, 1, 999):
+            for op in (WRITE, READ):
+                assert decide(driver, machine, op, k * frame, frame)[:3] == ("all", frame, True), (frame, k, op)

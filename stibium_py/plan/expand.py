@@ -47,6 +47,8 @@ def estimated_s(o: Op) -> float:
         return max(per_file_s, o.bytes / ASSUMED_RATE_BYTES_PER_S) + overhead
     if o.duration_s:
         return o.warmup_s + o.duration_s + overhead
+    if o.fps:                       # a stream: its frames at their times, its group's streams at once
+        return (o.bytes / o.chunk_bytes / o.fps + overhead) / o.streams
     if o.bench_job:                 # a job file of the plan's own: fio's start-up; the job's time is its own
         return overhead
     requests = -(-o.bytes // o.granularity_bytes)

@@ -33,6 +33,7 @@ from .awake import keep_awake
 from .crew import Crew
 from .progress import ProgressBar, Temperature
 from .signals import Interrupted, catch_ending_signals, restore
+from .together import OpFailedTogether, measure_together
 from .options import Finished, Removal
 
 
@@ -389,6 +390,13 @@ class Driver:
             raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} of the tree {op.file}) failed: {result.error}")
         self.done.add(op.seq)
         self.advance(op, op.bytes, m.seconds)
+
+    def measure_together(self, ops: list[Op]) -> None:
+        """Operations that run at once, each in a helper of its own (run/together.py)."""
+        try:
+            measure_together(self, ops)
+        except OpFailedTogether as e:
+            raise OpFailed(str(e)) from None
 
     def measure(self, op: Op) -> None:
         assert self.helper is not None

@@ -1,0 +1,258 @@
+"""A stream test's analysis: for each stream count, its frames on time, late and dropped, a frame's time, and the
+most streams that ran without a drop in every trial, beside the count a sequential rate alone would promise.
+
+The deadline model (docs/methods.md, "Streams and deadlines"): a stream starts at t0 (its first frame's start);
+frame k is issued at t0 + k / fps and no earlier (the helper waits), or at once when the frame before ended later.
+It is on time when done by t0 + (k + 1) / fps, late when done after that but within the buffer (buffer_frames
+frame times more), and dropped when later still: a player showing it then would have shown nothing. A late frame
+makes the next one start late, so a disk slower than the stream needs drops more and more frames as it runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...analysis.summary import Pending, SummaryContext
+from ...table import Table
+from ...units import format_rate
+
+QUANTILES = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
+
+
+@dataclass(frozen=True)
+class StreamPoint:
+    """Every whole trial of one stream count, its frames together."""
+
+    streams: int
+    trials: int                     # whole trials (every stream of it ran to its last frame)
+    frames: int
+    on_time: int
+    late: int                       # after their frame time, within the buffer
+    dropped: int                    # later than the buffer covers
+    dropped_by_trial: list[int]
+    frame_s: dict[str, float]       # a frame's I/O: p50, p99, p999 and max, seconds
+    latest_s: float                 # the latest frame: how long after its frame time it was done (< 0: none late)
+    # the stream of the first whole trial with the most drops (else the latest frame): each frame's time since the
+    # start, its lateness and whether it was dropped, for the page's figure
+    trace_s: list[float] = field(default_factory=list)
+    trace_late_s: list[float] = field(default_factory=list)
+    trace_dropped: list[bool] = field(default_factory=list)
+    frames_sorted_s: list[float] = field(default_factory=list)     # every frame's time, for its distribution
+
+    @property
+    def dropped_share(self) -> float:
+        return self.dropped / self.frames if self.frames else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"streams": self.streams, "trials": self.trials, "frames": self.frames, "on_time": self.on_time,
+                "late": self.late, "dropped": self.dropped, "dropped_by_trial": self.dropped_by_trial,
+                "frame_s": self.frame_s, "latest_s": self.latest_s}
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    """One stream test's capture (write) or playback (read)."""
+
+    name: str
+    op: str
+    measurements: Table
+    frame_bytes: int
+    fps: float
+    buffer_frames: int
+    points: list[StreamPoint]
+    most_by_trial: list[int]        # per trial, the most streams that ran without a drop (0: not even the fewest)
+    sequential_bytes_per_s: float | None    # one stream's frames' median rate: what a sequential test would say
+    kind: str = "stream"
+
+    @property
+    def n(self) -> int:
+        return len(self.measurements)
+
+    @property
+    def stream_bytes_per_s(self) -> float:
+        return self.frame_bytes * self.fps
+
+    @property
+    def most(self) -> int:
+        """The most streams that ran without a drop in every trial."""
+        return min(self.most_by_trial) if self.most_by_trial else 0
+
+    @property
+    def promised(self) -> int | None:
+        """The streams a sequential rate alone would promise: that rate over one stream's."""
+        if self.sequential_bytes_per_s is None:
+            return None
+        return int(self.sequential_bytes_per_s // self.stream_bytes_per_s)
+
+    @property
+    def action(self) -> str:
+        return "capture" if self.op == "write" else "playback"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "op": self.op, "kind": self.kind, "n": self.n, "rate_bytes_per_s": None,
+                "latency_s": None, "outliers": [], "cache_suspects": [], "fast_outliers": [],
+                "drift": {"detected": False}, "frame_bytes": self.frame_bytes, "fps": self.fps,
+                "buffer_frames": self.buffer_frames, "stream_bytes_per_s": self.stream_bytes_per_s,
+                "most_streams": self.most, "most_streams_by_trial": self.most_by_trial,
+                "sequential_bytes_per_s": self.sequential_bytes_per_s, "promised_streams": self.promised,
+                "points": [p.to_json() for p in self.points]}
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """One stream's frames in its last attempt: when each began and ended (ns), its bytes."""
+
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+    seconds: np.ndarray
+
+
+def frames_by_stream(rows: Table) -> dict[tuple[int, int, int], _Stream]:
+    """Per (streams, trial, stream), the frames of its last attempt (a resumed run measured a group again) that
+    ran to its last frame; streams cut short are left out."""
+    frames = rows.take(np.flatnonzero(_frames(rows)))
+    out: dict[tuple[int, int, int], _Stream] = {}
+    for (n, trial, stream), idx in frames.groups("streams", "trial", "stream").items():
+        part = frames.take(idx)
+        started = np.array(part.col("started_s"), dtype=float)
+        last = part.take(np.flatnonzero(started == np.nanmax(started))) if np.isfinite(started).any() else part
+        chunk = np.array(last.col("chunk"), dtype=np.int64)
+        order = np.argsort(chunk, kind="stable")
+        frame = int(last.value(0, "granularity_bytes"))
+        expected = int(last.value(0, "size_bytes")) // frame if frame > 0 else -1
+        if len(np.unique(chunk)) != expected or len(chunk) != expected:
+            continue
+        out[(int(n), int(trial), int(stream))] = _Stream(
+            np.array(last.col("start_ns"), dtype=np.int64)[order], np.array(last.col("end_ns"), dtype=np.int64)[order],
+            np.array(last.col("seconds"), dtype=float)[order])
+    return out
+
+
+def frames(n: int) -> str:
+    return f"{n:,} frame{'s' if n != 1 else ''}"
+
+
+def _number(rows: Table, name: str) -> np.ndarray:
+    """A column as floats, NaN where it is empty."""
+    return np.array([np.nan if v is None else v for v in rows.col(name)], dtype=float)
+
+
+def _frames(rows: Table) -> np.ndarray:
+    """The rows that are frames of a stream: a chunk, with its rate, stream count, stream and buffer."""
+    return np.all([np.isfinite(_number(rows, c)) for c in ("chunk", "fps", "streams", "stream", "buffer_frames",
+                                                            "start_ns", "end_ns")], axis=0)
+
+
+DISTRIBUTION_POINTS = 2000
+
+
+def _spread(seconds: np.ndarray) -> list[float]:
+    """Frame times sorted, as at most DISTRIBUTION_POINTS evenly spaced quantiles (a long stream has 100,000)."""
+    ordered = np.sort(seconds)
+    if len(ordered) > DISTRIBUTION_POINTS:
+        ordered = np.quantile(ordered, np.linspace(0, 1, DISTRIBUTION_POINTS))
+    return [float(v) for v in ordered]
+
+
+def lateness_s(stream: _Stream, fps: float) -> np.ndarray:
+    """Each frame's end after its frame time (t0 + (k + 1) / fps), in seconds; negative where it was early."""
+    k = np.arange(len(stream.end_ns))
+    due_ns = stream.start_ns[0] + (k + 1) * (1e9 / fps)
+    return (stream.end_ns - due_ns) / 1e9
+
+
+def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
+    """The result of one test's capture or playback; None before any group of streams is whole."""
+    rows = rows.take(np.flatnonzero(_frames(rows) & (_number(rows, "fps") > 0)))
+    streams = frames_by_stream(rows)
+    if not streams:
+        return None
+    first = rows
+    fps, buffer = float(first.value(0, "fps")), int(first.value(0, "buffer_frames"))
+    frame_bytes = int(first.value(0, "granularity_bytes"))
+    allowed_s = buffer / fps
+    counts = sorted({n for n, _, _ in streams})
+    trials = sorted({t for _, t, _ in streams})
+    whole = {(n, t) for n in counts for t in trials if all((n, t, s) in streams for s in range(n))}
+    points = []
+    for n in counts:
+        mine = sorted(t for m, t in whole if m == n)
+        if not mine:
+            continue
+        late = {t: [lateness_s(streams[(n, t, s)], fps) for s in range(n)] for t in mine}
+        every = np.concatenate([x for t in mine for x in late[t]])
+        seconds = np.concatenate([streams[(n, t, s)].seconds for t in mine for s in range(n)])
+        dropped_by_trial = [int(sum((x > allowed_s).sum() for x in late[t])) for t in mine]
+        worst_t = max(mine, key=lambda t: (dropped_by_trial[mine.index(t)], -t))
+        worst_s = max(range(n), key=lambda s: (int((late[worst_t][s] > allowed_s).sum()), late[worst_t][s].max()))
+        trace = streams[(n, worst_t, worst_s)]
+        trace_late = late[worst_t][worst_s]
+        points.append(StreamPoint(
+            streams=n, trials=len(mine), frames=len(every), on_time=int((every <= 0).sum()),
+            late=int(((every > 0) & (every <= allowed_s)).sum()), dropped=int((every > allowed_s).sum()),
+            dropped_by_trial=dropped_by_trial,
+            frame_s={**{q: float(np.quantile(seconds, p)) for q, p in QUANTILES.items()}, "max": float(seconds.max())},
+            latest_s=float(every.max()), frames_sorted_s=_spread(seconds),
+            trace_s=[float(v) for v in (trace.start_ns - trace.start_ns[0]) / 1e9],
+            trace_late_s=[float(v) for v in trace_late], trace_dropped=[bool(v) for v in trace_late > allowed_s]))
+    most_by_trial = []
+    for t in trials:
+        clean = [n for n in counts if (n, t) in whole and not any(
+            (lateness_s(streams[(n, t, s)], fps) > allowed_s).any() for s in range(n))]
+        most_by_trial.append(max(clean, default=0))
+    fewest = points[0]
+    one = [streams[(fewest.streams, t, s)] for t in trials if (fewest.streams, t) in whole for s in range(fewest.streams)]
+    rates = np.concatenate([frame_bytes / s.seconds for s in one]) if fewest.streams == 1 else None
+    sequential = float(np.median(rates)) if rates is not None and np.isfinite(rates).all() else None
+    return StreamResult(name, op, rows, frame_bytes, fps, buffer, points, most_by_trial, sequential)
+
+
+def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
+    result = stream_result(name, op, rows)
+    return lambda: [result] if result is not None else []
+
+
+def sentence(e: StreamResult) -> str:
+    """The result in one sentence: "clips playback: 3 streams ran without a drop in every trial, 4 dropped 2.1 %
+    of their frames; one stream's frames moved at 412 MB/s, a sequential rate that promises 111"."""
+    def streams(n: int) -> str:
+        return f"{n} stream{'s' if n != 1 else ''}"
+    above = next((p for p in e.points if p.streams > e.most and p.dropped), None)
+    if e.most:
+        said = f"{streams(e.most)} ran without a drop in every trial"
+        if e.most == e.points[-1].streams:
+            said += " (the most the test asked for: more may run)"
+        elif above is not None:
+            said += f", {above.streams} dropped {_percent(above.dropped_share)} of their frames"
+    else:
+        first = e.points[0]
+        said = f"even {streams(first.streams)} dropped {_percent(first.dropped_share)} of their frames"
+    if e.promised is not None and e.sequential_bytes_per_s is not None:
+        said += (f"; one stream's frames moved at {format_rate(e.sequential_bytes_per_s)}, a sequential rate that "
+                 f"promises {e.promised}")
+    return f"{e.name} {e.action}: {said}"
+
+
+def _percent(share: float) -> str:
+    pct = 100 * share
+    return f"{pct:.1f} %" if pct >= 0.1 else f"{pct:.2g} %"
+
+
+def add_warnings(e: StreamResult, add: Any) -> None:
+    label = f"{e.name} ({e.op})"
+    if e.promised is not None and e.promised > e.most and e.most < max(p.streams for p in e.points):
+        add("info", label, f"a sequential rate alone promises {e.promised} streams of this format; "
+            f"{e.most} ran without a drop in every trial", "plan for the streams that ran, not for the rate: frames "
+            "must arrive by their time, and streams at once share the disk")
+    if not e.most:
+        first = e.points[0]
+        add("warning", label, f"even {first.streams} stream{'s' if first.streams > 1 else ''} dropped "
+            f"{first.dropped:,} of {first.frames:,} frames (a buffer of {frames(e.buffer_frames)})",
+            "this disk does not carry the format: choose a lighter codec, a larger buffer or a faster disk")
+    most_trials = max(p.trials for p in e.points)
+    for p in e.points:
+        if p.trials < most_trials:
+            add("warning", label, f"{p.streams} streams: {p.trials} of {most_trials} trials ran to their last frame",
+                "resume the run to measure the rest")

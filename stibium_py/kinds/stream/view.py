@@ -1,0 +1,122 @@
+"""How a stream test is drawn: its row of the summary table, its sentence and table on the terminal, its section of
+the page (the "will it play?" table, each stream count's frames, a figure of frame lateness against time with the
+drops marked) and what `plan show` says of it. Draws only: every number comes from StreamResult."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...report import plot
+from ...report.build import KindView
+from ...report.figures import layout
+from ...report.page import esc, figure, table
+from ...report.terminal import Column, fitted_table, with_caption
+from ...units import format_rate, format_seconds, format_size
+from .analysis import StreamResult, frames, sentence
+
+
+def _streams(n: int) -> str:
+    return f"{n} stream{'s' if n != 1 else ''}"
+
+
+def headline(e: StreamResult, compact: bool) -> tuple[str, str, str]:
+    """The most streams without a drop, and a frame's median time at that count (or at the fewest)."""
+    at = next((p for p in e.points if p.streams == e.most), e.points[0])
+    latency = format_seconds(at.frame_s["p50"]) if compact else f"p50 {format_seconds(at.frame_s['p50'])} a frame"
+    most = _streams(e.most) if e.most else "none"
+    if compact:
+        return e.action, most, latency
+    return f"{e.name} {e.action}", f"{most} without a drop", latency
+
+
+def _row(e: StreamResult, p: Any) -> list[str]:
+    dropped = f"{p.dropped:,} ({100 * p.dropped_share:.1f} %)" if p.dropped else "0"
+    return [e.name, e.action, str(p.streams), f"{p.frames:,}", f"{p.on_time:,}", f"{p.late:,}", dropped,
+            format_seconds(p.frame_s["p50"]), format_seconds(p.frame_s["p99"]), format_seconds(p.frame_s["max"])]
+
+
+_HEADER = ["test", "op", "streams", "frames", "on time", "late", "dropped", "frame p50", "frame p99", "frame max"]
+
+
+def lines(results: list[StreamResult], width: int) -> list[Any]:
+    """One sentence per test and op first, then the table of every stream count."""
+    if not results:
+        return []
+    columns = [Column("test", shortened=True), Column("op"), Column("streams", justify="right"),
+               Column("frames", justify="right", drop=3), Column("on time", justify="right", drop=2),
+               Column("late", justify="right"), Column("dropped", justify="right"),
+               Column("frame p50", justify="right", drop=1), Column("frame p99", justify="right"),
+               Column("frame max", justify="right", drop=4)]
+    rows = [_row(e, p) for e in results for p in e.points]
+    shown, dropped, _ = fitted_table(f"streams: frames on time, late and dropped (a buffer of "
+                                     f"{frames(results[0].buffer_frames)})", columns, [rows], width)
+    return [*(sentence(e) for e in results), with_caption(shown, dropped)]
+
+
+def _figure(e: StreamResult, n: int) -> str:
+    fig = plot.Figure()
+    for k, p in enumerate(e.points):
+        colour = plot.QUALITATIVE[k % len(plot.QUALITATIVE)]
+        fig.add_trace(plot.Scatter(x=p.trace_s, y=[v * 1e3 for v in p.trace_late_s], mode="lines",
+                                   name=esc(f"{_streams(p.streams)}"), line={"color": colour, "width": 1}))
+        drops = [i for i, d in enumerate(p.trace_dropped) if d]
+        if drops:
+            fig.add_trace(plot.Scatter(x=[p.trace_s[i] for i in drops], y=[p.trace_late_s[i] * 1e3 for i in drops],
+                                       mode="markers", marker={"color": colour, "symbol": "x", "size": 6},
+                                       name=esc(f"{_streams(p.streams)}: dropped")))
+    fig.add_hline(y=e.buffer_frames / e.fps * 1e3, line_dash="dash", line_color=plot.GREY,
+                  annotation_text=f"buffer: {frames(e.buffer_frames)}")
+    drawn = layout(fig, f"{e.name} {e.action}: each frame's end after its time (the worst stream of each count; "
+                        f"above the dashed line a frame is dropped)", "seconds since the stream began",
+                   "ms after its frame time")
+    return figure(drawn, f"fig{n}")
+
+
+def _distribution(e: StreamResult, n: int) -> str:
+    """Each stream count's frame times as a cumulative distribution (log time)."""
+    fig = plot.Figure()
+    for k, p in enumerate(e.points):
+        times = p.frames_sorted_s
+        fig.add_trace(plot.Scatter(x=[v * 1e3 for v in times], y=[(i + 1) / len(times) for i in range(len(times))],
+                                   mode="lines", name=esc(_streams(p.streams)),
+                                   line={"color": plot.QUALITATIVE[k % len(plot.QUALITATIVE)], "shape": "hv"}))
+    fig.add_vline(x=1e3 / e.fps, line_dash="dash", line_color=plot.GREY, annotation_text="a frame's time")
+    drawn = layout(fig, f"{e.name} {e.action}: the time each frame's I/O took, every stream and trial of each count",
+                   "ms", "share of frames at most this", log_x=True)
+    return figure(drawn, f"fig{n}")
+
+
+def sections(results: list[StreamResult], n: int) -> tuple[list[str], int]:
+    if not results:
+        return [], n
+    play = table(["test", "op", "format", "most streams without a drop", "per trial",
+                  "a sequential rate promises"],
+                 [[e.name, e.action, f"{format_size(e.frame_bytes)} a frame at {e.fps:.3f} fps "
+                   f"({format_rate(e.stream_bytes_per_s)} a stream)", str(e.most),
+                   ", ".join(map(str, e.most_by_trial)),
+                   "-" if e.promised is None else f"{e.promised} ({format_rate(e.sequential_bytes_per_s)})"]
+                  for e in results])
+    out = ["<h2>Streams: will it play?</h2><p>" + "<br>".join(esc(sentence(e)) for e in results) + "</p>" + play,
+           table(_HEADER, [_row(e, p) for e in results for p in e.points])]
+    for e in results:
+        out.append('<div class="grid">' + _figure(e, n) + _distribution(e, n + 1) + "</div>")
+        n += 2
+    return out, n
+
+
+def plan_note(test: Any) -> str:
+    """A stream test's frames, streams and time, in words."""
+    first = test.ops[0]
+    counts = sorted({o.streams for o in test.ops})
+    trials = max(o.trial for o in test.ops) + 1
+    per_stream = first.bytes // first.chunk_bytes
+    actions = list(dict.fromkeys("capture" if o.op == "write" else "playback" for o in test.ops))
+    seconds = per_stream / first.fps * len(counts) * trials * len(actions)
+    return (f"  {test.name}: {' then '.join(actions)} of {', '.join(map(str, counts))} streams at once, {trials} "
+            f"trial{'s' if trials > 1 else ''} each; a frame of {format_size(first.chunk_bytes)} every "
+            f"{format_seconds(1 / first.fps)} ({format_rate(first.chunk_bytes * first.fps)} a stream), "
+            f"{frames(per_stream)} a stream, a buffer of {frames(first.buffer_frames)}; takes about "
+            f"{format_seconds(seconds)}.")
+
+
+VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", sections, lines)
