@@ -49,6 +49,12 @@ class Op:
     streams: int = 0                    # stream: the streams that run at once (this op is one of them)
     stream: int = 0                     # stream: which of them, from 0
     buffer_frames: int = 0              # stream: the frames a player or recorder holds (a frame later is dropped)
+    sequence: str = ""                  # stream, an image sequence: its frame files' extension (its file a folder)
+
+    def frame_file(self, k: int) -> str:
+        """An image sequence's frame k (its file a folder): the frame's file in it, numbered as the formats' tools
+        number them (0000000.dpx)."""
+        return f"{self.file}/{k:07d}.{self.sequence}"
 
     @property
     def reads(self) -> bool:
@@ -74,7 +80,7 @@ class Op:
                            ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0), ("steady_window", 0),
                            ("steady_max_rounds", 0), ("stonewall_s", 0.0),
                            ("instrument", "helper"), ("bench_job", ""), ("files", 0), ("fps", 0.0), ("streams", 0),
-                           ("stream", 0), ("buffer_frames", 0)):
+                           ("stream", 0), ("buffer_frames", 0), ("sequence", "")):
             if out[key] == unset:
                 del out[key]
         return out

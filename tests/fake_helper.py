@@ -11,11 +11,13 @@ time of the bytes a compressing, deduplicating device would keep (fills.py): a 5
 from __future__ import annotations
 
 import os
+import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from stibium_py.helper import HelperResult
+from stibium_py.helper import HelperResult, raw_clock_ns
 
 RATE_BYTES_PER_S = 500e6
 LATENCY_S = 1e-4
@@ -94,7 +96,14 @@ class FakeHelper:
         if "fps" in f:                      # a stream: its frames on the deadline schedule, without sleeping
             return self._frames(args, f, path, moved, on_row)
         seconds = (LATENCY_S + kept / RATE_BYTES_PER_S) * (self.slower(self.measured) if timed else 1.0)
-        answer: dict[str, Any] = {**stonewall,
+        frame = re.fullmatch(r"(\d+x-t\d+-s\d+)/(\d{7})\.\w+", f"{path.parent.name}/{path.name}")
+        clock: dict[str, int] = {}
+        if frame is not None and timed and self.frame_s is not None:    # an image sequence's frame, in real time
+            seconds = self.frame_s(frame.group(1), int(frame.group(2)))
+            start = raw_clock_ns() or 0
+            time.sleep(seconds)
+            clock = {"start_ns": start, "end_ns": start + round(seconds * 1e9)}
+        answer: dict[str, Any] = {**stonewall, **clock,
             "op": args[0], "path": str(path), "bytes": moved, "seconds": seconds,
             "access": str(f.get("access", "sequential")), "granularity_bytes": granularity,
             "stride_bytes": int(str(f.get("stride", 0))), "engine_requested": str(f.get("engine", "direct")),

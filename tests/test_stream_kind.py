@@ -41,7 +41,7 @@ CUSTOM = """    frame_bytes: 1MiB
 
 def test_a_format_of_the_table_is_its_target_rate_in_frames_of_whole_16_kib():
     hq = formats.FORMATS["prores-422-hq-uhd-29.97"]
-    assert hq.fps == Fraction(30000, 1001) and hq.rate_bits_per_s == 884_000_000
+    assert hq.fps == Fraction(30000, 1001) and hq.rate_bits_per_s == pytest.approx(884e6, abs=8 * 30)
     assert hq.frame_bytes == 3_687_016         # 884e6 / 8 / (30000 / 1001)
     ops = expand(load_plan("p.yaml", _plan("    format: prores-422-hq-uhd-29.97\n    streams: 1\n"
                                            "    trials: 1\n    seconds: 1\n"))[0]).ops
@@ -239,3 +239,40 @@ def test_compare_and_a_series_say_they_leave_stream_tests_out(tmp_path):
     assert summary["tests"] == []
     assert {"level": "warning", "test": "clips", "message": "stream tests are not put together across runs: this "
             "summary leaves them out", "what_to_do": "read each run's report for them"} in summary["warnings"]
+
+
+def test_an_image_sequence_is_a_folder_a_stream_and_a_file_a_frame():
+    ops = expand(load_plan("p.yaml", _plan("    format: dpx-10bit-2k-24\n    streams: 1\n    trials: 1\n"
+                                           "    frames: 3\n"))[0]).ops
+    write, read = ops
+    assert (write.file, write.sequence, write.chunk_bytes) == ("clips/1x-t0-s0", "dpx", 541 * 16 * KiB)
+    assert [write.frame_file(k) for k in range(3)] == [f"clips/1x-t0-s0/000000{k}.dpx" for k in range(3)]
+    assert write.sync == "none"              # a render's frames, not synced one by one
+    movie = expand(load_plan("p.yaml", _plan("    format: dpx-10bit-2k-24\n    layout: movie\n    frames: 3\n"))[0])
+    assert movie.ops[0].sequence == "" and movie.ops[0].file.endswith(".mov")
+    custom = expand(load_plan("p.yaml", _plan(CUSTOM + "    layout: sequence\n"))[0]).ops
+    assert custom[0].sequence == "frame"
+
+
+def test_an_image_sequence_paces_its_frames_on_the_helper_s_clock_and_leaves_no_file(tmp_path):
+    """Each frame a file of its own, one helper call a frame at its time: 10 ms frames at 40 ms all on time; 49 ms
+    frames fall 9 ms further behind each, past the 80 ms buffer from the ninth on."""
+    frames_written = []
+
+    def frame_s(stream: str, k: int) -> float:
+        frames_written.append((stream, k))
+        return 0.010 if stream.startswith("1x") else 0.049
+    plan = _plan(CUSTOM.replace("    trials: 2\n", "    trials: 1\n") + "    layout: sequence\n")
+    run = _run(tmp_path, plan, frame_s)
+    rows = load_run(run).measurements
+    frame_rows = rows.take(rows.chunk == rows.chunk)              # not NaN: a frame
+    assert sorted(set(frame_rows.file.tolist()))[:2] == ["clips/1x-t0-s0/0000000.frame", "clips/1x-t0-s0/0000001.frame"]
+    for op in ("write", "read"):
+        result = stream_result("clips", op, rows.take(rows.op == op))
+        one, two = result.points
+        # real time: a loaded machine may make a frame late (the fake writes its data first), none 80 ms late
+        assert (one.frames, one.dropped) == (25, 0) and one.on_time >= 20
+        # at least 9 ms later each (the fake's own work between frames, writing the file's data, adds more)
+        assert two.frames == 50 and two.dropped >= 2 * 17 and result.most == 1
+    assert len(frames_written) == 2 * (25 + 2 * 25)
+    assert not [p for p in (tmp_path / "t").rglob("*") if p.is_file() and p.suffix == ".frame"]

@@ -47,6 +47,11 @@ def frame_of(test: StreamTest, units: str, where: Where) -> tuple[int, Fraction]
     return -(-frame // FRAME_ALIGN_BYTES) * FRAME_ALIGN_BYTES, fps
 
 
+def stream_files(op: Op) -> list[str]:
+    """Every file a stream's operation makes: its movie, or each of its frames' files."""
+    return [op.file] if not op.sequence else [op.frame_file(k) for k in range(op.bytes // op.chunk_bytes)]
+
+
 def expand_test(test: StreamTest, where: Where, s: dict[str, Any], seq0: int,
                 free_bytes: int | None) -> ExpandedTest:
     frame, fps = frame_of(test, s["units"], where)
@@ -56,6 +61,9 @@ def expand_test(test: StreamTest, where: Where, s: dict[str, Any], seq0: int,
         raise (where / "seconds").error(f"{test.seconds} holds {frames} frames at {float(fps):g} a second; give at "
                                         f"least {MIN_FRAMES}")
     counts = counts_of(test.streams, MAX_STREAMS, where / "streams")
+    extension = formats.FORMATS[test.format].extension if test.format is not None else ""
+    if test.layout is not None:
+        extension = "" if test.layout == "movie" else extension or "frame"
     ops: list[Op] = []
     for n in counts:
         for t in range(test.trials):
@@ -63,10 +71,14 @@ def expand_test(test: StreamTest, where: Where, s: dict[str, Any], seq0: int,
                 for i in range(n):
                     ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="stream", op=OPS[name],
                                   access="sequential", size_bytes=frames * frame, granularity_bytes=frame,
-                                  stride_bytes=0, trial=t, file=f"{test.name}/{n}x-t{t}-s{i}.mov",
+                                  stride_bytes=0, trial=t,
+                                  file=f"{test.name}/{n}x-t{t}-s{i}" + ("" if extension else ".mov"),
                                   bytes=frames * frame, engine=s["engine"], fill=s["fill"],
-                                  sync=s["sync"] if name == "capture" else "none", seed=s["seed"],
-                                  data_seed=s["seed"], existing=False, chunk_bytes=frame, fps=float(fps),
-                                  streams=n, stream=i, buffer_frames=test.buffer_frames))
+                                  # a movie is synced once, after its last frame (outside every frame's time); a
+                                  # sequence's frames are not synced one by one, as a render or a scan writes them
+                                  sync=s["sync"] if name == "capture" and not extension else "none",
+                                  seed=s["seed"], data_seed=s["seed"], existing=False, chunk_bytes=frame,
+                                  fps=float(fps), streams=n, stream=i, buffer_frames=test.buffer_frames,
+                                  sequence=extension))
     check_count(len(ops), where / "streams")
     return ExpandedTest(name=test.name, kind="stream", ops=ops, files_bytes=max(counts) * frames * frame)

@@ -30,6 +30,9 @@ class StreamTest(TestBase):
     ops: list[Literal["capture", "playback"]] = Field(
         ["capture", "playback"], description="capture (each stream writes its file frame by frame) and playback "
                                              "(reads it back uncached)")
+    layout: Literal["movie", "sequence"] | None = Field(
+        None, description="movie: each stream one file, frame after frame (ProRes, DNxHR, H.264) | sequence: each "
+        "frame a file of its own in the stream's folder (DPX, EXR, TIFF); default: the format's, else movie")
     buffer_frames: StrictInt = Field(2, ge=0, le=1000, description="frames the player or recorder holds: a frame "
                                      "done later than this many frame times after its own is dropped")
     trials: StrictInt = Field(3, ge=1, le=20, description="times each stream count runs")

@@ -5,8 +5,32 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from ...helper import layout_args
+from ...op import Op
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps
+from .expand import stream_files
+
+
+def _ready_to_play(d: Steps, o: Op, test: ExpandedTest) -> None:
+    """A stream's file (a movie) or files (a sequence's frames) laid out where no capture wrote them, then out of
+    the page cache."""
+    if not o.sequence:
+        d.ensure_file(o, test)
+        return
+    for k in range(o.bytes // o.chunk_bytes):
+        name = o.frame_file(k)
+        if not d.work.holds_whole(name, o.chunk_bytes):
+            d.work.unlink(name)
+            d.helper_ok(layout_args(d.work.file(name), o.chunk_bytes, o.engine, o.fill, o.data_seed))
+
+
+def _evict(d: Steps, o: Op, test: ExpandedTest) -> None:
+    if not o.sequence:
+        d.evict(o, test)
+        return
+    for name in stream_files(o):
+        d.helper_ok(["evict", "--path", str(d.work.path / name)])
 
 
 def order(d: Steps, test: ExpandedTest) -> str:
@@ -21,13 +45,13 @@ def order(d: Steps, test: ExpandedTest) -> str:
                 continue
             if streams[0].op == "read":
                 for o in streams:
-                    d.ensure_file(o, test)
+                    _ready_to_play(d, o, test)
                 d.step()
                 for o in streams:
-                    d.evict(o, test)
+                    _evict(d, o, test)
             d.measure_together(streams)
         if not d.run.keep_files:
-            d.work.remove_files({o.file for o in ops})
+            d.work.remove_files({name for o in ops for name in stream_files(o)})
     return "complete"
 
 

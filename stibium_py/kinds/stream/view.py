@@ -112,7 +112,8 @@ def plan_note(test: Any) -> str:
     per_stream = first.bytes // first.chunk_bytes
     actions = list(dict.fromkeys("capture" if o.op == "write" else "playback" for o in test.ops))
     seconds = per_stream / first.fps * len(counts) * trials * len(actions)
-    return (f"  {test.name}: {' then '.join(actions)} of {', '.join(map(str, counts))} streams at once, {trials} "
+    what = f"image sequences ({first.sequence} files, one a frame)" if first.sequence else "streams (a movie file each)"
+    return (f"  {test.name}: {' then '.join(actions)} of {', '.join(map(str, counts))} {what} at once, {trials} "
             f"trial{'s' if trials > 1 else ''} each; a frame of {format_size(first.chunk_bytes)} every "
             f"{format_seconds(1 / first.fps)} ({format_rate(first.chunk_bytes * first.fps)} a stream), "
             f"{frames(per_stream)} a stream, a buffer of {frames(first.buffer_frames)}; takes about "
