@@ -186,10 +186,11 @@ def kinds_apart(sides: list[Side]) -> dict[str, list[str]]:
     apart: dict[str, set[str]] = {}
     for side in sides:
         for run in side.runs:
-            for kind, name in zip(run.rows.col("kind").tolist(), run.rows.col("test").tolist()):
+            kinds = run.rows.col("kind")
+            for kind in set(kinds.tolist()):
                 spec = registry.find(kind)
                 if spec is not None and spec.points is None and kind != "sustained":
-                    apart.setdefault(kind, set()).add(name)
+                    apart.setdefault(kind, set()).update(run.rows.col("test")[kinds == kind].tolist())
     return {kind: sorted(names) for kind, names in apart.items()}
 
 

@@ -28,10 +28,6 @@ class OpFailedTogether(Exception):
     """The first of the operations that failed, in words."""
 
 
-def _frame_names(op: Op) -> list[str]:
-    return [op.frame_file(k) for k in range(op.bytes // op.chunk_bytes)]
-
-
 def _wait_until(t_ns: int) -> None:
     while True:
         left = t_ns - (raw_clock_ns() or 0)
@@ -53,7 +49,7 @@ def measure_together(d: Any, ops: list[Op]) -> None:
     for op in ops:
         touch = d.place.touch(op, d.tests[op.test])
         op = replace(op, file=touch.file, offset_bytes=touch.offset_bytes)
-        for name in _frame_names(op) if op.sequence else [op.file]:
+        for name in op.stream_files():
             if op.op == "write" and not op.existing:
                 d.work.unlink(name)
             path = d.work.file(name)        # its folders made (a sequence's: the stream's folder)
@@ -80,7 +76,7 @@ def measure_together(d: Any, ops: list[Op]) -> None:
         period_ns, frames = 1e9 / op.fps, op.bytes // op.chunk_bytes
         first: Measurement | None = None
         last: Measurement | None = None
-        for k, name in enumerate(_frame_names(op)):
+        for k, name in enumerate(op.stream_files()):
             if first is not None and first.start_ns is not None:
                 _wait_until(first.start_ns + round(k * period_ns))
             frame = replace(op, file=name, bytes=op.chunk_bytes, size_bytes=op.chunk_bytes, chunk_bytes=0, fps=0.0,

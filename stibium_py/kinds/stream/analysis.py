@@ -62,7 +62,8 @@ class StreamResult:
     fps: float
     buffer_frames: int
     points: list[StreamPoint]
-    most_by_trial: list[int]        # per trial, the most streams that ran without a drop (0: not even the fewest)
+    most_by_trial: list[int]        # per trial, the most streams that ran without a drop, every count below them too
+                                    # (0: not even the fewest)
     sequential_bytes_per_s: float | None    # one stream's frames' median rate: what a sequential test would say
     kind: str = "stream"
 
@@ -169,18 +170,18 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
     streams = frames_by_stream(rows)
     if not streams:
         return None
-    first = rows
-    fps, buffer = float(first.value(0, "fps")), int(first.value(0, "buffer_frames"))
-    frame_bytes = int(first.value(0, "granularity_bytes"))
+    fps, buffer = float(rows.value(0, "fps")), int(rows.value(0, "buffer_frames"))
+    frame_bytes = int(rows.value(0, "granularity_bytes"))
     allowed_s = buffer / fps
     counts = sorted({n for n, _, _ in streams})
     trials = sorted({t for _, t, _ in streams})
     whole = {(n, t) for n in counts for t in trials if all((n, t, s) in streams for s in range(n))}
-    points = []
+    points, trials_of = [], []
     for n in counts:
         mine = sorted(t for m, t in whole if m == n)
         if not mine:
             continue
+        trials_of.append(mine)
         late = {t: [lateness_s(streams[(n, t, s)], fps) for s in range(n)] for t in mine}
         every = np.concatenate([x for t in mine for x in late[t]])
         seconds = np.concatenate([streams[(n, t, s)].seconds for t in mine for s in range(n)])
@@ -197,11 +198,19 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
             latest_s=float(every.max()), frames_sorted_s=_spread(seconds),
             trace_s=[float(v) for v in (trace.start_ns - trace.start_ns[0]) / 1e9],
             trace_late_s=[float(v) for v in trace_late], trace_dropped=[bool(v) for v in trace_late > allowed_s]))
+    # per trial in which the fewest streams ran whole: the most streams such that that count and every count below
+    # it ran whole without a drop (a count that dropped ends it, though a larger one may have been lucky)
+    drops = {(p.streams, t): d for p, ts in zip(points, trials_of) for t, d in zip(ts, p.dropped_by_trial)}
     most_by_trial = []
     for t in trials:
-        clean = [n for n in counts if (n, t) in whole and not any(
-            (lateness_s(streams[(n, t, s)], fps) > allowed_s).any() for s in range(n))]
-        most_by_trial.append(max(clean, default=0))
+        if (points[0].streams, t) not in drops:
+            continue
+        most = 0
+        for p in points:
+            if drops.get((p.streams, t), 1):
+                break
+            most = p.streams
+        most_by_trial.append(most)
     fewest = points[0]
     one = [streams[(fewest.streams, t, s)] for t in trials if (fewest.streams, t) in whole for s in range(fewest.streams)]
     rates = np.concatenate([frame_bytes / s.seconds for s in one]) if fewest.streams == 1 else None

@@ -4,6 +4,7 @@ once (order.py); each is an operation of its own, a row per frame."""
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -19,16 +20,17 @@ FRAME_ALIGN_BYTES = 16 * 1024
 MIN_FRAMES = 2
 DEFAULT_SECONDS = 10
 OPS = {"capture": "write", "playback": "read"}
+_RATE = re.compile(r"\d{1,6}(\.\d{1,6})?|\d{1,9}/0*[1-9]\d{0,8}")
 
 
 def frame_rate(value: Any, where: Where) -> Fraction:
     """Frames a second as an exact ratio: video's decimal names (29.97, 23.976) are the NTSC ratios they stand
     for (30000/1001, 24000/1001), a text N/D is that ratio."""
     text = str(value).strip()
-    try:
-        fps = formats.RATES.get(text) or (Fraction(*map(int, text.split("/"))) if "/" in text else Fraction(text))
-    except (ValueError, ZeroDivisionError, TypeError):
-        raise where.error(f"frames a second such as 24, 29.97 or 30000/1001, not {value!r}") from None
+    # digits only, few of them: Fraction would build any number a text of exponents names (1e999999999)
+    if not _RATE.fullmatch(text):
+        raise where.error(f"frames a second such as 24, 29.97 or 30000/1001, not {value!r}")
+    fps = formats.RATES.get(text) or (Fraction(*map(int, text.split("/"))) if "/" in text else Fraction(text))
     if not Fraction(1, 100) <= fps <= 1000:
         raise where.error(f"frames a second from 0.01 to 1000, not {value!r}")
     return fps
@@ -47,18 +49,13 @@ def frame_of(test: StreamTest, units: str, where: Where) -> tuple[int, Fraction]
     return -(-frame // FRAME_ALIGN_BYTES) * FRAME_ALIGN_BYTES, fps
 
 
-def stream_files(op: Op) -> list[str]:
-    """Every file a stream's operation makes: its movie, or each of its frames' files."""
-    return [op.file] if not op.sequence else [op.frame_file(k) for k in range(op.bytes // op.chunk_bytes)]
-
-
 def expand_test(test: StreamTest, where: Where, s: dict[str, Any], seq0: int,
                 free_bytes: int | None) -> ExpandedTest:
     frame, fps = frame_of(test, s["units"], where)
-    frames = test.frames if test.frames is not None else \
-        round(seconds_of(test.seconds if test.seconds is not None else DEFAULT_SECONDS, where / "seconds") * fps)
+    length = test.seconds if test.seconds is not None else DEFAULT_SECONDS
+    frames = test.frames if test.frames is not None else round(seconds_of(length, where / "seconds") * fps)
     if frames < MIN_FRAMES:
-        raise (where / "seconds").error(f"{test.seconds} holds {frames} frames at {float(fps):g} a second; give at "
+        raise (where / "seconds").error(f"{length} holds {frames} frames at {float(fps):g} a second; give at "
                                         f"least {MIN_FRAMES}")
     counts = counts_of(test.streams, MAX_STREAMS, where / "streams")
     extension = formats.FORMATS[test.format].extension if test.format is not None else ""

@@ -9,7 +9,6 @@ from ...helper import layout_args
 from ...op import Op
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps
-from .expand import stream_files
 
 
 def _ready_to_play(d: Steps, o: Op, test: ExpandedTest) -> None:
@@ -29,7 +28,7 @@ def _evict(d: Steps, o: Op, test: ExpandedTest) -> None:
     if not o.sequence:
         d.evict(o, test)
         return
-    for name in stream_files(o):
+    for name in o.stream_files():
         d.helper_ok(["evict", "--path", str(d.work.path / name)])
 
 
@@ -51,7 +50,7 @@ def order(d: Steps, test: ExpandedTest) -> str:
                     _evict(d, o, test)
             d.measure_together(streams)
         if not d.run.keep_files:
-            d.work.remove_files({name for o in ops for name in stream_files(o)})
+            d.work.remove_files({name for o in ops for name in o.stream_files()})
     return "complete"
 
 

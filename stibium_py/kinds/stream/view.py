@@ -32,10 +32,12 @@ def headline(e: StreamResult, compact: bool) -> tuple[str, str, str]:
 def _row(e: StreamResult, p: Any) -> list[str]:
     dropped = f"{p.dropped:,} ({100 * p.dropped_share:.1f} %)" if p.dropped else "0"
     return [e.name, e.action, str(p.streams), f"{p.frames:,}", f"{p.on_time:,}", f"{p.late:,}", dropped,
+            str(e.buffer_frames),
             format_seconds(p.frame_s["p50"]), format_seconds(p.frame_s["p99"]), format_seconds(p.frame_s["max"])]
 
 
-_HEADER = ["test", "op", "streams", "frames", "on time", "late", "dropped", "frame p50", "frame p99", "frame max"]
+_HEADER = ["test", "op", "streams", "frames", "on time", "late", "dropped", "buffer (frames)", "frame p50",
+           "frame p99", "frame max"]
 
 
 def lines(results: list[StreamResult], width: int) -> list[Any]:
@@ -45,11 +47,11 @@ def lines(results: list[StreamResult], width: int) -> list[Any]:
     columns = [Column("test", shortened=True), Column("op"), Column("streams", justify="right"),
                Column("frames", justify="right", drop=3), Column("on time", justify="right", drop=2),
                Column("late", justify="right"), Column("dropped", justify="right"),
-               Column("frame p50", justify="right", drop=1), Column("frame p99", justify="right"),
+               Column("buffer", justify="right", drop=5), Column("frame p50", justify="right", drop=1), Column("frame p99", justify="right"),
                Column("frame max", justify="right", drop=4)]
     rows = [_row(e, p) for e in results for p in e.points]
-    shown, dropped, _ = fitted_table(f"streams: frames on time, late and dropped (a buffer of "
-                                     f"{frames(results[0].buffer_frames)})", columns, [rows], width)
+    shown, dropped, _ = fitted_table("streams: frames on time, late and dropped (beyond the buffer's frames)",
+                                     columns, [rows], width)
     return [*(sentence(e) for e in results), with_caption(shown, dropped)]
 
 
