@@ -61,7 +61,10 @@ def test_a_stream_test_is_one_operation_a_stream_each_count_s_trials_together():
 
 
 @pytest.mark.parametrize("test, message", [
-    ("    format: prores-9000\n", "format 'prores-9000' is not in the table; the formats are "),
+    ("    format: prores-422-hq-uhd-30\n", "format 'prores-422-hq-uhd-30' is not in the table; did you mean "
+                                        "prores-422-hq-uhd-23.976 or prores-422-hq-uhd-29.97"),
+    ("    format: prores-9000\n", "format 'prores-9000' is not in the table; the table holds prores-{422,422-hq,"),
+    ("    frame_bytes: 1MiB\n    fps: 25\n    streams: all\n", "streams: a count, a list of counts or most, not 'all'"),
     ("    frame_bytes: 1MiB\n", "give both frame_bytes and fps"),
     ("    format: prores-422-hd-29.97\n    fps: 24\n", "give format, or frame_bytes and fps"),
     ("    streams: 2\n", "give format, or frame_bytes and fps"),
@@ -287,3 +290,99 @@ def test_the_most_streams_stop_at_the_first_count_that_drops_though_a_larger_one
     result = stream_result("clips", "write", rows.take(rows.op == "write"))
     assert [p.dropped for p in result.points] == [0, 68, 0] and result.most_by_trial == [1, 1]
     assert sentence(result).startswith("clips capture: 1 stream ran without a drop in every trial, 2 dropped 68.0 %")
+
+
+def _braces(pattern: str) -> set[str]:
+    head, brace, rest = pattern.partition("{")
+    if not brace:
+        return {pattern}
+    inner, _, tail = rest.partition("}")
+    return {x for choice in inner.split(",") for x in _braces(head + choice + tail)}
+
+
+def test_the_table_s_families_name_exactly_its_formats():
+    """What the refusal of an unknown format lists is the table, no more and no less."""
+    said = formats.families().replace(" (4k: hq, hqx, 444)", "")
+    named = set().union(*(_braces(f) for f in said.split(", ")))
+    lb_sq_4k = {f"dnxhr-{c}-4k-{r}" for c in ("lb", "sq") for r in ("23.976", "25", "29.97")}
+    assert named - lb_sq_4k == set(formats.FORMATS)
+
+
+def test_dnxhr_h264_and_tiff_frames_are_their_sources_figures():
+    """DNxHR's bytes a frame are Avid's (UHD HQ at 29.97: 104.08 MiB/s in its table); Sony's XAVC S 4K at its top
+    rate, 100 Mb/s; a TIFF frame its pixels' 6 bytes, 8 a row and 1 KiB."""
+    hq = formats.FORMATS["dnxhr-hq-uhd-29.97"]
+    assert hq.frame_bytes == 3_641_344 and round(float(hq.frame_bytes * hq.fps) / 2**20, 2) == 104.08
+    assert formats.FORMATS["dnxhr-444-4k-23.976"].frame_bytes * Fraction(24000, 1001) / 2**20 == pytest.approx(
+        177.67, abs=0.005)
+    xavc = formats.FORMATS["h264-xavc-s-uhd-25"]
+    assert xavc.rate_bits_per_s == 100e6 and xavc.low_bits_per_s == 60e6 and "60 to 100 Mb/s" in xavc.title
+    tiff = formats.FORMATS["tiff-16bit-4k-24"]
+    assert tiff.frame_bytes == 4096 * 2160 * 6 + 2160 * 8 + 1024 and tiff.extension == "tif"
+    ops = expand(load_plan("p.yaml", _plan("    format: tiff-16bit-2k-24\n    streams: 1\n    trials: 1\n"
+                                           "    seconds: 1\n"))[0]).ops
+    assert ops[0].sequence == "tif" and ops[0].frame_file(3).endswith("/0000003.tif")
+
+
+def test_a_result_names_the_table_s_formats_of_its_frame():
+    from stibium_py.kinds.stream.expand import FRAME_ALIGN_BYTES
+    hq = formats.FORMATS["dnxhr-hq-uhd-29.97"]
+    frame = -(-hq.frame_bytes // FRAME_ALIGN_BYTES) * FRAME_ALIGN_BYTES
+    assert formats.named(frame, float(hq.fps), FRAME_ALIGN_BYTES) == "DNxHR HQ or HQX, 3840x2160 at 29.97"
+    assert formats.named(frame, 24.0, FRAME_ALIGN_BYTES) == ""
+
+
+@pytest.mark.parametrize("most, path", [(0, [1]), (1, [1, 2]), (3, [1, 2, 4, 3]), (5, [1, 2, 4, 8, 6, 5]),
+                                        (8, [1, 2, 4, 8, 16, 12, 10, 9]), (31, [1, 2, 4, 8, 16, 32, 24, 28, 30, 31]),
+                                        (32, [1, 2, 4, 8, 16, 32])])
+def test_the_search_doubles_then_halves_the_gap(most, path):
+    from stibium_py.kinds.stream.analysis import next_count
+    tried: dict[int, bool] = {}
+    asked = []
+    while (n := next_count(tried, 32)) is not None:
+        asked.append(n)
+        tried[n] = n > most
+    assert asked == path
+
+
+SEARCH = CUSTOM.replace("streams: [1, 2]", "streams: most")
+
+
+def _nine_ms_a_stream(name: str, k: int) -> float:
+    """n streams at once take n x 9 ms a frame: up to 4 keep 25 fps (40 ms), 5 fall 5 ms a frame behind and pass
+    the buffer's 80 ms by their 17th frame."""
+    return 0.009 * int(name.split("x")[0])
+
+
+def test_streams_most_runs_only_the_counts_its_search_asks_for_and_finds_the_most(tmp_path):
+    run = _run(tmp_path, _plan(SEARCH), _nine_ms_a_stream)
+    rows = load_run(run).measurements
+    for op in ("write", "read"):
+        mine = rows.take(rows.op == op)
+        for t in (0, 1):
+            assert sorted(set(mine.take(mine.trial == t).streams.tolist())) == [1, 2, 4, 5, 6, 8]
+        result = stream_result("clips", op, mine)
+        assert result.most_by_trial == [4, 4] and not result.cut
+    summary = publish_run(run, Console(quiet=True)).to_json()
+    capture = next(t for t in summary["tests"] if t["op"] == "write")
+    assert capture["most_streams"] == 4
+    assert not [w for w in summary["warnings"] if "trial" in w["message"]]
+    assert not list((tmp_path / "t").rglob("*.mov"))
+
+
+def test_a_search_cut_short_resumes_on_the_same_path(tmp_path):
+    from stibium_py.errors import RunError
+    from stibium_py.run import resume_run
+    path = tmp_path / "s.yaml"
+    path.write_text(_plan(SEARCH))
+    options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False)
+    with pytest.raises(RunError):
+        start_run(LoadedPlan.read(path), options, Console(quiet=True),
+                  FakeHelpers(frame_s=_nine_ms_a_stream, interrupt_at=12))
+    run = next((tmp_path / "r").iterdir())
+    finished = resume_run(run, RunOptions(progress=False), Console(quiet=True),
+                          FakeHelpers(frame_s=_nine_ms_a_stream))
+    assert finished.status == "complete"
+    rows = load_run(run).measurements
+    result = stream_result("clips", "read", rows.take(rows.op == "read"))
+    assert result.most_by_trial == [4, 4] and [p.streams for p in result.points] == [1, 2, 4, 5, 6, 8]

@@ -80,6 +80,7 @@ class ExpandedTest:
     precondition_bytes: int = 0                # pattern tests: written sequentially before the first measurement
     tree: TreeShape | None = None              # tree tests: the tree each trial makes
     bench_job: JobFile | None = None           # pattern tests with bench_job: the job file, as read before the run
+    search_most: bool = False                  # stream tests with streams: most: the counts a search asks for run
 
 
 @dataclass(frozen=True)

@@ -93,9 +93,10 @@ class Driver:
         self.device_block_bytes = device_block_of(run.target_facts)   # macOS: what xnu's read rule uses
         self.temperature_said = False
         self.fio: Fio | None = None             # found when the first measurement by fio comes
-        # rank 0: the rows of each test by rounds so far, which judge whether its rounds go on
+        # rank 0: the rows so far of each test by rounds, which judge whether its rounds go on, and of each
+        # stream test that searches, whose rows choose its next count
         self.rounds: dict[str, list[Measurement]] = {t.name: [] for t in expanded.tests
-                                                     if any(o.steady_window for o in t.ops)}
+                                                     if any(o.steady_window for o in t.ops) or t.search_most}
 
     def execute(self) -> str:
         leads = self.crew.leads

@@ -17,6 +17,8 @@ import numpy as np
 from ...analysis.summary import Pending, SummaryContext
 from ...table import Table
 from ...units import format_rate
+from . import formats
+from .expand import FRAME_ALIGN_BYTES
 
 QUANTILES = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
 
@@ -65,6 +67,8 @@ class StreamResult:
     most_by_trial: list[int]        # per trial, the most streams that ran without a drop, every count below them too
                                     # (0: not even the fewest)
     sequential_bytes_per_s: float | None    # one stream's frames' median rate: what a sequential test would say
+    format_title: str               # the table's format(s) of this frame and rate, in words ("" for a plan's own)
+    cut: list[tuple[int, int]]      # (streams, trial) begun but not every stream ran to its last frame
     kind: str = "stream"
 
     @property
@@ -95,7 +99,8 @@ class StreamResult:
         return {"name": self.name, "op": self.op, "kind": self.kind, "n": self.n, "rate_bytes_per_s": None,
                 "latency_s": None, "outliers": [], "cache_suspects": [], "fast_outliers": [],
                 "drift": {"detected": False}, "frame_bytes": self.frame_bytes, "fps": self.fps,
-                "buffer_frames": self.buffer_frames, "stream_bytes_per_s": self.stream_bytes_per_s,
+                "buffer_frames": self.buffer_frames, "format": self.format_title,
+                "stream_bytes_per_s": self.stream_bytes_per_s,
                 "most_streams": self.most, "most_streams_by_trial": self.most_by_trial,
                 "sequential_bytes_per_s": self.sequential_bytes_per_s, "promised_streams": self.promised,
                 "points": [p.to_json() for p in self.points]}
@@ -164,6 +169,31 @@ def lateness_s(stream: _Stream, fps: float) -> np.ndarray:
     return (stream.end_ns - due_ns) / 1e9
 
 
+def group_dropped(rows: Table, streams: int, trial: int) -> int | None:
+    """The frames one group (a stream count's trial, of one op) dropped; None where a stream of it did not run to
+    its last frame. What a search for the most streams asks after each group it runs."""
+    rows = rows.take(np.flatnonzero(_frames(rows) & (_number(rows, "fps") > 0) & (_number(rows, "streams") == streams)
+                                    & (_number(rows, "trial") == trial)))
+    if not len(rows):
+        return None
+    fps, allowed_s = float(rows.value(0, "fps")), int(rows.value(0, "buffer_frames")) / float(rows.value(0, "fps"))
+    found = frames_by_stream(rows)
+    if any((streams, trial, s) not in found for s in range(streams)):
+        return None
+    return int(sum((lateness_s(found[(streams, trial, s)], fps) > allowed_s).sum() for s in range(streams)))
+
+
+def next_count(tried: dict[int, bool], most: int) -> int | None:
+    """A search's next stream count, from the counts tried so far (count -> it dropped): double from 1 while a
+    count runs clean, then halve the gap between the largest clean count and the smallest that dropped; None when
+    they are neighbours (or the most allowed ran clean, or even 1 dropped)."""
+    clean = max((n for n, dropped in tried.items() if not dropped), default=0)
+    bad = min((n for n, dropped in tried.items() if dropped), default=most + 1)
+    if bad - clean <= 1:
+        return None
+    return min(2 * clean, most) if bad > most and clean else (clean + bad) // 2 if clean else 1
+
+
 def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
     """The result of one test's capture or playback; None before any group of streams is whole."""
     rows = rows.take(np.flatnonzero(_frames(rows) & (_number(rows, "fps") > 0)))
@@ -199,7 +229,8 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
             trace_s=[float(v) for v in (trace.start_ns - trace.start_ns[0]) / 1e9],
             trace_late_s=[float(v) for v in trace_late], trace_dropped=[bool(v) for v in trace_late > allowed_s]))
     # per trial in which the fewest streams ran whole: the most streams such that that count and every count below
-    # it ran whole without a drop (a count that dropped ends it, though a larger one may have been lucky)
+    # it that ran in the trial ran whole without a drop (a count that dropped ends it, though a larger one may have
+    # been lucky; a search runs only the counts it asks for)
     drops = {(p.streams, t): d for p, ts in zip(points, trials_of) for t, d in zip(ts, p.dropped_by_trial)}
     most_by_trial = []
     for t in trials:
@@ -207,15 +238,19 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
             continue
         most = 0
         for p in points:
-            if drops.get((p.streams, t), 1):
+            if (p.streams, t) not in drops:
+                continue
+            if drops[(p.streams, t)]:
                 break
             most = p.streams
         most_by_trial.append(most)
+    begun = {(int(n), int(t)) for n, t in rows.groups("streams", "trial")}
     fewest = points[0]
     one = [streams[(fewest.streams, t, s)] for t in trials if (fewest.streams, t) in whole for s in range(fewest.streams)]
     rates = np.concatenate([frame_bytes / s.seconds for s in one]) if fewest.streams == 1 else None
     sequential = float(np.median(rates)) if rates is not None and np.isfinite(rates).all() else None
-    return StreamResult(name, op, rows, frame_bytes, fps, buffer, points, most_by_trial, sequential)
+    return StreamResult(name, op, rows, frame_bytes, fps, buffer, points, most_by_trial, sequential,
+                        formats.named(frame_bytes, fps, FRAME_ALIGN_BYTES), sorted(begun - whole))
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
@@ -241,7 +276,7 @@ def sentence(e: StreamResult) -> str:
     if e.promised is not None and e.sequential_bytes_per_s is not None:
         said += (f"; one stream's frames moved at {format_rate(e.sequential_bytes_per_s)}, a sequential rate that "
                  f"promises {e.promised}")
-    return f"{e.name} {e.action}: {said}"
+    return f"{e.name} {e.action}{f' ({e.format_title})' if e.format_title else ''}: {said}"
 
 
 def _percent(share: float) -> str:
@@ -260,8 +295,6 @@ def add_warnings(e: StreamResult, add: Any) -> None:
         add("warning", label, f"even {first.streams} stream{'s' if first.streams > 1 else ''} dropped "
             f"{first.dropped:,} of {first.frames:,} frames (a buffer of {frames(e.buffer_frames)})",
             "this disk does not carry the format: choose a lighter codec, a larger buffer or a faster disk")
-    most_trials = max(p.trials for p in e.points)
-    for p in e.points:
-        if p.trials < most_trials:
-            add("warning", label, f"{p.streams} streams: {p.trials} of {most_trials} trials ran to their last frame",
-                "resume the run to measure the rest")
+    for n, t in e.cut:
+        add("warning", label, f"{n} stream{'s' if n > 1 else ''}, trial {t + 1}: not every stream ran to its last "
+            f"frame; the trial is left out", "resume the run to measure it again")

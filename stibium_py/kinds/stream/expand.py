@@ -57,7 +57,9 @@ def expand_test(test: StreamTest, where: Where, s: dict[str, Any], seq0: int,
     if frames < MIN_FRAMES:
         raise (where / "seconds").error(f"{length} holds {frames} frames at {float(fps):g} a second; give at "
                                         f"least {MIN_FRAMES}")
-    counts = counts_of(test.streams, MAX_STREAMS, where / "streams")
+    search = test.streams == "most"
+    # a search may ask for any count: each has its operations, and those the search does not ask for are skipped
+    counts = list(range(1, MAX_STREAMS + 1)) if search else counts_of(test.streams, MAX_STREAMS, where / "streams")
     extension = formats.FORMATS[test.format].extension if test.format is not None else ""
     if test.layout is not None:
         extension = "" if test.layout == "movie" else extension or "frame"
@@ -78,4 +80,5 @@ def expand_test(test: StreamTest, where: Where, s: dict[str, Any], seq0: int,
                                   fps=float(fps), streams=n, stream=i, buffer_frames=test.buffer_frames,
                                   sequence=extension))
     check_count(len(ops), where / "streams")
-    return ExpandedTest(name=test.name, kind="stream", ops=ops, files_bytes=max(counts) * frames * frame)
+    return ExpandedTest(name=test.name, kind="stream", ops=ops, files_bytes=max(counts) * frames * frame,
+                        search_most=search)

@@ -9,6 +9,9 @@ from ...helper import layout_args
 from ...op import Op
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps
+from ...table import Table
+from .analysis import group_dropped, next_count
+from .model import MAX_STREAMS
 
 
 def _ready_to_play(d: Steps, o: Op, test: ExpandedTest) -> None:
@@ -32,23 +35,67 @@ def _evict(d: Steps, o: Op, test: ExpandedTest) -> None:
         d.helper_ok(["evict", "--path", str(d.work.path / name)])
 
 
+def _run_group(d: Steps, test: ExpandedTest, streams: list[Op]) -> None:
+    """One group's streams at once (unless a resumed run measured them all), playbacks meeting their files
+    laid out and evicted."""
+    if all(o.seq in d.done for o in streams):
+        return
+    if streams[0].op == "read":
+        for o in streams:
+            _ready_to_play(d, o, test)
+        d.step()
+        for o in streams:
+            _evict(d, o, test)
+    d.measure_together(streams)
+
+
+def _dropped(d: Steps, test: ExpandedTest, op: str, streams: int, trial: int) -> bool:
+    """Whether a group dropped a frame (or did not run whole), judged on rank 0 from the rows so far and the same
+    verdict on every rank."""
+    d.step()                         # many clients: every rank's rows reach rank 0
+    found = None
+    if d.crew.leads:
+        rows = Table.from_rows(d.rounds[test.name]).valid()
+        rows = rows.take(rows.op == op)
+        dropped = group_dropped(rows, streams, trial)
+        found = dropped is None or dropped > 0
+    return bool(d.crew.team.share(found))
+
+
+def search(d: Steps, test: ExpandedTest) -> str:
+    """streams: most. In each trial and for each op, the counts a search asks for (analysis.next_count), each
+    count's streams at once, then its files removed; the counts it does not ask for are skipped. A resumed run
+    takes the same path (each verdict from the rows kept) and measures what it had not."""
+    groups = {key: list(g) for key, g in groupby(test.ops, key=lambda o: (o.trial, o.op, o.streams))}
+    trials = sorted({o.trial for o in test.ops})
+    actions = list(dict.fromkeys(o.op for o in test.ops))
+    for t in trials:
+        for action in actions:
+            tried: dict[int, bool] = {}
+            while (n := next_count(tried, MAX_STREAMS)) is not None:
+                streams = groups[(t, action, n)]
+                _run_group(d, test, streams)
+                tried[n] = _dropped(d, test, action, n, t)
+                if not d.run.keep_files:
+                    d.step()
+                    if d.crew.leads:
+                        d.work.remove_files({name for o in streams for name in o.stream_files()})
+            asked = {n for n in tried}
+            d.skip([o for (trial, op, n), ops in groups.items() if trial == t and op == action and n not in asked
+                    for o in ops if o.seq not in d.done])
+    return "complete"
+
+
 def order(d: Steps, test: ExpandedTest) -> str:
     """For each stream count and trial: its captures all at once, then its playbacks all at once (each file laid
     out first where no capture wrote it, and evicted), then its files removed. A group some of whose streams
     are not done (a resumed run) runs again whole: streams measured apart are not streams at once."""
+    if test.search_most:
+        return search(d, test)
     for _, group in groupby(test.ops, key=lambda o: (o.streams, o.trial)):
         ops = list(group)
         for _, same in groupby(ops, key=lambda o: o.op):
-            streams = list(same)
-            if all(o.seq in d.done for o in streams):
-                continue
-            if streams[0].op == "read":
-                for o in streams:
-                    _ready_to_play(d, o, test)
-                d.step()
-                for o in streams:
-                    _evict(d, o, test)
-            d.measure_together(streams)
+            _run_group(d, test, list(same))
         if not d.run.keep_files:
             d.work.remove_files({name for o in ops for name in o.stream_files()})
     return "complete"

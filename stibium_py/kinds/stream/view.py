@@ -93,7 +93,8 @@ def sections(results: list[StreamResult], n: int) -> tuple[list[str], int]:
         return [], n
     play = table(["test", "op", "format", "most streams without a drop", "per trial",
                   "a sequential rate promises"],
-                 [[e.name, e.action, f"{format_size(e.frame_bytes)} a frame at {e.fps:.3f} fps "
+                 [[e.name, e.action, (f"{e.format_title}: " if e.format_title else "")
+                   + f"{format_size(e.frame_bytes)} a frame at {e.fps:.3f} fps "
                    f"({format_rate(e.stream_bytes_per_s)} a stream)", str(e.most),
                    ", ".join(map(str, e.most_by_trial)),
                    "-" if e.promised is None else f"{e.promised} ({format_rate(e.sequential_bytes_per_s)})"]
