@@ -31,6 +31,9 @@ class KindSpec:
     model: type                     # plan: the pydantic model of its test, `kind: Literal[name]`
     expand: Callable[..., Any]      # plan: (test, where, settings, first seq, free bytes) -> ExpandedTest
     spanned: bool                   # op: its requests fall in a span of a file laid out beforehand
+    aggregated: bool                # many clients: every client's rows of an operation are one step of the store
+                                    # (analysis/clients.aggregate); False: its analysis reads each client's rows
+                                    # (a stream's frames, each client's own deadlines)
     order: Any                      # run: the order of its operations (run.orders.Order)
     plan_note: Callable[[Any], str] | None     # cli: what `plan show` says of a test beyond its operations
     summarise: Callable[..., Any]   # analysis: (name, op, its valid measurements, context) -> its results, later
@@ -73,7 +76,8 @@ class Later:
         return f"Later({self._where[0]}.{self._where[1]})"
 
 
-def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool) -> KindSpec:
+def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
+                aggregated: bool) -> KindSpec:
     """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
     `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
     `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page),
@@ -82,7 +86,7 @@ def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: 
     def part(module: str, attribute: str) -> Later:
         return Later(f"{home}.{module}", attribute)
     return KindSpec(name=home.rsplit(".", 1)[-1], home=home, model=model, expand=part("expand", "expand_test"),
-                    spanned=spanned, order=part("order", "ORDER"),
+                    spanned=spanned, aggregated=aggregated, order=part("order", "ORDER"),
                     plan_note=part("view", "plan_note") if plan_note else None,
                     summarise=part("analysis", "summarise"), points=part("analysis", "POINTS") if points else None,
                     warnings=part("analysis", "add_warnings"), view=part("view", "VIEW"),

@@ -501,14 +501,37 @@ def test_a_client_whose_clock_is_offset_is_placed_by_its_measured_offset(tmp_pat
     assert aggregate >= 0.9 * max(each), (aggregate, each)
 
 
-def test_a_plan_with_stream_tests_is_refused_for_many_clients_in_one_line(tmp_path):
-    """A client's streams are its own helpers at once; across clients nothing adds them up yet: refused before
-    anything is made."""
-    (tmp_path / "plan.yaml").write_text("name: s\ntests:\n  - name: clips\n    kind: stream\n    frame_bytes: 1MiB\n"
-                                        "    fps: 25\n    streams: 1\n    seconds: 1\n")
-    done = mpi(2, "run", "plan.yaml", "--target", str(tmp_path / "t"), "--out", "reports", cwd=tmp_path)
-    assert done.returncode == 2
-    assert done.stderr.splitlines()[0] == ("stibium: stream tests (clips) run on one client, its streams at once; "
-                                            "run the plan without mpiexec, or take them out of the plan for many "
-                                            "clients")
-    assert not (tmp_path / "t").exists() and not (tmp_path / "reports").exists()
+def test_streams_run_on_every_client_at_once_and_the_store_counts_them_all(tmp_path):
+    """Three clients: each runs a count's streams at once, every client together, in a folder of its own; the
+    result counts every client's frames (3 x n streams on the store). A search (streams: most) judged on rank 0
+    and shared: 32 MiB frames at 1000 fps cannot be on time (32 GB/s), so every client's one stream drops and
+    the search stops there, on every rank alike."""
+    (tmp_path / "plan.yaml").write_text(
+        "name: s\ntests:\n  - name: clips\n    kind: stream\n    frame_bytes: 256KiB\n    fps: 25\n"
+        "    streams: [1, 2]\n    seconds: 1\n    trials: 1\n  - name: shots\n    kind: stream\n"
+        "    frame_bytes: 128KiB\n    fps: 24\n    layout: sequence\n    streams: 2\n    frames: 6\n"
+        "    trials: 1\n    ops: [capture]\n  - name: flood\n    kind: stream\n    frame_bytes: 32MiB\n"
+        "    fps: 1000\n    frames: 2\n    buffer_frames: 0\n    streams: most\n    trials: 1\n")
+    done = mpi(3, "run", "plan.yaml", "--target", str(tmp_path / "t"), "--out", "reports", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = the_run(tmp_path / "reports")
+    rows = rows_of(run_dir)
+    clips = [r for r in rows if r["test"] == "clips" and r["chunk"]]
+    for n in (1, 2):
+        for op in ("write", "read"):
+            mine = [r for r in clips if r["streams"] == str(n) and r["op"] == op]
+            assert sorted({r["rank"] for r in mine}) == ["0", "1", "2"] and len(mine) == 3 * n * 25
+    shots = [r for r in rows if r["test"] == "shots" and r["chunk"]]
+    assert len(shots) == 3 * 2 * 6
+    flood = {(r["op"], r["streams"]) for r in rows if r["test"] == "flood"}
+    assert flood == {("write", "1"), ("read", "1")}          # the search asked for 1 alone, on every rank
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for t in summary["tests"]:
+        assert t["clients"] == 3
+    clips_write = next(t for t in summary["tests"] if t["name"] == "clips" and t["op"] == "write")
+    assert [p["frames"] for p in clips_write["points"]] == [75, 150]
+    flood_read = next(t for t in summary["tests"] if t["name"] == "flood" and t["op"] == "read")
+    assert flood_read["most_streams"] == 0 and flood_read["points"][0]["dropped"] == 6
+    said = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stdout).split())
+    assert "flood playback: even 3 clients x 1 stream (3 on the store) dropped 100.0 % of their frames" in said
+    assert not [p for p in (tmp_path / "t").rglob("*") if p.is_file()]

@@ -386,3 +386,98 @@ def test_a_search_cut_short_resumes_on_the_same_path(tmp_path):
     rows = load_run(run).measurements
     result = stream_result("clips", "read", rows.take(rows.op == "read"))
     assert result.most_by_trial == [4, 4] and [p.streams for p in result.points] == [1, 2, 4, 5, 6, 8]
+
+
+def _client_frames(rank: int, host: str, streams: int, frames: int, took_s: float) -> list:
+    """One client's rows of a group of `streams` streams at 25 fps, each frame taking took_s (issued at its time,
+    or when the one before ended), as the helper's --fps schedule gives them."""
+    from stibium_py.measurement import Measurement
+    rows, period_ns = [], 40_000_000
+    for s in range(streams):
+        end = 0
+        for k in range(frames):
+            start = max(k * period_ns, end)
+            end = start + round(took_s * 1e9)
+            rows.append(Measurement(
+                seq=s, test="clips", op="read", kind="stream", access="sequential", size_bytes=frames * 65536,
+                granularity_bytes=65536, stride_bytes=0, trial=0, file=f"clips/{streams}x-t0-s{s}.mov",
+                bytes=65536, seconds=took_s, started_s=0.0, engine="direct", requests=1, chunk=k, start_ns=start,
+                end_ns=end, fps=25.0, streams=streams, stream=s, buffer_frames=2, rank=rank, host=host))
+    return rows
+
+
+def test_many_clients_add_up_on_the_store_and_a_client_that_drops_alone_is_the_straggler():
+    """Three clients of two streams each: clients 0 and 1 keep 25 fps (10 ms a frame), client 2 takes 50 ms a
+    frame, 10 ms behind each frame time, and drops from its 8th frame on (17 of 25 in each stream)."""
+    from stibium_py.table import Table
+    rows = Table.from_rows([*_client_frames(0, "bay-1", 2, 25, 0.010), *_client_frames(1, "bay-2", 2, 25, 0.010),
+                            *_client_frames(2, "bay-3", 2, 25, 0.050)])
+    result = stream_result("clips", "read", rows)
+    (point,) = result.points
+    assert result.clients == 3 and (point.frames, point.dropped) == (150, 34)
+    assert point.dropped_by_client == {0: 0, 1: 0, 2: 34} and point.stragglers == [2]
+    assert result.most == 0 and result.sequential_bytes_per_s is None       # no stream ran alone
+    assert sentence(result) == ("clips playback: even 3 clients x 2 streams (6 on the store) dropped 22.7 % of "
+                                "their frames; client 2 (bay-3) dropped frames at 2 a client where the others "
+                                "dropped none (a straggler)")
+    said = []
+    from stibium_py.kinds.stream.analysis import add_warnings
+    add_warnings(result, lambda level, test, message, advice: said.append(message))
+    assert "2 streams a client: client 2 (bay-3) dropped 34 frames where the other clients dropped none" in said
+    # every client slow alike: the store is short, no client is a straggler
+    slow = stream_result("clips", "read", Table.from_rows(
+        [m for r in range(3) for m in _client_frames(r, f"bay-{r}", 2, 25, 0.050)]))
+    assert slow.points[0].stragglers == [] and slow.points[0].dropped == 102
+
+
+def _result(**changed):
+    from stibium_py.kinds.stream.analysis import StreamPoint, StreamResult
+    from stibium_py.table import Table
+    point = dict(streams=1, trials=3, frames=90, on_time=90, late=0, dropped=0, dropped_by_trial=[0, 0, 0],
+                 frame_s={"p50": 0.01, "p99": 0.02, "p999": 0.02, "max": 0.03}, latest_s=-0.01)
+    points = [StreamPoint(**{**point, **p}) for p in changed.pop("points", [{}])]
+    base = dict(name="clips", op="read", measurements=Table.empty(), frame_bytes=1 << 20, fps=25.0, buffer_frames=2,
+                points=points, most_by_trial=[1, 1, 1], sequential_bytes_per_s=None, format_title="", cut=[],
+                clients=1, hosts={})
+    return StreamResult(**{**base, **changed})
+
+
+def _warned(result) -> list[tuple[str, str, str]]:
+    from stibium_py.kinds.stream.analysis import add_warnings
+    said: list[tuple[str, str, str]] = []
+    add_warnings(result, lambda level, test, message, todo: said.append((level, message, todo)))
+    return said
+
+
+def test_each_stream_warning_is_said_exactly_where_its_premise_holds():
+    two = {"streams": 2, "dropped": 9, "dropped_by_trial": [3, 3, 3]}
+    # every count clean: nothing to say, whatever a sequential rate promises
+    assert _warned(_result(sequential_bytes_per_s=200 * 2**20)) == []
+    # a count dropped and the rate promised more: the promise is named
+    promised = _result(points=[{}, two], sequential_bytes_per_s=4.5 * 25 * 2**20)
+    assert promised.promised == 4 and _warned(promised) == [
+        ("info", "a sequential rate alone promises 4 streams of this format; 1 ran without a drop in every trial",
+         "plan for the streams that ran, not for the rate: frames must arrive by their time, and streams at once "
+         "share the disk")]
+    # the promise no more than what ran: nothing
+    assert _warned(_result(points=[{}, two], sequential_bytes_per_s=1.5 * 25 * 2**20)) == []
+    # even the fewest dropped: one disk, then a store of clients, then a client alone
+    first = {"dropped": 9, "dropped_by_trial": [3, 3, 3]}
+    assert _warned(_result(points=[first], most_by_trial=[0, 0, 0]))[0][1:] == (
+        "even 1 stream dropped 9 of 90 frames (a buffer of 2 frames)",
+        "this disk does not carry the format: choose a lighter codec, a larger buffer or a faster disk")
+    store = _result(points=[{**first, "dropped_by_client": {0: 4, 1: 5}}], most_by_trial=[0, 0, 0], clients=2)
+    assert _warned(store)[0][1:] == (
+        "even 1 stream a client on 2 clients dropped 9 of 90 frames (a buffer of 2 frames)",
+        "this store does not carry the format: choose a lighter codec, a larger buffer or a faster store")
+    alone = _result(points=[{**first, "dropped_by_client": {0: 0, 1: 9}, "stragglers": [1]}], most_by_trial=[0, 0, 0],
+                    clients=2, hosts={1: "bay-2"})
+    assert [x[1:] for x in _warned(alone)] == [
+        ("even 1 stream a client on 2 clients dropped 9 of 90 frames (a buffer of 2 frames)",
+         "client 1 (bay-2) dropped alone: see to that client before the store"),
+        ("1 stream a client: client 1 (bay-2) dropped 9 frames where the other clients dropped none",
+         "the store carried the others: look at the straggler's own link, mount and load")]
+    # a group that did not run whole
+    assert _warned(_result(cut=[(2, 1)])) == [
+        ("warning", "2 streams, trial 2: not every stream ran to its last frame; the trial is left out",
+         "resume the run to measure it again")]

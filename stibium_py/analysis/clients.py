@@ -38,10 +38,16 @@ def ranks_of(rows: Table) -> list[int]:
 
 def aggregate(rows: Table, ranks: int) -> Table:
     """Each step that every rank finished, as one measurement of all clients together (see the module's
-    doc); a step some rank did not finish is left out (its rows carry an error)."""
+    doc); a step some rank did not finish is left out (its rows carry an error). The rows of a kind whose
+    analysis reads each client's rows (KindSpec.aggregated false: a stream's frames) follow, as they are."""
     ok = rows.valid()
     if not len(ok):
         return Table.empty()
+    kinds = ok.col("kind").astype(str)
+    apart = np.isin(kinds, [k for k in np.unique(kinds) if not _aggregated(k)])
+    if apart.any():
+        steps = aggregate(ok.take(np.flatnonzero(~apart)), ranks) if (~apart).any() else Table.empty()
+        return Table.concat([steps, ok.take(np.flatnonzero(apart))])
     seq = ok.col("seq").astype(np.int64)
     chunk = np.nan_to_num(ok.col("chunk").astype(float), nan=-1.0).astype(np.int64)
     _, first, inverse = np.unique(np.stack([seq, chunk]), axis=1, return_index=True, return_inverse=True)
@@ -98,6 +104,11 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
             "stonewall_requests": _whole(step, "stonewall_requests", np.nanmin),
             "wearout_requests": _whole(step, "wearout_requests", np.nanmax),
             "stonewall_seconds": _extreme(step, "stonewall_seconds", np.nanmax)}))
+
+
+def _aggregated(kind: str) -> bool:
+    spec = registry.find(kind)
+    return spec is None or spec.aggregated
 
 
 def _fitted_on_size(kind: str) -> bool:

@@ -26,7 +26,8 @@ def terminal_lines(c: ClientsSummary, width: int) -> list[Any]:
     """What the clients were, in a line, and a table of the slowest client of each point, one line a point."""
     from rich.text import Text
     lines: list[Any] = [Text(f"{hosts_text(c)}: the table's rates are the aggregate (all bytes from the first "
-                             f"client's start to the last one's end)")]
+                             f"client's start to the last one's end)" if c.points else
+                             f"{hosts_text(c)}: each test counts every client's measurements")]
     rows = [[label(p.key), str(p.slowest.rank), p.slowest.host, rate_format(p.key)(p.slowest.rate),
              format_seconds(p.first_done_s), format_seconds(p.last_done_s)] for p in c.points if p.slowest is not None]
     if rows:
@@ -41,11 +42,30 @@ def terminal_lines(c: ClientsSummary, width: int) -> list[Any]:
 
 def section(c: ClientsSummary, n: int) -> tuple[str, int]:
     """The section's HTML and the next figure number."""
-    parts = [f"<h2>Clients</h2><p>{esc(hosts_text(c))}. The rates above are the aggregate as IOR defines it: every "
-             f"client's bytes over the time from the first client's start to the last client's end, on rank 0's "
-             f"clock. Below, each client's own rate (the same estimator on its own measurements), flagged as a "
-             f"straggler where Tukey's fences on log(rate / the clients' median) call it low; stragglers count in "
-             f"the aggregate.</p>"]
+    if not c.points:        # only tests whose clients are read apart in their own sections (streams)
+        parts = [f"<h2>Clients</h2><p>{esc(hosts_text(c))}. No test of this run has a rate of all clients "
+                 f"together: each test's own section counts every client's measurements.</p>"]
+    else:
+        parts = [f"<h2>Clients</h2><p>{esc(hosts_text(c))}. The rates above are the aggregate as IOR defines it: "
+                 f"every client's bytes over the time from the first client's start to the last client's end, on "
+                 f"rank 0's clock. Below, each client's own rate (the same estimator on its own measurements), "
+                 f"flagged as a straggler where Tukey's fences on log(rate / the clients' median) call it low; "
+                 f"stragglers count in the aggregate.</p>"]
+        parts += _points(c)
+    clocks = [[k.get("rank"), k.get("host"), "same machine as rank 0: its clock" if k.get("same_clock") else
+               f"{k.get('offset_ns', 0):,} ns", f"± {k.get('uncertainty_ns', 0):,} ns", f"{k.get('round_trip_ns', 0):,} ns"]
+              for k in c.clocks]
+    parts.append("<h3>Clocks: each rank's offset to rank 0's (the shortest of 40 round trips)</h3>"
+                 + table(["rank", "host", "offset", "uncertainty", "round trip"], clocks))
+    if c.timeline:
+        parts.append(figure(timeline_figure(c), f"fig{n}"))
+        n += 1
+    return "".join(parts), n
+
+
+def _points(c: ClientsSummary) -> list[str]:
+    """Each point's clients' own rates, and when the first and the last were done."""
+    parts = []
     rows = []
     for p in c.points:
         for cl in p.clients:
@@ -56,15 +76,7 @@ def section(c: ClientsSummary, n: int) -> tuple[str, int]:
     done = [[label(p.key), format_seconds(p.first_done_s), format_seconds(p.last_done_s)] for p in c.points]
     parts.append("<h3>First and last done (median over the point's steps, after the step's first start)</h3>"
                  + table(["point", "first client done", "last client done"], done))
-    clocks = [[k.get("rank"), k.get("host"), "same machine as rank 0: its clock" if k.get("same_clock") else
-               f"{k.get('offset_ns', 0):,} ns", f"± {k.get('uncertainty_ns', 0):,} ns", f"{k.get('round_trip_ns', 0):,} ns"]
-              for k in c.clocks]
-    parts.append("<h3>Clocks: each rank's offset to rank 0's (the shortest of 40 round trips)</h3>"
-                 + table(["rank", "host", "offset", "uncertainty", "round trip"], clocks))
-    if c.timeline:
-        parts.append(figure(timeline_figure(c), f"fig{n}"))
-        n += 1
-    return "".join(parts), n
+    return parts
 
 
 def timeline_figure(c: ClientsSummary) -> plot.Figure:

@@ -14,7 +14,7 @@ from .model import ToyTest
 from .order import order
 
 SPEC = KindSpec(
-    name="toy", home=__name__, model=ToyTest, expand=expand_test, spanned=False,
+    name="toy", home=__name__, model=ToyTest, expand=expand_test, spanned=False, aggregated=True,
     order=Order(order, files_wait_for_end=True, wears_drive=False),
     plan_note=view.plan_note, summarise=analysis.summarise, points=analysis.POINTS, warnings=analysis.add_warnings,
     view=KindView(view.headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", view.sections, view.lines),

@@ -7,4 +7,5 @@ from __future__ import annotations
 from ...registry import folder_spec
 from .model import StreamTest
 
-SPEC = folder_spec(__name__, model=StreamTest, spanned=False, plan_note=True, points=False)
+SPEC = folder_spec(__name__, model=StreamTest, spanned=False, plan_note=True, points=False,
+                   aggregated=False)

@@ -42,6 +42,8 @@ class StreamPoint:
     trace_late_s: list[float] = field(default_factory=list)
     trace_dropped: list[bool] = field(default_factory=list)
     frames_sorted_s: list[float] = field(default_factory=list)     # every frame's time, for its distribution
+    dropped_by_client: dict[int, int] = field(default_factory=dict)     # many clients: each client's drops
+    stragglers: list[int] = field(default_factory=list)     # clients that dropped where another dropped none
 
     @property
     def dropped_share(self) -> float:
@@ -50,7 +52,9 @@ class StreamPoint:
     def to_json(self) -> dict[str, Any]:
         return {"streams": self.streams, "trials": self.trials, "frames": self.frames, "on_time": self.on_time,
                 "late": self.late, "dropped": self.dropped, "dropped_by_trial": self.dropped_by_trial,
-                "frame_s": self.frame_s, "latest_s": self.latest_s}
+                "frame_s": self.frame_s, "latest_s": self.latest_s,
+                "dropped_by_client": {str(c): d for c, d in self.dropped_by_client.items()},
+                "stragglers": self.stragglers}
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,8 @@ class StreamResult:
     sequential_bytes_per_s: float | None    # one stream's frames' median rate: what a sequential test would say
     format_title: str               # the table's format(s) of this frame and rate, in words ("" for a plan's own)
     cut: list[tuple[int, int]]      # (streams, trial) begun but not every stream ran to its last frame
+    clients: int                    # 1, or the ranks of a run of many clients (a count is each client's streams)
+    hosts: dict[int, str]           # many clients: each rank's host
     kind: str = "stream"
 
     @property
@@ -101,7 +107,7 @@ class StreamResult:
                 "drift": {"detected": False}, "frame_bytes": self.frame_bytes, "fps": self.fps,
                 "buffer_frames": self.buffer_frames, "format": self.format_title,
                 "stream_bytes_per_s": self.stream_bytes_per_s,
-                "most_streams": self.most, "most_streams_by_trial": self.most_by_trial,
+                "most_streams": self.most, "most_streams_by_trial": self.most_by_trial, "clients": self.clients,
                 "sequential_bytes_per_s": self.sequential_bytes_per_s, "promised_streams": self.promised,
                 "points": [p.to_json() for p in self.points]}
 
@@ -115,12 +121,12 @@ class _Stream:
     seconds: np.ndarray
 
 
-def frames_by_stream(rows: Table) -> dict[tuple[int, int, int], _Stream]:
-    """Per (streams, trial, stream), the frames of its last attempt (a resumed run measured a group again) that
-    ran to its last frame; streams cut short are left out."""
+def frames_by_stream(rows: Table) -> dict[tuple[int, int, int, int], _Stream]:
+    """Per (streams, trial, client, stream), the frames of its last attempt (a resumed run measured a group again)
+    that ran to its last frame; streams cut short are left out. The client is the rank (0 for a run of one)."""
     frames = rows.take(np.flatnonzero(_frames(rows)))
-    out: dict[tuple[int, int, int], _Stream] = {}
-    for (n, trial, stream), idx in frames.groups("streams", "trial", "stream").items():
+    out: dict[tuple[int, int, int, int], _Stream] = {}
+    for (n, trial, rank, stream), idx in frames.groups("streams", "trial", "rank", "stream").items():
         part = frames.take(idx)
         started = np.array(part.col("started_s"), dtype=float)
         last = part.take(np.flatnonzero(started == np.nanmax(started))) if np.isfinite(started).any() else part
@@ -130,10 +136,16 @@ def frames_by_stream(rows: Table) -> dict[tuple[int, int, int], _Stream]:
         expected = int(last.value(0, "size_bytes")) // frame if frame > 0 else -1
         if len(np.unique(chunk)) != expected or len(chunk) != expected:
             continue
-        out[(int(n), int(trial), int(stream))] = _Stream(
+        out[(int(n), int(trial), int(rank or 0), int(stream))] = _Stream(
             np.array(last.col("start_ns"), dtype=np.int64)[order], np.array(last.col("end_ns"), dtype=np.int64)[order],
             np.array(last.col("seconds"), dtype=float)[order])
     return out
+
+
+def clients_of(rows: Table) -> list[int]:
+    """The clients whose rows these are: the ranks, or [0] for a run of one client."""
+    rank = _number(rows, "rank")
+    return sorted({int(r) for r in rank[np.isfinite(rank)]}) or [0]
 
 
 def frames(n: int) -> str:
@@ -170,17 +182,18 @@ def lateness_s(stream: _Stream, fps: float) -> np.ndarray:
 
 
 def group_dropped(rows: Table, streams: int, trial: int) -> int | None:
-    """The frames one group (a stream count's trial, of one op) dropped; None where a stream of it did not run to
-    its last frame. What a search for the most streams asks after each group it runs."""
+    """The frames one group (a stream count's trial, of one op, every client's streams) dropped; None where a
+    stream of it did not run to its last frame. What a search for the most streams asks after each group it runs."""
     rows = rows.take(np.flatnonzero(_frames(rows) & (_number(rows, "fps") > 0) & (_number(rows, "streams") == streams)
                                     & (_number(rows, "trial") == trial)))
     if not len(rows):
         return None
     fps, allowed_s = float(rows.value(0, "fps")), int(rows.value(0, "buffer_frames")) / float(rows.value(0, "fps"))
     found = frames_by_stream(rows)
-    if any((streams, trial, s) not in found for s in range(streams)):
+    keys = [(streams, trial, c, s) for c in clients_of(rows) for s in range(streams)]
+    if any(k not in found for k in keys):
         return None
-    return int(sum((lateness_s(found[(streams, trial, s)], fps) > allowed_s).sum() for s in range(streams)))
+    return int(sum((lateness_s(found[k], fps) > allowed_s).sum() for k in keys))
 
 
 def next_count(tried: dict[int, bool], most: int) -> int | None:
@@ -195,7 +208,9 @@ def next_count(tried: dict[int, bool], most: int) -> int | None:
 
 
 def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
-    """The result of one test's capture or playback; None before any group of streams is whole."""
+    """The result of one test's capture or playback; None before any group of streams is whole. With many
+    clients, a count is each client's streams, every client's at once: a group is whole when every client's
+    streams ran to their last frame, and its frames are all of theirs."""
     rows = rows.take(np.flatnonzero(_frames(rows) & (_number(rows, "fps") > 0)))
     streams = frames_by_stream(rows)
     if not streams:
@@ -203,23 +218,28 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
     fps, buffer = float(rows.value(0, "fps")), int(rows.value(0, "buffer_frames"))
     frame_bytes = int(rows.value(0, "granularity_bytes"))
     allowed_s = buffer / fps
-    counts = sorted({n for n, _, _ in streams})
-    trials = sorted({t for _, t, _ in streams})
-    whole = {(n, t) for n in counts for t in trials if all((n, t, s) in streams for s in range(n))}
+    clients = clients_of(rows)
+    counts = sorted({n for n, _, _, _ in streams})
+    trials = sorted({t for _, t, _, _ in streams})
+    whole = {(n, t) for n in counts for t in trials
+             if all((n, t, c, s) in streams for c in clients for s in range(n))}
     points, trials_of = [], []
     for n in counts:
         mine = sorted(t for m, t in whole if m == n)
         if not mine:
             continue
         trials_of.append(mine)
-        late = {t: [lateness_s(streams[(n, t, s)], fps) for s in range(n)] for t in mine}
-        every = np.concatenate([x for t in mine for x in late[t]])
-        seconds = np.concatenate([streams[(n, t, s)].seconds for t in mine for s in range(n)])
-        dropped_by_trial = [int(sum((x > allowed_s).sum() for x in late[t])) for t in mine]
-        worst_t = max(mine, key=lambda t: (dropped_by_trial[mine.index(t)], -t))
-        worst_s = max(range(n), key=lambda s: (int((late[worst_t][s] > allowed_s).sum()), late[worst_t][s].max()))
-        trace = streams[(n, worst_t, worst_s)]
-        trace_late = late[worst_t][worst_s]
+        late = {(t, c, s): lateness_s(streams[(n, t, c, s)], fps) for t in mine for c in clients for s in range(n)}
+        every = np.concatenate(list(late.values()))
+        seconds = np.concatenate([streams[(n, *k)].seconds for k in late])
+        dropped = {k: int((x > allowed_s).sum()) for k, x in late.items()}
+        dropped_by_trial = [sum(d for (t, _, _), d in dropped.items() if t == trial) for trial in mine]
+        by_client = {c: sum(d for (_, cc, _), d in dropped.items() if cc == c) for c in clients}
+        # a straggler drops where another client drops nothing: the client, not the store, is short
+        stragglers = [c for c in clients if by_client[c]] if len(clients) > 1 and min(by_client.values()) == 0 \
+            else []
+        worst = max(late, key=lambda k: (dropped[k], late[k].max(), -k[0]))
+        trace, trace_late = streams[(n, *worst)], late[worst]
         points.append(StreamPoint(
             streams=n, trials=len(mine), frames=len(every), on_time=int((every <= 0).sum()),
             late=int(((every > 0) & (every <= allowed_s)).sum()), dropped=int((every > allowed_s).sum()),
@@ -227,7 +247,8 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
             frame_s={**{q: float(np.quantile(seconds, p)) for q, p in QUANTILES.items()}, "max": float(seconds.max())},
             latest_s=float(every.max()), frames_sorted_s=_spread(seconds),
             trace_s=[float(v) for v in (trace.start_ns - trace.start_ns[0]) / 1e9],
-            trace_late_s=[float(v) for v in trace_late], trace_dropped=[bool(v) for v in trace_late > allowed_s]))
+            trace_late_s=[float(v) for v in trace_late], trace_dropped=[bool(v) for v in trace_late > allowed_s],
+            dropped_by_client=by_client, stragglers=stragglers))
     # per trial in which the fewest streams ran whole: the most streams such that that count and every count below
     # it that ran in the trial ran whole without a drop (a count that dropped ends it, though a larger one may have
     # been lucky; a search runs only the counts it asks for)
@@ -245,12 +266,19 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
             most = p.streams
         most_by_trial.append(most)
     begun = {(int(n), int(t)) for n, t in rows.groups("streams", "trial")}
+    # what a sequential rate alone promises: one stream's frames alone (one client, one stream)
     fewest = points[0]
-    one = [streams[(fewest.streams, t, s)] for t in trials if (fewest.streams, t) in whole for s in range(fewest.streams)]
-    rates = np.concatenate([frame_bytes / s.seconds for s in one]) if fewest.streams == 1 else None
+    one = [streams[(1, t, clients[0], 0)] for t in trials if (1, t) in whole] \
+        if fewest.streams == 1 and len(clients) == 1 else []
+    rates = np.concatenate([frame_bytes / s.seconds for s in one]) if one else None
     sequential = float(np.median(rates)) if rates is not None and np.isfinite(rates).all() else None
+    hosts = {}
+    for (rank, host), _ in rows.groups("rank", "host").items():
+        if rank is not None and host:
+            hosts[int(rank)] = str(host)
     return StreamResult(name, op, rows, frame_bytes, fps, buffer, points, most_by_trial, sequential,
-                        formats.named(frame_bytes, fps, FRAME_ALIGN_BYTES), sorted(begun - whole))
+                        formats.named(frame_bytes, fps, FRAME_ALIGN_BYTES), sorted(begun - whole), len(clients),
+                        hosts)
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
@@ -262,21 +290,35 @@ def sentence(e: StreamResult) -> str:
     """The result in one sentence: "clips playback: 3 streams ran without a drop in every trial, 4 dropped 2.1 %
     of their frames; one stream's frames moved at 412 MB/s, a sequential rate that promises 111"."""
     def streams(n: int) -> str:
-        return f"{n} stream{'s' if n != 1 else ''}"
+        each = f"{n} stream{'s' if n != 1 else ''}"
+        return each if e.clients == 1 else f"{e.clients} clients x {each} ({e.clients * n} on the store)"
     above = next((p for p in e.points if p.streams > e.most and p.dropped), None)
     if e.most:
         said = f"{streams(e.most)} ran without a drop in every trial"
         if e.most == e.points[-1].streams:
             said += " (the most the test asked for: more may run)"
         elif above is not None:
-            said += f", {above.streams} dropped {_percent(above.dropped_share)} of their frames"
+            more = str(above.streams) if e.clients == 1 else \
+                f"{e.clients} x {above.streams} ({e.clients * above.streams})"
+            said += f", {more} dropped {_percent(above.dropped_share)} of their frames"
     else:
         first = e.points[0]
         said = f"even {streams(first.streams)} dropped {_percent(first.dropped_share)} of their frames"
+    straggling = next((p for p in e.points if p.stragglers), None)
+    if straggling is not None:
+        said += (f"; {client_names(e, straggling.stragglers)} dropped frames at {straggling.streams} a client where "
+                 f"the others dropped none (a straggler)")
     if e.promised is not None and e.sequential_bytes_per_s is not None:
         said += (f"; one stream's frames moved at {format_rate(e.sequential_bytes_per_s)}, a sequential rate that "
                  f"promises {e.promised}")
     return f"{e.name} {e.action}{f' ({e.format_title})' if e.format_title else ''}: {said}"
+
+
+def client_names(e: StreamResult, ranks: list[int]) -> str:
+    """ "client 2 (edit-3)", "clients 1 (edit-2) and 3 (edit-4)"."""
+    names = [f"{r} ({e.hosts[r]})" if r in e.hosts else str(r) for r in ranks]
+    joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"client{'s' if len(names) > 1 else ''} {joined}"
 
 
 def _percent(share: float) -> str:
@@ -292,9 +334,19 @@ def add_warnings(e: StreamResult, add: Any) -> None:
             "must arrive by their time, and streams at once share the disk")
     if not e.most:
         first = e.points[0]
-        add("warning", label, f"even {first.streams} stream{'s' if first.streams > 1 else ''} dropped "
+        on = f" a client on {e.clients} clients" if e.clients > 1 else ""
+        add("warning", label, f"even {first.streams} stream{'s' if first.streams > 1 else ''}{on} dropped "
             f"{first.dropped:,} of {first.frames:,} frames (a buffer of {frames(e.buffer_frames)})",
-            "this disk does not carry the format: choose a lighter codec, a larger buffer or a faster disk")
+            f"{client_names(e, first.stragglers)} dropped alone: see to that client before the store"
+            if first.stragglers else
+            f"this {'store' if e.clients > 1 else 'disk'} does not carry the format: choose a lighter codec, a "
+            f"larger buffer or a faster {'store' if e.clients > 1 else 'disk'}")
+    for p in e.points:
+        if p.stragglers:
+            lost = sum(p.dropped_by_client[c] for c in p.stragglers)
+            add("warning", label, f"{p.streams} stream{'s' if p.streams > 1 else ''} a client: "
+                f"{client_names(e, p.stragglers)} dropped {lost:,} frames where the other clients dropped none",
+                "the store carried the others: look at the straggler's own link, mount and load")
     for n, t in e.cut:
         add("warning", label, f"{n} stream{'s' if n > 1 else ''}, trial {t + 1}: not every stream ran to its last "
             f"frame; the trial is left out", "resume the run to measure it again")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import groupby
 
 from ...helper import layout_args
@@ -14,14 +15,20 @@ from .analysis import group_dropped, next_count
 from .model import MAX_STREAMS
 
 
+def _mine(d: Steps, o: Op, test: ExpandedTest) -> Op:
+    """The operation with this client's file (with many clients, in the client's own folder)."""
+    return replace(o, file=d.place.touch(o, test).file)
+
+
 def _ready_to_play(d: Steps, o: Op, test: ExpandedTest) -> None:
     """A stream's file (a movie) or files (a sequence's frames) laid out where no capture wrote them, then out of
     the page cache."""
     if not o.sequence:
         d.ensure_file(o, test)
         return
+    mine = _mine(d, o, test)
     for k in range(o.bytes // o.chunk_bytes):
-        name = o.frame_file(k)
+        name = mine.frame_file(k)
         if not d.work.holds_whole(name, o.chunk_bytes):
             d.work.unlink(name)
             d.helper_ok(layout_args(d.work.file(name), o.chunk_bytes, o.engine, o.fill, o.data_seed))
@@ -31,8 +38,16 @@ def _evict(d: Steps, o: Op, test: ExpandedTest) -> None:
     if not o.sequence:
         d.evict(o, test)
         return
-    for name in o.stream_files():
+    for name in _mine(d, o, test).stream_files():
         d.helper_ok(["evict", "--path", str(d.work.path / name)])
+
+
+def _remove(d: Steps, ops: list[Op], test: ExpandedTest) -> None:
+    """A group's files, once every client is done with them: each client removes its own."""
+    if d.run.keep_files:
+        return
+    d.step()
+    d.work.remove_files({name for o in ops for name in _mine(d, o, test).stream_files()})
 
 
 def _run_group(d: Steps, test: ExpandedTest, streams: list[Op]) -> None:
@@ -76,10 +91,7 @@ def search(d: Steps, test: ExpandedTest) -> str:
                 streams = groups[(t, action, n)]
                 _run_group(d, test, streams)
                 tried[n] = _dropped(d, test, action, n, t)
-                if not d.run.keep_files:
-                    d.step()
-                    if d.crew.leads:
-                        d.work.remove_files({name for o in streams for name in o.stream_files()})
+                _remove(d, streams, test)
             asked = {n for n in tried}
             d.skip([o for (trial, op, n), ops in groups.items() if trial == t and op == action and n not in asked
                     for o in ops if o.seq not in d.done])
@@ -96,8 +108,7 @@ def order(d: Steps, test: ExpandedTest) -> str:
         ops = list(group)
         for _, same in groupby(ops, key=lambda o: o.op):
             _run_group(d, test, list(same))
-        if not d.run.keep_files:
-            d.work.remove_files({name for o in ops for name in o.stream_files()})
+        _remove(d, ops, test)
     return "complete"
 
 

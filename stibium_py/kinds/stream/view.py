@@ -12,7 +12,7 @@ from ...report.figures import layout
 from ...report.page import esc, figure, table
 from ...report.terminal import Column, fitted_table, with_caption
 from ...units import format_rate, format_seconds, format_size
-from .analysis import StreamResult, frames, sentence
+from .analysis import StreamResult, client_names, frames, sentence
 
 
 def _streams(n: int) -> str:
@@ -23,15 +23,21 @@ def headline(e: StreamResult, compact: bool) -> tuple[str, str, str]:
     """The most streams without a drop, and a frame's median time at that count (or at the fewest)."""
     at = next((p for p in e.points if p.streams == e.most), e.points[0])
     latency = format_seconds(at.frame_s["p50"]) if compact else f"p50 {format_seconds(at.frame_s['p50'])} a frame"
-    most = _streams(e.most) if e.most else "none"
+    most = ("none" if not e.most else _streams(e.most) if e.clients == 1 else
+            f"{e.clients} x {_streams(e.most)}")
     if compact:
         return e.action, most, latency
     return f"{e.name} {e.action}", f"{most} without a drop", latency
 
 
+def _count(e: StreamResult, n: int) -> str:
+    """A stream count: each client's, times the clients where there are many ("4 x 2")."""
+    return str(n) if e.clients == 1 else f"{e.clients} x {n}"
+
+
 def _row(e: StreamResult, p: Any) -> list[str]:
     dropped = f"{p.dropped:,} ({100 * p.dropped_share:.1f} %)" if p.dropped else "0"
-    return [e.name, e.action, str(p.streams), f"{p.frames:,}", f"{p.on_time:,}", f"{p.late:,}", dropped,
+    return [e.name, e.action, _count(e, p.streams), f"{p.frames:,}", f"{p.on_time:,}", f"{p.late:,}", dropped,
             str(e.buffer_frames),
             format_seconds(p.frame_s["p50"]), format_seconds(p.frame_s["p99"]), format_seconds(p.frame_s["max"])]
 
@@ -95,12 +101,24 @@ def sections(results: list[StreamResult], n: int) -> tuple[list[str], int]:
                   "a sequential rate promises"],
                  [[e.name, e.action, (f"{e.format_title}: " if e.format_title else "")
                    + f"{format_size(e.frame_bytes)} a frame at {e.fps:.3f} fps "
-                   f"({format_rate(e.stream_bytes_per_s)} a stream)", str(e.most),
+                   f"({format_rate(e.stream_bytes_per_s)} a stream)",
+                   str(e.most) if e.clients == 1 else f"{_count(e, e.most)} = {e.clients * e.most}",
                    ", ".join(map(str, e.most_by_trial)),
                    "-" if e.promised is None else f"{e.promised} ({format_rate(e.sequential_bytes_per_s)})"]
                   for e in results])
     out = ["<h2>Streams: will it play?</h2><p>" + "<br>".join(esc(sentence(e)) for e in results) + "</p>" + play,
            table(_HEADER, [_row(e, p) for e in results for p in e.points])]
+    many = [e for e in results if e.clients > 1]
+    if many:
+        out.append("<h3>Streams across clients</h3><p>Each client ran the count's streams at once, every client "
+                   "together: the streams on the store are the clients times the count. A straggler dropped frames "
+                   "where another client dropped none.</p>" + table(
+                       ["test", "op", "streams a client", "clients", "streams on the store", "dropped",
+                        "dropped by client", "stragglers"],
+                       [[e.name, e.action, str(p.streams), str(e.clients), str(e.clients * p.streams),
+                         f"{p.dropped:,}", ", ".join(f"{c}: {d:,}" for c, d in p.dropped_by_client.items()),
+                         client_names(e, p.stragglers) if p.stragglers else "none"]
+                        for e in many for p in e.points]))
     for e in results:
         out.append('<div class="grid">' + _figure(e, n) + _distribution(e, n + 1) + "</div>")
         n += 2

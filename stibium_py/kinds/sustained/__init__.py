@@ -6,4 +6,4 @@ from __future__ import annotations
 from ...registry import folder_spec
 from .model import SustainedTest
 
-SPEC = folder_spec(__name__, model=SustainedTest, spanned=False, plan_note=True, points=False)
+SPEC = folder_spec(__name__, model=SustainedTest, spanned=False, plan_note=True, points=False, aggregated=True)
