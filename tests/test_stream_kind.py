@@ -126,6 +126,9 @@ def test_the_summary_the_terminal_and_the_page_say_the_same_streams(tmp_path):
     assert "one stream's frames moved at 105 MB/s, a sequential rate that promises 4" in " ".join(said.split())
     page = (run / "report.html").read_text()
     assert "Streams: will it play?" in page and "clips capture: 1 stream ran without a drop" in page
+    # the will-it-play row: the format, capture's and playback's most streams with each trial's, the promises
+    assert ("<td>clips</td><td>1 MiB a frame at 25.000 fps (26.2 MB/s a stream)</td><td>1 (in each trial)</td>"
+            "<td>1 (in each trial)</td><td>capture 4 (105 MB/s)") in page
 
 
 def test_a_stream_that_drops_from_its_first_count_is_said_so(tmp_path):

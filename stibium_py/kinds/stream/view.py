@@ -94,18 +94,41 @@ def _distribution(e: StreamResult, n: int) -> str:
     return figure(drawn, f"fig{n}")
 
 
+def _by_test(results: list[StreamResult]) -> list[list[StreamResult]]:
+    """The results of each test (its capture and its playback), in the order of the tests."""
+    names = list(dict.fromkeys(e.name for e in results))
+    return [[e for e in results if e.name == name] for name in names]
+
+
+def _most(e: StreamResult | None) -> str:
+    """A cell of the will-it-play table: the most streams without a drop in every trial, and the range of each
+    trial's own most (the count's interval); "not asked" where the test has no such op."""
+    if e is None:
+        return "not asked"
+    low, high = min(e.most_by_trial), max(e.most_by_trial)
+    spread = "in each trial" if low == high else f"trials: {_count(e, low)} to {_count(e, high)}"
+    total = f" = {e.clients * e.most}" if e.clients > 1 else ""
+    return f"{_count(e, e.most)}{total} ({spread})"
+
+
+def _will_it_play(tests: list[StreamResult]) -> list[str]:
+    """A row of the will-it-play table: a test's format, its capture's and its playback's most streams, and what
+    each one's sequential rate would promise."""
+    e = tests[0]
+    what = (f"{e.format_title}: " if e.format_title else "") + (f"{format_size(e.frame_bytes)} a frame at "
+                                                                   f"{e.fps:.3f} fps "
+                                                                   f"({format_rate(e.stream_bytes_per_s)} a stream)")
+    by_op = {t.action: t for t in tests}
+    promised = [f"{t.action} {t.promised} ({format_rate(t.sequential_bytes_per_s)})" for t in tests
+                if t.promised is not None and t.sequential_bytes_per_s is not None]
+    return [e.name, what, _most(by_op.get("capture")), _most(by_op.get("playback")), ", ".join(promised) or "-"]
+
+
 def sections(results: list[StreamResult], n: int) -> tuple[list[str], int]:
     if not results:
         return [], n
-    play = table(["test", "op", "format", "most streams without a drop", "per trial",
-                  "a sequential rate promises"],
-                 [[e.name, e.action, (f"{e.format_title}: " if e.format_title else "")
-                   + f"{format_size(e.frame_bytes)} a frame at {e.fps:.3f} fps "
-                   f"({format_rate(e.stream_bytes_per_s)} a stream)",
-                   str(e.most) if e.clients == 1 else f"{_count(e, e.most)} = {e.clients * e.most}",
-                   ", ".join(map(str, e.most_by_trial)),
-                   "-" if e.promised is None else f"{e.promised} ({format_rate(e.sequential_bytes_per_s)})"]
-                  for e in results])
+    play = table(["test", "format", "capture: most streams without a drop", "playback: most streams without a drop",
+                  "a sequential rate promises"], [_will_it_play(tests) for tests in _by_test(results)])
     out = ["<h2>Streams: will it play?</h2><p>" + "<br>".join(esc(sentence(e)) for e in results) + "</p>" + play,
            table(_HEADER, [_row(e, p) for e in results for p in e.points])]
     many = [e for e in results if e.clients > 1]
