@@ -159,7 +159,15 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
                for kb, ka in renames.items()]
     listed = [*_not_whole(a, "A"), *_not_whole(b, "B"), *listed,
               *(f"{kind} tests ({', '.join(names)}) are not compared yet: each run's report has them"
-                for kind, names in kinds_apart([a, b]).items())]
+                for kind, names in kinds_apart([a, b], compared=True).items())]
+    kinds, kinds_only_a, kinds_only_b = {}, [], []
+    for spec in registry.specs():
+        if spec.compare is not None:
+            found, only_a, only_b = spec.compare([run.rows for run in a.runs], [run.rows for run in b.runs])
+            if found:
+                kinds[spec.name] = found
+            kinds_only_a += only_a
+            kinds_only_b += only_b
     matched = [k for k in ga if k in gb]
     below_a, below_b = (below.point_shares({k: side_points[k] for k in matched}, _memory_rates(side))
                         for side, side_points in ((a, ga), (b, gb)))
@@ -176,20 +184,23 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
         differences=listed,
         sustained=[SustainedPair(sa[key], sb[key], compare_sustained(sa[key], sb[key], settings))
                    for key in sa if key in sb],
-        only_in_a=[describe(k) for k in ga if k not in gb] + [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb],
-        only_in_b=[describe(k) for k in gb if k not in ga] + [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa])
+        only_in_a=[describe(k) for k in ga if k not in gb] + [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb]
+        + kinds_only_a,
+        only_in_b=[describe(k) for k in gb if k not in ga] + [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa]
+        + kinds_only_b, kinds=kinds)
 
 
-def kinds_apart(sides: list[Side]) -> dict[str, list[str]]:
-    """The kinds of test with neither points nor a curve (stream) in the sides' runs, and their tests' names:
-    what a comparison or a series does not put together yet."""
+def kinds_apart(sides: list[Side], compared: bool = False) -> dict[str, list[str]]:
+    """The kinds of test with neither points nor a curve in the sides' runs, and their tests' names: what a
+    series does not put together yet (compared: what a comparison does not, which a kind's own compare does)."""
     apart: dict[str, set[str]] = {}
     for side in sides:
         for run in side.runs:
             kinds = run.rows.col("kind")
             for kind in set(kinds.tolist()):
                 spec = registry.find(kind)
-                if spec is not None and spec.points is None and kind != "sustained":
+                if spec is not None and spec.points is None and kind != "sustained" and not (
+                        compared and spec.compare is not None):
                     apart.setdefault(kind, set()).update(run.rows.col("test")[kinds == kind].tolist())
     return {kind: sorted(names) for kind, names in apart.items()}
 

@@ -42,10 +42,13 @@ class KindSpec:
     view: Any                       # report: its sections, headline, counts and terminal lines (build.KindView)
     overlay: Callable[..., Any] | None         # report: the compare page's figure of its points (or a sentence
                                                # where a figure would show nothing), or None: no points
+    compare: Callable[..., Any] | None         # compare: (A's runs' rows, B's) -> its own pairs of the two sides,
+                                               # the tests only A ran and only B ran (drawn by its view's
+                                               # compare_lines and compare_section), or None: points, or none
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            if f.name not in ("plan_note", "points", "overlay") and getattr(self, f.name) is None:
+            if f.name not in ("plan_note", "points", "overlay", "compare") and getattr(self, f.name) is None:
                 raise TypeError(f"kind {self.name!r}: {f.name} is needed")
 
 
@@ -77,11 +80,11 @@ class Later:
 
 
 def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
-                aggregated: bool) -> KindSpec:
+                aggregated: bool, compare: bool = False) -> KindSpec:
     """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
     `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
-    `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page),
-    each imported when first used. `home` is the folder's package (its `__name__`), whose last part is the kind's
+    `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page), and
+    `compare.pairs` (a kind without points that compares its own results), each imported when first used. `home` is the folder's package (its `__name__`), whose last part is the kind's
     name."""
     def part(module: str, attribute: str) -> Later:
         return Later(f"{home}.{module}", attribute)
@@ -90,7 +93,8 @@ def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: 
                     plan_note=part("view", "plan_note") if plan_note else None,
                     summarise=part("analysis", "summarise"), points=part("analysis", "POINTS") if points else None,
                     warnings=part("analysis", "add_warnings"), view=part("view", "VIEW"),
-                    overlay=part("view", "overlay") if points else None)
+                    overlay=part("view", "overlay") if points else None,
+                    compare=part("compare", "pairs") if compare else None)
 
 
 _KINDS: dict[str, KindSpec] = {}

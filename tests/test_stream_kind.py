@@ -226,18 +226,39 @@ def test_the_stream_figures_render_without_javascript_errors(tmp_path):
     assert not [line for line in console if "Uncaught" in line or "Error" in line], console
 
 
-def test_compare_and_a_series_say_they_leave_stream_tests_out(tmp_path):
-    """Stream counts are not matched between runs yet: compare and a series say so, not an empty table alone."""
+def test_compare_sets_two_runs_stream_counts_side_by_side_and_a_series_says_it_leaves_them_out(tmp_path):
+    """A disk that plays 1 stream against one that plays 2 (each trial alike): compare says B carried more in
+    every trial than A in any, on the terminal and the page; two runs alike show no difference; a series
+    still leaves stream tests out, and says so."""
     from stibium_py.compare import load_run as load_side
     from stibium_py.compare import compare_runs
+    from stibium_py.compare import drawn
+    from stibium_py.report import compare_page, compare_terminal
     from stibium_py.run import start_series
     from stibium_py.series import summarize_series
     fast = lambda name, k: 0.010          # noqa: E731
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    a, b = _run(tmp_path / "a", _plan(CUSTOM), fast), _run(tmp_path / "b", _plan(CUSTOM), fast)
+    one = lambda name, k: 0.010 if name.startswith("1x") else 0.050          # noqa: E731
+    for side in ("a", "b", "c"):
+        (tmp_path / side).mkdir()
+    a, b = _run(tmp_path / "a", _plan(CUSTOM), one), _run(tmp_path / "b", _plan(CUSTOM), fast)
+    c = _run(tmp_path / "c", _plan(CUSTOM), one)
     compared = compare_runs(load_side(a), load_side(b))
-    assert "stream tests (clips) are not compared yet: each run's report has them" in compared.differences
+    assert not [d for d in compared.differences if "stream" in d]
+    capture, playback = compared.kinds["stream"]
+    assert (capture.name, capture.action, capture.a, capture.b, capture.verdict) == (
+        "clips", "capture", [1, 1], [2, 2], "more")
+    assert compared.to_json()["kinds"]["stream"][1]["verdict"] == "more"
+    console = Console(record=True, width=200)
+    for line in compare_terminal.two_runs(compared, 200):
+        console.print(line)
+    (tmp_path / "ab.html").write_text(compare_page.render(compared, drawn(load_side(a), load_side(b))))
+    said = " ".join(console.export_text().split())
+    assert ("clips playback (1 MiB at 25.000 fps, 26.2 MB/s a stream): A 1 stream without a drop in every trial "
+            "(in each trial), B 2 (in each trial): B carried more in every trial than A in any (1 more at the "
+            "least)") in said
+    assert "Streams: will it play, A and B" in (tmp_path / "ab.html").read_text()
+    same = compare_runs(load_side(a), load_side(c))
+    assert [p.verdict for p in same.kinds["stream"]] == ["same range", "same range"]
     path = tmp_path / "s.yaml"
     path.write_text(_plan(CUSTOM))
     options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / "series", progress=False)

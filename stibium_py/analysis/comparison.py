@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Executor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -299,6 +299,7 @@ class TwoRuns:
     sustained: list[SustainedPair]
     only_in_a: list[str]
     only_in_b: list[str]
+    kinds: dict[str, list[Any]] = field(default_factory=dict)    # a kind's own pairs (KindSpec.compare), by kind
 
     FORMAT = "stibium-compare/3"
 
@@ -316,7 +317,8 @@ class TwoRuns:
                 "differences": self.differences,
                 "rows": [{**p.to_json(), "caution": self.cautions.get(p.key)} for p in self.points],
                 "summaries": [g.to_json() for g in self.groups], "sustained": [s.to_json() for s in self.sustained],
-                "unmatched": {"only_in_a": self.only_in_a, "only_in_b": self.only_in_b}}
+                "unmatched": {"only_in_a": self.only_in_a, "only_in_b": self.only_in_b},
+                "kinds": {kind: [p.to_json() for p in pairs] for kind, pairs in self.kinds.items()}}
 
 
 def advice(runs_a: int, runs_b: int, comparison: Comparison, s: Settings, runs_advised: int) -> str:

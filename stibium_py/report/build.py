@@ -212,6 +212,10 @@ class KindView:
     sections: Callable[[list[Any], int], tuple[list[str], int]]
     lines: Callable[[list[Any], int], list[Any]]   # the terminal's lines or tables under the summary table, of
                                                    # the kind's results, fitted to the width
+    # a kind that compares its own results (KindSpec.compare): its pairs on the terminal (pairs, A's name, B's
+    # name -> lines) and on the compare page (pairs, A's label, B's label -> HTML)
+    compare_lines: Callable[[list[Any], str, str], list[str]] | None = None
+    compare_section: Callable[[list[Any], str, str], str] | None = None
 
 
 def render(run: RunRecord, summary: Summary) -> str:

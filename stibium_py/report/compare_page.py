@@ -104,7 +104,13 @@ def render(result: TwoRuns, drawn: Drawn) -> str:
         n += 1
     for i, pair in enumerate(result.sustained):
         sections.append(sustained.compare_section(pair, label_a, label_b, COLORS, i))
+    sections += _kinds_sections(result, label_a, label_b)
     return page("stibium compare", sections)
+
+
+def _kinds_sections(result: TwoRuns, label_a: str, label_b: str) -> list[str]:
+    """The sections of the kinds that compare their own results."""
+    return [registry.spec(kind).view.compare_section(pairs, label_a, label_b) for kind, pairs in result.kinds.items()]
 
 
 def render_many(result: ManyRuns) -> str:
@@ -132,6 +138,8 @@ def render_many(result: ManyRuns) -> str:
                        for run, s in entries]
         sections.append(f"<h2>{esc(test)} {esc(op)}: sustained</h2>"
                         + table(["run", "what it did", "against the reference (95% intervals)"], table_rows))
+    for pair in result.pairs:
+        sections += _kinds_sections(pair, ref + " (reference)", pair.b.label)
     return page("stibium compare", sections)
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
+
+from .. import registry
 from ..analysis.comparison import ManyRuns, SustainedRatio, TwoRuns
 from ..analysis.estimate import estimate_text, ratio_text
 from ..analysis.rates import label, rate_format
@@ -54,7 +57,17 @@ def many_runs(result: ManyRuns, width: int) -> list[Any]:
         for s in pair.sustained:
             out.append(f"[bold]{s.a.name} {s.a.op}, sustained[/], {pair.b.run}: {s.b.result.headline}")
             out += [f"  {sustained_ratio_text(r)} against the reference" for r in s.ratios]
+        out += kinds_lines(pair, "the reference", pair.b.run)
     return out + result.advice
+
+
+def kinds_lines(result: TwoRuns, a: str, b: str) -> list[str]:
+    """The lines of the kinds that compare their own results (a, b: the two sides' names)."""
+    out: list[str] = []
+    for kind, pairs in result.kinds.items():
+        draw = registry.spec(kind).view.compare_lines
+        out += [escape(line) for line in draw(pairs, a, b)]
+    return out
 
 
 _SHORT_ACCESS = {"sequential": "seq", "random": "rand", "strided": "str", "(geometric mean)": "geo-mean"}
@@ -88,6 +101,7 @@ def two_runs(result: TwoRuns, width: int) -> list[Any]:
     for s in result.sustained:
         out.append(f"[bold]{s.a.name} {s.a.op}, sustained[/]: A {s.a.result.headline}; B {s.b.result.headline}")
         out += [f"  B / A: {sustained_ratio_text(r)}" for r in s.ratios]
+    out += kinds_lines(result, "A", "B")
     if shown and any(p.key.access for p in result.points):
         out.append("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "
                    "Q8T1: 8 requests in flight on 1 thread")

@@ -8,4 +8,4 @@ from ...registry import folder_spec
 from .model import StreamTest
 
 SPEC = folder_spec(__name__, model=StreamTest, spanned=False, plan_note=True, points=False,
-                   aggregated=False)
+                   aggregated=False, compare=True)

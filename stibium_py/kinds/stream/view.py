@@ -164,4 +164,38 @@ def plan_note(test: Any) -> str:
             f"{format_seconds(seconds)}.")
 
 
-VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", sections, lines)
+def _trials(values: list[int]) -> str:
+    low, high = min(values), max(values)
+    return "in each trial" if low == high else f"trials: {low} to {high}"
+
+
+def compare_text(p: Any, a: str = "A", b: str = "B") -> str:
+    """A pair in one line: "clips playback (ProRes 422 HQ, ...): A 3 streams without a drop in every trial (trials:
+    3 to 4), B 5 (in each trial): B carried 2 more in every trial"."""
+    said = (f"{p.name} {p.action} ({p.what}): {a} {_streams(p.a_most)} without a drop in every trial "
+            f"({_trials(p.a)}), {b} {p.b_most} ({_trials(p.b)})")
+    if p.verdict == "more":
+        return f"{said}: {b} carried more in every trial than {a} in any ({p.b_most - p.a_most} more at the least)"
+    if p.verdict == "fewer":
+        return (f"{said}: {b} carried fewer in every trial than {a} in any ({p.a_most - p.b_most} fewer at the "
+                f"least)")
+    return f"{said}: the trials' counts overlap, no difference is shown"
+
+
+def compare_lines(pairs: list[Any], a: str, b: str) -> list[str]:
+    return [compare_text(p, a, b) for p in pairs]
+
+
+def compare_section(pairs: list[Any], label_a: str, label_b: str) -> str:
+    """The compare page's table of the stream tests: each side's most streams (on the store) and every trial's."""
+    rows = [[p.name, p.action, p.what, f"{p.a_most} ({_trials(p.a)})", f"{p.b_most} ({_trials(p.b)})",
+             {"more": "B carried more", "fewer": "B carried fewer", "same range": "no difference shown"}[p.verdict]]
+            for p in pairs]
+    return (f"<h2>Streams: will it play, A and B</h2><p>A: {esc(label_a)}; B: {esc(label_b)}. The most streams on "
+            f"the store without a drop in every trial of a side (every run's trials together), with the range of "
+            f"each trial's own most; one side carried more only where its every trial carried more than the "
+            f"other's any.</p>" + table(["test", "op", "format", "A", "B", "B against A"], rows))
+
+
+VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", sections, lines, compare_lines,
+                compare_section)
