@@ -7,6 +7,7 @@
 #include "sb_clock.h"
 #include "sb_job.h"
 #include "sb_platform.h"
+#include "sb_sign.h"
 #include "sb_tree.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -828,10 +829,126 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
     return SB_OK;
 }
 
+/* sign: a verify's file of signed blocks written (then fully synced) or read back and checked (sb_sign.h),
+ * uncached, a row a chunk before the answer. */
+static void sb_sign_chunk_row(void *ctx, uint64_t chunk, uint64_t chunk_bytes, uint64_t done, uint64_t start_ns,
+                              uint64_t end_ns)
+{
+    (void)ctx;
+    printf("{\"chunk\":%llu,\"chunk_bytes\":%llu,\"bytes_done\":%llu,\"requests\":1,\"start_ns\":%llu,"
+           "\"end_ns\":%llu,\"seconds\":%.9f}\n", (unsigned long long)chunk, (unsigned long long)chunk_bytes,
+           (unsigned long long)done, (unsigned long long)start_ns, (unsigned long long)end_ns, sb_s(end_ns - start_ns));
+    fflush(stdout);
+}
+
+static const char *const sb_block_kind_names[] = {"ok", "moved", "corrupt", "unreadable"};
+
+static int sb_cmd_sign(int argc, char **argv, NSMutableDictionary *out)
+{
+    const char *path = NULL;
+    int write = -1;
+    uint64_t blocks = 0, first = 0, chunk = 4u << 20;
+    int have_run = 0;
+    sb_sign_id id = {.block_bytes = 4096, .seed = 1};
+    for (int i = 1; i < argc; i += 2) {
+        const char *flag = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t *number = NULL;
+        if (!v)
+            return sb_usage(out, "%s needs a value", flag);
+        if (strcmp(flag, "--path") == 0) {
+            path = v;
+            continue;
+        }
+        if (strcmp(flag, "--op") == 0) {
+            if ((write = sb_choice(v, (const char *const[]){"read", "write"}, 2)) < 0)
+                return sb_usage(out, "sign: --op is write or read, not '%s'", v);
+            continue;
+        }
+        if (strcmp(flag, "--blocks") == 0)
+            number = &blocks;
+        else if (strcmp(flag, "--first") == 0)
+            number = &first;
+        else if (strcmp(flag, "--block") == 0)
+            number = &id.block_bytes;
+        else if (strcmp(flag, "--chunk") == 0)
+            number = &chunk;
+        else if (strcmp(flag, "--run") == 0)
+            number = &id.run, have_run = 1;
+        else if (strcmp(flag, "--seed") == 0)
+            number = &id.seed;
+        else
+            return sb_usage(out, "sign: unknown flag '%s'; sign --path P --op write|read --blocks N --first K "
+                            "--block B --chunk C --run R --seed S", flag);
+        char *end;
+        errno = 0;
+        *number = strtoull(v, &end, 10);
+        if (*end || end == v || errno || v[0] == '-')
+            return sb_usage(out, "sign: a whole number, not '%s'", v);
+    }
+    if (!path || write < 0 || !blocks || !have_run)
+        return sb_usage(out, "%s", "sign needs --path, --op, --blocks and --run");
+    if (id.block_bytes < 4096 || id.block_bytes % 4096 || id.block_bytes > (1u << 20))
+        return sb_usage(out, "%s", "--block is a multiple of 4096 bytes, up to 1 MiB");
+    if (!chunk || chunk % id.block_bytes || chunk > (64u << 20))
+        return sb_usage(out, "%s", "--chunk is a multiple of the block, up to 64 MiB");
+    if (blocks > UINT64_MAX / id.block_bytes || first > UINT64_MAX - blocks)
+        return sb_usage(out, "%s", "--blocks and --first reach past 2^64 bytes");
+    sb_sign_result *res = malloc(sizeof *res);
+    if (!res)
+        return sb_usage(out, "%s", "no memory");
+    sb_err err;
+    int rc = sb_sign_file(path, write, &id, first, blocks, chunk, sb_sign_chunk_row, NULL, res, &err);
+    if (rc != 0) {
+        free(res);
+        return sb_io_error(out, &err);
+    }
+    [out setObject:sb_str(path) forKey:@"path"];
+    [out setObject:sb_str(write ? "write" : "read") forKey:@"op"];
+    [out setObject:sb_u64(res->blocks) forKey:@"blocks"];
+    [out setObject:sb_u64(res->blocks * id.block_bytes) forKey:@"bytes"];
+    [out setObject:sb_u64(res->start_ns) forKey:@"start_ns"];
+    [out setObject:sb_u64(res->end_ns) forKey:@"end_ns"];
+    [out setObject:sb_dbl(sb_s(res->end_ns - res->start_ns)) forKey:@"seconds"];
+    if (write) {
+        [out setObject:sb_str(res->sync_used ? res->sync_used : "") forKey:@"sync_used"];
+        [out setObject:sb_dbl(sb_s(res->sync_ns)) forKey:@"sync_seconds"];
+    } else {
+        [out setObject:sb_u64(res->ok) forKey:@"ok"];
+        [out setObject:sb_u64(res->moved) forKey:@"moved"];
+        [out setObject:sb_u64(res->corrupt) forKey:@"corrupt"];
+        [out setObject:sb_u64(res->unreadable) forKey:@"unreadable"];
+        [out setObject:sb_u64(res->period) forKey:@"period_blocks"];
+        NSMutableArray *bad = [NSMutableArray array];
+        for (uint64_t i = 0; i < res->bad_kept; i++) {
+            sb_bad_block b = res->bad[i];
+            NSMutableDictionary *d = [NSMutableDictionary dictionary];
+            [d setObject:sb_u64(b.block) forKey:@"block"];
+            [d setObject:sb_str(sb_block_kind_names[b.kind]) forKey:@"kind"];
+            if (b.kind == SB_BLOCK_MOVED)
+                [d setObject:sb_u64(b.holds) forKey:@"holds"];
+            if (b.kind == SB_BLOCK_CORRUPT) {
+                [d setObject:sb_u64(b.bits) forKey:@"bits"];
+                if (b.copy)
+                    [d setObject:sb_u64(b.holds) forKey:@"copy_of"];
+            }
+            if (b.kind == SB_BLOCK_UNREADABLE) {
+                [d setObject:[NSNumber numberWithInt:b.errnum] forKey:@"errno"];
+                [d setObject:sb_str(strerror(b.errnum)) forKey:@"error"];
+            }
+            [bad addObject:d];
+        }
+        [out setObject:bad forKey:@"bad"];
+    }
+    free(res);
+    return SB_OK;
+}
+
 static int sb_command(int argc, char **argv, NSMutableDictionary *out)
 {
     if (argc >= 1 && strcmp(argv[0], "tree") == 0)
         return sb_cmd_tree(argc, argv, out);
+    if (argc >= 1 && strcmp(argv[0], "sign") == 0)
+        return sb_cmd_sign(argc, argv, out);
     sb_args a;
     int rc = sb_parse(argc, argv, &a, out);
     if (rc != SB_OK)

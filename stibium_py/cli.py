@@ -546,6 +546,66 @@ def info(target: Path | None, as_json: bool) -> None:
     console.print(table)
 
 
+@main.command(short_help="Does this drive keep what it is given? Fill it with signed blocks and read them back.")
+@click.argument("target", type=click.Path(path_type=Path))
+@click.option("--size", help="Bytes to fill, such as 20GB (default: the free space less the margin).")
+@click.option("--margin", help="Bytes left free (default: 2 % of the file system, at least 64 MiB).")
+@click.option("--file-size", default="1GiB", show_default=True, help="Bytes in each file of the fill.")
+@click.option("--keep", is_flag=True, help="Leave the fill's files in the target.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Folder for the verify's run directory.")
+@click.option("--resume", "resume_dir", type=click.Path(path_type=Path),
+              help="Carry on a verify that was cut short (its run directory; TARGET must be its own).")
+@user_errors
+def verify(target: Path, size: str | None, margin: str | None, file_size: str, keep: bool, out_dir: Path,
+           resume_dir: Path | None) -> None:
+    """Fill TARGET's free space with files whose every block is signed, written uncached, then read every block
+    back uncached and check it: the bytes that read back right, blocks holding another block (a fake capacity),
+    corrupted and unreadable ones. Resumable with --resume; its files are removed at the end unless --keep."""
+    from .helper import CompiledHelper, find_helper
+    from .store import write_json_atomic, write_text_atomic
+    from .units import parse_bytes
+    from .verify import run as verify_run
+    from .verify.state import read_chunks
+    from .verify.verdict import to_json, verdict_of
+    from .verify.view import lines, render
+
+    def size_of(name: str, value: str | None) -> int | None:
+        if value is None:
+            return None
+        try:
+            return parse_bytes(value, "binary")
+        except SizeError as e:
+            raise RunError(f"--{name}: {e}", 2) from None
+
+    def say(message: str) -> None:
+        console.print(f"[dim]{message}[/]", highlight=False)
+
+    helpers = CompiledHelper(find_helper())
+    if resume_dir is not None:
+        if size is not None or margin is not None or keep:
+            raise RunError("--resume carries on with the verify's own size and files; drop --size, --margin and "
+                           "--keep", 2)
+        state = verify_run.resume(target, resume_dir, helpers, say)
+        run_dir = resume_dir
+    else:
+        options = verify_run.VerifyOptions(size_bytes=size_of("size", size), margin_bytes=size_of("margin", margin),
+                                           file_bytes=size_of("file-size", file_size) or verify_run.FILE_BYTES,
+                                           keep=keep, out_dir=out_dir)
+        run_dir, state = verify_run.start(target, options, helpers, say)
+    verdict = verdict_of(state, read_chunks(run_dir, state))
+    write_json_atomic(run_dir / "summary.json", to_json(verdict))
+    write_text_atomic(run_dir / "report.html", render(verdict))
+    for k, line in enumerate(lines(verdict)):
+        console.print(f"[bold]{line}[/]" if k == 0 else line, highlight=False, markup=False if k else True)
+    console.print(f"report: {run_dir / 'report.html'}")
+    if state.status != "complete":
+        _fail(f"the verify was {state.status} ({state.stopped_by}); carry it on with `stibium verify {state.target} "
+              f"--resume {run_dir}`", 130 if state.status == "interrupted" else 1)
+    if verdict.ok_blocks != state.blocks:
+        sys.exit(1)
+
+
 @main.command(short_help="Prove on this disk that uncached I/O is uncached.")
 @click.option("--target", type=click.Path(path_type=Path), default=Path("."), show_default=True,
               help="Folder on the disk to check (made if missing and removed again; a temporary folder inside it is "

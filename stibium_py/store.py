@@ -156,18 +156,25 @@ def _json_key(key: Any) -> str:
     return json.dumps(key if isinstance(key, str) else json.dumps(key))
 
 
+def read_record_json(path: Path, missing: str, todo: str) -> Any:
+    """A run directory's record as JSON (within jsonread's bounds), or RunDirError in one line: `missing` where
+    there is no such file, else what is wrong and `todo`."""
+    try:
+        return load_json(path.read_text(encoding="utf-8"), str(path), todo)
+    except FileNotFoundError:
+        raise RunDirError(missing) from None
+    except JsonRefused as e:
+        raise RunDirError(str(e)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RunDirError(f"{path}: damaged ({e}); {todo}") from None
+
+
 def read_run_json(run_dir: Path) -> RunRecord:
     path = run_dir / RUN_JSON
     if not run_dir.is_dir():
         raise RunDirError(f"{run_dir}: not a run directory (no such folder)")
-    try:
-        data = load_json(path.read_text(encoding="utf-8"), str(path), "restore it from a copy of the run")
-    except FileNotFoundError:
-        raise RunDirError(f"{run_dir}: no {RUN_JSON}; this is not a stibium run directory, or it was damaged") from None
-    except JsonRefused as e:
-        raise RunDirError(str(e)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RunDirError(f"{path}: damaged ({e}); restore it from a copy of the run") from None
+    data = read_record_json(path, f"{run_dir}: no {RUN_JSON}; this is not a stibium run directory, or it was damaged",
+                            "restore it from a copy of the run")
     try:
         return RunRecord.from_json(data, str(path))
     except (RecordError, TypeError) as e:

@@ -337,3 +337,19 @@ def test_every_stream_frame_is_uncached_on_a_mac(driver, machine):
         for k in (0, 1, 999):
             for op in (WRITE, READ):
                 assert decide(driver, machine, op, k * frame, frame)[:3] == ("all", frame, True), (frame, k, op)
+
+
+@pytest.mark.parametrize("machine", [APPLE_SILICON, INTEL_MAC], ids=["apple-silicon", "intel-mac"])
+def test_every_chunk_of_a_verify_is_uncached_on_a_mac(driver, machine):
+    """`stibium verify`'s files: every chunk of every file (the last one shorter) written and read back uncached
+    on either Mac, for a fill of any size (rounded down to whole 16 KiB) and a block of 4 KiB or 16 KiB."""
+    from stibium_py.verify.run import CHUNK_BYTES, FILE_BYTES, layout
+    for block in (4 * KiB, 16 * KiB):
+        for total in (4 * MiB + 20 * KiB, 3 * FILE_BYTES // 2 + 123_457, 64 * MiB):
+            for f in layout(total, block, CHUNK_BYTES, FILE_BYTES):
+                size = f.blocks * block
+                chunks = [(offset, min(CHUNK_BYTES, size - offset)) for offset in range(0, size, CHUNK_BYTES)]
+                for offset, length in (chunks[0], chunks[-1]):
+                    for op in (WRITE, READ):
+                        assert decide(driver, machine, op, offset, length)[:3] == ("all", length, True), (
+                            block, total, f.name, offset, length, op)

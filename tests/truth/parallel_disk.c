@@ -9,11 +9,16 @@
  * to the file system (max_background, 12 by default), and the loop runs up to 4 x parallel threads (its
  * default is 10).
  *
- *     parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS]
+ *     parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS [KEEP_BYTES]]
  *
  * A flush (fsync of the file: a loop device on it sends the file system's cache flushes there) takes FLUSH_NS
  * from its arrival, as a drive writing its cache to the medium; 0 (the default) answers at once, as a drive
  * that does not flush.
+ *
+ * KEEP_BYTES (a fake drive): the disk says it holds SIZE_BYTES but keeps only KEEP_BYTES. Its first WRAP_HEAD
+ * bytes (where a file system keeps its tables) are its own; every byte from KEEP_BYTES on lands at
+ * WRAP_HEAD + (offset - WRAP_HEAD) mod (KEEP_BYTES - WRAP_HEAD), over what was written there before, as the
+ * fake USB sticks and SSDs that report a capacity they do not have. 0 (the default): an honest disk.
  *
  * Runs in the foreground until unmounted (fusermount3 -u MOUNTPOINT). Built by tests/truth/devices.py:
  *     cc -O2 parallel_disk.c $(pkg-config --cflags --libs fuse3) -o parallel_disk */
@@ -30,6 +35,34 @@
 
 static unsigned char *disk;
 static size_t disk_bytes;
+static size_t keep_bytes;               /* 0: every byte kept; else a fake of this real capacity */
+#define WRAP_HEAD ((size_t)4 << 20)
+
+/* Where byte `off` is kept, and how many bytes from there on are kept in a row. */
+static size_t kept_at(size_t off, size_t *run)
+{
+    if (!keep_bytes || off < keep_bytes) {
+        *run = (keep_bytes ? keep_bytes : disk_bytes) - off;
+        return off;
+    }
+    size_t at = WRAP_HEAD + (off - WRAP_HEAD) % (keep_bytes - WRAP_HEAD);
+    *run = keep_bytes - at;
+    return at;
+}
+
+/* Move size bytes at off between buf and where the disk keeps them. */
+static void move(char *buf, size_t size, size_t off, int write)
+{
+    while (size) {
+        size_t run, at = kept_at(off, &run);
+        size_t n = size < run ? size : run;
+        if (write)
+            memcpy(disk + at, buf, n);
+        else
+            memcpy(buf, disk + at, n);
+        buf += n, off += n, size -= n;
+    }
+}
 static long delay_ns;
 static long flush_ns;
 static sem_t slots;
@@ -108,7 +141,7 @@ static int pd_read(const char *path, char *buf, size_t size, off_t off, struct f
     if (size > disk_bytes - (size_t)off)
         size = disk_bytes - (size_t)off;
     wait_delay();
-    memcpy(buf, disk + off, size);
+    move(buf, size, (size_t)off, 0);
     return (int)size;
 }
 
@@ -118,7 +151,7 @@ static int pd_write(const char *path, const char *buf, size_t size, off_t off, s
     if ((size_t)off + size > disk_bytes)
         return -ENOSPC;
     wait_delay();
-    memcpy(disk + off, buf, size);
+    move((char *)buf, size, (size_t)off, 1);
     return (int)size;
 }
 
@@ -143,15 +176,20 @@ static const struct fuse_operations ops = {
 
 int main(int argc, char **argv)
 {
-    if (argc != 5 && argc != 6) {
-        fprintf(stderr, "usage: parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS]\n");
+    if (argc < 5 || argc > 7) {
+        fprintf(stderr, "usage: parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS [KEEP_BYTES]]\n");
         return 2;
     }
-    flush_ns = argc == 6 ? strtol(argv[5], NULL, 10) : 0;
+    flush_ns = argc >= 6 ? strtol(argv[5], NULL, 10) : 0;
     disk_bytes = strtoull(argv[2], NULL, 10);
     delay_ns = strtol(argv[3], NULL, 10);
+    keep_bytes = argc == 7 ? strtoull(argv[6], NULL, 10) : 0;
     int parallel = atoi(argv[4]);
-    disk = calloc(1, disk_bytes);
+    if (keep_bytes && (keep_bytes <= WRAP_HEAD || keep_bytes >= disk_bytes)) {
+        fprintf(stderr, "parallel_disk: KEEP_BYTES is more than 4 MiB and less than SIZE_BYTES\n");
+        return 2;
+    }
+    disk = calloc(1, keep_bytes ? keep_bytes : disk_bytes);
     if (!disk || parallel < 1 || sem_init(&slots, 0, (unsigned)parallel) != 0) {
         fprintf(stderr, "parallel_disk: bad arguments or no memory\n");
         return 1;

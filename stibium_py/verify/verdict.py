@@ -1,0 +1,103 @@
+"""What a verify found, from its record: the bytes that read back as written, the blocks that hold another
+block (a drive that writes over what it holds: a capacity it does not have), corrupted and unreadable blocks,
+the first bad one, and the verdict in one sentence first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from ..units import format_bytes, format_rate
+from .state import BadBlock, VerifyState
+
+
+@dataclass(frozen=True)
+class Verdict:
+    state: VerifyState
+    ok_blocks: int
+    moved: int
+    corrupt: int
+    unreadable: int
+    checked_blocks: int
+    bad: list[BadBlock]                 # the first bad blocks, in the fill's order
+    write_rates: list[tuple[int, float]]
+    read_rates: list[tuple[int, float]]
+
+    @property
+    def whole(self) -> bool:
+        return self.checked_blocks == self.state.blocks
+
+    @property
+    def ok_bytes(self) -> int:
+        return self.ok_blocks * self.state.block_bytes
+
+    def where(self, block: int) -> str:
+        """A block's place: its byte in the fill, its file and its byte in the file."""
+        s = self.state
+        f = next(f for f in s.files if f.first_block <= block < f.first_block + f.blocks)
+        return (f"byte {block * s.block_bytes:,} of the fill ({s.folder}/{f.name}, byte "
+                f"{(block - f.first_block) * s.block_bytes:,})")
+
+    def sentence(self) -> str:
+        s, total = self.state, self.state.bytes
+        if not self.whole:
+            done = self.checked_blocks * s.block_bytes
+            return (f"not finished: {done:,} of {total:,} bytes read back so far, {self.ok_bytes:,} of them as "
+                    f"written; resume it to check the rest")
+        if self.ok_blocks == s.blocks:
+            return f"all {total:,} bytes read back as written"
+        said = [f"only {self.ok_bytes:,} of {total:,} bytes ({format_bytes(self.ok_bytes)} of "
+                f"{format_bytes(total)}) read back as written"]
+        if self.moved:
+            said.append(f"{self.moved * s.block_bytes:,} bytes hold other blocks of the fill: this drive writes "
+                        f"over what it holds, and keeps about {format_bytes(self.ok_bytes)} (a fake capacity)")
+        if self.corrupt:
+            said.append(f"{self.corrupt:,} block{'s' if self.corrupt > 1 else ''} came back corrupted")
+        if self.unreadable:
+            said.append(f"{self.unreadable:,} block{'s' if self.unreadable > 1 else ''} could not be read")
+        return "; ".join(said)
+
+    def details(self) -> list[str]:
+        s = self.state
+        out = [f"{len(s.files)} file{'s' if len(s.files) > 1 else ''} of {format_bytes(s.bytes)} in {s.target}/"
+               f"{s.folder}, blocks of {s.block_bytes:,} bytes, written and read back uncached"]
+        for phase, rates in (("written", self.write_rates), ("read back", self.read_rates)):
+            if rates:
+                values = [r for _, r in rates]
+                out.append(f"{phase} at a median {format_rate(median(values))} a chunk (slowest "
+                           f"{format_rate(min(values))}, fastest {format_rate(max(values))})")
+        if s.resident_pages_after:
+            out.append(f"{s.resident_pages_after:,} pages of the files stayed in the page cache after it was emptied:"
+                       f" the reads, uncached, did not meet them")
+        if self.bad:
+            first = self.bad[0]
+            out.append(f"the first bad block: {self.where(first.block)}, {bad_text(first)}")
+        return out
+
+
+def bad_text(b: BadBlock) -> str:
+    if b.kind == "moved":
+        return f"it holds block {b.holds:,}, written {'after' if (b.holds or 0) > b.block else 'before'} it"
+    if b.kind == "corrupt":
+        copy = f" of a copy of block {b.copy_of:,}" if b.copy_of is not None else ""
+        return f"{b.bits:,} bit{'s' if (b.bits or 0) > 1 else ''}{copy} differ from what was written"
+    return f"unreadable ({b.error or 'errno'} {b.errno})"
+
+
+def verdict_of(state: VerifyState, rates: dict[str, list[tuple[int, float]]]) -> Verdict:
+    checked = [f.checked for f in state.files if f.checked is not None]
+    checked_blocks = sum(f.blocks for f in state.files if f.checked is not None)
+    bad = [b for c in checked for b in c.bad][:64]
+    return Verdict(state, sum(c.ok for c in checked), sum(c.moved for c in checked), sum(c.corrupt for c in checked),
+                   sum(c.unreadable for c in checked), checked_blocks, bad, rates.get("write", []),
+                   rates.get("read", []))
+
+
+def to_json(v: Verdict) -> dict[str, Any]:
+    s = v.state
+    return {"format": "stibium-verify-summary/1", "verdict": v.sentence(), "target": s.target, "status": s.status,
+            "bytes": s.bytes, "block_bytes": s.block_bytes, "ok_bytes": v.ok_bytes, "moved_blocks": v.moved,
+            "corrupt_blocks": v.corrupt, "unreadable_blocks": v.unreadable, "checked_blocks": v.checked_blocks,
+            "first_bad_block": v.bad[0].block if v.bad else None,
+            "bad": [b.model_dump(exclude_none=True) for b in v.bad]}

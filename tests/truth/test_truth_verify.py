@@ -1,0 +1,84 @@
+"""`stibium verify` on a fake drive of known capacity (Recipe C's disk saying 256 MiB and keeping 64 MiB, every
+byte past 64 MiB written around over what its first 64 MiB held, its first 4 MiB its own): the bytes that read
+back as written are exactly those a drive of that mapping keeps (each block's place on the disk from FIEMAP,
+the last block written to each place the one that reads back), the rest hold other blocks of the fill, and the
+verdict names the fake capacity. The same disk keeping every byte reads everything back."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import devices
+
+MiB = 1 << 20
+SIZE, KEEP, HEAD = 256 * MiB, 64 * MiB, 4 * MiB
+
+
+def _kept_at(offset: int) -> int:
+    """Where parallel_disk keeps a byte of the fake (its kept_at)."""
+    return offset if offset < KEEP else HEAD + (offset - HEAD) % (KEEP - HEAD)
+
+
+def _extents(path: Path) -> list[tuple[int, int, int]]:
+    """A file's extents in blocks: (first logical, last logical, first physical), from filefrag."""
+    out = subprocess.run(["filefrag", "-e", str(path)], capture_output=True, text=True, check=True).stdout
+    return [(int(a), int(b), int(p)) for a, b, p in re.findall(r"^\s*\d+:\s+(\d+)\.\.\s*(\d+):\s+(\d+)\.\.", out, re.M)]
+
+
+def _verify(tmp_path: Path, mount: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    (mount / "t").mkdir()
+    done = subprocess.run([sys.executable, "-m", "stibium_py", "verify", str(mount / "t"), "--margin", "8MiB",
+                           "--file-size", "32MiB", "--keep", "--out", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "400"})
+    (run_dir,) = (tmp_path / "r").iterdir()
+    return done, run_dir
+
+
+def test_a_fake_drive_s_real_capacity_is_found_to_the_block_and_named(tmp_path):
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    with devices.recipe_c(tmp_path / "dev", delay_s=0.0, parallel=8, size_bytes=SIZE, keep_bytes=KEEP) as device:
+        done, run_dir = _verify(tmp_path, device.mount)
+        state = json.loads((run_dir / "verify.json").read_text())
+        folder = device.mount / "t" / state["folder"]
+        block = state["block_bytes"]
+        winner: dict[int, int] = {}            # a place on the disk -> the last block of the fill written there
+        places = []
+        for f in state["files"]:
+            for first, last, physical in _extents(folder / f["name"]):
+                for k in range(first, last + 1):
+                    place = _kept_at((physical + k - first) * 4096) // block
+                    places.append((f["first_block"] + k * 4096 // block, place))
+        for index, place in sorted(places):
+            winner[place] = index
+        kept = sum(1 for index, place in places if winner[place] == index)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    total = sum(f["blocks"] for f in state["files"])
+    assert done.returncode == 1, done.stderr
+    assert len(places) == total and kept < total
+    assert summary["ok_bytes"] == kept * block                       # to the block
+    assert summary["moved_blocks"] == total - kept and summary["corrupt_blocks"] == summary["unreadable_blocks"] == 0
+    assert summary["verdict"].startswith(f"only {kept * block:,} of {total * block:,} bytes")
+    assert "this drive writes over what it holds" in summary["verdict"]
+    assert summary["verdict"] in done.stdout.splitlines()           # the terminal says it too, in one line
+    print(f"kept {kept:,} of {total:,} blocks: {summary['verdict']}")
+
+
+def test_the_same_drive_keeping_every_byte_reads_everything_back(tmp_path):
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    with devices.recipe_c(tmp_path / "dev", delay_s=0.0, parallel=8, size_bytes=SIZE) as device:
+        done, run_dir = _verify(tmp_path, device.mount)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert done.returncode == 0, done.stderr
+    assert summary["verdict"] == f"all {summary['bytes']:,} bytes read back as written"
+    assert summary["bytes"] > 200 * MiB
