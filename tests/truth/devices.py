@@ -241,24 +241,25 @@ def build_parallel_disk(folder: Path) -> Path:
 
 @contextlib.contextmanager
 def recipe_c(work: Path, delay_s: float = 0.02, parallel: int = 64, size_bytes: int = 256 << 20,
-             flush_s: float = 0.0, keep_bytes: int = 0) -> Iterator[Device]:
+             flush_s: float = 0.0, keep_bytes: int = 0, faults: str = "-") -> Iterator[Device]:
     """Requests in parallel: parallel_disk (every request takes delay_s, up to `parallel` at once; a flush
     flush_s, or nothing at all with 0: a drive that does not flush) as a FUSE file, loop (direct I/O, which
     submits asynchronously) and ext4 on top. keep_bytes: a fake drive that keeps only that many bytes (its
     first 4 MiB its own, the rest written around), with ext4's tables all in those 4 MiB (4 KiB blocks, 1,024
-    inodes, no journal)."""
+    inodes, no journal). faults: bytes that read back flipped and ranges that fail with EIO (parallel_disk.c)."""
     work.mkdir(parents=True, exist_ok=True)
     exe = build_parallel_disk(work)
     fuse_dir = work / "fuse"
     fuse_dir.mkdir()
     with contextlib.ExitStack() as stack:
         proc = subprocess.Popen([str(exe), str(fuse_dir), str(size_bytes), str(round(delay_s * 1e9)), str(parallel),
-                                 str(round(flush_s * 1e9)), str(keep_bytes)],
+                                 str(round(flush_s * 1e9)), str(keep_bytes), faults],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _unmount_on_exit(proc, fuse_dir, stack)
         _wait_for(fuse_dir / "disk")
         loop = _loop(fuse_dir / "disk", stack)
-        _ext4_on(loop, work / "mnt", stack, *(("-b", "4096", "-N", "1024", "-O", "^has_journal") if keep_bytes else ()))
+        small_tables = ("-b", "4096", "-N", "1024", "-O", "^has_journal")
+        _ext4_on(loop, work / "mnt", stack, *(small_tables if keep_bytes or faults != "-" else ()))
         yield Device(work / "mnt", float("inf"), float("inf"), delay_s, parallel=parallel)
 
 

@@ -9,7 +9,7 @@
  * to the file system (max_background, 12 by default), and the loop runs up to 4 x parallel threads (its
  * default is 10).
  *
- *     parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS [KEEP_BYTES]]
+ *     parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS [KEEP_BYTES [FAULTS]]]
  *
  * A flush (fsync of the file: a loop device on it sends the file system's cache flushes there) takes FLUSH_NS
  * from its arrival, as a drive writing its cache to the medium; 0 (the default) answers at once, as a drive
@@ -19,6 +19,10 @@
  * bytes (where a file system keeps its tables) are its own; every byte from KEEP_BYTES on lands at
  * WRAP_HEAD + (offset - WRAP_HEAD) mod (KEEP_BYTES - WRAP_HEAD), over what was written there before, as the
  * fake USB sticks and SSDs that report a capacity they do not have. 0 (the default): an honest disk.
+ *
+ * FAULTS (a failing drive): a comma-separated list of "flip@OFFSET" (the byte at OFFSET reads back with its lowest
+ * bit flipped, every time) and "eio@START-END" (a read that touches [START, END) fails with EIO; writes there
+ * succeed, as a drive's bad sectors). "-" or absent: none.
  *
  * Runs in the foreground until unmounted (fusermount3 -u MOUNTPOINT). Built by tests/truth/devices.py:
  *     cc -O2 parallel_disk.c $(pkg-config --cflags --libs fuse3) -o parallel_disk */
@@ -37,6 +41,23 @@ static unsigned char *disk;
 static size_t disk_bytes;
 static size_t keep_bytes;               /* 0: every byte kept; else a fake of this real capacity */
 #define WRAP_HEAD ((size_t)4 << 20)
+#define MAX_FAULTS 64
+static size_t flips[MAX_FAULTS], nflips;
+static size_t eio_start[MAX_FAULTS], eio_end[MAX_FAULTS], neio;
+
+static int parse_faults(char *spec)
+{
+    for (char *item = strtok(spec, ","); item; item = strtok(NULL, ",")) {
+        unsigned long long a, b;
+        if (sscanf(item, "flip@%llu", &a) == 1 && nflips < MAX_FAULTS)
+            flips[nflips++] = (size_t)a;
+        else if (sscanf(item, "eio@%llu-%llu", &a, &b) == 2 && a < b && neio < MAX_FAULTS)
+            eio_start[neio] = (size_t)a, eio_end[neio++] = (size_t)b;
+        else if (strcmp(item, "-") != 0)
+            return -1;
+    }
+    return 0;
+}
 
 /* Where byte `off` is kept, and how many bytes from there on are kept in a row. */
 static size_t kept_at(size_t off, size_t *run)
@@ -141,7 +162,13 @@ static int pd_read(const char *path, char *buf, size_t size, off_t off, struct f
     if (size > disk_bytes - (size_t)off)
         size = disk_bytes - (size_t)off;
     wait_delay();
+    for (size_t i = 0; i < neio; i++)
+        if ((size_t)off < eio_end[i] && (size_t)off + size > eio_start[i])
+            return -EIO;
     move(buf, size, (size_t)off, 0);
+    for (size_t i = 0; i < nflips; i++)
+        if (flips[i] >= (size_t)off && flips[i] < (size_t)off + size)
+            buf[flips[i] - (size_t)off] ^= 1;
     return (int)size;
 }
 
@@ -176,14 +203,18 @@ static const struct fuse_operations ops = {
 
 int main(int argc, char **argv)
 {
-    if (argc < 5 || argc > 7) {
-        fprintf(stderr, "usage: parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS [KEEP_BYTES]]\n");
+    if (argc < 5 || argc > 8) {
+        fprintf(stderr, "usage: parallel_disk MOUNTPOINT SIZE_BYTES DELAY_NS PARALLEL [FLUSH_NS [KEEP_BYTES [FAULTS]]]\n");
+        return 2;
+    }
+    if (argc == 8 && parse_faults(argv[7]) != 0) {
+        fprintf(stderr, "parallel_disk: FAULTS is flip@OFFSET and eio@START-END, comma-separated\n");
         return 2;
     }
     flush_ns = argc >= 6 ? strtol(argv[5], NULL, 10) : 0;
     disk_bytes = strtoull(argv[2], NULL, 10);
     delay_ns = strtol(argv[3], NULL, 10);
-    keep_bytes = argc == 7 ? strtoull(argv[6], NULL, 10) : 0;
+    keep_bytes = argc >= 7 ? strtoull(argv[6], NULL, 10) : 0;
     int parallel = atoi(argv[4]);
     if (keep_bytes && (keep_bytes <= WRAP_HEAD || keep_bytes >= disk_bytes)) {
         fprintf(stderr, "parallel_disk: KEEP_BYTES is more than 4 MiB and less than SIZE_BYTES\n");

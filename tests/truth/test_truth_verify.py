@@ -1,8 +1,10 @@
-"""`stibium verify` on a fake drive of known capacity (Recipe C's disk saying 256 MiB and keeping 64 MiB, every
+"""`stibium verify` on drives of known faults. A fake drive of known capacity (Recipe C's disk saying 256 MiB and keeping 64 MiB, every
 byte past 64 MiB written around over what its first 64 MiB held, its first 4 MiB its own): the bytes that read
 back as written are exactly those a drive of that mapping keeps (each block's place on the disk from FIEMAP,
 the last block written to each place the one that reads back), the rest hold other blocks of the fill, and the
-verdict names the fake capacity. The same disk keeping every byte reads everything back."""
+verdict names the fake capacity. A drive whose bytes at known offsets read back flipped and whose reads of a
+known range fail: exactly the blocks over them are corrupted (one bit) and unreadable (EIO), none else. The same
+disk keeping every byte reads everything back."""
 
 from __future__ import annotations
 
@@ -48,18 +50,12 @@ def test_a_fake_drive_s_real_capacity_is_found_to_the_block_and_named(tmp_path):
     with devices.recipe_c(tmp_path / "dev", delay_s=0.0, parallel=8, size_bytes=SIZE, keep_bytes=KEEP) as device:
         done, run_dir = _verify(tmp_path, device.mount)
         state = json.loads((run_dir / "verify.json").read_text())
-        folder = device.mount / "t" / state["folder"]
-        block = state["block_bytes"]
-        winner: dict[int, int] = {}            # a place on the disk -> the last block of the fill written there
-        places = []
-        for f in state["files"]:
-            for first, last, physical in _extents(folder / f["name"]):
-                for k in range(first, last + 1):
-                    place = _kept_at((physical + k - first) * 4096) // block
-                    places.append((f["first_block"] + k * 4096 // block, place))
-        for index, place in sorted(places):
-            winner[place] = index
-        kept = sum(1 for index, place in places if winner[place] == index)
+        places = _places(state, device.mount / "t" / state["folder"])
+    block = state["block_bytes"]
+    winner: dict[int, int] = {}                # a place on the disk -> the last block of the fill written there
+    for index in sorted(places):
+        winner[_kept_at(places[index])] = index
+    kept = sum(1 for index, place in places.items() if winner[_kept_at(place)] == index)
     summary = json.loads((run_dir / "summary.json").read_text())
     total = sum(f["blocks"] for f in state["files"])
     assert done.returncode == 1, done.stderr
@@ -70,6 +66,47 @@ def test_a_fake_drive_s_real_capacity_is_found_to_the_block_and_named(tmp_path):
     assert "this drive writes over what it holds" in summary["verdict"]
     assert summary["verdict"] in done.stdout.splitlines()           # the terminal says it too, in one line
     print(f"kept {kept:,} of {total:,} blocks: {summary['verdict']}")
+
+
+def _places(state: dict, folder: Path) -> dict[int, int]:
+    """Each block of the fill -> its first byte on the disk (FIEMAP)."""
+    out = {}
+    block = state["block_bytes"]
+    for f in state["files"]:
+        for first, last, physical in _extents(folder / f["name"]):
+            for k in range(first, last + 1):
+                if (k * 4096) % block == 0:
+                    out[f["first_block"] + k * 4096 // block] = (physical + k - first) * 4096
+    return out
+
+
+FLIPS = (100 * MiB + 12_345, 150 * MiB + 3 * 4096 + 7)
+EIO = (200 * MiB, 200 * MiB + 40 * 1024 + 100)
+
+
+def test_each_corrupted_and_each_unreadable_block_is_found_and_no_other(tmp_path):
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    faults = ",".join([*(f"flip@{o}" for o in FLIPS), f"eio@{EIO[0]}-{EIO[1]}"])
+    with devices.recipe_c(tmp_path / "dev", delay_s=0.0, parallel=8, size_bytes=SIZE, faults=faults) as device:
+        done, run_dir = _verify(tmp_path, device.mount)
+        state = json.loads((run_dir / "verify.json").read_text())
+        places = _places(state, device.mount / "t" / state["folder"])
+    block = state["block_bytes"]
+    corrupt = {i for i, p in places.items() for o in FLIPS if p <= o < p + block}
+    unreadable = {i for i, p in places.items() if p < EIO[1] and p + block > EIO[0]}
+    assert len(corrupt) == 2 and len(unreadable) == 11                  # the faults fell in the fill's files
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert done.returncode == 1, done.stderr
+    assert (summary["corrupt_blocks"], summary["unreadable_blocks"], summary["moved_blocks"]) == (2, 11, 0)
+    assert summary["ok_bytes"] == (len(places) - 13) * block
+    bad = summary["bad"]
+    assert {b["block"] for b in bad if b["kind"] == "corrupt"} == corrupt
+    assert all(b["bits"] == 1 for b in bad if b["kind"] == "corrupt")
+    assert {b["block"] for b in bad if b["kind"] == "unreadable"} == unreadable
+    assert {b["errno"] for b in bad if b["kind"] == "unreadable"} == {5}
+    assert summary["verdict"].endswith("; 2 blocks came back corrupted; 11 blocks could not be read")
 
 
 def test_the_same_drive_keeping_every_byte_reads_everything_back(tmp_path):
