@@ -233,9 +233,18 @@ def _run_dir(path: Path) -> None:
 @quiet_option
 @user_errors
 def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
-    """Analyse RUN_DIR (a run, or a series of runs): write summary.json and report.html."""
+    """Analyse RUN_DIR (a run, a series of runs, or a verify): write summary.json and report.html."""
     from .publish import publish_report
     _run_dir(run_dir)
+    if (run_dir / "verify.json").is_file() and not (run_dir / "run.json").exists():
+        if as_json:
+            from .verify.state import read_chunks, read_state
+            from .verify.verdict import to_json, verdict_of
+            state = read_state(run_dir)
+            click.echo(json.dumps(to_json(verdict_of(state, read_chunks(run_dir, state))), indent=2))
+        else:
+            _verify_report(run_dir)
+        return
     summary = publish_report(run_dir, None if as_json else console, open_report)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
@@ -563,12 +572,8 @@ def verify(target: Path, size: str | None, margin: str | None, file_size: str, k
     back uncached and check it: the bytes that read back right, blocks holding another block (a fake capacity),
     corrupted and unreadable ones. Resumable with --resume; its files are removed at the end unless --keep."""
     from .helper import CompiledHelper, find_helper
-    from .store import write_json_atomic, write_text_atomic
     from .units import parse_bytes
     from .verify import run as verify_run
-    from .verify.state import read_chunks
-    from .verify.verdict import to_json, verdict_of
-    from .verify.view import lines, render
 
     def size_of(name: str, value: str | None) -> int | None:
         if value is None:
@@ -593,17 +598,31 @@ def verify(target: Path, size: str | None, margin: str | None, file_size: str, k
                                            file_bytes=size_of("file-size", file_size) or verify_run.FILE_BYTES,
                                            keep=keep, out_dir=out_dir)
         run_dir, state = verify_run.start(target, options, helpers, say)
-    verdict = verdict_of(state, read_chunks(run_dir, state))
-    write_json_atomic(run_dir / "summary.json", to_json(verdict))
-    write_text_atomic(run_dir / "report.html", render(verdict))
-    for k, line in enumerate(lines(verdict)):
-        console.print(f"[bold]{line}[/]" if k == 0 else line, highlight=False, markup=False if k else True)
-    console.print(f"report: {run_dir / 'report.html'}")
+    verdict = _verify_report(run_dir)
     if state.status != "complete":
         _fail(f"the verify was {state.status} ({state.stopped_by}); carry it on with `stibium verify {state.target} "
               f"--resume {run_dir}`", 130 if state.status == "interrupted" else 1)
     if verdict.ok_blocks != state.blocks:
         sys.exit(1)
+
+
+def _verify_report(run_dir: Path) -> Any:
+    """A verify's summary.json and report.html made from its record, and its verdict said first."""
+    from .store import write_json_atomic, write_text_atomic
+    from .verify.state import read_chunks, read_state
+    from .verify.verdict import to_json, verdict_of
+    from .verify.view import lines, render
+    state = read_state(run_dir)
+    verdict = verdict_of(state, read_chunks(run_dir, state))
+    write_json_atomic(run_dir / "summary.json", to_json(verdict))
+    write_text_atomic(run_dir / "report.html", render(verdict))
+    said = lines(verdict)
+    if state.status != "complete":
+        said.insert(1, f"this verify is {state.status}" + (f" ({state.stopped_by})" if state.stopped_by else ""))
+    for k, line in enumerate(said):
+        console.print(line, style="bold" if k == 0 else None, highlight=False, markup=False)
+    console.print(f"report: {run_dir / 'report.html'}", highlight=False, markup=False)
+    return verdict
 
 
 @main.command(short_help="Prove on this disk that uncached I/O is uncached.")

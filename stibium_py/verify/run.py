@@ -172,13 +172,15 @@ def carry_on(run_dir: Path, state: VerifyState, helpers: HelperFactory, say: Cal
             except (KeyboardInterrupt, Interrupted) as e:
                 helper.kill()
                 why = e.signal_name if isinstance(e, Interrupted) else "SIGINT"
-                state = state.model_copy(update={"status": "interrupted", "stopped_by": why})
+                # the record as its last step left it (each step writes it as it ends)
+                state = read_state(run_dir).model_copy(update={"status": "interrupted", "stopped_by": why})
                 write_state(run_dir, state)
                 return state
             except RunError as e:
-                state = state.model_copy(update={"status": "failed", "stopped_by": str(e)[:300]})
+                state = read_state(run_dir).model_copy(update={"status": "failed", "stopped_by": str(e)[:300]})
                 write_state(run_dir, state)
-                raise
+                raise RunError(f"{e}; once that is mended, carry the verify on with `stibium verify {state.target} "
+                               f"--resume {run_dir}`", e.exit_code) from None
     finally:
         restore(previous)
     if not state.keep:

@@ -119,3 +119,45 @@ def test_the_same_drive_keeping_every_byte_reads_everything_back(tmp_path):
     assert done.returncode == 0, done.stderr
     assert summary["verdict"] == f"all {summary['bytes']:,} bytes read back as written"
     assert summary["bytes"] > 200 * MiB
+
+
+def test_a_verify_cut_by_a_signal_says_so_and_resumes_to_the_same_verdict_writing_no_file_twice(tmp_path):
+    """SIGINT once the first file is written (a disk of 2 ms a request, so that the rest takes seconds): exit 130,
+    the record interrupted and the way on said in one line; resumed on its target, the first file is not written
+    again and every byte reads back."""
+    import signal
+    import time
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    with devices.recipe_c(tmp_path / "dev", delay_s=0.002, parallel=1, size_bytes=SIZE) as device:
+        target = device.mount / "t"
+        target.mkdir()
+        proc = subprocess.Popen([sys.executable, "-m", "stibium_py", "verify", str(target), "--size", "48MiB",
+                                 "--file-size", "8MiB", "--out", str(tmp_path / "r")], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "400"})
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("written 1 of 6 files"):
+                proc.send_signal(signal.SIGINT)
+                break
+        out, err = proc.communicate(timeout=300)
+        (run_dir,) = (tmp_path / "r").iterdir()
+        assert proc.returncode == 130, err
+        assert err.splitlines() == [f"stibium: the verify was interrupted (SIGINT); carry it on with `stibium verify "
+                                    f"{target} --resume {run_dir}`"]
+        state = json.loads((run_dir / "verify.json").read_text())
+        assert state["status"] == "interrupted" and state["files"][0]["written"]
+        assert json.loads((run_dir / "summary.json").read_text())["verdict"].startswith("not finished: ")
+        shown = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir)], capture_output=True,
+                               text=True, env={**os.environ, "COLUMNS": "400"}).stdout.splitlines()
+        assert shown[0].startswith("not finished: ") and shown[1] == "this verify is interrupted (SIGINT)"
+        started = time.time()
+        done = subprocess.run([sys.executable, "-m", "stibium_py", "verify", str(target), "--resume", str(run_dir)],
+                              capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
+        assert done.returncode == 0, done.stderr
+        state = json.loads((run_dir / "verify.json").read_text())
+        assert state["status"] == "complete" and state["files"][0]["attempts"]["write"] == 1
+        assert "all 50,331,648 bytes read back as written" in done.stdout.splitlines()
+        assert time.time() - started < 300
+        assert not list(target.iterdir())
