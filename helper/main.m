@@ -909,6 +909,8 @@ static int sb_cmd_sign(int argc, char **argv, NSMutableDictionary *out)
     [out setObject:sb_u64(res->start_ns) forKey:@"start_ns"];
     [out setObject:sb_u64(res->end_ns) forKey:@"end_ns"];
     [out setObject:sb_dbl(sb_s(res->end_ns - res->start_ns)) forKey:@"seconds"];
+    [out setObject:sb_tristate(res->direct_honoured) forKey:@"direct_honoured"];
+    [out setObject:sb_str(res->fs_type) forKey:@"fs_type"];
     if (write) {
         [out setObject:sb_str(res->sync_used ? res->sync_used : "") forKey:@"sync_used"];
         [out setObject:sb_dbl(sb_s(res->sync_ns)) forKey:@"sync_seconds"];

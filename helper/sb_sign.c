@@ -174,6 +174,10 @@ int sb_sign_file(const char *path, int write, const sb_sign_id *id, uint64_t fir
     }
     if (sb_set_uncached(fd, err) != 0)
         goto done;
+    sb_fsinfo info;
+    sb_fsinfo_fd(fd, 0, &info);         /* FUSE and the like accept O_DIRECT and cache anyway: say which */
+    res->direct_honoured = info.direct_honoured;
+    memcpy(res->fs_type, info.fs_type, sizeof res->fs_type);
     uint64_t total = blocks * id->block_bytes;
     for (uint64_t offset = 0, chunk = 0; offset < total; offset += chunk_bytes, chunk++) {
         uint64_t len = total - offset < chunk_bytes ? total - offset : chunk_bytes;

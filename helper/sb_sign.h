@@ -39,6 +39,8 @@ typedef struct {
     uint64_t start_ns, end_ns;          /* the first chunk's start, the last one's end (the sync's, for writes) */
     uint64_t sync_ns;                   /* writes: the closing sync's time */
     const char *sync_used;
+    int direct_honoured;                /* the file system honours uncached I/O: 1, 0 (it caches anyway), -1 unknown */
+    char fs_type[32];
 } sb_sign_result;
 
 /* A chunk done: its index, its bytes, the bytes so far, when it began and ended. */

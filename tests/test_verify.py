@@ -76,11 +76,10 @@ def _bad_of(state):
 
 def test_a_resumed_verify_writes_no_file_again_that_was_written(tmp_path):
     run_dir, state = _start(tmp_path, 8 * MiB, stop_after="write")
-    before = {f.name: (Path(state.target) / state.folder / f.name).stat().st_mtime_ns for f in state.files}
     state = verify_run.resume(tmp_path / "t", run_dir, CompiledHelper(find_helper()), lambda message: None)
     assert state.status == "complete" and [f.attempts for f in state.files] == [{"write": 1, "read": 1}] * 2
     assert _verdict(run_dir).sentence() == "all 8,388,608 bytes read back as written"
-    assert before and not list((tmp_path / "t").iterdir())
+    assert not list((tmp_path / "t").iterdir())
 
 
 def test_a_verify_is_resumed_only_on_its_own_target(tmp_path):
@@ -123,3 +122,23 @@ def test_the_command_says_the_verdict_first_and_writes_its_page(tmp_path):
     (run_dir,) = (tmp_path / "r").iterdir()
     assert "all 4,194,304 bytes read back as written" in (run_dir / "report.html").read_text()
     assert json.loads((run_dir / "summary.json").read_text())["ok_bytes"] == 4 * MiB
+
+
+@pytest.mark.parametrize("honoured, said", [
+    (True, "written and read back uncached"),
+    (False, "written and read back with uncached I/O, which this file system (fuse.sshfs) does not honour: its own "
+            "cache may have answered reads, and hidden what the drive keeps"),
+    (None, "written and read back asking for uncached I/O (whether this file system honours it is not known)")])
+def test_the_details_say_whether_the_file_system_honoured_uncached_io(tmp_path, honoured, said):
+    """A file system that accepts O_DIRECT and caches anyway (FUSE, tmpfs) is said so: its reads may have come from
+    its cache, so "uncached" is said only where the helper found it honoured."""
+    from stibium_py.verify.state import VerifyState
+    state = VerifyState(target="/mnt/x", folder="stibium-verify-" + "0" * 16, run=1, seed=1, block_bytes=BLOCK,
+                        chunk_bytes=MiB, files=verify_run.layout(4 * MiB, BLOCK, MiB, 4 * MiB), started_epoch_s=0.0,
+                        host="h", direct_honoured=honoured, fs_type="fuse.sshfs")
+    assert verdict_of(state, {}).details()[0].endswith(said)
+
+
+def test_an_honest_folder_s_record_says_the_helper_found_uncached_io_honoured(tmp_path):
+    run_dir, state = _start(tmp_path, 4 * MiB)
+    assert state.fs_type and state.direct_honoured is not None

@@ -130,9 +130,8 @@ def _sign(helper: Any, state: VerifyState, f: FileState, op: str, path: Path, at
     args = ["sign", "--path", str(path), "--op", op, "--blocks", str(f.blocks), "--first", str(f.first_block),
             "--block", str(state.block_bytes), "--chunk", str(state.chunk_bytes), "--run", str(state.run),
             "--seed", str(state.seed)]
-    # a file's time: at most a minute a gigabyte at 20 MB/s, and never less than ten minutes
-    timeout_s = max(600.0, f.blocks * state.block_bytes / 20e6)
-    return helper.call(args, timeout_s=timeout_s, on_row=row)
+    # the wait is for each line of the answer, a chunk's row: ten minutes for 4 MiB is a drive that has stopped
+    return helper.call(args, timeout_s=600.0, on_row=row)
 
 
 def _attempt(run_dir: Path, state: VerifyState, helper: Any, folder: Path, i: int,
@@ -199,6 +198,11 @@ def _write(run_dir: Path, state: VerifyState, helper: Any, folder: Path, say: Ca
             raise RunError(f"writing {folder / f.name}: {result.error}", 1)
         state = _update(state, i, written=True, write_seconds=float(result.data.get("seconds", 0.0)),
                         sync_seconds=float(result.data.get("sync_seconds", 0.0)))
+        if i == 0 or state.direct_honoured is None:     # one file system: its first file's answer
+            honoured = result.data.get("direct_honoured")
+            fs_type = "".join(c for c in str(result.data.get("fs_type", "")) if c.isalnum() or c in "._-")[:31]
+            state = state.model_copy(update={"direct_honoured": honoured if isinstance(honoured, bool) else None,
+                                             "fs_type": fs_type})
         write_state(run_dir, state)
         say(f"written {i + 1} of {len(state.files)} files ({(f.first_block + f.blocks) * state.block_bytes:,} bytes)")
     return state

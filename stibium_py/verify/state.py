@@ -74,6 +74,9 @@ class VerifyState(_Strict):
     keep: bool = False
     evicted: bool = False
     resident_pages_after: Optional[int] = Field(None, ge=0)
+    # whether the file system honours uncached I/O (the helper's answer on the first file written; None: unknown)
+    direct_honoured: Optional[bool] = None
+    fs_type: str = Field("", max_length=31, pattern=r"^[A-Za-z0-9._-]*$")
     removed: bool = False
 
     @model_validator(mode="after")

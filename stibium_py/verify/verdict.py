@@ -9,7 +9,7 @@ from statistics import median
 from typing import Any
 
 from ..units import format_bytes, format_rate
-from .state import BadBlock, VerifyState
+from .state import BAD_KEPT, BadBlock, VerifyState
 
 
 @dataclass(frozen=True)
@@ -60,16 +60,20 @@ class Verdict:
 
     def details(self) -> list[str]:
         s = self.state
+        how = {True: "written and read back uncached",
+               False: f"written and read back with uncached I/O, which this file system ({s.fs_type or 'unknown'}) "
+                      f"does not honour: its own cache may have answered reads, and hidden what the drive keeps",
+               None: "written and read back asking for uncached I/O (whether this file system honours it is not "
+                     "known)"}[s.direct_honoured]
         out = [f"{len(s.files)} file{'s' if len(s.files) > 1 else ''} of {format_bytes(s.bytes)} in {s.target}/"
-               f"{s.folder}, blocks of {s.block_bytes:,} bytes, written and read back uncached"]
+               f"{s.folder}, blocks of {s.block_bytes:,} bytes, {how}"]
         for phase, rates in (("written", self.write_rates), ("read back", self.read_rates)):
             if rates:
                 values = [r for _, r in rates]
                 out.append(f"{phase} at a median {format_rate(median(values))} a chunk (slowest "
                            f"{format_rate(min(values))}, fastest {format_rate(max(values))})")
         if s.resident_pages_after:
-            out.append(f"{s.resident_pages_after:,} pages of the files stayed in the page cache after it was emptied:"
-                       f" the reads, uncached, did not meet them")
+            out.append(f"{s.resident_pages_after:,} pages of the files stayed in the page cache after it was emptied")
         if self.bad:
             first = self.bad[0]
             out.append(f"the first bad block: {self.where(first.block)}, {bad_text(first)}")
@@ -88,7 +92,7 @@ def bad_text(b: BadBlock) -> str:
 def verdict_of(state: VerifyState, rates: dict[str, list[tuple[int, float]]]) -> Verdict:
     checked = [f.checked for f in state.files if f.checked is not None]
     checked_blocks = sum(f.blocks for f in state.files if f.checked is not None)
-    bad = [b for c in checked for b in c.bad][:64]
+    bad = [b for c in checked for b in c.bad][:BAD_KEPT]
     return Verdict(state, sum(c.ok for c in checked), sum(c.moved for c in checked), sum(c.corrupt for c in checked),
                    sum(c.unreadable for c in checked), checked_blocks, bad, rates.get("write", []),
                    rates.get("read", []))

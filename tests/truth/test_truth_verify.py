@@ -126,7 +126,6 @@ def test_a_verify_cut_by_a_signal_says_so_and_resumes_to_the_same_verdict_writin
     the record interrupted and the way on said in one line; resumed on its target, the first file is not written
     again and every byte reads back."""
     import signal
-    import time
     why = devices.missing_for_recipe_c()
     if why:
         pytest.skip(f"Recipe C {why}")
@@ -152,12 +151,10 @@ def test_a_verify_cut_by_a_signal_says_so_and_resumes_to_the_same_verdict_writin
         shown = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir)], capture_output=True,
                                text=True, env={**os.environ, "COLUMNS": "400"}).stdout.splitlines()
         assert shown[0].startswith("not finished: ") and shown[1] == "this verify is interrupted (SIGINT)"
-        started = time.time()
         done = subprocess.run([sys.executable, "-m", "stibium_py", "verify", str(target), "--resume", str(run_dir)],
                               capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
         assert done.returncode == 0, done.stderr
         state = json.loads((run_dir / "verify.json").read_text())
         assert state["status"] == "complete" and state["files"][0]["attempts"]["write"] == 1
         assert "all 50,331,648 bytes read back as written" in done.stdout.splitlines()
-        assert time.time() - started < 300
         assert not list(target.iterdir())

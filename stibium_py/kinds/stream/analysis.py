@@ -181,16 +181,17 @@ def lateness_s(stream: _Stream, fps: float) -> np.ndarray:
     return (stream.end_ns - due_ns) / 1e9
 
 
-def group_dropped(rows: Table, streams: int, trial: int) -> int | None:
+def group_dropped(rows: Table, streams: int, trial: int, clients: list[int]) -> int | None:
     """The frames one group (a stream count's trial, of one op, every client's streams) dropped; None where a
-    stream of it did not run to its last frame. What a search for the most streams asks after each group it runs."""
+    stream of it, of any of the clients, did not run to its last frame. What a search for the most streams asks
+    after each group it runs."""
     rows = rows.take(np.flatnonzero(_frames(rows) & (_number(rows, "fps") > 0) & (_number(rows, "streams") == streams)
                                     & (_number(rows, "trial") == trial)))
     if not len(rows):
         return None
     fps, allowed_s = float(rows.value(0, "fps")), int(rows.value(0, "buffer_frames")) / float(rows.value(0, "fps"))
     found = frames_by_stream(rows)
-    keys = [(streams, trial, c, s) for c in clients_of(rows) for s in range(streams)]
+    keys = [(streams, trial, c, s) for c in clients for s in range(streams)]
     if any(k not in found for k in keys):
         return None
     return int(sum((lateness_s(found[k], fps) > allowed_s).sum() for k in keys))
@@ -348,5 +349,6 @@ def add_warnings(e: StreamResult, add: Any) -> None:
                 f"{client_names(e, p.stragglers)} dropped {lost:,} frames where the other clients dropped none",
                 "the store carried the others: look at the straggler's own link, mount and load")
     for n, t in e.cut:
-        add("warning", label, f"{n} stream{'s' if n > 1 else ''}, trial {t + 1}: not every stream ran to its last "
+        add("warning", label, f"{n} stream{'s' if n > 1 else ''}{' a client' if e.clients > 1 else ''}, trial "
+            f"{t + 1}: not every stream ran to its last "
             f"frame; the trial is left out", "resume the run to measure it again")

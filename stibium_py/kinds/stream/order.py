@@ -70,9 +70,10 @@ def _dropped(d: Steps, test: ExpandedTest, op: str, streams: int, trial: int) ->
     d.step()                         # many clients: every rank's rows reach rank 0
     found = None
     if d.crew.leads:
-        rows = Table.from_rows(d.rounds[test.name]).valid()
-        rows = rows.take(rows.op == op)
-        dropped = group_dropped(rows, streams, trial)
+        # the group's own rows only: the test's rows so far grow with every group the search runs
+        mine = [m for m in d.rounds[test.name] if m.op == op and m.streams == streams and m.trial == trial]
+        clients = list(range(d.crew.team.size)) if d.crew.many else [0]     # a client without rows is not whole
+        dropped = group_dropped(Table.from_rows(mine).valid(), streams, trial, clients)
         found = dropped is None or dropped > 0
     return bool(d.crew.team.share(found))
 
@@ -92,8 +93,7 @@ def search(d: Steps, test: ExpandedTest) -> str:
                 _run_group(d, test, streams)
                 tried[n] = _dropped(d, test, action, n, t)
                 _remove(d, streams, test)
-            asked = {n for n in tried}
-            d.skip([o for (trial, op, n), ops in groups.items() if trial == t and op == action and n not in asked
+            d.skip([o for (trial, op, n), ops in groups.items() if trial == t and op == action and n not in tried
                     for o in ops if o.seq not in d.done])
     return "complete"
 

@@ -171,13 +171,14 @@ def _trials(values: list[int]) -> str:
 
 def compare_text(p: Any, a: str = "A", b: str = "B") -> str:
     """A pair in one line: "clips playback (ProRes 422 HQ, ...): A 3 streams without a drop in every trial (trials:
-    3 to 4), B 5 (in each trial): B carried 2 more in every trial"."""
+    3 to 4), B 5 (in each trial): B carried more in every trial than A in any (1 more at the least)": the least is
+    the fewest trial of the side that carried more against the best of the other."""
     said = (f"{p.name} {p.action} ({p.what}): {a} {_streams(p.a_most)} without a drop in every trial "
             f"({_trials(p.a)}), {b} {p.b_most} ({_trials(p.b)})")
     if p.verdict == "more":
-        return f"{said}: {b} carried more in every trial than {a} in any ({p.b_most - p.a_most} more at the least)"
+        return f"{said}: {b} carried more in every trial than {a} in any ({min(p.b) - max(p.a)} more at the least)"
     if p.verdict == "fewer":
-        return (f"{said}: {b} carried fewer in every trial than {a} in any ({p.a_most - p.b_most} fewer at the "
+        return (f"{said}: {b} carried fewer in every trial than {a} in any ({min(p.a) - max(p.b)} fewer at the "
                 f"least)")
     return f"{said}: the trials' counts overlap, no difference is shown"
 
