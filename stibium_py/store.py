@@ -242,6 +242,9 @@ NON_NEGATIVE_COLUMNS = ("bytes", "seconds", "size_bytes", "granularity_bytes", "
 # cannot put markup, a newline or an escape sequence on the terminal
 WORD_COLUMNS = ("test", "op", "access", "engine", "instrument", "instrument_version")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+# a client's host, printed in sentences and tables of many clients (a stream test's straggler): a host name's
+# characters only
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 
 
 def read_measurements(run_dir: Path) -> tuple[Table, int]:
@@ -259,10 +262,10 @@ def read_measurements(run_dir: Path) -> tuple[Table, int]:
     for kind in np.unique(kinds):
         if kind not in known:
             bad |= kinds == kind
-    for name in WORD_COLUMNS:
+    for name, pattern in [*((n, _WORD) for n in WORD_COLUMNS), ("host", _HOST)]:
         values = table.col(name)
         for text in set(values.tolist()) - {None, ""}:
-            if not isinstance(text, str) or not _WORD.fullmatch(text):
+            if not isinstance(text, str) or not pattern.fullmatch(text):
                 bad |= values == text
     fill = table.col("fill")
     for text in set(fill.tolist()) - {None}:     # a label prints a point's fill: only the forms a plan may say
