@@ -243,8 +243,8 @@ NON_NEGATIVE_COLUMNS = ("bytes", "seconds", "size_bytes", "granularity_bytes", "
 WORD_COLUMNS = ("test", "op", "access", "engine", "instrument", "instrument_version")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 # a client's host, printed in sentences and tables of many clients (a stream test's straggler): a host name's
-# characters only
-_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+# characters, or an address with its port as fio names its clients (127.0.0.1:8765, [::1]:8765)
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}(:\d{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?")
 
 
 def read_measurements(run_dir: Path) -> tuple[Table, int]:

@@ -279,7 +279,8 @@ def test_rows_whose_names_or_fill_no_plan_could_say_are_skipped_as_damaged(tmp_p
     _set_cells(run, {(3, "fill"): "[/]", (4, "fill"): "[red]boom", (5, "fill"): "0x41\n", (6, "fill"): "010",
                      (7, "fill"): "compressible=50%", (8, "fill"): "0x41", (9, "fill"): "",
                      (10, "test"): "[/]boom", (11, "engine"): "direct\x1b[31m", (12, "op"): "read\nwrite",
-                     (13, "host"): "[/]boom", (14, "host"): "bay-2.studio.local"})
+                     (13, "host"): "[/]boom", (14, "host"): "bay-2.studio.local",
+                     (15, "host"): "127.0.0.1:8765", (16, "host"): "[::1]:8766"})
     _reported_skipping(run, 8)                # a client's host too (a straggler's sentence names it), not a valid one
     shown = _report(run)
     assert shown.exit_code == 0 and "boom" not in shown.output and "\x1b" not in shown.output
