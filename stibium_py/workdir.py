@@ -27,7 +27,7 @@ def made_for(work: Path, target: str | None, run_name: str) -> str | None:
     """Why `work` (a run.json's work_dir) is not the test folder stibium makes for the run `run_name`, or None
     where it is: a folder stibium-<name> directly inside a folder that exists and that the recorded target names,
     the path written as it resolves (no .., no link on the way), and, where the folder exists, a folder (not a
-    link) holding the marker of exactly this run (the marker is what proves stibium made it). A run directory comes from strangers: before a resume writes into or removes
+    link) that is empty or holds the marker of exactly this run (the marker is what proves stibium made it). A run directory comes from strangers: before a resume writes into or removes
     anything in a test folder, the folder must be one stibium made for that run."""
     text = str(work)
     if not work.is_absolute() or os.path.normpath(text) != text:
@@ -49,6 +49,8 @@ def made_for(work: Path, target: str | None, run_name: str) -> str | None:
         return "it is not a folder"
     marker = work / WORK_MARKER
     try:
+        if not os.listdir(work):
+            return None                  # empty: nothing in it to lose; the resume marks it and uses it
         if not stat.S_ISREG(os.lstat(marker).st_mode):
             return f"its {WORK_MARKER} is not a file"
         with open(marker, "rb") as f:
@@ -166,13 +168,28 @@ class WorkDir:
             os.close(base)
 
     def remove(self) -> None:
-        """The folder itself, once its test files are gone (left in place if anything else is in it)."""
-        for name in (WORK_MARKER, *FOLDER_VIEW_FILES):
+        """The folder itself, once its test files are gone. Where anything else is left in it (a file another
+        client made after rank 0's clean-up, a removed file a network mount still shows as .fuse_hidden...), the
+        folder stays with its marker: a resume must still find it stibium's, and a later run's preflight too."""
+        for name in FOLDER_VIEW_FILES:
             unlink(self.path / name)
         try:
-            self.path.rmdir()
+            left = [n for n in os.listdir(self.path) if n != WORK_MARKER]
         except OSError:
+            return
+        if left:
+            return
+        unlink(self.path / WORK_MARKER)
+        try:
+            self.path.rmdir()
+        except FileNotFoundError:
             pass
+        except OSError:
+            # a file came in between (another client still writing): the marker back, as above
+            try:
+                self.mark()
+            except OSError:
+                pass
 
 
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

@@ -190,6 +190,22 @@ def test_resume_of_a_run_json_pointing_work_dir_elsewhere_removes_nothing_there(
     assert {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
 
 
+def test_resume_into_an_empty_folder_of_the_run_s_name_marks_it_and_completes(tmp_path):
+    """An empty test folder without its marker (a clean-up that emptied it but could not remove it) holds nothing
+    to lose: the resume marks it as this run's and goes on; the completed run removes it."""
+    import shutil
+    from rich.console import Console
+    from stibium_py.run import RunOptions, resume_run
+    from fake_helper import FakeHelpers
+    run_dir, _ = _interrupted(tmp_path)
+    work = Path(json.loads((run_dir / "run.json").read_text())["work_dir"])
+    shutil.rmtree(work, ignore_errors=True)      # the interrupted run removed its files and the folder
+    work.mkdir()
+    resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert not work.exists()
+
+
 def test_resume_into_a_work_dir_outside_the_recorded_target_is_refused_and_creates_nothing(tmp_path):
     from rich.console import Console
     from stibium_py.preflight import RunError

@@ -205,6 +205,34 @@ def test_clean_up_removes_the_run_s_files_and_emptied_folders(tmp_path):
         ".stibium-run", "a", "a/b", "a/b/kept.txt"]
 
 
+def test_a_test_folder_left_with_a_file_in_it_keeps_its_marker_and_stays_resumable(tmp_path, monkeypatch):
+    """Clean-up that cannot empty the folder (another client wrote a file after rank 0 removed the run's, or a
+    network mount still shows a removed one) leaves the folder with its marker: a resume must find it stibium's
+    (a run of three hosts on sshfs was refused its resume for want of it)."""
+    from stibium_py.workdir import WorkDir, made_for
+    work = WorkDir(tmp_path / "t" / "stibium-r", "r")
+    work.create(parents=True)
+    (work.path / "late.bin").write_bytes(b"x")
+    work.remove()
+    assert sorted(p.name for p in work.path.iterdir()) == [".stibium-run", "late.bin"]
+    assert made_for(work.path, str(tmp_path / "t"), "r") is None
+    # a file that comes in between the look and the removal of the folder: the marker is written back
+    (work.path / "late.bin").unlink()
+    real_rmdir = Path.rmdir
+
+    def rmdir_after_a_late_file(self):
+        (self / "later.bin").write_bytes(b"x")
+        real_rmdir(self)
+    monkeypatch.setattr(Path, "rmdir", rmdir_after_a_late_file)
+    work.remove()
+    assert sorted(p.name for p in work.path.iterdir()) == [".stibium-run", "later.bin"]
+    assert made_for(work.path, str(tmp_path / "t"), "r") is None
+    monkeypatch.undo()
+    (work.path / "later.bin").unlink()
+    work.remove()
+    assert not work.path.exists()
+
+
 def test_a_file_is_not_made_through_a_folder_someone_replaced_by_a_link(tmp_path):
     """The helper opens a test file by its path, following no link at its last name only: a folder on the way
     replaced by a link (a shared target) stops the client before anything is written through it."""

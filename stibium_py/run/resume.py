@@ -16,7 +16,7 @@ from ..liveness import still_running
 from ..paths import device_of, volume_change
 from ..plan import Expanded, PlanError, load_plan
 from ..plan.expand import expand
-from ..preflight import RunError
+from ..preflight import WORK_MARKER, RunError
 from ..record import RunRecord, ops_digest
 from ..store import iso, read_run_json, utc_now, write_run_json
 from ..team import Solo, Team
@@ -136,9 +136,11 @@ def resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
                        f"({why_not}); nothing was written or removed. Resume a run you started here, or start the "
                        f"plan again with stibium run", 2)
     expanded = with_job_files(expanded, bench_checked(expanded, kept(run_dir)))
-    if not work.is_dir():
-        try:
+    try:
+        if not work.is_dir():
             WorkDir(work, run_dir.name).create()
-        except OSError as e:
-            raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
+        elif not (work / WORK_MARKER).exists():
+            WorkDir(work, run_dir.name).mark()      # an empty folder of the run's name (made_for)
+    except OSError as e:
+        raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
     return run, expanded

@@ -233,6 +233,11 @@ def _end(proc: subprocess.Popen) -> None:
 
 
 def _resumed_whole(h: hosts.Hosts, tmp_path: Path, run_dir: Path) -> None:
+    from stibium_py.workdir import made_for
+    record = _status(run_dir)
+    # the test folder as the NAS holds it (the clients' mounts are in their own namespaces)
+    work = h.export / Path(record["work_dir"]).relative_to(h.store)
+    assert made_for(work, str(work.parent), run_dir.name) is None    # gone, or stibium's for the resume to use
     done = subprocess.run([*h.mpirun(), *STIBIUM, "resume", str(run_dir), "--no-history"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
