@@ -6,6 +6,7 @@
 #import <Foundation/Foundation.h>
 #include "sb_clock.h"
 #include "sb_job.h"
+#include "sb_nolinks.h"
 #include "sb_platform.h"
 #include "sb_sign.h"
 #include "sb_tree.h"
@@ -584,13 +585,11 @@ static int sb_open_existing(sb_args *a, NSMutableDictionary *out, int *fd)
 {
     if (!a->path)
         return sb_usage(out, "%s needs --path", a->command);
-    *fd = open(a->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    *fd = sb_open_no_links(a->path, O_RDONLY | O_CLOEXEC, 0);
     if (*fd < 0) {
         sb_err err;
         int e = errno;
-        if (e == ELOOP)
-            sb_fail(&err, e, "%s is a symbolic link; stibium never follows links for test files", a->path);
-        else
+        if (!sb_fail_link(&err, e, a->path))
             sb_fail(&err, e, "cannot open %s: %s", a->path, strerror(e));
         return sb_io_error(out, &err);
     }

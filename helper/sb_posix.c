@@ -8,6 +8,7 @@
  * System calls: pread, pwrite, fcntl, fsync (F_FULLFSYNC on Apple), open, close. */
 #include "sb_job.h"
 #include "sb_platform.h"
+#include "sb_nolinks.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -54,9 +55,10 @@ static int sb_direct_open(sb_job *job, sb_err *err)
     if (job->direct.body_end < job->offset + job->bytes) {
         int mode = job->op == SB_MIXED ? O_RDWR : job->op == SB_WRITE ? O_WRONLY : O_RDONLY;
         int dsync = job->op != SB_READ && job->sync == SB_SYNC_DSYNC ? sb_dsync_open_flag() : 0;
-        job->direct.tail_fd = open(job->path, mode | dsync | O_NOFOLLOW | O_CLOEXEC);
+        job->direct.tail_fd = sb_open_no_links(job->path, mode | dsync | O_CLOEXEC, 0);
         if (job->direct.tail_fd < 0)
-            return sb_fail(err, errno, "open %s for the buffered tail: %s", job->path, strerror(errno));
+            return sb_fail_link(err, errno, job->path) ? -1
+                 : sb_fail(err, errno, "open %s for the buffered tail: %s", job->path, strerror(errno));
     }
     return 0;
 }

@@ -8,6 +8,7 @@
 #include "sb_job.h"
 #include "sb_parallel.h"
 #include "sb_buffer.h"
+#include "sb_nolinks.h"
 #include "sb_clock.h"
 #include "sb_platform.h"
 #include "sb_rng.h"
@@ -52,9 +53,11 @@ static int sb_open_file(sb_job *job, sb_err *err)
         flags |= O_WRONLY | O_CREAT | O_EXCL;
     else
         flags |= job->op == SB_MIXED ? O_RDWR : job->op == SB_WRITE ? O_WRONLY : O_RDONLY;
-    job->fd = open(job->path, flags, 0600);
+    job->fd = sb_open_no_links(job->path, flags, 0600);
     if (job->fd < 0) {
         int e = errno;
+        if (sb_fail_link(err, e, job->path))
+            return -1;
         if (e == EACCES || e == EPERM)
             return sb_fail(err, e, "permission denied: cannot %s %s; check the folder's permissions",
                            create ? "create" : "open", job->path);
@@ -62,8 +65,6 @@ static int sb_open_file(sb_job *job, sb_err *err)
             return sb_fail(err, e, "%s is on a read-only file system; choose a writable target", job->path);
         if (e == ENOENT)
             return sb_fail(err, e, "the folder of %s does not exist", job->path);
-        if (e == ELOOP)
-            return sb_fail(err, e, "%s is a symbolic link; stibium never follows links for test files", job->path);
         if (e == EEXIST)
             return sb_fail(err, e, "%s already exists; stibium writes only new files", job->path);
         return sb_fail(err, e, "open %s: %s", job->path, strerror(e));
@@ -139,9 +140,10 @@ static int sb_check_file(sb_job *job, sb_err *err)
  * descriptor of its own that can be read (Apple's eviction maps the file). */
 static int sb_evict_cached_part(sb_job *job, sb_err *err)
 {
-    int fd = open(job->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = sb_open_no_links(job->path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
-        return sb_fail(err, errno, "open %s to evict its cached part: %s", job->path, strerror(errno));
+        return sb_fail_link(err, errno, job->path) ? -1
+             : sb_fail(err, errno, "open %s to evict its cached part: %s", job->path, strerror(errno));
     int rc = sb_evict_fd(fd, 0, 0, err);
     close(fd);
     return rc;
@@ -157,7 +159,7 @@ static void sb_cleanup_failed(sb_job *job)
     if (job->direct.tail_fd >= 0)
         close(job->direct.tail_fd);
     job->fd = job->direct.tail_fd = -1;
-    if (job->created && unlink(job->path) == 0)
+    if (job->created && sb_unlink_no_links(job->path) == 0)
         job->removed_partial = 1;
 }
 

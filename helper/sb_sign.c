@@ -4,6 +4,7 @@
 #include "sb_clock.h"
 #include "sb_job.h"
 #include "sb_platform.h"
+#include "sb_nolinks.h"
 #include "sb_rng.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -158,11 +159,11 @@ int sb_sign_file(const char *path, int write, const sb_sign_id *id, uint64_t fir
     if (id->block_bytes < 4096 || id->block_bytes % 4096 || !chunk_bytes || chunk_bytes % id->block_bytes)
         return sb_fail(err, EINVAL, "a block is a multiple of 4096 bytes and a chunk a multiple of the block");
     int flags = write ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY;
-    int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = sb_open_no_links(path, flags | O_CLOEXEC, 0600);
     if (fd < 0) {
         int e = errno;
-        if (e == ELOOP)
-            return sb_fail(err, e, "%s is a symbolic link; stibium never follows links for test files", path);
+        if (sb_fail_link(err, e, path))
+            return -1;
         return sb_fail(err, e, "cannot open %s: %s", path, strerror(e));
     }
     unsigned char *buf = NULL, *scratch = NULL;

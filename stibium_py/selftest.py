@@ -319,7 +319,8 @@ def _checks(target: Path) -> SelftestResult:
     checks = [check_space(target), check_native(info.data), check_stack(target)]
     if checks[0].status == FAIL:
         return SelftestResult(checks, facts)
-    folder = Path(tempfile.mkdtemp(prefix=".stibium-selftest-", dir=target))
+    # the folder as it resolves: the helper opens test files by a path in which no name may be a link
+    folder = Path(tempfile.mkdtemp(prefix=".stibium-selftest-", dir=target.resolve()))
     try:
         with Helper(helper_path) as helper:
             session = _Session(helper, folder)

@@ -99,9 +99,13 @@ class WorkDir:
         """A test file's path, its folders below the test folder created; the test folder itself never: where it
         is gone (another client's rank 0 ended the run and removed it, while this rank was cut off), the run
         cannot go on here, and a file made anew would be left behind."""
-        path = self.path / name
+        self.folder(str(Path(name).parent))
+        return self.path / name
+
+    def folder(self, name: str) -> Path:
+        """A folder below the test folder, made where missing, each folder on its way checked as file() says."""
         folder = self.path
-        for part in Path(name).parent.parts:
+        for part in Path(name).parts:
             folder = folder / part
             try:
                 folder.mkdir(exist_ok=True)
@@ -110,12 +114,13 @@ class WorkDir:
                                f"from outside); this client stops", 1) from None
             except FileExistsError:     # a file, or a link to one, where the run's folder should be
                 pass
-            # The helper opens the file itself by this path (O_NOFOLLOW takes only its last name): a folder on the
-            # way that someone replaced by a link (a shared target) would lead its writes outside the test folder.
+            # A folder on the way that someone replaced by a link (a shared target) would lead the helper's writes
+            # outside the test folder: said here in stibium's words, before the helper refuses the path itself
+            # (it opens test files by paths in which no name may be a link: helper/sb_nolinks.c).
             if folder.is_symlink() or not folder.is_dir():
                 raise RunError(f"{folder} is not the run's folder (someone replaced it by a link or a file during "
                                f"the run); this client stops and writes nothing there", 1)
-        return path
+        return folder
 
     def holds_whole(self, name: str, size_bytes: int) -> bool:
         path = self.path / name

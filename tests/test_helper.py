@@ -265,6 +265,102 @@ def test_symlink_is_refused_for_reads_and_writes(helper, disk_dir):
     assert target.read_bytes() == b"x" * 4096
 
 
+def _through_a_link(disk_dir: Path) -> tuple[Path, Path]:
+    """A test folder whose subfolder `a` someone replaced by a link to a folder outside it."""
+    outside = disk_dir / "outside"
+    outside.mkdir()
+    (outside / "old.bin").write_bytes(b"y" * 4096)
+    work = disk_dir / "work"
+    work.mkdir()
+    (work / "a").symlink_to(outside)
+    return work, outside
+
+
+def test_a_folder_on_the_way_replaced_by_a_link_is_not_followed(helper, disk_dir):
+    """The helper opens a test file by a path in which no name may be a link (O_NOFOLLOW takes only the last):
+    a write, read, eviction or signed fill through a folder replaced by a link touches nothing outside."""
+    work, outside = _through_a_link(disk_dir)
+    said = "a folder on the way to {} is a symbolic link or not a folder (someone replaced it during the run?); " \
+           "stibium never follows links for test files"
+    for args in (("write", "--bytes", "4KiB"), ("read", "--bytes", "4KiB"), ("evict",)):
+        name = "new.bin" if args[0] == "write" else "old.bin"
+        out = _error(helper, args[0], "--path", str(work / "a" / name), *args[1:])
+        assert out["errno"] in (40, 20) and out["error"] == said.format(work / "a" / name)
+    rc, out, _ = run_helper(helper, "sign", "--path", str(work / "a" / "v.bin"), "--op", "write", "--blocks", "1",
+                            "--first", "0", "--block", "4096", "--chunk", "4096", "--run", "1", "--seed", "1")
+    assert rc == 1 and out["error"] == said.format(work / "a" / "v.bin")
+    assert sorted(p.name for p in outside.iterdir()) == ["old.bin"] and (outside / "old.bin").read_bytes() == b"y" * 4096
+    # the same path with no link on it is written
+    (work / "a").unlink()
+    (work / "a").mkdir()
+    rc, out, _ = run_helper(helper, "write", "--path", str(work / "a" / "new.bin"), "--bytes", "4KiB")
+    assert rc == 0 and (work / "a" / "new.bin").stat().st_size == 4096
+
+
+WALK_DRIVER = r"""
+#include "sb_nolinks.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    int fd = -1, rc;
+    if (strcmp(argv[1], "create") == 0)
+        rc = fd = sb_open_no_links(argv[2], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    else if (strcmp(argv[1], "read") == 0)
+        rc = fd = sb_open_no_links(argv[2], O_RDONLY | O_CLOEXEC, 0);
+    else
+        rc = sb_unlink_no_links(argv[2]);
+    if (fd >= 0)
+        close(fd);
+    printf("%d %d\n", rc < 0 ? -1 : 0, rc < 0 ? errno : 0);
+    (void)argc;
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("build", ["walking", "the kernel's call"])
+def test_opening_and_removing_without_links_by_either_way(tmp_path, build):
+    """sb_nolinks.c both ways: the kernel's one call (openat2 here; O_NOFOLLOW_ANY on a Mac) and the walk a name
+    at a time that older kernels get: plain paths (absolute, relative, doubled slashes) open, create with mode
+    0600 and are removed; a link anywhere on the way is refused, the file itself or a folder."""
+    import shutil
+    src = Path(__file__).resolve().parent.parent / "helper"
+    (tmp_path / "driver.c").write_text(WALK_DRIVER)
+    exe = tmp_path / "nolinks"
+    subprocess.run([shutil.which("cc") or "gcc", "-std=gnu11", "-Wall", "-Werror", "-D_GNU_SOURCE",
+                    *(["-DSB_NOLINKS_WALK_ONLY"] if build == "walking" else []), f"-I{src}", str(tmp_path / "driver.c"),
+                    str(src / "sb_nolinks.c"), str(src / "sb_err.c"), "-o", str(exe)], check=True)
+    work = tmp_path / "w"
+    (work / "sub").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.bin").write_bytes(b"k")
+    (work / "link").symlink_to(outside)
+    (work / "file-link").symlink_to(outside / "keep.bin")
+
+    def call(what: str, path: str) -> tuple[int, int]:
+        out = subprocess.run([str(exe), what, path], capture_output=True, text=True, cwd=tmp_path, check=True).stdout
+        rc, err = out.split()
+        return int(rc), int(err)
+    assert call("create", str(work / "sub" / "f.bin")) == (0, 0)
+    assert (work / "sub" / "f.bin").stat().st_mode & 0o777 == 0o600
+    assert call("read", str(work / "sub" / "f.bin")) == (0, 0)
+    assert call("read", "w/sub/f.bin") == (0, 0)                         # relative to the working folder
+    assert call("read", str(tmp_path) + "//w/sub//f.bin") == (0, 0)
+    assert call("read", str(work / "sub" / "nope.bin")) == (-1, 2)
+    for what in ("create", "read", "unlink"):
+        rc, err = call(what, str(work / "link" / ("new.bin" if what == "create" else "keep.bin")))
+        assert rc == -1 and err in (40, 20), (what, err)                  # ELOOP or ENOTDIR
+    assert call("read", str(work / "file-link")) == (-1, 40)
+    assert call("unlink", str(work / "file-link")) == (0, 0)              # the link itself goes, never its target
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.bin"] and (outside / "keep.bin").read_bytes() == b"k"
+    assert call("unlink", str(work / "sub" / "f.bin")) == (0, 0) and not (work / "sub" / "f.bin").exists()
+
+
 def test_missing_file_is_enoent(helper, disk_dir):
     out = _error(helper, "read", "--path", str(disk_dir / "nope"), "--bytes", "4KiB")
     assert out["errno"] == 2 and out["error"] == f"{disk_dir / 'nope'} does not exist"

@@ -234,8 +234,9 @@ def test_a_test_folder_left_with_a_file_in_it_keeps_its_marker_and_stays_resumab
 
 
 def test_a_file_is_not_made_through_a_folder_someone_replaced_by_a_link(tmp_path):
-    """The helper opens a test file by its path, following no link at its last name only: a folder on the way
-    replaced by a link (a shared target) stops the client before anything is written through it."""
+    """A folder on the way replaced by a link (a shared target) stops the client before anything is written through
+    it (the helper refuses such a path too: test_helper.py); a tree's own folder, which the helper's tree phases
+    open plain paths below, the same."""
     from stibium_py.errors import RunError
     from stibium_py.workdir import WorkDir
     work = WorkDir(tmp_path / "target" / "stibium-r", "r")
@@ -253,4 +254,9 @@ def test_a_file_is_not_made_through_a_folder_someone_replaced_by_a_link(tmp_path
     (work.path / "top").write_bytes(b"")
     with pytest.raises(RunError):
         work.file("top/f.bin")
+    assert work.folder("trees/t-0") == work.path / "trees" / "t-0"
+    shutil.rmtree(work.path / "trees" / "t-0")
+    (work.path / "trees" / "t-0").symlink_to(victim)
+    with pytest.raises(RunError):
+        work.folder("trees/t-0")
     assert list(victim.iterdir()) == []

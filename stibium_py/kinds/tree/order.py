@@ -47,7 +47,7 @@ def order(d: Steps, test: ExpandedTest) -> str:
             root = d.work.path / tree
             if pending[0].op == "create":
                 d.work.remove_files(_tree_files(tree, shape))     # what an interrupted create left
-                root.mkdir(parents=True, exist_ok=True)           # the folders below it are the phase's
+                d.work.folder(tree)                               # the folders below it are the phase's
             else:
                 _restore_tree(d, pending[0], tree, shape, phases, listed)
             for op in pending:
@@ -57,6 +57,7 @@ def order(d: Steps, test: ExpandedTest) -> str:
                 if dropped:
                     d.step()
                     drop_caches()
+                d.work.folder(tree)             # not a link: the helper's tree phases open plain paths below it
                 d.measure_phase(op, tree, root, list_for(op.op), dropped)
             if not d.run.keep_files:
                 d.work.remove_files(_tree_files(tree, shape))  # the files (delete left the folders)
@@ -79,7 +80,7 @@ def _restore_tree(d: Steps, op: Op, tree: str, shape: TreeShape, phases: list[st
     if all((root / p).is_file() for p in shape.paths(renamed)):
         return
     d.work.remove_files(_tree_files(tree, shape))
-    root.mkdir(parents=True, exist_ok=True)
+    d.work.folder(tree)
     d.helper_ok(tree_args(op, root, listed("plain"), phase="create"))
     if renamed:
         d.helper_ok(tree_args(op, root, listed("rename"), phase="rename"))
