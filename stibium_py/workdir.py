@@ -51,6 +51,11 @@ def made_for(work: Path, target: str | None, run_name: str) -> str | None:
     try:
         if not os.listdir(work):
             return None                  # empty: nothing in it to lose; the resume marks it and uses it
+    except FileNotFoundError:
+        return None                      # gone after all (a network mount's cache still showed it)
+    except OSError as e:
+        return f"it cannot be examined ({e.strerror})"
+    try:
         if not stat.S_ISREG(os.lstat(marker).st_mode):
             return f"its {WORK_MARKER} is not a file"
         with open(marker, "rb") as f:

@@ -137,10 +137,11 @@ def resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
                        f"plan again with stibium run", 2)
     expanded = with_job_files(expanded, bench_checked(expanded, kept(run_dir)))
     try:
-        if not work.is_dir():
-            WorkDir(work, run_dir.name).create()
-        elif not (work / WORK_MARKER).exists():
-            WorkDir(work, run_dir.name).mark()      # an empty folder of the run's name (made_for)
+        if not (work / WORK_MARKER).exists():       # gone, or an empty folder of the run's name (made_for)
+            try:
+                WorkDir(work, run_dir.name).mark()
+            except FileNotFoundError:
+                WorkDir(work, run_dir.name).create()
     except OSError as e:
         raise RunError(f"cannot recreate the test folder {work}: {e.strerror}", 2) from None
     return run, expanded
