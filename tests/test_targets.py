@@ -260,3 +260,26 @@ def test_a_file_is_not_made_through_a_folder_someone_replaced_by_a_link(tmp_path
     with pytest.raises(RunError):
         work.folder("trees/t-0")
     assert list(victim.iterdir()) == []
+
+
+def test_a_start_refused_after_the_target_was_made_leaves_no_folder(tmp_path):
+    """The target's folders a start made (it creates a missing target, as mkdir -p does) are removed again when the
+    start is refused before anything is measured; the folders that were there stay."""
+    from rich.console import Console
+    from stibium_py.helper import HelperResult
+    from stibium_py.preflight import RunError
+    from stibium_py.run import LoadedPlan, RunOptions, start_run
+    from fake_helper import FakeHelpers
+
+    class Refusing(FakeHelpers):
+        def once(self, args):
+            return HelperResult(1, {"error": "cannot examine the target (a stand-in for the helper's refusal)"})
+    plan = tmp_path / "p.yaml"
+    plan.write_text(PLAN.format(size="1MB"))
+    (tmp_path / "mine").mkdir()
+    target = tmp_path / "mine" / "a" / "b"
+    with pytest.raises(RunError) as e:
+        start_run(LoadedPlan.read(plan), RunOptions(target=target, out_dir=tmp_path / "r", progress=False),
+                  Console(quiet=True), Refusing())
+    assert str(e.value) == f"target {target}: cannot examine the target (a stand-in for the helper's refusal)"
+    assert list((tmp_path / "mine").iterdir()) == [] and not (tmp_path / "r").exists()

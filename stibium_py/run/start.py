@@ -45,6 +45,8 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
     digest = ops_digest(expanded.ops_as_dicts())
     helpers = helpers_of(helper)
 
+    made: list[Path] = []        # the target's folders this rank made, the deepest first: gone again on a refusal
+
     def check() -> dict[str, Any]:
         """This rank's machine: the plan's operations, the target, the space, the memory, the helper."""
         if team.share(digest) != digest:
@@ -53,6 +55,8 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
                   options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
         jobs = bench_checked(expanded, beside(plan_path) if leads else None)
+        made.extend(p for p in (Path(os.path.abspath(target)), *Path(os.path.abspath(target)).parents)
+                    if not p.exists())
         target.mkdir(parents=True, exist_ok=True)
         facts = sysinfo.target_facts(target)
         block = device_block_of(facts)
@@ -61,12 +65,18 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
             raise RunError(f"target {target}: {info.error}", 2)
         return {"facts": facts, "info": info.data, "jobs": jobs}
 
-    mine = every_rank_or_none(team, check)
+    try:
+        mine = every_rank_or_none(team, check)
+    except (RunError, SystemExit):
+        _unmake(made)
+        raise
     facts, info = mine["facts"], mine["info"]
     expanded = with_job_files(expanded, team.share(mine["jobs"] if leads else None))
     started = utc_now()
     machine = sysinfo.machine_facts()
     run_dir, work = Path(), Path()
+    made_out = [p for p in (Path(os.path.abspath(options.out_dir)), *Path(os.path.abspath(options.out_dir)).parents)
+                if not p.exists()] if leads else []
     if leads:
         if options.run_name:
             run_dir = options.out_dir / options.run_name
@@ -88,6 +98,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         except (RunError, SystemExit):
             if leads:
                 run_dir.rmdir()
+            _unmake(made_out + made)
             raise
         if not leads:
             return follow(expanded, work, crew, helpers, console)
@@ -120,6 +131,16 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                           f"to its flash, without a pause")
     return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report,
                  options.on_end)
+
+
+def _unmake(made: list[Path]) -> None:
+    """A refused start leaves nothing behind: the target's folders it made, where they are still empty (on a
+    shared store another client may have put its own test folder there: that folder stays)."""
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
 
 
 def follow(expanded: Expanded, work: Path, crew: Crew, helpers: HelperFactory, console: Console) -> Finished:

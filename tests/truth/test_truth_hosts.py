@@ -171,10 +171,11 @@ def test_a_host_that_mounts_another_folder_is_refused_by_name(tmp_path, harness)
     assert said[0].endswith("that rank 0 created: the clients must share one store; give every rank the same shared "
                             "folder with --target")
     assert not list((tmp_path / "reports").iterdir())
-    # nothing measured and nothing left but the target folders the ranks were given (empty)
-    # (sshfs shows a file removed while a rank still held it open, a probe's, as .fuse_hidden..., libfuse's name
-    # for a deleted file, until it is released: no file anyone keeps)
-    for folder in (own, h.export):
+    # nothing measured and nothing left: the target folders the ranks made are gone again (on the NAS, sshfs shows
+    # a file removed while a rank still held it open, a probe's, as .fuse_hidden..., libfuse's name for a deleted
+    # file, until it is released: no file anyone keeps, but the folder holding it stays a moment)
+    assert list(own.iterdir()) == []
+    for folder in (h.export,):
         assert [p.name for p in folder.iterdir()] in ([], ["t"])
         assert not (folder / "t").exists() or \
             [p.name for p in (folder / "t").iterdir() if not p.name.startswith(".fuse_hidden")] == []
