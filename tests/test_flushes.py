@@ -55,7 +55,7 @@ def test_on_a_mac_only_a_fast_full_fsync_is_named():
 def test_the_helper_makes_the_sync_asked_for(disk_dir, helper, sync, seen):
     path = disk_dir / "f.dat"
     path.write_bytes(b"\0" * 8192)
-    proc = subprocess.run(["strace", "-f", "-e", "trace=openat,fsync,fdatasync", str(helper), "write", "--path",
+    proc = subprocess.run(["strace", "-f", "-e", "trace=openat,openat2,fsync,fdatasync", str(helper), "write", "--path",
                            str(path), "--bytes", "4096", "--engine", "direct", "--sync", sync, "--existing"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

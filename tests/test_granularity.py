@@ -17,7 +17,8 @@ from stibium_py.preflight import RunError, check_memory, largest_request_bytes
 
 KiB, MiB, GiB = 1024, 2**20, 2**30
 CALL = re.compile(r"^(?:\d+ +)?(pread64|pwrite64)\((\d+), .*, (\d+), (\d+)\) += (-?\d+)")
-OPEN = re.compile(r'^(?:\d+ +)?openat\(.*?"(.*)", .*\) += (\d+)$')
+# openat2: the helper opens a test file by a path in which no name may be a link (RESOLVE_NO_SYMLINKS)
+OPEN = re.compile(r'^(?:\d+ +)?openat2?\(.*?"(.*)", .*\) += (\d+)$')
 
 
 def traced(helper: Path, tmp: Path, *args: str) -> tuple[dict, list[tuple[str, int, int, int]]]:
@@ -25,7 +26,7 @@ def traced(helper: Path, tmp: Path, *args: str) -> tuple[dict, list[tuple[str, i
     offset, result); the loader's and Foundation's own reads of other files are left out."""
     log = tmp / "strace.log"
     path = args[args.index("--path") + 1]
-    proc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,pread64,pwrite64", "-o", str(log), str(helper),
+    proc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,openat2,pread64,pwrite64", "-o", str(log), str(helper),
                            *args], capture_output=True, text=True)
     import json
     out = json.loads(proc.stdout)
