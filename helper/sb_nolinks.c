@@ -3,8 +3,8 @@
  * link during a run (a shared target) would otherwise lead writes, and the removal of a half-written file, outside
  * the test folder. O_NOFOLLOW alone covers only the last name.
  *
- * One call where the kernel has it: macOS's O_NOFOLLOW_ANY ("no symlinks allowed in path", xnu bsd/sys/fcntl.h,
- * macOS 11 and later), Linux's openat2(2) with RESOLVE_NO_SYMLINKS (Linux 5.6 and later). Elsewhere (an older
+ * One call where the kernel has it: macOS's O_NOFOLLOW_ANY ("no symlinks allowed in path", xnu bsd/sys/fcntl.h;
+ * used where the SDK defines it), Linux's openat2(2) with RESOLVE_NO_SYMLINKS (Linux 5.6 and later). Elsewhere (an older
  * kernel, a container whose seccomp filter refuses openat2) the path is walked a name at a time, each folder opened
  * from the one before with O_NOFOLLOW. Either refuses a link with ELOOP or ENOTDIR. The opens stay outside every
  * timed interval. */

@@ -103,3 +103,19 @@ def device_of(path: Path) -> int | None:
         return os.stat(existing_part(path, "path", "")).st_dev
     except (PathError, OSError):
         return None
+
+
+def missing_folders(path: Path) -> list[Path]:
+    """The folders of `path` (itself and its parents) that do not exist, the deepest first: what a mkdir -p of it
+    would make, and what remove_empty takes away again."""
+    whole = Path(os.path.abspath(path))
+    return [p for p in (whole, *whole.parents) if not p.exists()]
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Each folder that is still empty, in the order given (the deepest first); one that is not stays."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass

@@ -13,7 +13,6 @@ natively (not under Rosetta).
 
 from __future__ import annotations
 
-import os
 import platform
 import random
 import shutil
@@ -27,7 +26,7 @@ from typing import Any
 from . import sysinfo
 from .analysis.below import BELOW_SHARE, served_from_memory
 from .helper import Helper, HelperResult, find_helper, op_args, run_once
-from .paths import PathError, folder_to_write
+from .paths import PathError, folder_to_write, missing_folders, remove_empty
 from .preflight import RunError
 from .stack import Stack
 
@@ -297,16 +296,12 @@ def run_selftest(target: Path) -> SelftestResult:
         raise RunError(str(e), 2) from None
     # a target that does not exist is created, as `stibium run` does, and removed again at the end (only the
     # folders made here, and only where empty)
-    made = [p for p in (Path(os.path.abspath(target)), *Path(os.path.abspath(target)).parents) if not p.exists()]
+    made = missing_folders(target)
     target.mkdir(parents=True, exist_ok=True)
     try:
         return _checks(target)
     finally:
-        for folder in made:                              # deepest first
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
+        remove_empty(made)
 
 
 def _checks(target: Path) -> SelftestResult:

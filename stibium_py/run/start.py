@@ -14,6 +14,7 @@ from rich.console import Console
 from .. import __version__, registry, sysinfo
 from ..helper import HelperFactory, device_block_of
 from ..plan import Expanded, expand_at
+from ..paths import missing_folders, remove_empty
 from ..plan.expand import expand
 from ..preflight import RunError, preflight
 from ..record import PlanRecord, RunRecord, ops_digest
@@ -55,8 +56,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
                   options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
         jobs = bench_checked(expanded, beside(plan_path) if leads else None)
-        made.extend(p for p in (Path(os.path.abspath(target)), *Path(os.path.abspath(target)).parents)
-                    if not p.exists())
+        made.extend(missing_folders(target))
         target.mkdir(parents=True, exist_ok=True)
         facts = sysinfo.target_facts(target)
         block = device_block_of(facts)
@@ -68,15 +68,14 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
     try:
         mine = every_rank_or_none(team, check)
     except (RunError, SystemExit):
-        _unmake(made)
+        remove_empty(made)
         raise
     facts, info = mine["facts"], mine["info"]
     expanded = with_job_files(expanded, team.share(mine["jobs"] if leads else None))
     started = utc_now()
     machine = sysinfo.machine_facts()
     run_dir, work = Path(), Path()
-    made_out = [p for p in (Path(os.path.abspath(options.out_dir)), *Path(os.path.abspath(options.out_dir)).parents)
-                if not p.exists()] if leads else []
+    made_out = missing_folders(options.out_dir) if leads else []
     if leads:
         if options.run_name:
             run_dir = options.out_dir / options.run_name
@@ -98,7 +97,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         except (RunError, SystemExit):
             if leads:
                 run_dir.rmdir()
-            _unmake(made_out + made)
+            remove_empty(made_out + made)       # a refused start leaves nothing it made
             raise
         if not leads:
             return follow(expanded, work, crew, helpers, console)
@@ -131,16 +130,6 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                           f"to its flash, without a pause")
     return drive(run_dir, run, expanded, helpers, options.progress, console, crew, options.remove_beside_report,
                  options.on_end)
-
-
-def _unmake(made: list[Path]) -> None:
-    """A refused start leaves nothing behind: the target's folders it made, where they are still empty (on a
-    shared store another client may have put its own test folder there: that folder stays)."""
-    for folder in made:
-        try:
-            folder.rmdir()
-        except OSError:
-            pass
 
 
 def follow(expanded: Expanded, work: Path, crew: Crew, helpers: HelperFactory, console: Console) -> Finished:
