@@ -142,3 +142,12 @@ def test_the_details_say_whether_the_file_system_honoured_uncached_io(tmp_path, 
 def test_an_honest_folder_s_record_says_the_helper_found_uncached_io_honoured(tmp_path):
     run_dir, state = _start(tmp_path, 4 * MiB)
     assert state.fs_type and state.direct_honoured is not None
+
+
+def test_a_host_or_file_system_name_beyond_ascii_is_held_to_verify_json_s_characters():
+    """A host named with a non-ASCII letter (or a FUSE file system's subtype) would have failed verify.json's own
+    check and ended the verify in an internal error."""
+    import re
+    assert verify_run.name_word("mañana-mac.local", 255) == "ma_ana-mac.local"
+    assert verify_run.name_word("fuse.ñfs" + "x" * 40, 31) == "fuse._fs" + "x" * 23
+    assert re.fullmatch(r"^[A-Za-z0-9._-]*$", "mañana") is None        # state.py's pattern, which "ñ" fails

@@ -91,7 +91,7 @@ def start(target: Path, options: VerifyOptions, helpers: HelperFactory,
     if not files:
         raise RunError(f"{target}: the fill of {total:,} bytes holds no whole block; give a larger --size", 2)
     run = secrets.randbits(63) or 1
-    host = "".join(c if c.isalnum() or c in "._-" else "_" for c in socket.gethostname().split(".")[0])[:255]
+    host = name_word(socket.gethostname().split(".")[0], 255)
     state = VerifyState(target=str(target), folder=f"stibium-verify-{run:016x}", run=run, seed=secrets.randbits(62),
                         block_bytes=block, chunk_bytes=chunk, files=files, started_epoch_s=time.time(), host=host,
                         keep=options.keep)
@@ -118,6 +118,12 @@ def _folder(state: VerifyState) -> Path:
         raise RunError(f"{folder} is not a folder of this verify's (a link or a file); remove it and resume", 2)
     folder.mkdir(exist_ok=True)
     return folder
+
+
+def name_word(text: str, limit: int) -> str:
+    """A name as verify.json holds it (state.py: ASCII letters, digits, . _ -): every other character, a host's or a
+    FUSE file system's non-ASCII letter included, as _."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in text)[:limit]
 
 
 def _sign(helper: Any, state: VerifyState, f: FileState, op: str, path: Path, attempt: int,
@@ -200,7 +206,7 @@ def _write(run_dir: Path, state: VerifyState, helper: Any, folder: Path, say: Ca
                         sync_seconds=float(result.data.get("sync_seconds", 0.0)))
         if i == 0 or state.direct_honoured is None:     # one file system: its first file's answer
             honoured = result.data.get("direct_honoured")
-            fs_type = "".join(c for c in str(result.data.get("fs_type", "")) if c.isalnum() or c in "._-")[:31]
+            fs_type = name_word(str(result.data.get("fs_type", "")), 31)
             state = state.model_copy(update={"direct_honoured": honoured if isinstance(honoured, bool) else None,
                                              "fs_type": fs_type})
         write_state(run_dir, state)
