@@ -9,14 +9,23 @@ multi-threaded, use of fork() may lead to deadlocks"). So on Linux the workers c
 importing the bootstraps' module itself (imported in the server, numpy would start its BLAS threads there
 too). On macOS they are spawned, Python's default there since 3.8 (bpo-33725: since macOS 10.14, running
 code in a forked child that does not exec is not reliable with Apple's system libraries loaded). The draws
-are the same either way: each job carries its own seed."""
+are the same either way: each job carries its own seed.
+
+Starting the workers costs about a second (a fresh interpreter each, importing numpy and scipy), more than a
+comparison of two quick runs takes in all. So the jobs begin here, one after another, and the pool starts
+only when they have run for as long as its start would take; then it works from the other end (the times
+are in docs/performance.md)."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor
+from concurrent.futures import wait as first_done
+from typing import Any
 
 from . import registry
 
@@ -26,9 +35,92 @@ def start_method(platform: str) -> str:
     return "spawn" if platform == "darwin" else "forkserver"
 
 
-def process_pool() -> ProcessPoolExecutor:
+START_SECONDS = 1.0     # the workers' start, measured on Linux (fork server) with numpy and scipy to import
+WORKERS = os.cpu_count() or 1
+
+
+def workers() -> ProcessPoolExecutor:
     """The workers know every kind this process does: a kind registered beside the built-in ones is loaded in
     each worker from its home (registry.load_plugins)."""
     context = multiprocessing.get_context(start_method(sys.platform))
-    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context,
+    return ProcessPoolExecutor(max_workers=WORKERS, mp_context=context,
                                initializer=registry.load_plugins, initargs=(registry.plugins(),))
+
+
+class WhenWorthIt(Executor):
+    """Jobs run here, first to last; once they have run for as long as the workers take to start, a pool is
+    started beside this process and takes jobs from the last backwards, one per worker at a time, until the
+    two meet. A comparison of quick runs never starts it; a long one loses about that start.
+    `map` gives the results in order, the same wherever each job ran. `workers` makes the pool (`width`
+    workers); `start_seconds` is what starting it costs."""
+
+    def __init__(self, workers: Callable[[], Executor] = workers, start_seconds: float = START_SECONDS,
+                 width: int = WORKERS):
+        self._make, self._start_seconds, self._width = workers, start_seconds, width
+        self._pool: Executor | None = None
+
+    def _started(self) -> Executor:
+        if self._pool is None:
+            self._pool = self._make()
+        return self._pool
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        return self._started().submit(fn, *args, **kwargs)
+
+    def map(self, fn: Callable[..., Any], *iterables: Iterable[Any], timeout: float | None = None,
+            chunksize: int = 1) -> Iterator[Any]:
+        jobs = list(zip(*iterables))
+        results: list[Any] = [None] * len(jobs)
+        bounds = [0, len(jobs)]         # the next job from the front (here), one past the next from the back
+        lock = threading.Lock()
+        here_done = threading.Event()
+        failed: list[BaseException] = []
+
+        def take(front: bool) -> int | None:
+            with lock:
+                if bounds[0] >= bounds[1]:
+                    return None
+                if front:
+                    bounds[0] += 1
+                    return bounds[0] - 1
+                bounds[1] -= 1
+                return bounds[1]
+
+        def from_the_back() -> None:
+            if here_done.wait(self._start_seconds):
+                return
+            try:
+                pool, running = self._started(), {}
+                while True:
+                    while len(running) < self._width and (i := take(False)) is not None:
+                        running[pool.submit(fn, *jobs[i])] = i
+                    if not running:
+                        return
+                    finished, _ = first_done(running, return_when=FIRST_COMPLETED)
+                    for f in finished:
+                        results[running.pop(f)] = f.result()
+            except BaseException as e:      # re-raised in the caller's thread
+                failed.append(e)
+
+        helper = threading.Thread(target=from_the_back, name="stibium-pool", daemon=True)
+        helper.start()
+        try:
+            while (i := take(True)) is not None:
+                results[i] = fn(*jobs[i])
+        finally:
+            with lock:                  # a job that failed here: the pool takes no more either
+                bounds[0] = bounds[1]
+            here_done.set()
+            helper.join()
+        if failed:
+            raise failed[0]
+        return iter(results)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def process_pool() -> WhenWorthIt:
+    """One process per core for the bootstraps, started once the work is worth its start."""
+    return WhenWorthIt()

@@ -8,8 +8,12 @@ import json
 import math
 import os
 import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from bench.bench_runs_coverage import coverage
@@ -17,7 +21,7 @@ from stibium_py.cli import main
 from stibium_py.analysis.rates import by_point, draws_per_run
 from stibium_py.analysis.settings import Settings
 from stibium_py.compare import compare_runs, load_run
-from stibium_py.pool import process_pool, start_method
+from stibium_py.pool import WhenWorthIt, start_method, workers
 from stibium_py.series import summarize_series
 from synthetic import make_run
 
@@ -65,7 +69,7 @@ def test_the_bootstraps_run_in_processes_that_are_not_forks_of_this_one_and_draw
     def no_fork():
         raise AssertionError("this process was forked")
     monkeypatch.setattr(os, "fork", no_fork)
-    with process_pool() as pool:
+    with workers() as pool:         # the pool's workers themselves (these jobs are too quick to start them)
         pooled = draws_per_run(points, keys, settings, pool)
     assert pooled.keys() == here.keys() and len(here) == 2 * len(keys)
     for job, d in here.items():
@@ -74,6 +78,38 @@ def test_the_bootstraps_run_in_processes_that_are_not_forks_of_this_one_and_draw
     assert summarize_series(series, settings)["runs"] == ["run-1", "run-2"]
     assert compare_runs(side, load_run(series), settings=settings).to_json()["scope"] == "machines"
     assert (start_method("linux"), start_method("darwin")) == ("forkserver", "spawn")
+
+
+def test_the_pool_starts_only_once_the_jobs_have_run_as_long_as_its_start():
+    """Quick jobs run here and never start the workers (a second's start for a comparison of quick runs);
+    slow ones run here from the first while the pool, once started, takes them from the last; results in
+    order either way."""
+    started = []
+
+    def threads():
+        started.append(ThreadPoolExecutor(2))
+        return started[-1]
+
+    with WhenWorthIt(threads, start_seconds=0.2, width=2) as pool:
+        assert list(pool.map(pow, range(50), [2] * 50)) == [i * i for i in range(50)]
+    assert started == []
+
+    def slow(i):
+        time.sleep(0.05)
+        return i, threading.current_thread().name
+    with WhenWorthIt(threads, start_seconds=0.2, width=2) as pool:
+        done = list(pool.map(slow, range(20)))
+    assert [i for i, _ in done] == list(range(20)) and len(started) == 1
+    here = [i for i, name in done if name == threading.current_thread().name]
+    assert here == list(range(len(here))) and 4 <= len(here) < 20   # the first 0.2 s here, then both ends
+
+    def fails(i):
+        if i == 1:
+            raise ValueError("job 1")
+        return i
+    with WhenWorthIt(threads, start_seconds=0.2, width=2) as pool:
+        with pytest.raises(ValueError, match="job 1"):
+            list(pool.map(fails, range(5)))
 
 
 def test_series_against_series_uses_the_variance_between_runs(tmp_path):
