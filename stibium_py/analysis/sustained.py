@@ -95,16 +95,32 @@ def _slope(t: np.ndarray, b: np.ndarray) -> float:
     theilslopes) but without the intervals scipy computes beside it, which a bootstrap of 400 resamples
     does not use (the same slope; through stats.theil_sen_joint the sustained tests took far longer:
     docs/performance.md). Above MAX_PAIRS_POINTS chunks every k-th is used."""
-    n = len(t)
-    if n < 2:
+    if len(t) < 2:
         return math.nan
-    step = max(1, n // MAX_PAIRS_POINTS)
-    t, b = t[::step], b[::step]
-    i, j = np.triu_indices(len(t), 1)
-    dt = t[j] - t[i]
-    ok = dt > 0
-    return float(np.median((b[j] - b[i])[ok] / dt[ok]))
+    return float(_slopes(t[None, :], b[None, :])[0])
 
+
+PASS_ELEMENTS = 250_000       # pairwise slopes computed at once (2 MB an array): resamples a pass = this / pairs
+
+
+def _slopes(t: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """_slope of each row of b against the same row of t (one resample a row), the rows a pass at a time:
+    one median over many rows instead of a Python loop over them (docs/performance.md)."""
+    step = max(1, t.shape[1] // MAX_PAIRS_POINTS)
+    t, b = t[:, ::step], b[:, ::step]
+    i, j = np.triu_indices(t.shape[1], 1)
+    rows = max(1, PASS_ELEMENTS // len(i))
+    out = np.empty(len(t))
+    for first in range(0, len(t), rows):
+        dt = t[first:first + rows, j] - t[first:first + rows, i]
+        db = b[first:first + rows, j] - b[first:first + rows, i]
+        ok = dt > 0
+        if ok.all():
+            out[first:first + rows] = np.median(db / dt, axis=1)
+        else:       # a chunk timed at zero seconds: its pairs have no slope
+            out[first:first + rows] = [np.median(r[k] / d[k]) if k.any() else math.nan
+                                       for r, d, k in zip(db, dt, ok)]
+    return out
 
 
 def _blocks(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -123,11 +139,10 @@ def stretch_rate(seconds: np.ndarray, nbytes: np.ndarray, confidence: float, see
         return Estimate(rate, math.nan, math.nan, f"no interval: {len(seconds)} chunks, a bootstrap in blocks of "
                         f"{BLOCK} needs {MIN_INTERVAL_CHUNKS}; use a smaller chunk or write more", len(seconds))
     rng = np.random.default_rng(seed)
-    draws = np.empty(RESAMPLES)
-    for k in range(RESAMPLES):
-        idx = _blocks(len(seconds), rng)
-        draws[k] = _slope(np.concatenate([[0.0], np.cumsum(seconds[idx])]),
-                          np.concatenate([[0.0], np.cumsum(nbytes[idx]).astype(float)]))
+    idx = np.stack([_blocks(len(seconds), rng) for _ in range(RESAMPLES)])
+    zero = np.zeros((RESAMPLES, 1))
+    draws = _slopes(np.hstack([zero, np.cumsum(seconds[idx], axis=1)]),
+                    np.hstack([zero, np.cumsum(nbytes[idx], axis=1).astype(float)]))
     lo, hi = percentile_interval(draws, confidence)
     return Estimate(rate, lo, hi, f"theil-sen of bytes against time, moving-block bootstrap ({BLOCK} chunks, "
                     f"B={RESAMPLES})", len(seconds))
