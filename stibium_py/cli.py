@@ -134,25 +134,34 @@ def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) 
               "the plan's runs); two or more let compare see the variance between runs.")
 @click.option("--dry-run", is_flag=True, help="Check and show the plan, write nothing.")
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@click.option("--link-rate", help="The rate of the slowest link between this machine and a store across a network, "
+              "such as 1Gb/s or 110MB/s (default: the interface's negotiated speed, where the system states one); "
+              "reads faster than it are named as answered on this side of the link.")
 @silence_option
 @history_options
 @quiet_option
 @user_errors
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
-        runs: int | None, dry_run: bool, open_report: bool, client_silence: float, history_path: Path | None,
-        no_history: bool) -> None:
+        runs: int | None, dry_run: bool, open_report: bool, link_rate: str | None, client_silence: float,
+        history_path: Path | None, no_history: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     from .plan import expand_at
     from .preflight import preflight
+    from .link import parse_rate
     from .run import RunOptions, read_plan_once, start_series
     from .team import join
+    try:
+        link_bytes_per_s = parse_rate(link_rate) if link_rate is not None else None
+    except ValueError as e:
+        raise RunError(f"--link-rate: {e}", 2) from None
     team = join(silence_s=client_silence)      # many clients under mpiexec or srun; else one
     if team.rank:
         console.quiet = True       # rank 0 speaks for the run
     loaded = read_plan_once(team, plan)
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
                          allow_nonempty=allow_nonempty, remove_beside_report=True,
-                         on_end=None if no_history or team.rank else _recorder(history_path))
+                         on_end=None if no_history or team.rank else _recorder(history_path),
+                         link_bytes_per_s=link_bytes_per_s)
     if dry_run and team.rank:
         return
     if dry_run:

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import fills
 from .analysis.rates import ONE_TRIAL
+from .analysis.link_speed import faster_than_link, links_of
 from .analysis.settings import SUMMARY, Settings
 from .analysis.summary import Summary, summarize
 from .analysis.warnings import PRECONDITION_ADVICE, Notice
@@ -87,6 +88,12 @@ def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecor
             from .analysis.clients import straggler_notices, summarize_clients
             clients = summarize_clients(run.per_client, run.record.clients, settings)
             summary = replace(summary, clients=clients, warnings=[*summary.warnings, *straggler_notices(clients)])
+        links = links_of(run.record.target_facts, run.record.clients)
+        if links:
+            rows, hosts = (run.per_client, run.record.clients.get("hosts")) if run.per_client is not None else \
+                (run.measurements, [run.record.hostname])
+            names = {i: h for i, h in enumerate(hosts if isinstance(hosts, list) else []) if isinstance(h, str)}
+            summary = replace(summary, warnings=[*summary.warnings, *faster_than_link(rows, links, names)])
     return run.record, run.measurements, held_to_plan(summary, run.record, run.measurements, run_dir)
 
 

@@ -17,6 +17,7 @@ from ..analysis.estimate import Estimate, estimate_text
 from ..analysis.files import FilesResult
 from ..analysis.summary import Summary
 from ..analysis.warnings import Result
+from ..link import Link
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_size
@@ -150,6 +151,17 @@ def _memory_text(run: RunRecord) -> str:
             f"flagged as served by a cache below the file system")
 
 
+def _link_text(link: Link) -> str:
+    """The server, the interface and the most the link carries: "nas over eth0, 125 MB/s (eth0's negotiated
+    speed)"."""
+    over = f" over {link.interface}" if link.interface else ""
+    if link.source == "loopback":
+        return f"{link.server}{over}: this machine itself (no link to cross)"
+    if link.bytes_per_s is None:
+        return f"{link.server}{over}: its rate is not stated by the system (give it with --link-rate)"
+    return f"{link.server}{over}, {format_rate(link.bytes_per_s)} ({link.said})"
+
+
 def _run_text(run: RunRecord) -> str:
     """When the run ran and how it ended, in words (a run cut off has no end time)."""
     when = f"{_fact(run.started_utc)} to {run.ended_utc}" if run.ended_utc else f"started {_fact(run.started_utc)}, " \
@@ -168,6 +180,7 @@ def _header(run: RunRecord) -> str:
         ["target", f"{_fact(run.target)} on {_fact(t.get('fs_type'))} ({_fact(t.get('device'))}, "
                    f"{_fact(t.get('device_model'))}), mount options {_fact(t.get('mount_options'))}"],
         ["below the file system", _stack_text(t)],
+        *([["link to the store", _link_text(link)]] if (link := Link.from_json(t.get("link"))) else []),
         ["memory speed", _memory_text(run)],
         ["direct I/O", f"{_fact(t.get('direct_how'))}, honoured: {_honoured(t.get('direct_honoured'))}, alignment "
                        f"{_fact(t.get('direct_offset_align_bytes'))} B"],

@@ -37,12 +37,14 @@ class Crew:
 
     def record(self, before: dict[str, Any]) -> dict[str, Any]:
         """run.json's clients: ranks, hosts, the read shift, and this launch's clocks after the earlier ones'
-        (a resumed run is a new launch, with offsets of its own). Empty with one client."""
+        (a resumed run is a new launch, with offsets of its own); each client's link to the store as the run
+        found it at its start (before's). Empty with one client."""
         if not self.many:
             return {}
         launch = {"started_utc": iso(utc_now()), "clocks": [c.to_json() for c in self.clocks]}
         return {"ranks": self.team.size, "hosts": list(self.hosts), "read_shift": self.place.shift,
-                "launches": [*before.get("launches", []), launch]}
+                "launches": [*before.get("launches", []), launch],
+                **({"links": before["links"]} if "links" in before else {})}
 
     @property
     def many(self) -> bool:

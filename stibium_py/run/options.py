@@ -30,6 +30,7 @@ class RunOptions:
     # called with the run directory when a run ends complete or interrupted, its run.json written (the history
     # records it: history/remember.py); never by a rank other than 0
     on_end: Callable[[Path], None] | None = None
+    link_bytes_per_s: float | None = None     # --link-rate: a person's word for the link to a store across a network
 
 
 class Removal:

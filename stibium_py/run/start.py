@@ -13,6 +13,7 @@ from rich.console import Console
 
 from .. import __version__, registry, sysinfo
 from ..helper import HelperFactory, device_block_of
+from ..link import link_of
 from ..plan import Expanded, expand_at
 from ..paths import missing_folders, remove_empty
 from ..plan.expand import expand
@@ -59,6 +60,12 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         made.extend(missing_folders(target))
         target.mkdir(parents=True, exist_ok=True)
         facts = sysinfo.target_facts(target)
+        found = link_of(facts.get("device"), facts.get("fs_type"), options.link_bytes_per_s)
+        if found is None and options.link_bytes_per_s is not None:
+            raise RunError(f"--link-rate is the rate of the link to a store across a network, and {target} is on "
+                           f"{facts.get('fs_type') or 'a file system'} of this machine; leave --link-rate out", 2)
+        if found is not None:
+            facts["link"] = found.to_json()
         block = device_block_of(facts)
         info = helpers.once(["info", "--path", str(target)] + (["--device-block", str(block)] if block else []))
         if not info.ok:
@@ -71,6 +78,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         remove_empty(made)
         raise
     facts, info = mine["facts"], mine["info"]
+    links = team.everyone(facts.get("link"))        # each client's link to the store (link.py), rank 0's first
     expanded = with_job_files(expanded, team.share(mine["jobs"] if leads else None))
     started = utc_now()
     machine = sysinfo.machine_facts()
@@ -120,7 +128,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         started_epoch_s=time.time(),
         status="running",
         pid=os.getpid(),
-        clients=crew.record({}),
+        clients=crew.record({"links": links} if any(links) else {}),
     )
     write_run_json(run_dir, run)
     keep_job_files(run_dir, expanded)

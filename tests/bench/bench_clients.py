@@ -4,7 +4,9 @@ travel); and how far apart the ranks leave a step (the spread of their first req
 
     mpiexec --oversubscribe -n 4 python tests/bench/bench_clients.py [steps]
 
-Prints the median and the 90th percentile of each, in microseconds, from rank 0."""
+Prints the median and the 90th percentile of each, in microseconds, from rank 0; then what placing every rank's
+clock on rank 0's takes (Cristian's method, as a run does it once when it starts or resumes), median of 5.
+tests/bench/bench_hosts_steps.py runs it across the harness of hosts' links."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import time
 
 import numpy as np
 
+from stibium_py import sysinfo
+from stibium_py.helper import raw_clock_ns
 from stibium_py.measurement import Measurement
 from stibium_py.team import join, pickled_bytes
 
@@ -41,6 +45,15 @@ def main() -> None:
             s = (np.max(spread, axis=0) - np.min(spread, axis=0)) / 1e3
             print(f"{what}: median {np.median(t):.1f} us, p90 {np.percentile(t, 90):.1f} us; ranks leave it within "
                   f"median {np.median(s):.1f} us, p90 {np.percentile(s, 90):.1f} us of each other ({team.size} ranks)")
+    placing = []
+    for _ in range(5):
+        t0 = time.perf_counter_ns()
+        clocks = team.clocks(lambda: raw_clock_ns() or 0, sysinfo.boot_id())
+        placing.append(time.perf_counter_ns() - t0)
+    if team.rank == 0:
+        worst = max(c.uncertainty_ns for c in clocks or ())
+        print(f"the clocks placed: median {np.median(placing) / 1e6:.1f} ms ({team.size} ranks), the largest "
+              f"uncertainty {worst / 1e3:.1f} us")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ framing take a few bytes in 32 KiB more, well under the 3 % asked."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,46 @@ def test_a_host_behind_a_slower_link_is_named_the_straggler(tmp_path, harness):
     slow = [c for c in clients_of(summary, "seq", "write") if c["host"] == "host3"][0]
     report_value("host3 behind a link of 1.67 MB/s, its own 1 MiB write rate (B/s)",
                  LINK_BYTES_PER_S / 12 * PAYLOAD_PER_FRAME, slow["rate_bytes_per_s"])
+
+
+LINK_PLAN = """\
+name: link
+tests:
+  - name: cached
+    kind: files
+    sizes: [1MiB, 2MiB, 4MiB]
+    repeats: 2
+    engine: buffered
+    between: none
+  - name: direct
+    kind: files
+    sizes: [1MiB, 2MiB, 4MiB]
+    repeats: 2
+"""
+
+
+def test_reads_faster_than_the_link_are_named_as_answered_on_this_side(tmp_path, harness):
+    """A host mounts the NAS with sshfs's kernel_cache (the client's page cache kept across opens) behind a link of
+    20 MB/s given with --link-rate: its buffered reads of the files it has just written come back far faster than
+    the link carries, and the run says so, in summary.json, the terminal and the page; its uncached reads cross
+    the link at its rate and are not named."""
+    h = harness(1, link_bytes_per_s=LINK_BYTES_PER_S, sshfs_options="reconnect,cache=no,kernel_cache")
+    done = run_on(h, tmp_path, LINK_PLAN, "--link-rate", "20MB/s")
+    summary = the_summary(tmp_path)
+    rate = {t["name"]: t["rate_bytes_per_s"]["estimate"] for t in summary["tests"] if t["op"] == "read"}
+    report_value("a host's buffered reads through sshfs's kernel cache behind a 20 MB/s link (B/s)",
+                 LINK_BYTES_PER_S, rate["cached"])
+    report_value("a host's direct reads through sshfs behind a 20 MB/s link (B/s)",
+                 LINK_BYTES_PER_S * PAYLOAD_PER_FRAME, rate["direct"])
+    (warning,) = [w for w in summary["warnings"] if "faster than the link" in w["message"]]
+    assert warning["test"] == "cached (read)" and "not nas" in warning["message"]
+    assert "over a link of 20 MB/s (the link rate given with --link-rate)" in warning["message"]
+    assert rate["cached"] > 2 * LINK_BYTES_PER_S and rate["direct"] < LINK_BYTES_PER_S
+    plain = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", done.stdout).split())
+    assert "reads came back faster than the link to the store carries (cached read: this client (host1)" in plain
+    page = (next((tmp_path / "reports").iterdir()) / "report.html").read_text()
+    assert "nas over eth0, 20 MB/s (the link rate given with --link-rate)" in page or \
+        "nas, 20 MB/s (the link rate given with --link-rate)" in page
 
 
 def test_the_nas_device_is_the_limit_where_the_link_is_faster(tmp_path):
