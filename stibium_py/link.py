@@ -26,6 +26,10 @@ from . import stack
 # file systems whose mount source names a server (macOS's `df` names smbfs and afpfs sources too)
 SERVER_FS = stack.NETWORK_FS | {"smbfs", "afpfs", "nfs", "webdav"}
 LOOKUP_SECONDS = 2.0        # a server's name not resolved in this time: its link is not named
+# what run.json may say a server and an interface are (it comes from strangers, and both are printed): a host
+# name's characters or an address; an interface's name
+SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}|[0-9A-Fa-f:.]{2,45}")
+INTERFACE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,31}")
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,9 @@ class Link:
         if not isinstance(data, dict) or set(data) != {"server", "interface", "bytes_per_s", "source"}:
             return None
         rate, server, interface, source = data["bytes_per_s"], data["server"], data["interface"], data["source"]
-        if not isinstance(server, str) or not (interface is None or isinstance(interface, str)):
+        if not isinstance(server, str) or not SERVER_NAME.fullmatch(server):
+            return None
+        if not (interface is None or isinstance(interface, str) and INTERFACE_NAME.fullmatch(interface)):
             return None
         if source not in ("negotiated", "given", "loopback", "unknown"):
             return None
@@ -77,7 +83,7 @@ def server_of(source: str | None, fs_type: str | None) -> str | None:
     if m is None:
         return None
     host = m.group(1).strip("[]")
-    return host or None
+    return host if SERVER_NAME.fullmatch(host) else None
 
 
 def parse_rate(text: str) -> float:
@@ -220,6 +226,8 @@ def link_of(device: str | None, fs_type: str | None, given_bytes_per_s: float | 
             interface = darwin_route_interface(_command(["/sbin/route", "-n", "get", address]))
         else:
             interface = linux_interface(address)
+        if interface is not None and not INTERFACE_NAME.fullmatch(interface):
+            interface = None
     if given_bytes_per_s is not None:
         return Link(server, interface, given_bytes_per_s, "given")
     if address is not None and ipaddress.ip_address(address).is_loopback:

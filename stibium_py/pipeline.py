@@ -21,7 +21,7 @@ from .analysis.warnings import PRECONDITION_ADVICE, Notice
 from .definitions import test_definitions
 from .liveness import as_found
 from .record import RunRecord
-from .store import RunDirError, completed_seqs, read_measurements, read_run_json
+from .store import RunDirError, completed_seqs, read_measurements, read_run_json, shown_host
 from .table import Table
 
 
@@ -92,7 +92,7 @@ def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecor
         if links:
             rows, hosts = (run.per_client, run.record.clients.get("hosts")) if run.per_client is not None else \
                 (run.measurements, [run.record.hostname])
-            names = {i: h for i, h in enumerate(hosts if isinstance(hosts, list) else []) if isinstance(h, str)}
+            names = {i: h for i, h in enumerate(hosts if isinstance(hosts, list) else []) if shown_host(h)}
             summary = replace(summary, warnings=[*summary.warnings, *faster_than_link(rows, links, names)])
     return run.record, run.measurements, held_to_plan(summary, run.record, run.measurements, run_dir)
 

@@ -247,6 +247,12 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}(:\d{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?")
 
 
+def shown_host(text: Any) -> str | None:
+    """A host name from a stranger's file as a sentence may print it: itself where it has a host's characters,
+    else None."""
+    return text if isinstance(text, str) and _HOST.fullmatch(text) else None
+
+
 def read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped: a row cut
     short, a value that does not parse, a count, size or time below zero or infinite (NON_NEGATIVE_COLUMNS), a

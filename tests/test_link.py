@@ -119,7 +119,8 @@ def test_a_link_from_a_strangers_run_json_is_read_strictly():
     assert Link.from_json(good) == Link("nas", "eth0", 125e6, "negotiated")
     for bad in ({**good, "bytes_per_s": -1}, {**good, "bytes_per_s": "fast"}, {**good, "bytes_per_s": float("nan")},
                 {**good, "bytes_per_s": True}, {**good, "source": "rumour"}, {**good, "extra": 1}, [good], None,
-                {**good, "server": 3}):
+                {**good, "server": 3}, {**good, "server": "nas\x1b[2J"}, {**good, "interface": "eth0\nwarning: x"},
+                {**good, "server": "[bold]nas"}):
         assert Link.from_json(bad) is None, bad
     assert links_of({"link": good}, {}) == {0: Link("nas", "eth0", 125e6, "negotiated")}
     assert links_of({}, {"links": [good, None, {**good, "bytes_per_s": 0}]}) == \
@@ -147,6 +148,14 @@ def test_reads_faster_than_one_clients_link_are_named_and_reads_below_it_are_not
                      "source": "given"})
     _, _, summary = summarize_run(run)
     assert not [w for w in summary.warnings if "faster than the link" in w.message]
+
+
+def test_a_strangers_host_names_reach_no_sentence_unless_they_are_host_names(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=400e6, repeats=3, trials=3, host="edit-1\x1b[31m")
+    _with_link(run, {"server": "nas", "interface": "eth0", "bytes_per_s": 125e6, "source": "negotiated"})
+    _, _, summary = summarize_run(run)
+    (first, *_) = [w for w in summary.warnings if "faster than the link" in w.message]
+    assert "(files read: this client at 39" in first.message and "\x1b" not in first.message
 
 
 def _read(seq, rank, seconds, fill="random"):
