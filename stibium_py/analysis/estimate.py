@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -54,16 +55,23 @@ class Estimate:
 def estimate_text(e: "Estimate | dict[str, Any] | None", fmt: Any, compact: bool = False) -> str:
     """The one way an estimate with its interval is written, from the record or its JSON form
     (Estimate.as_dict): "488 MB/s [470 MB/s, 501 MB/s]", compact "488 MB/s ±4%" (the larger side of the
-    interval), "488 MB/s (no interval)" where it has none, "-" where there is no estimate."""
+    interval), "488 MB/s (no interval)" where it has none, "-" where there is no estimate; the range of too few
+    trials for the confidence asked says its own: "488 MB/s [470 MB/s, 501 MB/s] (a 75% interval)", compact
+    "488 MB/s ±4%*" (the table's caption says what * is)."""
     d = e.as_dict() if isinstance(e, Estimate) else (e or {})
     est, lo, hi = d.get("estimate"), d.get("low"), d.get("high")
     if est is None:
         return "-"
     if lo is None or hi is None:
         return f"{fmt(est)} (no interval)"
+    # the range of too few trials for the confidence asked: said beside it, where a column's title says 95 %
+    other = _ACHIEVED.search(str(d.get("method") or ""))
+    confidence = f"{float(other.group(1)):.0f}%" if other else ""
     if compact:
-        return f"{fmt(est)} ±{max(hi / est - 1, 1 - lo / est):.0%}" if est else f"{fmt(est)} [{fmt(lo)}, {fmt(hi)}]"
-    return f"{fmt(est)} [{fmt(lo)}, {fmt(hi)}]"
+        said = "*" if confidence else ""
+        return f"{fmt(est)} ±{max(hi / est - 1, 1 - lo / est):.0%}{said}" if est else \
+            f"{fmt(est)} [{fmt(lo)}, {fmt(hi)}]{said}"
+    return f"{fmt(est)} [{fmt(lo)}, {fmt(hi)}]" + (f" (a {confidence} interval)" if confidence else "")
 
 
 def ratio_text(e: "Estimate | dict[str, Any] | None", suffix: str = "", digits: int = 3) -> str:
@@ -120,6 +128,9 @@ def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float
     low = lam * x[d] + (1 - lam) * x[d - 1]
     high = lam * x[n - d - 1] + (1 - lam) * x[n - d]
     return float(low), float(high), confidence
+
+
+_ACHIEVED = re.compile(r"range of \d+ trials, a ([0-9.]+)% interval \(a ")    # median_estimate's words
 
 
 def median_estimate(values: np.ndarray, resamples: int, seed: int, confidence: float, what: str) -> Estimate:

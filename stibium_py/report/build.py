@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -89,6 +90,11 @@ def _counts(e: Result) -> list[str]:
     return [str(e.n), *registry.spec(e.kind).view.counts(e)]
 
 
+# an interval of too few trials for 95 % says its own confidence (estimate_text): "(a 75% interval)", compact "*"
+OWN_CONFIDENCE = re.compile(r"\(a \d+% interval\)$|\*$")
+CONFIDENCE_NOTE = ("intervals: 95 %, but * or (a N% interval): the range of too few trials for 95 %, of the confidence "
+                   "the report gives")
+
 TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
 
 
@@ -97,7 +103,7 @@ def terminal_table(summary: Summary, width: int = DEFAULT_COLUMNS) -> Table:
     intervals in full where they fit, else as +-% (the exact ones are in the report), then a long test name cut
     in the middle, then the columns left out in this order: fast outliers, outliers, drift, n (the report has
     them all). Cache and below-the-file-system counts are never left out."""
-    columns = [Column("test", shortened=True), Column("op"), Column("rate (95% interval)"), Column("latency"),
+    columns = [Column("test", shortened=True), Column("op"), Column("rate (interval)"), Column("latency"),
                Column("n", "right", drop=4), Column("outliers", "right", drop=2), Column("cache", "right"),
                Column("below", "right"), Column("fast", "right", drop=1), Column("drift", "right", drop=3)]
     full, brief = [], []
@@ -109,6 +115,8 @@ def terminal_table(summary: Summary, width: int = DEFAULT_COLUMNS) -> Table:
         brief.append([e.name, what, rate_brief, latency_brief, *counts, _drift(e)])
     t, dropped, _ = fitted_table("stibium summary (1 run)", columns, [full, brief], width)
     notes = [left_out(dropped)] if dropped else []
+    notes.append(CONFIDENCE_NOTE if any(OWN_CONFIDENCE.search(row[2]) for rows in (full, brief) for row in rows)
+                 else "intervals: 95 %")
     if any(negative_latency(e) for e in summary.tests):
         notes.append(SMALLEST_NOTE)
     if notes:
@@ -206,7 +214,7 @@ def _summary_section(summary: Summary) -> str:
             "below zero, which no time can be; the table then shows the median time of the smallest size measured "
             "(an upper bound of the latency, since it includes that size's bytes), and summary.json keeps the "
             "fitted value.</p>" if any(negative_latency(e) for e in summary.tests) else "")
-    return ("<h2>Summary</h2>" + table(["test", "op", "kind", "rate or throughput (95% interval)", "latency", "n",
+    return ("<h2>Summary</h2>" + table(["test", "op", "kind", "rate or throughput (95% interval, or as said)", "latency", "n",
                                         "outliers", "cache suspects", "fast outliers (not the page cache)",
                                         "cache below the file system", "drift"], rows) + note
             + "<h2>Warnings</h2>" + (warn or "<p>No warning: no outliers, cache hits or drift were found.</p>"))

@@ -177,7 +177,8 @@ def mark_table_html(summary: Summary) -> str:
     mixed = ("; a mixed column is both at once, each request a read or a write in the share its heading gives "
              "(CrystalDiskMark's Mix), its reads' and writes' rates beside" if len(columns) > 2 else "")
     return ("<h2>Disk-mark table</h2><p class=\"muted\">Laid out as CrystalDiskMark's: SEQ1M Q8T1 is sequential "
-            "1 MiB requests, 8 in flight on 1 thread. Each cell is the median over trials with its 95 % interval "
+            "1 MiB requests, 8 in flight on 1 thread. Each cell is the median over trials with its 95 % interval (too "
+            "few trials for one: their range, with the confidence it has) "
             f"(IOPS for non-sequential access){mixed}. The helper moves fresh incompressible data, syncs each write "
             "and keeps every trial.</p>" + table(["", *columns], rows))
 
@@ -191,6 +192,6 @@ def mark_table_terminal(summary: Summary, width: int) -> Any:
                 [[label, *(estimate_text(p.throughput, format_rate) if p is not None else "-"
                            for p in (cells.get(c) for c in columns))] for label, cells in rows],
                 [[label, *(_cell(cells.get(c), True) for c in columns)] for label, cells in rows]]
-    table, _, _ = fitted_table("disk-mark table (median over trials; 95 % interval)",
+    table, _, _ = fitted_table("disk-mark table (median over trials; 95 % interval, * less: too few trials)",
                                [Column("", shortened=True), *(Column(c) for c in columns)], variants, width)
     return table
