@@ -56,7 +56,7 @@ def estimate_text(e: "Estimate | dict[str, Any] | None", fmt: Any, compact: bool
     """The one way an estimate with its interval is written, from the record or its JSON form
     (Estimate.as_dict): "488 MB/s [470 MB/s, 501 MB/s]", compact "488 MB/s ±4%" (the larger side of the
     interval), "488 MB/s (no interval)" where it has none, "-" where there is no estimate; the range of too few
-    trials for the confidence asked says its own: "488 MB/s [470 MB/s, 501 MB/s] (a 75% interval)", compact
+    trials for the confidence asked says its own: "488 MB/s [470 MB/s, 501 MB/s] (75%)", compact
     "488 MB/s ±4%*" (the table's caption says what * is)."""
     d = e.as_dict() if isinstance(e, Estimate) else (e or {})
     est, lo, hi = d.get("estimate"), d.get("low"), d.get("high")
@@ -71,7 +71,7 @@ def estimate_text(e: "Estimate | dict[str, Any] | None", fmt: Any, compact: bool
         said = "*" if confidence else ""
         return f"{fmt(est)} ±{max(hi / est - 1, 1 - lo / est):.0%}{said}" if est else \
             f"{fmt(est)} [{fmt(lo)}, {fmt(hi)}]{said}"
-    return f"{fmt(est)} [{fmt(lo)}, {fmt(hi)}]" + (f" (a {confidence} interval)" if confidence else "")
+    return f"{fmt(est)} [{fmt(lo)}, {fmt(hi)}]" + (f" ({confidence})" if confidence else "")
 
 
 def ratio_text(e: "Estimate | dict[str, Any] | None", suffix: str = "", digits: int = 3) -> str:

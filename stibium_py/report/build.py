@@ -90,10 +90,10 @@ def _counts(e: Result) -> list[str]:
     return [str(e.n), *registry.spec(e.kind).view.counts(e)]
 
 
-# an interval of too few trials for 95 % says its own confidence (estimate_text): "(a 75% interval)", compact "*"
-OWN_CONFIDENCE = re.compile(r"\(a \d+% interval\)$|\*$")
-CONFIDENCE_NOTE = ("intervals: 95 %, but * or (a N% interval): the range of too few trials for 95 %, of the confidence "
-                   "the report gives")
+# an interval of too few trials for 95 % says its own confidence (estimate_text): "(75%)", compact "*"
+OWN_CONFIDENCE = re.compile(r"\(\d+%\)$|\*$")
+CONFIDENCE_NOTE = ("intervals: 95 %, but (N%) or *: the range of too few trials for 95 %, an interval of N % (* : the "
+                   "report gives N)")
 
 TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
 
@@ -214,7 +214,7 @@ def _summary_section(summary: Summary) -> str:
             "below zero, which no time can be; the table then shows the median time of the smallest size measured "
             "(an upper bound of the latency, since it includes that size's bytes), and summary.json keeps the "
             "fitted value.</p>" if any(negative_latency(e) for e in summary.tests) else "")
-    return ("<h2>Summary</h2>" + table(["test", "op", "kind", "rate or throughput (95% interval, or as said)", "latency", "n",
+    return ("<h2>Summary</h2>" + table(["test", "op", "kind", "rate or throughput (95% interval, or the % in brackets)", "latency", "n",
                                         "outliers", "cache suspects", "fast outliers (not the page cache)",
                                         "cache below the file system", "drift"], rows) + note
             + "<h2>Warnings</h2>" + (warn or "<p>No warning: no outliers, cache hits or drift were found.</p>"))

@@ -192,6 +192,6 @@ def mark_table_terminal(summary: Summary, width: int) -> Any:
                 [[label, *(estimate_text(p.throughput, format_rate) if p is not None else "-"
                            for p in (cells.get(c) for c in columns))] for label, cells in rows],
                 [[label, *(_cell(cells.get(c), True) for c in columns)] for label, cells in rows]]
-    table, _, _ = fitted_table("disk-mark table (median over trials; 95 % interval, * less: too few trials)",
+    table, _, _ = fitted_table("disk-mark table (median over trials; 95 % interval, or the % in brackets; * less)",
                                [Column("", shortened=True), *(Column(c) for c in columns)], variants, width)
     return table
