@@ -302,7 +302,8 @@ def parse_diskutil_drive(data: bytes) -> dict[str, Any]:
 
 def drive_facts(device: str | None) -> dict[str, Any]:
     """The drive behind a mounted device: what names it across runs (model, serial, firmware, capacity), for
-    the history (history/). Best effort: {} where the machine cannot tell (tmpfs, a network share)."""
+    the history (history/), and how it reports its write cache (Linux's block queue; macOS's I/O Registry,
+    iokit.py). Best effort: {} where the machine cannot tell (tmpfs, a network share)."""
     if not device or not device.startswith("/dev/"):
         return {}
     if sys.platform != "darwin":
@@ -313,6 +314,10 @@ def drive_facts(device: str | None) -> dict[str, Any]:
     facts = {"disk": whole.removeprefix("/dev/"), **parse_diskutil_drive(_diskutil_plist(whole))}
     answer = _run(["system_profiler", "-json", "SPNVMeDataType", "SPSerialATADataType", "SPUSBDataType"])
     facts.update(parse_system_profiler_drive(answer or "", facts["disk"]))
+    from .iokit import darwin_write_cache
+    cache = darwin_write_cache(facts["disk"])     # as the driver reports it; none said where it does not
+    if cache is not None:
+        facts["write_cache"] = cache
     return facts
 
 
