@@ -116,6 +116,14 @@ class Measurement(NamedTuple):
     streams: Optional[int] = None          # stream: the streams that ran at once
     stream: Optional[int] = None           # stream: which of them, from 0
     buffer_frames: Optional[int] = None    # stream: the frames the player or recorder holds
+    block_bytes: Optional[int] = None      # verify: the signed block (the file system's, at least 4 KiB)
+    first_block: Optional[int] = None      # verify: the index in the fill of the file's first block
+    ok_blocks: Optional[int] = None        # verify, a file read back: its blocks that read back as written
+    moved_blocks: Optional[int] = None     # ... that hold another block of the fill
+    corrupt_blocks: Optional[int] = None   # ... that came back changed
+    unreadable_blocks: Optional[int] = None  # ... that could not be read
+    period_blocks: Optional[int] = None    # ... the gcd of the distances of the moved ones to the blocks they hold
+    bad_blocks: Optional[str] = None       # ... the first 64 bad blocks, as JSON (see DESCRIPTIONS)
 
     @property
     def ok(self) -> bool:
@@ -314,6 +322,22 @@ DESCRIPTIONS = {
     "stream": "stream tests: which of them the row is, from 0",
     "buffer_frames": "stream tests: the frames the player or recorder holds; a frame done later than they cover is "
                      "dropped",
+    "block_bytes": "verify tests: the signed block, the file system's (at least 4 KiB): each carries the run's id, "
+                   "its index in the fill, a checksum and a payload drawn from the seed and the index",
+    "first_block": "verify tests: the index in the fill of the file's first block (its byte in the fill is this "
+                   "times block_bytes)",
+    "ok_blocks": "verify tests, a file read back (the row without a chunk): its blocks that read back as written",
+    "moved_blocks": "verify tests, a file read back: its blocks that hold another block of the fill (a drive that "
+                    "writes over what it holds: a capacity it does not have)",
+    "corrupt_blocks": "verify tests, a file read back: its blocks that came back changed",
+    "unreadable_blocks": "verify tests, a file read back: its blocks that could not be read (each failing chunk is "
+                         "read again block by block)",
+    "period_blocks": "verify tests, a file read back: the greatest common divisor of the distances between a moved "
+                     "block and the block it holds (a drive that wraps at N blocks: N); 0 where none moved",
+    "bad_blocks": "verify tests, a file read back: its first 64 bad blocks as a JSON list of objects: block (its index "
+                  "in the fill), kind (moved, corrupt or unreadable), holds (moved: the block it holds), bits and "
+                  "copy_of (corrupt: the bits that differ, and the block it is a damaged copy of where it is nearer "
+                  "another block than its own), errno and error (unreadable)",
 }
 # The file of a row that holds a step of many clients together (analysis/clients.py's aggregate).
 ALL_CLIENTS = "(all clients)"

@@ -15,10 +15,9 @@ from .errors import RunError  # noqa: F401 (raised here, declared apart)
 from . import sysinfo
 from .paths import folder_to_write
 from .plan import Expanded
+from .plan.expand import space_wanted
 from .units import format_bytes
 
-SPACE_MARGIN_FRACTION = 0.05
-SPACE_MARGIN_BYTES = 64 * 10**6
 WORK_MARKER = ".stibium-run"
 # files the Finder writes into any folder a user opens (its view settings, a localized name): not the user's data
 FOLDER_VIEW_FILES = (".DS_Store", ".localized")
@@ -94,7 +93,7 @@ def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
             raise RunError(f"target {target} holds files stibium did not create ({foreign[0]}, ...); use an empty "
                            f"folder or pass --allow-nonempty", 2)
     free = shutil.disk_usage(existing).free
-    want = int(needed_bytes * (1 + SPACE_MARGIN_FRACTION)) + SPACE_MARGIN_BYTES
+    want = space_wanted(needed_bytes)
     if free < want:
         raise RunError(f"target {target} has {format_bytes(free)} free but the plan needs {format_bytes(needed_bytes)} "
                        f"plus a margin ({format_bytes(want)}); free some space or choose another --target", 2)

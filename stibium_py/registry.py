@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 Kind = str
 
 # the kind folders of stibium_py/kinds, in the order the report's page shows their sections
-BUILTIN: tuple[str, ...] = ("files", "sustained", "pattern", "tree", "stream")
+BUILTIN: tuple[str, ...] = ("files", "sustained", "pattern", "tree", "stream", "verify")
 
 
 @dataclass(frozen=True)

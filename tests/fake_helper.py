@@ -10,6 +10,7 @@ time of the bytes a compressing, deduplicating device would keep (fills.py): a 5
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -47,6 +48,7 @@ class FakeHelper:
     slower: Callable[[int], float] = lambda k: 1.0
     compressing: bool = False
     frame_s: Callable[[str, int], float] | None = None
+    bad: dict[int, dict[str, Any]] = field(default_factory=dict)     # sign: the fill's bad blocks, by index
 
     def __enter__(self) -> "FakeHelper":
         return self
@@ -65,6 +67,10 @@ class FakeHelper:
         path = Path(str(f["path"]))
         if args[0] == "evict":
             return HelperResult(0, {"path": str(path)})
+        if args[0] == "residency":
+            return HelperResult(0, {"path": str(path), "resident": 0.0})
+        if args[0] == "sign":
+            return self._sign(f, path, on_row)
         if args[0] not in ("read", "write"):
             return HelperResult(2, {"error": f"the fake helper does not know {args[0]}"})
         moved = int(str(f["bytes"]))
@@ -150,6 +156,42 @@ class FakeHelper:
                                 "end_ns": end, "fill": f.get("fill", "random"),
                                 **({"sync": f["sync"]} if "sync" in f else {})})
 
+    def _sign(self, f: dict[str, str | bool], path: Path, on_row: Callable[[dict[str, Any]], None] | None) -> HelperResult:
+        """The helper's sign on the model's clock: a write makes the file (its bytes, not signed), a read finds every
+        block as written but those `bad` names (the fill's block index -> what it is, as the helper lists it)."""
+        if self.interrupt_at is not None and self.measured == self.interrupt_at:
+            raise KeyboardInterrupt
+        blocks, first, chunk = int(str(f["blocks"])), int(str(f["first"])), int(str(f["chunk"]))
+        total = blocks * int(str(f["block"]))
+        write = f["op"] == "write"
+        if write:
+            path.write_bytes(os.urandom(total))
+        elif not path.exists():
+            return HelperResult(1, {"error": f"cannot open {path}: No such file or directory", "errno": 2})
+        t0 = end = 10**12
+        for k in range(-(-total // chunk)):
+            moved = min(chunk, total - k * chunk)
+            start, end = end, end + round((LATENCY_S + moved / RATE_BYTES_PER_S) * 1e9)
+            if on_row is not None:
+                on_row({"chunk": k, "chunk_bytes": moved, "bytes_done": k * chunk + moved, "requests": 1,
+                        "start_ns": start, "end_ns": end, "seconds": (end - start) / 1e9})
+        self.measured += 1
+        answer: dict[str, Any] = {"path": str(path), "op": f["op"], "blocks": blocks, "bytes": total, "start_ns": t0,
+                                  "end_ns": end, "seconds": (end - t0) / 1e9, "direct_honoured": True,
+                                  "fs_type": "fake"}
+        if write:
+            return HelperResult(0, {**answer, "sync_used": "fsync", "sync_seconds": 0.001})
+        mine = {b: found for b, found in self.bad.items() if first <= b < first + blocks}
+        kinds = [found["kind"] for found in mine.values()]
+        holds = [abs(found["holds"] - b) for b, found in mine.items() if found["kind"] == "moved"]
+        period = 0
+        for distance in holds:
+            period = math.gcd(period, distance)
+        return HelperResult(0, {**answer, "ok": blocks - len(mine), "moved": kinds.count("moved"),
+                                "corrupt": kinds.count("corrupt"), "unreadable": kinds.count("unreadable"),
+                                "period_blocks": period,
+                                "bad": [{"block": b, **found} for b, found in sorted(mine.items())][:64]})
+
 
 @dataclass
 class FakeHelpers:
@@ -161,6 +203,7 @@ class FakeHelpers:
     slower: Callable[[int], float] = lambda k: 1.0
     compressing: bool = False
     frame_s: Callable[[str, int], float] | None = None     # a stream's frame k of a file: its seconds
+    bad: dict[int, dict[str, Any]] = field(default_factory=dict)     # sign: the fill's bad blocks, by index
 
     def once(self, args: list[str]) -> HelperResult:
         self.once_calls.append(list(args))
@@ -169,6 +212,6 @@ class FakeHelpers:
 
     def session(self) -> FakeHelper:
         self.sessions.append(FakeHelper(self.interrupt_at, slower=self.slower, compressing=self.compressing,
-                                        frame_s=self.frame_s))
+                                        frame_s=self.frame_s, bad=self.bad))
         self.interrupt_at = None            # the next session (a resume) runs to the end
         return self.sessions[-1]

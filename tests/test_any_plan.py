@@ -91,7 +91,13 @@ def tree_tests(draw) -> dict[str, Any]:
     return test
 
 
-KINDS = {"files": files_tests, "pattern": pattern_tests(), "sustained": sustained_tests, "tree": tree_tests()}
+verify_tests = st.fixed_dictionaries({
+    "kind": st.just("verify"), "bytes": st.sampled_from(["1MiB", "3MiB"]),
+    "file_size": st.sampled_from(["1MiB", "2MiB"]), "chunk": st.sampled_from(["64KiB", "1MiB"]),
+})
+
+KINDS = {"files": files_tests, "pattern": pattern_tests(), "sustained": sustained_tests, "tree": tree_tests(),
+         "verify": verify_tests}
 
 
 def plans(first: str) -> st.SearchStrategy:

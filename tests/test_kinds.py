@@ -21,7 +21,7 @@ def test_the_built_in_kinds_are_the_folders():
     folders = sorted(p.name for p in (PACKAGE / "kinds").iterdir() if (p / "__init__.py").is_file())
     assert sorted(registry.BUILTIN) == folders
     assert registry.names() == registry.BUILTIN
-    assert registry.listed() == "files, pattern, stream, sustained or tree"
+    assert registry.listed() == "files, pattern, stream, sustained, tree or verify"
 
 
 def test_a_spec_has_no_default_and_a_missing_part_fails_where_it_is_made():
@@ -39,8 +39,9 @@ def test_every_spec_names_its_own_kind(kind):
     spec = registry.spec(kind)
     assert spec.name == kind
     assert typing.get_args(spec.model.model_fields["kind"].annotation) == (kind,)
-    # sustained: a curve, compared by its stretches; stream: counts of streams, which compare does not match yet
-    assert spec.points is not None or kind in ("sustained", "stream")
+    # sustained: a curve, compared by its stretches; stream: counts of streams, compared side by side; verify: a
+    # verdict of blocks, which compare has no ratio of
+    assert spec.points is not None or kind in ("sustained", "stream", "verify")
 
 
 def test_the_plan_accepts_exactly_the_kinds():
@@ -64,7 +65,7 @@ def test_no_layer_imports_a_kind_folder():
 
 
 def test_an_unknown_kind_is_named_with_the_kinds_there_are():
-    with pytest.raises(KeyError, match="no kind 'disk': the kinds are files, pattern, stream, sustained or tree"):
+    with pytest.raises(KeyError, match="no kind 'disk': the kinds are files, pattern, stream, sustained, tree or verify"):
         registry.spec("disk")
     assert registry.find("disk") is None
 

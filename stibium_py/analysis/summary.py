@@ -46,6 +46,7 @@ class SummaryContext:
     memory_rates: dict[Shape, float]
     executor: Executor | None
     judged: dict[str, steady.Steadiness]      # tests by rounds, by name
+    valid: Table | None = None                # every valid measurement of the run (a verify's read meets its writes)
 
 
 Pending = Callable[[], list[Result]]
@@ -60,7 +61,7 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     below the file system; target_facts: run.json's, whose stack names the layers below it."""
     good = rows.valid()
     rated, judged = steady.rated(good)      # a test by rounds: its window's rounds, and its verdict
-    ctx = SummaryContext(s, ceiling_bytes_per_s, memory_rates or {}, executor, judged)
+    ctx = SummaryContext(s, ceiling_bytes_per_s, memory_rates or {}, executor, judged, good)
     # tests in the order the run began them (failed measurements count)
     order = {key: int(rows.seq[idx[0]]) for key, idx in rows.groups("test", "op").items()}
     groups = sorted(rated.groups("test", "op", "kind").items(), key=lambda kv: order[kv[0][:2]])

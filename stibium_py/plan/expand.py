@@ -33,6 +33,19 @@ ASSUMED_FILE_OPS_S = {"create": 100e-6, "stat": 5e-6, "list": 2e-6, "read": 100e
                       "delete": 30e-6}
 ASSUMED_SYNC_S = 1e-3              # a file synced as it is written (sync: each): an SSD's flush of its cache
 ALLOCATION_BYTES = 4096             # a file's space is whole blocks of the file system (4 KiB on ext4, xfs, APFS)
+# what a run leaves free beside the most its files take at once: a file system needs room to work (preflight)
+SPACE_MARGIN_FRACTION = 0.05
+SPACE_MARGIN_BYTES = 64 * 10**6
+
+
+def space_wanted(needed_bytes: int) -> int:
+    """The free space a run of `needed_bytes` of files at once asks for: its files and the margin."""
+    return int(needed_bytes * (1 + SPACE_MARGIN_FRACTION)) + SPACE_MARGIN_BYTES
+
+
+def room_in(free_bytes: int) -> int:
+    """The most bytes of files whose margin still fits in `free_bytes` (space_wanted's inverse, rounded down)."""
+    return max(0, int((free_bytes - SPACE_MARGIN_BYTES) / (1 + SPACE_MARGIN_FRACTION)))
 
 
 def estimated_s(o: Op) -> float:

@@ -143,6 +143,15 @@ def not_shared(test: Any, kind: str) -> Any:
     return test
 
 
+def bytes_or_share(test: Any) -> Any:
+    """A test that fills by `bytes` or by `fraction_of_free` (capped by `max_bytes`): exactly one of the two."""
+    if (test.bytes is None) == (test.fraction_of_free is None):
+        raise ValueError("give exactly one of bytes or fraction_of_free")
+    if test.max_bytes is not None and test.fraction_of_free is None:
+        raise ValueError("max_bytes caps fraction_of_free; with bytes, lower bytes instead")
+    return test
+
+
 MAX_ROUNDS = 1000
 
 

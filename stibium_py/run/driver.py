@@ -167,10 +167,14 @@ class Driver:
         # after SIGTERM (the launcher ending the job) the other ranks may be gone: no last step with them
         self._stop("interrupted", said, together=not isinstance(e, Interrupted))
         self._quiet_unless_leading(130)
+        kept = [t.name for t in self.expanded.tests if registry.spec(t.kind).order.kept_when_cut
+                and not self.run.keep_files and any(o.seq in self.done for o in t.ops)]
         try:        # after SIGHUP the terminal may be gone (a write to it fails): the run is marked already
             self.console.print(f"[yellow]Interrupted ({name}).[/] Every completed measurement is kept in "
                                f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume "
-                               f"{self.run_dir}")
+                               f"{self.run_dir}" + (f"\nThe files {', '.join(kept)} wrote stay in {self.work.path} "
+                                                    f"for the resume to go on with; delete that folder to give "
+                                                    f"their space back instead" if kept else ""))
         except OSError:
             pass
         if self.crew.many and isinstance(e, Interrupted):
@@ -244,7 +248,7 @@ class Driver:
         self.work.unlink(memory.PROBE_FILE)    # the memory probe's file is not the user's to keep
         later = status == "complete" and self.remove_beside_report
         if status != "waiting-for-reboot" and not self.run.keep_files and not later:
-            self._remove_test_files()
+            self._remove_test_files(cut=status == "interrupted")
         self.run = replace(self.run, status=status, ended_epoch_s=time.time(),
                            ended_utc=iso(utc_now()) if status != "running" else None,
                            stopped_by=stopped_by if status in ("interrupted", "failed") else None)
@@ -254,9 +258,12 @@ class Driver:
         if self.on_end is not None and status in ("complete", "interrupted"):
             self.on_end(self.run_dir)
 
-    def _remove_test_files(self) -> None:
+    def _remove_test_files(self, cut: bool = False) -> None:
+        """Every test's files, and the test folder where nothing else is left in it; a run cut by a signal keeps
+        the files of the tests whose order says so (a verify's fill), which its resume goes on with."""
         for test in self.expanded.tests:
-            self.work.remove_files(self.place.files(test))
+            if not (cut and registry.spec(test.kind).order.kept_when_cut):
+                self.work.remove_files(self.place.files(test))
         self.work.remove()
 
     # -- many clients
@@ -366,6 +373,36 @@ class Driver:
         self.helper_ok(layout_args(path, size_bytes, op.engine, op.fill, op.data_seed))
         if op.engine != "direct":
             self.helper_ok(["evict", "--path", str(path)])
+
+    def residency(self, op: Op, test: ExpandedTest) -> float | None:
+        """The share of the file the operation will touch that is in this machine's page cache now."""
+        value = self.helper_ok(["residency", "--path", str(self.work.path / self.place.touch(op, test).file)]).get(
+            "resident")
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def measure_with(self, op: Op, args: list[str], chunk_row: Callable[[dict[str, Any], float], Measurement],
+                     answer_row: Callable[[bool, dict[str, Any], float], Measurement],
+                     written_by: int | None = None) -> None:
+        """An operation a kind asks of the helper in its own command (a verify's sign), its rows made by the kind:
+        a row for each chunk as it comes, the answer's row after it; the operation done, or OpFailed."""
+        assert self.helper is not None
+        self.step()                      # many clients: every rank begins the operation together
+        started_s = time.time() - self.t0
+
+        def on_row(row: dict[str, Any]) -> None:
+            m = chunk_row(row, started_s)
+            self.keep(m, written_by)
+            self.advance(op, m.bytes, m.seconds)
+
+        try:
+            result = self.helper.call(args, timeout_s=op_timeout_s(op), on_row=on_row)
+        except HelperTimeout as e:
+            self.keep(failed(op, str(e), started_s), written_by)
+            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
+        self.keep(answer_row(result.ok, result.data, started_s), written_by)
+        if not result.ok:
+            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) failed: {result.error}")
+        self.done.add(op.seq)
 
     def helper_ok(self, args: list[str]) -> dict[str, Any]:
         assert self.helper is not None

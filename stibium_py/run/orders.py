@@ -40,15 +40,21 @@ class Steps(Protocol):
     def measure_phase(self, op: Op, tree: str, root: Path, list_path: Path, dropped: bool) -> None: ...
     def ensure_file(self, op: Op, test: ExpandedTest) -> None: ...
     def evict(self, op: Op, test: ExpandedTest) -> None: ...
+    def residency(self, op: Op, test: ExpandedTest) -> float | None: ...
+    def measure_with(self, op: Op, args: list[str], chunk_row: Callable[[dict[str, Any], float], Measurement],
+                     answer_row: Callable[[bool, dict[str, Any], float], Measurement],
+                     written_by: int | None = None) -> None: ...
     def helper_ok(self, args: list[str]) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
 class Order:
     """How the driver carries out one kind of test: its operations in order (the test's status back:
-    complete, or waiting-for-reboot), whether its files may wait for the end of the run to be removed, and
-    whether it wears the drive enough to say so before the run."""
+    complete, or waiting-for-reboot), whether its files may wait for the end of the run to be removed, whether
+    it wears the drive enough to say so before the run, and whether its files stay when the run is cut."""
 
     run: Callable[[Any, ExpandedTest], str]
     files_wait_for_end: bool
     wears_drive: bool
+    kept_when_cut: bool         # its files stay when a signal cuts the run, for resume to go on with (a verify's
+                                # fill: hours of writing); every other test's files are removed then

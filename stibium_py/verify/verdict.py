@@ -40,23 +40,9 @@ class Verdict:
                 f"{(block - f.first_block) * s.block_bytes:,})")
 
     def sentence(self) -> str:
-        s, total = self.state, self.state.bytes
-        if not self.whole:
-            done = self.checked_blocks * s.block_bytes
-            return (f"not finished: {done:,} of {total:,} bytes read back so far, {self.ok_bytes:,} of them as "
-                    f"written; resume it to check the rest")
-        if self.ok_blocks == s.blocks:
-            return f"all {total:,} bytes read back as written"
-        said = [f"only {self.ok_bytes:,} of {total:,} bytes ({format_bytes(self.ok_bytes)} of "
-                f"{format_bytes(total)}) read back as written"]
-        if self.moved:
-            said.append(f"{self.moved * s.block_bytes:,} bytes hold other blocks of the fill: this drive writes "
-                        f"over what it holds, and keeps about {format_bytes(self.ok_bytes)} (a fake capacity)")
-        if self.corrupt:
-            said.append(f"{self.corrupt:,} block{'s' if self.corrupt > 1 else ''} came back corrupted")
-        if self.unreadable:
-            said.append(f"{self.unreadable:,} block{'s' if self.unreadable > 1 else ''} could not be read")
-        return "; ".join(said)
+        s = self.state
+        return sentence_of(s.bytes, self.checked_blocks * s.block_bytes, self.ok_bytes, self.moved * s.block_bytes,
+                           self.corrupt, self.unreadable)
 
     def details(self) -> list[str]:
         s = self.state
@@ -78,6 +64,25 @@ class Verdict:
             first = self.bad[0]
             out.append(f"the first bad block: {self.where(first.block)}, {bad_text(first)}")
         return out
+
+
+def sentence_of(total: int, checked: int, ok: int, moved: int, corrupt: int, unreadable: int) -> str:
+    """A verify's verdict in one sentence, from bytes: the fill's, those read back so far, those that read back as
+    written, those that hold other blocks of the fill; and the blocks corrupted and unreadable."""
+    if checked < total:
+        return (f"not finished: {checked:,} of {total:,} bytes read back so far, {ok:,} of them as written; resume it "
+                f"to check the rest")
+    if ok == total:
+        return f"all {total:,} bytes read back as written"
+    said = [f"only {ok:,} of {total:,} bytes ({format_bytes(ok)} of {format_bytes(total)}) read back as written"]
+    if moved:
+        said.append(f"{moved:,} bytes hold other blocks of the fill: this drive writes over what it holds, and keeps "
+                    f"about {format_bytes(ok)} (a fake capacity)")
+    if corrupt:
+        said.append(f"{corrupt:,} block{'s' if corrupt > 1 else ''} came back corrupted")
+    if unreadable:
+        said.append(f"{unreadable:,} block{'s' if unreadable > 1 else ''} could not be read")
+    return "; ".join(said)
 
 
 def bad_text(b: BadBlock) -> str:

@@ -158,3 +158,44 @@ def test_a_verify_cut_by_a_signal_says_so_and_resumes_to_the_same_verdict_writin
         assert state["status"] == "complete" and state["files"][0]["attempts"]["write"] == 1
         assert "all 50,331,648 bytes read back as written" in done.stdout.splitlines()
         assert not list(target.iterdir())
+
+
+def test_a_plan_s_verify_test_finds_the_fake_capacity_to_the_block_and_says_it_first(tmp_path):
+    """The same fake drive verified by a plan's test (`kind: verify`) through `stibium run`: its summary counts the
+    blocks the drive keeps to the block, the verdict names the wrap, and the terminal says it as its own line."""
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    with devices.recipe_c(tmp_path / "dev", delay_s=0.0, parallel=8, size_bytes=SIZE, keep_bytes=KEEP) as device:
+        target = device.mount / "t"
+        plan = tmp_path / "v.yaml"            # as much as the run's margin leaves: well past the 64 MiB kept
+        plan.write_text("name: v\ntests:\n  - name: fill\n    kind: verify\n    fraction_of_free: 0.98\n"
+                        "    file_size: 32MiB\n    chunk: 1MiB\n")
+        done = subprocess.run([sys.executable, "-m", "stibium_py", "run", str(plan), "--target", str(target),
+                               "--keep-files", "--out", str(tmp_path / "r")], capture_output=True, text=True,
+                              timeout=900, env={**os.environ, "COLUMNS": "400"})
+        assert done.returncode == 0, done.stdout + done.stderr
+        (run_dir,) = (tmp_path / "r").iterdir()
+        summary = json.loads((run_dir / "summary.json").read_text())
+        read = next(t for t in summary["tests"] if t["op"] == "read")
+        block, fill = read["block_bytes"], read["written_bytes"]
+        files = sorted(target.rglob("v*.bin"))
+        places: dict[int, int] = {}
+        for k, path in enumerate(files):
+            first_block = k * 32 * MiB // block
+            for first, last, physical in _extents(path):
+                for j in range(first, last + 1):
+                    if (j * 4096) % block == 0:
+                        places[first_block + j * 4096 // block] = (physical + j - first) * 4096
+    winner: dict[int, int] = {}
+    for index in sorted(places):
+        winner[_kept_at(places[index])] = index
+    kept = sum(1 for index, place in places.items() if winner[_kept_at(place)] == index)
+    total = fill // block
+    assert len(files) == -(-fill // (32 * MiB)) and len(places) == total and kept < total
+    assert read["ok_bytes"] == kept * block                          # to the block
+    assert read["moved_blocks"] == total - kept and read["corrupt_blocks"] == read["unreadable_blocks"] == 0
+    assert read["verdict"].startswith(f"only {kept * block:,} of {total * block:,} bytes")
+    assert "this drive writes over what it holds" in read["verdict"]
+    assert f"fill: {read['verdict']}" in done.stdout.splitlines()    # the terminal's own line
+    print(f"TRUTH plan's verify: kept {kept:,} of {total:,} blocks: {read['verdict']}")

@@ -33,4 +33,4 @@ def order(d: Steps, test: ExpandedTest) -> str:
     return "complete"
 
 
-ORDER = Order(order, files_wait_for_end=True, wears_drive=False)
+ORDER = Order(order, files_wait_for_end=True, wears_drive=False, kept_when_cut=False)

@@ -76,4 +76,4 @@ def _precondition(d: Steps, test: ExpandedTest) -> None:
                         f"twice sequentially in 128 KiB requests, {time.monotonic() - started:.1f} s")
 
 
-ORDER = Order(order, files_wait_for_end=True, wears_drive=False)
+ORDER = Order(order, files_wait_for_end=True, wears_drive=False, kept_when_cut=False)

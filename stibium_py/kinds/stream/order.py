@@ -113,4 +113,4 @@ def order(d: Steps, test: ExpandedTest) -> str:
 
 
 # its files go as each stream count's trial ends: the space a test needs is its largest count's files
-ORDER = Order(order, files_wait_for_end=False, wears_drive=False)
+ORDER = Order(order, files_wait_for_end=False, wears_drive=False, kept_when_cut=False)

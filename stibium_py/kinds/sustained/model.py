@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, StrictInt, model_validator
 
-from ...plan.model import Size, TestBase, not_shared
+from ...plan.model import Size, TestBase, bytes_or_share, not_shared
 
 
 class SustainedTest(TestBase):
@@ -25,12 +25,5 @@ class SustainedTest(TestBase):
     threads: StrictInt = Field(1, description="threads, each with its own part of every file's requests, 1 to 64")
     read_back: bool = Field(False, description="afterwards, read the files back the same way")
 
+    _how_much = model_validator(mode="after")(bytes_or_share)
     _own_files = model_validator(mode="after")(lambda self: not_shared(self, "sustained"))
-
-    @model_validator(mode="after")
-    def _how_much(self) -> "SustainedTest":
-        if (self.bytes is None) == (self.fraction_of_free is None):
-            raise ValueError("give exactly one of bytes or fraction_of_free")
-        if self.max_bytes is not None and self.fraction_of_free is None:
-            raise ValueError("max_bytes caps fraction_of_free; with bytes, lower bytes instead")
-        return self

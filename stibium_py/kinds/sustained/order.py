@@ -28,4 +28,4 @@ def order(d: Steps, test: ExpandedTest) -> str:
 
 
 # its files can fill most of the disk: they never wait for the end of the run
-ORDER = Order(order, files_wait_for_end=False, wears_drive=True)
+ORDER = Order(order, files_wait_for_end=False, wears_drive=True, kept_when_cut=False)

@@ -87,4 +87,4 @@ def _restore_tree(d: Steps, op: Op, tree: str, shape: TreeShape, phases: list[st
 
 
 # each tree is removed when its phases are done (its files are many inodes, whatever their bytes)
-ORDER = Order(order, files_wait_for_end=False, wears_drive=False)
+ORDER = Order(order, files_wait_for_end=False, wears_drive=False, kept_when_cut=False)

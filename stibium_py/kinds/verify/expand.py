@@ -1,0 +1,50 @@
+"""A verify test as operations (Op): each file of the fill written with its signed blocks, then each read back and
+checked, in the fill's order. File i begins at byte i * (the first file's size) of the fill (only the last file
+may be smaller). The signature's blocks are the file system's (known when the run starts: the order
+asks), so every size here is whole chunks of at least 64 KiB, which any block up to 64 KiB divides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...op import Op
+from ...plan.expand import ExpandedTest, check_count, room_in, size_of
+from ...plan.model import Where
+from .model import VerifyTest
+
+MIN_CHUNK_BYTES = 64 << 10
+MAX_CHUNK_BYTES = 64 << 20          # the helper's sign: a chunk of at most 64 MiB
+FILL = "random"                     # every block: a 32-byte signature, then a payload drawn from the seed and its index
+
+
+def expand_test(test: VerifyTest, where: Where, s: dict[str, Any], seq0: int, free_bytes: int | None) -> ExpandedTest:
+    units = s["units"]
+    chunk = size_of(test.chunk, units, where / "chunk")
+    if not MIN_CHUNK_BYTES <= chunk <= MAX_CHUNK_BYTES or chunk % MIN_CHUNK_BYTES:
+        raise (where / "chunk").error(f"{chunk} bytes is not whole 64 KiB from 64 KiB to 64 MiB")
+    if test.bytes is not None:
+        total = size_of(test.bytes, units, where / "bytes")
+    else:
+        if free_bytes is None:
+            raise (where / "fraction_of_free").error("needs the target's free space, which is not known here")
+        # at most what leaves the run's margin free (plan/expand.space_wanted): the file system's room to work
+        total = min(int(free_bytes * test.fraction_of_free), room_in(free_bytes))
+        if test.max_bytes is not None:
+            total = min(total, size_of(test.max_bytes, units, where / "max_bytes"))
+    total -= total % chunk
+    if total < chunk:
+        raise (where / ("bytes" if test.bytes is not None else "fraction_of_free")).error(
+            f"the fill holds less than one chunk ({chunk} bytes); give more bytes or a smaller chunk")
+    file_bytes = min(max(chunk, size_of(test.file_size, units, where / "file_size") // chunk * chunk), total)
+    sizes = [file_bytes] * (total // file_bytes) + ([total % file_bytes] if total % file_bytes else [])
+    check_count(2 * len(sizes), where / "file_size")
+    ops: list[Op] = []
+    for op in ("write", "read"):
+        for i, size in enumerate(sizes):
+            ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="verify", op=op, access="sequential",
+                          size_bytes=size, granularity_bytes=chunk, stride_bytes=0, trial=i,
+                          file=f"{test.name}/v{i:06d}.bin", bytes=size, engine="direct", fill=FILL,
+                          sync="full" if op == "write" else "none", seed=s["seed"], data_seed=s["seed"],
+                          existing=False, chunk_bytes=chunk))
+    return ExpandedTest(name=test.name, kind="verify", ops=ops, files_bytes=total,
+                        free_bytes=free_bytes if test.fraction_of_free is not None else None)
