@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from .estimate import Estimate
+from .stats import library
 
 ALPHA = 0.01              # the permutation test's level for one split (docs/history.md: false alarms by simulation)
 PERMUTATIONS = 499
@@ -67,7 +68,7 @@ class Step:
 def _se_from_interval(estimate: float, low: float | None, high: float | None, confidence: float) -> float:
     if low is None or high is None or not (0 < low <= estimate <= high):
         return math.nan
-    from scipy.stats import norm
+    norm = library("scipy.stats").norm
     return (math.log(high) - math.log(low)) / (2 * float(norm.ppf(0.5 + confidence / 2)))
 
 
@@ -126,7 +127,8 @@ def _level(entries: Sequence[Entry]) -> tuple[float, float, int]:
 
 
 def _quantile(df: int, confidence: float) -> float:
-    from scipy.stats import norm, t
+    stats = library("scipy.stats")
+    norm, t = stats.norm, stats.t
     return float(t.ppf(0.5 + confidence / 2, df)) if df > 0 else float(norm.ppf(0.5 + confidence / 2))
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .estimate import Estimate, percentile_interval
-from .stats import (DENSE_ABOVE_GROUPS, norm_ppf, pair_count, sorted_groups, t_ppf, theil_sen_joint,
+from .stats import (DENSE_ABOVE_GROUPS, library, norm_ppf, pair_count, sorted_groups, t_ppf, theil_sen_joint,
                     tukey_biweight_line)
 
 EXACT_SCIPY_MAX_POINTS = 5000
@@ -106,7 +106,7 @@ def _concordance(x: np.ndarray, y: np.ndarray) -> Callable[[float], float]:
     many, scipy's tau-b."""
     values, groups = sorted_groups(x, y)
     if len(values) > DENSE_ABOVE_GROUPS:
-        from scipy import stats    # O(n log n) tau: a large fit's import, small beside its work
+        stats = library("scipy.stats")    # O(n log n) tau: a large fit's import, small beside its work
 
         return lambda b: float(stats.kendalltau(x, y - b * x).statistic)
     pairs = pair_count(groups)

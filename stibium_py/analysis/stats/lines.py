@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from .imports import library
+
 
 # above this many distinct x the pairwise slopes are taken from the whole n x n difference, below it group by
 # group (a files test has a few sizes and many points each: half the pairs, none of the n x n matrices)
@@ -125,7 +127,7 @@ def _median_slope_of_groups(groups: list[np.ndarray], values: np.ndarray, pairs:
 def siegel(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Siegel's repeated medians (slope, intercept): for each point the median slope to every point of another x,
     the median of those; the intercept median(y - b x) (scipy.stats.siegelslopes, method "hierarchical")."""
-    from scipy import stats
+    stats = library("scipy.stats")
     result = stats.siegelslopes(np.asarray(y, dtype=float).ravel(), np.asarray(x, dtype=float).ravel(),
                                 method="hierarchical")
     return float(result.slope), float(result.intercept)
@@ -138,9 +140,9 @@ def tukey_biweight_line(x: np.ndarray, y: np.ndarray, intercept: float, slope: f
     of freedom), as statsmodels does."""
     import warnings
 
-    from statsmodels.robust.norms import TukeyBiweight
-    from statsmodels.robust.robust_linear_model import RLM
-    from statsmodels.tools.sm_exceptions import ConvergenceWarning
+    TukeyBiweight = library("statsmodels.robust.norms").TukeyBiweight
+    RLM = library("statsmodels.robust.robust_linear_model").RLM
+    ConvergenceWarning = library("statsmodels.tools.sm_exceptions").ConvergenceWarning
     # a scale of 0 is a weighted fit through every point, where the iterations end with that line: not a
     # failure to report (one filter, not catch_warnings, which is not safe in the summary's threads)
     warnings.filterwarnings("ignore", message="Estimated scale is 0.0", category=ConvergenceWarning)

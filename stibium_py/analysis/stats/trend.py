@@ -8,12 +8,14 @@ import math
 
 import numpy as np
 
+from .imports import library
+
 
 def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Kendall's tau-b and its two-sided p-value (scipy.stats.kendalltau with its defaults: exact without ties
     for short series, else the normal approximation with the tie corrections); NaN for an empty or constant
     series."""
-    from scipy import stats
+    stats = library("scipy.stats")
     x, y = np.asarray(x).ravel(), np.asarray(y).ravel()
     if x.size == 0 or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan, math.nan
@@ -24,7 +26,7 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 def change_points(signal: np.ndarray, min_size: int, pen: float) -> list[int]:
     """Binary segmentation with the l1 cost, every index admissible: the ends of the segments, the signal's
     length last (ruptures.Binseg(model="l1", jump=1))."""
-    import ruptures
+    ruptures = library("ruptures")
     signal = np.asarray(signal, dtype=float)
     if signal.ndim == 1:
         signal = signal.reshape(-1, 1)
