@@ -1,9 +1,9 @@
 """The analyses' libraries imported one at a time (analysis/stats/imports.py): the summary computes on threads, and
 two threads importing parts of statsmodels at once deadlock inside Python's import system (a `_DeadlockError` on a
 module lock, or ImportError from a "partially initialized module" in one of them: `stibium report` failed so with
-its files tests computed on two threads). Each check runs in fresh interpreters, where nothing is imported yet:
-the plain imports, raced the same way, fail in nearly every one (15 of 15 measured), so the guarded ones passing in
-all of them is not chance."""
+its files tests computed on two threads). Each check runs in fresh interpreters, where nothing is imported yet. The
+plain imports raced the same way fail in most of them (tests/bench/bench_import_race.py: 15 of 15 on an idle
+machine, fewer under load, so that is a measurement, not a test); the guarded ones never fail."""
 
 from __future__ import annotations
 
@@ -39,11 +39,6 @@ def _race(setup: str, imported: str) -> list[str]:
     code = RACE.format(setup=setup, imported=imported)
     return [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
             for _ in range(TRIES)]
-
-
-def test_the_plain_imports_raced_on_three_threads_fail_so_the_race_is_real():
-    found = _race("import importlib", "importlib.import_module(name)")
-    assert sum(r != "whole" for r in found) >= 2, found
 
 
 def test_imported_through_library_every_thread_gets_whole_modules():

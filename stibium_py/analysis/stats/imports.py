@@ -2,8 +2,8 @@
 a time in a process: the summary computes on threads (files tests: two parts of a fit side by side), and two
 threads importing parts of statsmodels at once deadlock inside Python's import system, which then raises in one of
 them (`_DeadlockError` on a module lock, or ImportError from a "partially initialized module": measured on a fresh
-interpreter, 15 of 15 tries; tests/test_stats_imports.py). Under one lock each import is whole before the next
-begins; a module already imported costs only the lock."""
+interpreter, 15 of 15 tries on an idle machine; tests/bench/bench_import_race.py). Under one lock each import is
+whole before the next begins; a module already imported costs only the lock."""
 
 from __future__ import annotations
 
