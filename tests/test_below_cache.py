@@ -83,7 +83,7 @@ def test_device_mapper_md_usb_sata_and_ram_disks(tmp_path):
     sda = _block(sys_root, "sda", "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0",
                  {"device/vendor": "ATA", "device/model": "CT1000MX500"})
     _partition(sys_root, sda, "sda2")
-    sdb = _block(sys_root, "sdb", "pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0",
+    _block(sys_root, "sdb", "pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0",
                  {"device/model": "Portable SSD T7"})
     dm = _block(sys_root, "dm-0", "virtual", {"dm/name": "vg-home"})
     (dm / "slaves").mkdir()

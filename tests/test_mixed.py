@@ -15,7 +15,6 @@ from stibium_py.analysis.patterns import pattern_result
 from stibium_py.analysis.rates import by_point, label
 from stibium_py.measurement import Measurement
 from stibium_py.plan import PlanError, load_and_expand
-from stibium_py.record import ops_digest
 from stibium_py.table import Table
 
 KiB = 1024

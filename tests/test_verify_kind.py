@@ -16,12 +16,15 @@ from rich.console import Console
 
 from stibium_py.errors import RunError
 from stibium_py.kinds.verify.analysis import verify_result
-from stibium_py.kinds.verify.order import signature_id, signed_block_bytes
+from stibium_py.kinds.verify.order import signature_id
 from stibium_py.pipeline import load_run
 from stibium_py.plan.expand import expand
 from stibium_py.plan.load import load_plan
 from stibium_py.publish import publish_run
+from stibium_py.units import format_bytes
 from stibium_py.run import LoadedPlan, RunOptions, resume_run, start_run
+from stibium_py.verify.run import block_bytes_for
+from stibium_py.verify.verdict import sentence_of
 
 from fake_helper import FakeHelpers
 
@@ -85,10 +88,28 @@ def test_a_verify_test_a_plan_cannot_run_is_refused_with_what_to_give(tmp_path, 
     assert message in str(e.value)
 
 
-def test_the_fill_s_block_is_the_file_system_s_where_it_divides_the_chunk(tmp_path):
-    block = signed_block_bytes(tmp_path, MiB)
-    assert block >= 4096 and block % 4096 == 0 and MiB % block == 0
-    assert signed_block_bytes(tmp_path, 64 << 10) in (block, 4096)
+@pytest.mark.parametrize("bsize, chunk, block", [
+    (4096, MiB, 4096), (16384, MiB, 16384), (16384, 64 << 10, 16384),   # ext4's, APFS's on Apple Silicon
+    (131072, 64 << 10, 4096),                   # a block that does not divide the chunk: 4 KiB
+    (131072, MiB, 131072), (1 << 20, 4 * MiB, 1 << 20), (1 << 20, None, 1 << 20),
+    (2 << 20, 4 * MiB, 4096),                   # over 1 MiB (a network file system's transfer size): 4 KiB
+    (1024, MiB, 4096), (6144, MiB, 4096),       # under 4 KiB, or not whole 4 KiB: 4 KiB
+    (12288, MiB, 4096), (12288, None, 12288)])  # 12 KiB divides no chunk of whole 64 KiB; alone it stands
+def test_the_fill_s_block_is_the_file_system_s_in_whole_4_kib_where_it_divides_the_chunk(bsize, chunk, block):
+    assert block_bytes_for(bsize, chunk) == block
+
+
+def test_bytes_read_back_whose_counts_are_not_believed_are_neither_good_nor_bad_nor_unread():
+    assert sentence_of(100, 60, 60, 0, 0, 0, unknown=40) == (
+        "60 of 100 bytes read back as written; what 40 bytes read back as is not known (their counts in the record "
+        "do not add up)")
+    assert sentence_of(100, 50, 40, 0, 2, 0, unknown=40) == (
+        "not finished: 90 of 100 bytes read back so far, 40 of them as written; what 40 bytes read back as is not "
+        "known (their counts in the record do not add up); resume it to check the rest")
+    assert sentence_of(100, 60, 50, 0, 2, 0, unknown=40) == (
+        "only 50 of 100 bytes (50 B of 100 B) read back as written; 2 blocks came back corrupted; what 40 bytes read "
+        "back as is not known (their counts in the record do not add up)")
+    assert sentence_of(100, 100, 100, 0, 0, 0) == "all 100 bytes read back as written"
 
 
 def test_each_run_and_each_client_signs_with_an_id_of_its_own_that_resume_keeps():
@@ -229,3 +250,12 @@ def test_a_stranger_s_counts_that_do_not_add_up_or_bad_lists_that_do_not_parse_a
     messages = [w["message"] for w in summary["warnings"] if w["test"] == "fill (read)"]
     assert "the counts of 1 file in measurements.csv do not add up to their blocks and were left out" in messages
     assert "the list of bad blocks of 1 file could not be read (their counts stand)" in messages
+    # the rejected file was read back: the verdict says its bytes are not known, not that they were not read back
+    total, unknown = 10 * MiB, 4 * MiB
+    ok = total - unknown - result.block_bytes
+    assert (result.unknown_bytes, result.read_bytes) == (unknown, total)
+    assert result.sentence() == (
+        f"only {ok:,} of {total:,} bytes ({format_bytes(ok)} of {format_bytes(total)}) read back as written; 1 block "
+        f"came back corrupted; what {unknown:,} bytes read back as is not known (their counts in the record do not "
+        f"add up)")
+    assert not [m for m in messages if "not read back" in m]

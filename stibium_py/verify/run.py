@@ -27,6 +27,7 @@ FILE_BYTES = 1 << 30            # a file of the fill: a cut verify writes at mos
 CHUNK_BYTES = 4 << 20           # a request, and a point of the rate curves
 MIN_MARGIN_BYTES = 64 << 20     # left free: a full file system misbehaves (its own metadata needs room)
 MARGIN_SHARE = 0.02
+MAX_BLOCK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,18 @@ class VerifyOptions:
     stop_after: str | None = None           # tests: "write" ends the verify (interrupted) after its writes
 
 
-def block_bytes_of(target: Path) -> int:
-    """The fill's block: the file system's block, at least 4096 bytes (a multiple of 4096: uncached requests)."""
-    bsize = os.statvfs(target).f_bsize
-    return max(4096, bsize - bsize % 4096) if bsize <= (1 << 20) else 4096
+def block_bytes_for(bsize: int, chunk_bytes: int | None = None) -> int:
+    """The fill's block from the file system's (statvfs f_bsize): whole 4096 bytes (uncached requests), at most
+    1 MiB, dividing the chunk where it is given; else 4096 (a network file system's f_bsize is its transfer size,
+    not a block of the drive)."""
+    block = bsize - bsize % 4096
+    fits = 4096 <= block <= MAX_BLOCK_BYTES and (chunk_bytes is None or chunk_bytes % block == 0)
+    return block if fits else 4096
+
+
+def block_bytes_of(target: Path, chunk_bytes: int | None = None) -> int:
+    """The fill's block on target's file system (block_bytes_for)."""
+    return block_bytes_for(os.statvfs(target).f_bsize, chunk_bytes)
 
 
 def layout(total_bytes: int, block_bytes: int, chunk_bytes: int, file_bytes: int) -> list[FileState]:

@@ -66,14 +66,21 @@ class Verdict:
         return out
 
 
-def sentence_of(total: int, checked: int, ok: int, moved: int, corrupt: int, unreadable: int) -> str:
-    """A verify's verdict in one sentence, from bytes: the fill's, those read back so far, those that read back as
-    written, those that hold other blocks of the fill; and the blocks corrupted and unreadable."""
-    if checked < total:
-        return (f"not finished: {checked:,} of {total:,} bytes read back so far, {ok:,} of them as written; resume it "
-                f"to check the rest")
+def sentence_of(total: int, checked: int, ok: int, moved: int, corrupt: int, unreadable: int,
+                unknown: int = 0) -> str:
+    """A verify's verdict in one sentence, from bytes: the fill's, those read back and checked so far, those that
+    read back as written, those that hold other blocks of the fill; the blocks corrupted and unreadable; and
+    `unknown`, bytes read back whose counts in the record are not believed (a record changed after the run),
+    which are neither good nor bad."""
+    doubt = (f"; what {unknown:,} bytes read back as is not known (their counts in the record do not add up)"
+             if unknown else "")
+    if checked + unknown < total:
+        return (f"not finished: {checked + unknown:,} of {total:,} bytes read back so far, {ok:,} of them as written"
+                f"{doubt}; resume it to check the rest")
     if ok == total:
         return f"all {total:,} bytes read back as written"
+    if ok + unknown == total:
+        return f"{ok:,} of {total:,} bytes read back as written{doubt}"
     said = [f"only {ok:,} of {total:,} bytes ({format_bytes(ok)} of {format_bytes(total)}) read back as written"]
     if moved:
         said.append(f"{moved:,} bytes hold other blocks of the fill: this drive writes over what it holds, and keeps "
@@ -82,7 +89,7 @@ def sentence_of(total: int, checked: int, ok: int, moved: int, corrupt: int, unr
         said.append(f"{corrupt:,} block{'s' if corrupt > 1 else ''} came back corrupted")
     if unreadable:
         said.append(f"{unreadable:,} block{'s' if unreadable > 1 else ''} could not be read")
-    return "; ".join(said)
+    return "; ".join(said) + doubt
 
 
 def bad_text(b: BadBlock) -> str:

@@ -24,11 +24,15 @@ def curves(write_rates: list[tuple[int, float]], read_rates: list[tuple[int, flo
                   "GB of the fill done", "MB/s")
 
 
-def counts_table(ok: int, moved: int, corrupt: int, unreadable: int, not_read: int, block_bytes: int) -> str:
-    """The blocks of a fill by what they read back as, and those not read back yet."""
-    return table(["", "blocks", "bytes"], [[what, f"{n:,}", f"{n * block_bytes:,}"] for what, n in (
-        ("read back as written", ok), ("hold another block of the fill", moved), ("corrupted", corrupt),
-        ("unreadable", unreadable), ("not yet read back", not_read))])
+def counts_table(ok: int, moved: int, corrupt: int, unreadable: int, not_read: int, block_bytes: int,
+                 unknown: int = 0) -> str:
+    """The blocks of a fill by what they read back as, those read back whose counts are not believed (a plan's
+    record changed after its run; shown only where there are some), and those not read back yet."""
+    rows = [("read back as written", ok), ("hold another block of the fill", moved), ("corrupted", corrupt),
+            ("unreadable", unreadable)]
+    rows += [("read back, counts not believed", unknown)] if unknown else []
+    return table(["", "blocks", "bytes"], [[what, f"{n:,}", f"{n * block_bytes:,}"]
+                                           for what, n in (*rows, ("not yet read back", not_read))])
 
 
 METHODS = ("Every block of the fill carries the verify's id, its own index, a checksum and a payload drawn from a "

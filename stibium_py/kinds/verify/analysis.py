@@ -49,6 +49,7 @@ class VerifyResult:
     resident_max: float | None = None       # read: the most of a file found in the page cache just before its read
     unlisted_files: int = 0                 # read: files whose list of bad blocks could not be read (counts stand)
     rejected_files: int = 0                 # read: files whose counts did not add up to their blocks (left out)
+    unknown_bytes: int = 0                  # read: those files' bytes: read back, but what they held is not known
     kind: str = "verify"
 
     @property
@@ -67,8 +68,14 @@ class VerifyResult:
     def sentence(self) -> str:
         """The verdict of a read back, in one sentence (verify/verdict.sentence_of, the words `stibium verify` says)."""
         checked = self.checked_blocks * self.block_bytes
-        return sentence_of(max(self.written_bytes, checked), checked, self.ok_bytes,
-                           self.moved_blocks * self.block_bytes, self.corrupt_blocks, self.unreadable_blocks)
+        return sentence_of(max(self.written_bytes, checked + self.unknown_bytes), checked, self.ok_bytes,
+                           self.moved_blocks * self.block_bytes, self.corrupt_blocks, self.unreadable_blocks,
+                           self.unknown_bytes)
+
+    @property
+    def read_bytes(self) -> int:
+        """What was read back: the checked blocks and the files whose counts are not believed."""
+        return self.checked_blocks * self.block_bytes + self.unknown_bytes
 
     def where(self, k: int) -> str:
         """The place of bad block k (of `bad`): its byte in the fill, its file and its byte in the file."""
@@ -96,7 +103,8 @@ class VerifyResult:
                 "period_blocks": self.period_blocks, "first_bad_block": self.bad[0].block if self.bad else None,
                 "bad": [{**b.model_dump(exclude_none=True), "file": f} for b, (f, _) in zip(self.bad, self.bad_files)],
                 "resident_before_max": self.resident_max,
-                "unlisted_files": self.unlisted_files, "rejected_files": self.rejected_files}
+                "unlisted_files": self.unlisted_files, "rejected_files": self.rejected_files,
+                "unknown_bytes": self.unknown_bytes}
 
 
 def _spread(values: list[float]) -> dict[str, float] | None:
@@ -158,12 +166,12 @@ def verify_result(name: str, op: str, rows: Table, written: Table | None) -> Ver
                             seconds=sum(m.seconds or 0.0 for m in files),
                             sync_seconds=sum(m.sync_seconds or 0.0 for m in files), **common)
     written_files, _ = _last_attempts(written.rows()) if written is not None else ([], [])
-    counted, bad, where, unlisted, rejected, period = [0, 0, 0, 0], [], [], 0, 0, 0
-    kept = []
+    counted, bad, where, unlisted, period = [0, 0, 0, 0], [], [], 0, 0
+    kept, rejected = [], []
     for m in files:
         counts = _counts(m) if m.block_bytes == block else None
         if counts is None:
-            rejected += 1
+            rejected.append(m)
             continue
         kept.append(m)
         counted = [a + b for a, b in zip(counted, counts)]
@@ -181,7 +189,8 @@ def verify_result(name: str, op: str, rows: Table, written: Table | None) -> Ver
                         written_bytes=sum(m.bytes for m in written_files), ok_blocks=counted[0],
                         moved_blocks=counted[1], corrupt_blocks=counted[2], unreadable_blocks=counted[3],
                         period_blocks=period, bad=bad, bad_files=where, resident_max=max(resident, default=None),
-                        unlisted_files=unlisted, rejected_files=rejected, **common)
+                        unlisted_files=unlisted, rejected_files=len(rejected),
+                        unknown_bytes=sum(m.bytes for m in rejected), **common)
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
@@ -198,8 +207,8 @@ def add_warnings(e: VerifyResult, add: Callable[..., None]) -> None:
     if e.op == "read" and e.checked_blocks and e.ok_blocks < e.checked_blocks:
         add("warning", label, e.sentence(), "copy off what matters on this drive and do not trust it with data: "
             "return it if it is new; the report lists the first bad blocks")
-    if e.op == "read" and e.checked_blocks * e.block_bytes < e.written_bytes:
-        add("warning", label, f"{format_bytes(e.written_bytes - e.checked_blocks * e.block_bytes)} of what was written "
+    if e.op == "read" and e.read_bytes < e.written_bytes:
+        add("warning", label, f"{format_bytes(e.written_bytes - e.read_bytes)} of what was written "
             f"were not read back", "resume the run to read back the rest")
     if e.resident_max is not None and e.resident_max > RESIDENT_THRESHOLD:
         add("warning", label, f"up to {e.resident_max:.0%} of a file was still in the page cache after it was "

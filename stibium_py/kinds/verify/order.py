@@ -6,23 +6,11 @@ checked. A resumed run writes no file again that was written whole, and reads ba
 from __future__ import annotations
 
 import hashlib
-import os
-from pathlib import Path
 
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps
+from ...verify.run import block_bytes_of
 from . import rows
-
-MAX_BLOCK_BYTES = 1 << 20
-
-
-def signed_block_bytes(folder: Path, chunk_bytes: int) -> int:
-    """The fill's block: the file system's (statvfs f_bsize), a multiple of 4096 of at most 1 MiB that divides the
-    chunk; else 4096 (a network file system's f_bsize is its transfer size, not a block of the drive)."""
-    bsize = os.statvfs(folder).f_bsize
-    block = bsize - bsize % 4096
-    return block if 4096 <= block <= MAX_BLOCK_BYTES and chunk_bytes % block == 0 else 4096
-
 
 def signature_id(started_epoch_s: float, work_dir: str, writer_rank: int) -> int:
     """The id every block of one client's fill carries: the same for a run and its resume, another for another run
@@ -33,7 +21,7 @@ def signature_id(started_epoch_s: float, work_dir: str, writer_rank: int) -> int
 
 def order(d: Steps, test: ExpandedTest) -> str:
     chunk = test.ops[0].chunk_bytes
-    block = signed_block_bytes(d.work.path, chunk)
+    block = block_bytes_of(d.work.path, chunk)
     file_bytes = test.ops[0].size_bytes          # every file but the last; the last comes last
     rank = d.crew.team.rank
 

@@ -11,6 +11,7 @@ from typing import Any
 from ...errors import MeasurementError
 from ...measurement import OP_FIELDS, Measurement
 from ...op import Op
+from ...verify.state import BAD_KEPT
 
 # A chunk row's keys, each to its column: the chunk's own bytes and time.
 CHUNK_KEYS = {"chunk": "chunk", "chunk_bytes": "bytes", "bytes_done": "bytes_done", "requests": "requests",
@@ -30,7 +31,6 @@ DROPPED_KEYS = {
     "status": "ok or error, which the row's error says",
     "usage": "set on a usage error only, which the runner reports as a failure of its own",
 }
-BAD_KEPT = 64       # the helper lists the first 64 bad blocks of a file; the counts count them all
 
 
 def sign_args(path: str, op: Op, first_block: int, block_bytes: int, run_id: int) -> list[str]:

@@ -4,6 +4,7 @@ of the summary table; what `plan show` says of it. Draws only: every number come
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any
 
 from ...plan.expand import SUSTAINED_RATES_BYTES_PER_S
@@ -19,7 +20,7 @@ def headline(e: VerifyResult, compact: bool) -> tuple[str, str, str]:
     """The median chunk's rate (no interval: a verify is done once; the lines under the table say its verdict)."""
     if not e.rates:
         return (e.op if compact else f"{e.name} {e.op}"), "-", "-"
-    rate = format_rate(sorted(r for _, r in e.rates)[len(e.rates) // 2])
+    rate = format_rate(median(r for _, r in e.rates))
     return (e.op, rate, "-") if compact else (f"{e.name} {e.op}", f"{rate} (median chunk)", "-")
 
 
@@ -50,8 +51,9 @@ def details(ops: dict[str, VerifyResult]) -> list[str]:
         cached = ("" if read.resident_max is None else
                   "; none of it was in the page cache when read" if read.resident_max == 0 else
                   f"; up to {read.resident_max:.0%} of a file was still in the page cache when read")
-        out.append(f"read back: {format_bytes(read.checked_blocks * read.block_bytes)} in {read.files:,} "
-                   f"file{'s' if read.files != 1 else ''}, uncached{cached}"
+        files = read.files + read.rejected_files
+        out.append(f"read back: {format_bytes(read.read_bytes)} in {files:,} file{'s' if files != 1 else ''}, "
+                   f"uncached{cached}"
                    + (f"; {read.rate_text()}" if read.rates else ""))
         if read.bad:
             out.append(first_bad_line(read))
@@ -77,9 +79,10 @@ def sections(results: list[VerifyResult], n: int) -> tuple[list[str], int]:
         html = [f"<h2>Verify: {esc(name)}</h2><p><b>{esc(verdict(name, ops))}</b></p>",
                 "<ul>" + "".join(f"<li>{esc(line)}</li>" for line in details(ops)) + "</ul>"]
         if read is not None:
-            written = max(read.written_bytes, read.checked_blocks * read.block_bytes)
+            unknown = read.unknown_bytes // read.block_bytes
+            written = max(read.written_bytes, read.read_bytes) // read.block_bytes
             html.append(counts_table(read.ok_blocks, read.moved_blocks, read.corrupt_blocks, read.unreadable_blocks,
-                                     written // read.block_bytes - read.checked_blocks, read.block_bytes))
+                                     written - read.checked_blocks - unknown, read.block_bytes, unknown))
             if read.bad:
                 bad = read.moved_blocks + read.corrupt_blocks + read.unreadable_blocks
                 html.append(f"<h3>Bad blocks</h3><p>The first {len(read.bad)} of {bad:,}.</p>" + table(
