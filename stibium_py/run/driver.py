@@ -1,6 +1,6 @@
-"""The driver: runs a run's operations through the helper (or fio) in the order each kind's Order gives
-(orders.py), keeps every measurement, moves the crew of many clients in step, and ends the run whatever ends it
-(a signal, a failed operation, another rank), its status written and its test files removed.
+"""The driver: runs a run's tests, each in the order its kind's Order gives (orders.py), their operations carried
+out and their rows kept by Operations (operations.py), and ends the run whatever ends it (a signal, a failed
+operation, another rank), its status written and its test files removed.
 
 A run is `drive(...)`: the driver made and executed, how it ended handed back (options.Finished)."""
 
@@ -13,45 +13,25 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from rich.console import Console
 
 from .. import memory, registry
-from ..fio.job import Fio, find_fio, job_text, keep_output, row_of, rows_of_jobs, run_job
-from ..helper import (HelperError, HelperFactory, HelperSession, HelperTimeout, device_block_of, layout_args,
-                      measure_args, op_timeout_s, raw_clock_ns, tree_args)
-from ..measurement import Measurement, MeasurementError, failed, from_answer, from_chunk, from_tree_answer
+from ..helper import HelperError, HelperFactory
+from ..measurement import MeasurementError
 from ..op import Op
-from ..plan import Expanded, ExpandedTest
+from ..plan import Expanded
 from ..preflight import RunError
 from ..record import RunRecord
 from ..store import MeasurementLog, completed_seqs, iso, read_measurements, utc_now, write_run_json
 from ..team import Silent
-from ..workdir import WorkDir
 from .awake import keep_awake
 from .crew import Crew
-from .progress import ProgressBar, Temperature
-from .signals import Interrupted, catch_ending_signals, restore
-from .together import OpFailedTogether, measure_together
+from .operations import OpFailed, Operations, Stopped
 from .options import Finished, Removal
-
-
-class OpFailed(Exception):
-    """An operation the helper (or fio) could not do: the run fails, its rows kept."""
-
-
-class Stopped(Exception):
-    """Another rank stopped the run: its status (interrupted or failed) and why."""
-
-    def __init__(self, status: str, reason: str):
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-
-# the error of a row whose step not every rank finished (the run was stopped mid-step)
-CUT_SHORT = "cut short: the run stopped before every client finished this step; resume measures it again"
+from .progress import ProgressBar
+from .signals import Interrupted, catch_ending_signals, restore
 
 
 def drive(run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory, progress: bool,
@@ -63,40 +43,20 @@ def drive(run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFact
     return Finished(run_dir, status, driver.removal)
 
 
-class Driver:
-    """The run's state as it goes: which operations are done, the helper session, the rows kept, the status."""
+class Driver(Operations):
+    """The run's life: its operations in each test's order (Operations carries them out), then its end, whatever
+    ends it, with the status written and the test files removed."""
 
     def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory,
                  progress: bool, console: Console, crew: Crew | None = None, remove_beside_report: bool = False,
                  on_end: Callable[[Path], None] | None = None):
+        super().__init__(run_dir, run, expanded, crew, console)
         self.on_end = on_end
-        self.crew = crew or Crew()
         self.remove_beside_report = remove_beside_report
         self.removal: Removal | None = None
-        self.place = self.crew.place
-        self.tests = {t.name: t for t in expanded.tests}
-        self.outbox: list[Measurement] = []      # many clients: this step's rows, sent at the next step
-        self.run_dir = run_dir
-        self.run = run
         self.expanded = expanded
         self.helpers = helpers
-        self.console = console
         self.show_progress = progress
-        self.work = WorkDir(Path(str(run.work_dir)), run_dir.name)
-        self.t0 = float(run.started_epoch_s or 0.0)
-        self.done: set[int] = set()
-        self.helper: HelperSession | None = None
-        self.log: MeasurementLog | None = None
-        self.advance: Callable[[Op, int, float | None], None] = lambda op, nbytes, seconds: None
-        self.skip: Callable[[list[Op]], None] = lambda ops: None      # rounds not needed: out of the progress
-        self.temperature = Temperature(run.target_facts.get("device"))
-        self.device_block_bytes = device_block_of(run.target_facts)   # macOS: what xnu's read rule uses
-        self.temperature_said = False
-        self.fio: Fio | None = None             # found when the first measurement by fio comes
-        # rank 0: the rows so far of each test by rounds, which judge whether its rounds go on, and of each
-        # stream test that searches, whose rows choose its next count
-        self.rounds: dict[str, list[Measurement]] = {t.name: [] for t in expanded.tests
-                                                     if any(o.steady_window for o in t.ops) or t.search_most}
 
     def execute(self) -> str:
         leads = self.crew.leads
@@ -266,62 +226,6 @@ class Driver:
                 self.work.remove_files(self.place.files(test))
         self.work.remove()
 
-    # -- many clients
-    def step(self) -> None:
-        """With many clients, a barrier: this rank's rows since the last step go to rank 0, and every rank
-        learns whether all go on; raises Stopped where another rank stopped. One client: nothing."""
-        if self.crew.many:
-            self._step_with(None, None)
-
-    def _step_with(self, stopping: tuple[str, str] | None, value: Any) -> tuple[tuple[str, str] | None, list[Any]]:
-        """A step carrying this rank's value to every rank (every rank's, in rank order), and the verdict to a
-        rank that is stopping itself. A SIGINT during the step is raised at its end (team.py), so the stopping
-        step that follows is whole on every rank."""
-        rows, self.outbox = self.outbox, []
-        verdict, values = self.crew.team.step(rows, stopping, self._receive, value)
-        if verdict is not None and stopping is None:
-            raise Stopped(*verdict)
-        return verdict, values
-
-    def _furthest(self, done: int) -> int:
-        """A stonewall with many clients: the most requests any client had done by it (this rank: done), the
-        count every client's wear-out reaches."""
-        _, values = self._step_with(None, done)
-        return max(values)
-
-    def _receive(self, batches: list[list[Measurement]]) -> None:
-        """Rank 0: every rank's rows of a step, in rank order, into measurements.csv. A step is whole when
-        every rank has its row: rows of a step some rank did not finish (a run stopped mid-step) are kept
-        with an error, so that they count nowhere and resume measures the step again."""
-        assert self.log is not None
-        rows = [m for batch in batches for m in batch]
-        finished: dict[int, set[Any]] = {}
-        for m in rows:
-            if m.chunk is None and not m.error:
-                finished.setdefault(m.seq, set()).add(m.rank)
-        for m in rows:
-            if len(finished.get(m.seq, ())) < self.crew.team.size and not m.error:
-                m = m._replace(error=CUT_SHORT)
-            self._log(m)
-
-    def _log(self, m: Measurement) -> None:
-        """Rank 0: a row into measurements.csv, and beside its test's rounds where it has them."""
-        assert self.log is not None
-        self.log.append(m)
-        if m.test in self.rounds:
-            self.rounds[m.test].append(m)
-
-    def keep(self, m: Measurement, written_by: int | None = None) -> None:
-        """A measurement, into measurements.csv (one client) or into the next step's rows (many), with the
-        rank, its host, whose writes a read met, and its start and end on rank 0's clock."""
-        if not self.crew.many:
-            self._log(m)
-            return
-        crew = self.crew
-        on_zero = (lambda ns: None if ns is None else (ns + crew.clock_offset_ns - crew.base_ns) / 1e9)
-        self.outbox.append(m._replace(rank=crew.team.rank, host=crew.team.host, written_by=written_by,
-                                      run_start_s=on_zero(m.start_ns), run_end_s=on_zero(m.end_ns)))
-
     def _measure_memory(self, pending: list[Op]) -> None:
         """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a
         cache below the file system. Kept in run.json; a resumed run measures only shapes it lacks."""
@@ -354,157 +258,3 @@ class Driver:
                     self.work.remove_files(self.place.files(test))
         return "complete"
 
-    # -- helper calls
-    def evict(self, op: Op, test: ExpandedTest) -> None:
-        """The file the operation will touch, out of this machine's page cache."""
-        self.helper_ok(["evict", "--path", str(self.work.path / self.place.touch(op, test).file)])
-
-    def ensure_file(self, op: Op, test: ExpandedTest) -> None:
-        """Lay out the file this rank lays out for the operation (untimed, not a measurement) unless it is
-        there whole; with many clients, a shared file is rank 0's to lay out."""
-        lays_out = self.place.lays_out(op, test)
-        if lays_out is None:
-            return
-        name, size_bytes = lays_out
-        if self.work.holds_whole(name, size_bytes):
-            return
-        self.work.unlink(name)
-        path = self.work.file(name)
-        self.helper_ok(layout_args(path, size_bytes, op.engine, op.fill, op.data_seed))
-        if op.engine != "direct":
-            self.helper_ok(["evict", "--path", str(path)])
-
-    def residency(self, op: Op, test: ExpandedTest) -> float | None:
-        """The share of the file the operation will touch that is in this machine's page cache now."""
-        value = self.helper_ok(["residency", "--path", str(self.work.path / self.place.touch(op, test).file)]).get(
-            "resident")
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-    def measure_with(self, op: Op, args: list[str], chunk_row: Callable[[dict[str, Any], float], Measurement],
-                     answer_row: Callable[[bool, dict[str, Any], float], Measurement],
-                     written_by: int | None = None) -> None:
-        """An operation a kind asks of the helper in its own command (a verify's sign), its rows made by the kind:
-        a row for each chunk as it comes, the answer's row after it; the operation done, or OpFailed."""
-        assert self.helper is not None
-        self.step()                      # many clients: every rank begins the operation together
-        started_s = time.time() - self.t0
-
-        def on_row(row: dict[str, Any]) -> None:
-            m = chunk_row(row, started_s)
-            self.keep(m, written_by)
-            self.advance(op, m.bytes, m.seconds)
-
-        try:
-            result = self.helper.call(args, timeout_s=op_timeout_s(op), on_row=on_row)
-        except HelperTimeout as e:
-            self.keep(failed(op, str(e), started_s), written_by)
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
-        self.keep(answer_row(result.ok, result.data, started_s), written_by)
-        if not result.ok:
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) failed: {result.error}")
-        self.done.add(op.seq)
-
-    def helper_ok(self, args: list[str]) -> dict[str, Any]:
-        assert self.helper is not None
-        result = self.helper.call(args, timeout_s=600)
-        if not result.ok:
-            raise OpFailed(f"{args[0]} {Path(args[2]).name if len(args) > 2 else ''} failed: {result.error}")
-        return result.data
-
-    def measure_phase(self, op: Op, tree: str, root: Path, list_path: Path, dropped: bool) -> None:
-        """One phase of a tree: one helper call, one row."""
-        assert self.helper is not None
-        self.step()                      # many clients: every rank begins the phase together
-        op = replace(op, file=tree)
-        started_s = time.time() - self.t0
-        try:
-            result = self.helper.call(tree_args(op, root, list_path), timeout_s=op_timeout_s(op))
-        except HelperTimeout as e:
-            self.keep(failed(op, str(e), started_s))
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} of the tree {op.file}) hung: {e}") from None
-        m = from_tree_answer(op, result.ok, result.data, started_s, dropped)
-        self.keep(m)
-        if not result.ok:
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} of the tree {op.file}) failed: {result.error}")
-        self.done.add(op.seq)
-        self.advance(op, op.bytes, m.seconds)
-
-    def measure_together(self, ops: list[Op]) -> None:
-        """Operations that run at once, each in a helper of its own (run/together.py)."""
-        try:
-            measure_together(self, ops)
-        except OpFailedTogether as e:
-            raise OpFailed(str(e)) from None
-
-    def measure(self, op: Op) -> None:
-        assert self.helper is not None
-        self.step()                      # many clients: every rank begins the operation together
-        test = self.tests[op.test]
-        touch = self.place.touch(op, test)
-        op = replace(op, file=touch.file, offset_bytes=touch.offset_bytes)
-        if op.op == "write" and not op.existing:
-            self.work.unlink(op.file)   # a new file's path can only hold one left half-written by an interrupted run
-        path = self.work.file(op.file)
-        started_s = time.time() - self.t0
-        # the run's clock minus the helper's, read once for the file so that its chunks keep their order
-        raw_ns = raw_clock_ns() if op.chunk_bytes else None
-        offset_s = None if raw_ns is None else time.time() - self.t0 - raw_ns / 1e9
-
-        if op.instrument != "helper":
-            rows = self._bench(op, path, started_s)
-            for m in rows:
-                self.keep(m, touch.written_by)
-            failure = next((m.error for m in rows if m.error), None)
-            if failure:
-                what = f"the job file {op.bench_job}" if op.bench_job else f"{op.op} {op.file}"
-                raise OpFailed(f"operation {op.seq} ({op.test}: {op.instrument} {what}) failed: {failure}")
-            self.done.add(op.seq)
-            self.advance(op, sum(m.bytes for m in rows), max((m.seconds or 0.0 for m in rows), default=0.0))
-            return
-
-        def chunk_row(row: dict[str, Any]) -> None:     # a sustained measurement's chunks, as they come
-            m = from_chunk(op, row, started_s, self.temperature.read(), offset_s)
-            self.keep(m, touch.written_by)
-            self.advance(op, m.bytes, m.seconds)
-
-        # many clients with a stonewall: every client's count by it is exchanged (a step), and every client
-        # goes on to the furthest one's (wear-out); a client whose measurement fails before its stonewall stops
-        # the run with a step of its own, which the others' exchange meets (a step like any other)
-        many = self.crew.many
-        try:
-            result = self.helper.call(measure_args(op, path, self.device_block_bytes, wearout=many),
-                                      timeout_s=op_timeout_s(op), on_row=chunk_row if op.chunk_bytes else None,
-                                      on_stonewall=self._furthest if many else None)
-        except HelperTimeout as e:
-            self.keep(failed(op, str(e), started_s), touch.written_by)
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
-        m = from_answer(op, result.ok, result.data, started_s)
-        self.keep(m, touch.written_by)
-        if not result.ok:
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) failed: {result.error}")
-        self.done.add(op.seq)
-        if not op.chunk_bytes:
-            self.advance(op, op.bytes, m.seconds)
-
-    def _bench(self, op: Op, path: Path, started_s: float) -> list[Measurement]:
-        """The measurement of `op` by fio (the bench beside the road test), run in the test's folder: the equivalent
-        job of `path`, or the test's own job file (its relative file names there, among them the laid-out file the
-        road test reads, data.bin). The residency of the file it reads (a job file: of each file its jobs name) is
-        read just before, as for the helper's rows; the job and fio's output are kept in fio.jsonl."""
-        if self.fio is None:
-            self.fio = find_fio()
-        if op.bench_job:
-            job = self.tests[op.test].bench_job
-            assert job is not None          # read before the run (jobs.bench_checked)
-            text, named = job.text, {name: path.parent / name for name in job.files}
-        else:
-            text = job_text(op, path, self.fio.ioengine(op.queue_depth, str(self.run.helper.get("platform"))))
-            named = {str(path): path} if op.reads else {}
-        resident = {name: self.helper_ok(["residency", "--path", str(p)]).get("resident")
-                    for name, p in named.items() if p.is_file()}
-        output, failure = run_job(self.fio, text, op_timeout_s(op), cwd=path.parent)
-        if self.crew.leads:
-            keep_output(self.run_dir, op.seq, text, output)
-        if op.bench_job:
-            return rows_of_jobs(op, output, failure, self.fio, started_s, resident)
-        return [row_of(op, output, failure, self.fio, started_s, resident.get(str(path)))]

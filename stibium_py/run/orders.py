@@ -21,7 +21,7 @@ from ..workdir import WorkDir
 
 
 class Steps(Protocol):
-    """What an order asks of the driver (driver.Driver)."""
+    """What an order asks of the driver (driver.Driver, its operations in operations.Operations)."""
 
     done: set[int]
     run: RunRecord

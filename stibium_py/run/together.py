@@ -38,8 +38,9 @@ def _wait_until(t_ns: int) -> None:
 
 
 def measure_together(d: Any, ops: list[Op]) -> None:
-    """Each operation of `ops` in a helper session of its own, all started together; d is the driver
-    (run/driver.py). Raises OpFailedTogether after keeping every row where any of them failed or hung."""
+    """Each operation of `ops` in a helper session of its own, all started together; d is the driver's
+    Operations (run/operations.py). Raises OpFailedTogether after keeping every row where any of them failed or
+    hung."""
     assert d.helper is not None
     d.step()
     if any(op.sequence for op in ops) and raw_clock_ns() is None:
