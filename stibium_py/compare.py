@@ -15,11 +15,9 @@ from . import registry
 from .errors import CompareError  # noqa: F401 (raised here, declared apart)
 from .analysis import below, steady
 from .analysis.durability import sync_caution
-from .analysis.comparison import (Drawn, ManyRuns, SideFacts, SustainedPair, TwoRuns, advice, compare_points,
-                                  compare_sustained)
+from .analysis.comparison import Drawn, ManyRuns, SideFacts, TwoRuns, advice, compare_points
 from .analysis.rates import PointKey, by_point, describe, draw_inputs, shape_matches
 from .analysis.settings import COMPARE, Settings
-from .analysis.sustained import sustained_results
 from .definitions import differences, test_definitions
 from .table import Table
 from .pipeline import load_run as load_run_dir
@@ -150,24 +148,22 @@ def same_machine(a: Side, b: Side) -> bool:
 
 def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings: Settings = COMPARE) -> TwoRuns:
     ga, gb, renames = points_of(a, b)
-    # sustained tests: the first run of each side (a curve of one uninterrupted write), stretch by stretch
-    sa = sustained_results(a.runs[0].rows, settings.confidence, settings.seed)
-    sb = sustained_results(b.runs[0].rows, settings.confidence, settings.seed)
+    # the kinds that compare their own results (a sustained test's stretches, a stream test's counts)
+    kinds, kinds_only_a, kinds_only_b = {}, [], []
+    for spec in registry.specs():
+        if spec.compare is not None:
+            found, only_a, only_b = spec.compare([run.rows for run in a.runs], [run.rows for run in b.runs], settings)
+            if found:
+                kinds[spec.name] = found
+            kinds_only_a += only_a
+            kinds_only_b += only_b
     listed = _check_definitions(a, b, {k[0] for k in ga if k in gb and k not in renames.values()}
-                                | {k[0] for k in sa if k in sb}, allow_different_plans)
+                                | {p.test for found in kinds.values() for p in found}, allow_different_plans)
     listed += [f"{describe(kb)} in B matched {describe(ka)} in A by its shape (the names differ)"
                for kb, ka in renames.items()]
     listed = [*_not_whole(a, "A"), *_not_whole(b, "B"), *listed,
               *(f"{kind} tests ({', '.join(names)}) are not compared yet: each run's report has them"
                 for kind, names in kinds_apart([a, b], compared=True).items())]
-    kinds, kinds_only_a, kinds_only_b = {}, [], []
-    for spec in registry.specs():
-        if spec.compare is not None:
-            found, only_a, only_b = spec.compare([run.rows for run in a.runs], [run.rows for run in b.runs])
-            if found:
-                kinds[spec.name] = found
-            kinds_only_a += only_a
-            kinds_only_b += only_b
     matched = [k for k in ga if k in gb]
     below_a, below_b = (below.point_shares({k: side_points[k] for k in matched}, _memory_rates(side))
                         for side, side_points in ((a, ga), (b, gb)))
@@ -181,18 +177,13 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
     return TwoRuns(
         a=_facts(a), b=_facts(b), settings=settings, comparison=result, cautions=cautions,
         same_machine=same_machine(a, b), advice=advice(len(a.runs), len(b.runs), result, settings, RUNS_ADVISED),
-        differences=listed,
-        sustained=[SustainedPair(sa[key], sb[key], compare_sustained(sa[key], sb[key], settings))
-                   for key in sa if key in sb],
-        only_in_a=[describe(k) for k in ga if k not in gb] + [f"{t} {op} sustained" for t, op in sa if (t, op) not in sb]
-        + kinds_only_a,
-        only_in_b=[describe(k) for k in gb if k not in ga] + [f"{t} {op} sustained" for t, op in sb if (t, op) not in sa]
-        + kinds_only_b, kinds=kinds)
+        differences=listed, only_in_a=[describe(k) for k in ga if k not in gb] + kinds_only_a,
+        only_in_b=[describe(k) for k in gb if k not in ga] + kinds_only_b, kinds=kinds)
 
 
 def kinds_apart(sides: list[Side], compared: bool = False) -> dict[str, list[str]]:
-    """The kinds of test with neither points nor a curve in the sides' runs, and their tests' names: what a
-    series does not put together yet (compared: what a comparison does not, which a kind's own compare does)."""
+    """The kinds of test without points in the sides' runs, and their tests' names: what a series does not put
+    together yet (compared: what a comparison does not, which a kind's own compare does)."""
     apart: dict[str, set[str]] = {}
     for side in sides:
         for run in side.runs:

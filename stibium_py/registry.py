@@ -42,7 +42,8 @@ class KindSpec:
     view: Any                       # report: its sections, headline, counts and terminal lines (build.KindView)
     overlay: Callable[..., Any] | None         # report: the compare page's figure of its points (or a sentence
                                                # where a figure would show nothing), or None: no points
-    compare: Callable[..., Any] | None         # compare: (A's runs' rows, B's) -> its own pairs of the two sides,
+    compare: Callable[..., Any] | None         # compare: (A's runs' rows, B's, settings) -> its own pairs of the two
+                                               # sides (each with its test's name, `test`),
                                                # the tests only A ran and only B ran (drawn by its view's
                                                # compare_lines and compare_section), or None: points, or none
 

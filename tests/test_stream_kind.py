@@ -231,7 +231,7 @@ def test_compare_sets_two_runs_stream_counts_side_by_side_and_a_series_says_it_l
     every trial than A in any, on the terminal and the page; two runs alike show no difference; a series
     still leaves stream tests out, and says so."""
     from stibium_py.compare import load_run as load_side
-    from stibium_py.compare import compare_runs
+    from stibium_py.compare import compare_many, compare_runs
     from stibium_py.compare import drawn
     from stibium_py.report import compare_page, compare_terminal
     from stibium_py.run import start_series
@@ -248,6 +248,10 @@ def test_compare_sets_two_runs_stream_counts_side_by_side_and_a_series_says_it_l
     assert (capture.name, capture.action, capture.a, capture.b, capture.verdict) == (
         "clips", "capture", [1, 1], [2, 2], "more")
     assert compared.to_json()["kinds"]["stream"][1]["verdict"] == "more"
+    many = compare_many([load_side(a), load_side(b), load_side(c)]).to_json()      # each run against a's
+    assert [(p["run"], p["op"], p["verdict"]) for p in many["kinds"]["stream"]] == [
+        (b.name, "capture", "more"), (b.name, "playback", "more"), (c.name, "capture", "same range"),
+        (c.name, "playback", "same range")]
     console = Console(record=True, width=200)
     for line in compare_terminal.two_runs(compared, 200):
         console.print(line)

@@ -277,6 +277,10 @@ class SustainedPair:
     b: SustainedTestResult
     ratios: list[SustainedRatio]
 
+    @property
+    def test(self) -> str:
+        return self.a.name
+
     def to_json(self) -> dict[str, Any]:
         return {"test": self.a.name, "op": self.a.op, "a": self.a.to_json(), "b": self.b.to_json(),
                 "ratios": [r.to_json() for r in self.ratios]}
@@ -296,16 +300,22 @@ class TwoRuns:
     same_machine: bool
     advice: str
     differences: list[str]
-    sustained: list[SustainedPair]
     only_in_a: list[str]
     only_in_b: list[str]
     kinds: dict[str, list[Any]] = field(default_factory=dict)    # a kind's own pairs (KindSpec.compare), by kind
 
     FORMAT = "stibium-compare/3"
+    # the kind whose pairs the format keeps under a key of their own, as before kinds compared their own results
+    OWN_KEY = "sustained"
 
     @property
     def points(self) -> list[PointRatio]:
         return self.comparison.points
+
+    @property
+    def sustained(self) -> list[SustainedPair]:
+        """The sustained tests both sides ran (the sustained kind's pairs)."""
+        return self.kinds.get(self.OWN_KEY, [])
 
     @property
     def groups(self) -> list[GroupRatio]:
@@ -318,7 +328,8 @@ class TwoRuns:
                 "rows": [{**p.to_json(), "caution": self.cautions.get(p.key)} for p in self.points],
                 "summaries": [g.to_json() for g in self.groups], "sustained": [s.to_json() for s in self.sustained],
                 "unmatched": {"only_in_a": self.only_in_a, "only_in_b": self.only_in_b},
-                "kinds": {kind: [p.to_json() for p in pairs] for kind, pairs in self.kinds.items()}}
+                "kinds": {kind: [p.to_json() for p in pairs] for kind, pairs in self.kinds.items()
+                          if kind != self.OWN_KEY}}
 
 
 def advice(runs_a: int, runs_b: int, comparison: Comparison, s: Settings, runs_advised: int) -> str:
@@ -390,5 +401,9 @@ class ManyRuns:
                 "sustained": [{"test": s.a.name, "op": s.a.op, "run": pair.b.run, "label": pair.b.label,
                                "headline": s.b.result.headline, "reference_headline": s.a.result.headline,
                                "ratios": [r.to_json() for r in s.ratios]} for pair in self.pairs for s in pair.sustained],
+                "kinds": {kind: [{**p.to_json(), "run": pair.b.run, "label": pair.b.label}
+                                 for pair in self.pairs for p in pair.kinds.get(kind, [])]
+                          for kind in dict.fromkeys(k for pair in self.pairs for k in pair.kinds)
+                          if kind != TwoRuns.OWN_KEY},
                 "advice": [pair.advice for pair in self.pairs],
                 "differences": sorted({d for pair in self.pairs for d in pair.differences})}

@@ -13,8 +13,7 @@ from .. import registry
 from ..units import format_bytes, format_size, in_flight_label
 from .figures import layout
 from .page import esc, figure, page, table
-from . import sustained
-from .compare_terminal import sustained_ratio_text, verdict_text
+from .compare_terminal import verdict_text
 
 COLORS = {"a": plot.BLUE, "b": plot.RED}
 
@@ -91,7 +90,7 @@ def render(result: TwoRuns, drawn: Drawn) -> str:
     sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(label_a)}; B: {esc(label_b)}</p>",
                 _headline(result), same, scope, diffs, "<h2>Machines</h2>",
                 _facts_table([result.a, result.b], ["A", "B"]), unmatched]
-    if result.points:                      # a comparison of sustained tests alone has no points
+    if result.points:                      # a comparison of kinds without points (sustained) has none
         sections += ["<h2>Ratios</h2>", rows, summ, figure(_forest(result), "forest")]
     n = 0
     for test, op in dict.fromkeys((p.key.test, p.key.op) for p in result.points):
@@ -102,8 +101,6 @@ def render(result: TwoRuns, drawn: Drawn) -> str:
             continue
         sections.append(f"<h2>{esc(test)} {esc(op)}</h2>" + figure(fig, f"overlay{n}"))
         n += 1
-    for i, pair in enumerate(result.sustained):
-        sections.append(sustained.compare_section(pair, label_a, label_b, COLORS, i))
     sections += _kinds_sections(result, label_a, label_b)
     return page("stibium compare", sections)
 
@@ -130,14 +127,6 @@ def render_many(result: ManyRuns) -> str:
     sections = [f"<h1>stibium compare: {len(result.pairs) + 1} runs against {esc(ref)}</h1>", advice,
                 "<h2>Rates and ratios to the reference</h2>",
                 table(["test", "run", "rate", "ratio to the reference (95% interval)", "verdict"], body), summ]
-    sustained_tests = [(pair.b, s) for pair in result.pairs for s in pair.sustained]
-    for test, op in dict.fromkeys((s.a.name, s.a.op) for _, s in sustained_tests):
-        entries = [(run, s) for run, s in sustained_tests if (s.a.name, s.a.op) == (test, op)]
-        table_rows = [[ref + " (reference)", entries[0][1].a.result.headline, ""]]
-        table_rows += [[run.label, s.b.result.headline, "; ".join(sustained_ratio_text(r) for r in s.ratios)]
-                       for run, s in entries]
-        sections.append(f"<h2>{esc(test)} {esc(op)}: sustained</h2>"
-                        + table(["run", "what it did", "against the reference (95% intervals)"], table_rows))
     for pair in result.pairs:
         sections += _kinds_sections(pair, ref + " (reference)", pair.b.label)
     return page("stibium compare", sections)

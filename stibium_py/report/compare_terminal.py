@@ -8,7 +8,7 @@ from typing import Any
 from rich.markup import escape
 
 from .. import registry
-from ..analysis.comparison import ManyRuns, SustainedRatio, TwoRuns
+from ..analysis.comparison import ManyRuns, TwoRuns
 from ..analysis.estimate import estimate_text, ratio_text
 from ..analysis.rates import label, rate_format
 from ..units import format_size, in_flight_label
@@ -20,15 +20,9 @@ def verdict_text(verdict: str, scope: str) -> str:
     return verdict + (" (these runs)" if scope != "machines" and verdict in ("faster", "slower") else "")
 
 
-def sustained_ratio_text(r: SustainedRatio) -> str:
-    """One number of a sustained comparison in words: "fast rate (first stretch) 1.063x [0.991x, 1.140x],
-    inconclusive"."""
-    return f"{r.what} {ratio_text(r.ratio, 'x')}, {r.verdict}"
-
-
 def many_runs(result: ManyRuns, width: int) -> list[Any]:
     """Many runs against a reference: the table (one line a point and run, every value whole at the terminal's
-    width: terminal.fitted_table), the cautions, the sustained tests, the advice."""
+    width: terminal.fitted_table), the cautions, the kinds that compare their own results, the advice."""
     out: list[Any] = []
     rows = result.rows
     # a long test or run name is cut in the middle first, then the run's rate is left out; the ratio and the
@@ -54,9 +48,6 @@ def many_runs(result: ManyRuns, width: int) -> list[Any]:
             out.append("seq, rand, str: sequential, random, strided access")
     out += cautions([(f"{label(r.point.key)} ({r.run.run})", r.caution) for r in rows if r.caution])
     for pair in result.pairs:
-        for s in pair.sustained:
-            out.append(f"[bold]{s.a.name} {s.a.op}, sustained[/], {pair.b.run}: {s.b.result.headline}")
-            out += [f"  {sustained_ratio_text(r)} against the reference" for r in s.ratios]
         out += kinds_lines(pair, "the reference", pair.b.run)
     return out + result.advice
 
@@ -75,7 +66,7 @@ _SHORT_ACCESS = {"sequential": "seq", "random": "rand", "strided": "str", "(geom
 
 def two_runs(result: TwoRuns, width: int) -> list[Any]:
     """B / A per point, one line each with every value whole at the terminal's width (terminal.fitted_table).
-    Then the cautions, the sustained tests, the advice and the differences."""
+    Then the cautions, the kinds that compare their own results, the advice and the differences."""
     out: list[Any] = []
     title = "B / A: a repeatability check (both runs on one machine)" if result.same_machine else "B / A"
     lines = [(p.key.test, p.key.op, p.key.access, p.key.granularity_bytes, p.key.stride_bytes,
@@ -98,9 +89,6 @@ def two_runs(result: TwoRuns, width: int) -> list[Any]:
     if result.points:
         out.append(table)
     out += cautions([(label(p.key), result.cautions[p.key]) for p in result.points if p.key in result.cautions])
-    for s in result.sustained:
-        out.append(f"[bold]{s.a.name} {s.a.op}, sustained[/]: A {s.a.result.headline}; B {s.b.result.headline}")
-        out += [f"  B / A: {sustained_ratio_text(r)}" for r in s.ratios]
     out += kinds_lines(result, "A", "B")
     if shown and any(p.key.access for p in result.points):
         out.append("seq, rand, str: sequential, random, strided access; +S: S skipped after each request; "

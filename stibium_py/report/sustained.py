@@ -132,7 +132,7 @@ def section(e: SustainedTestResult, first_id: int) -> tuple[str, int]:
     return html, len(figs)
 
 
-def compare_section(pair: SustainedPair, label_a: str, label_b: str, colours: dict[str, str], first_id: int) -> str:
+def compare_section(pair: SustainedPair, label_a: str, label_b: str, colours: dict[str, str], figure_id: str) -> str:
     """A sustained test of a comparison: both headlines, the ratios of the fast rate, the rate after the
     cliff and the cliff's place, and both curves overlaid against bytes moved."""
     rows = []
@@ -142,5 +142,5 @@ def compare_section(pair: SustainedPair, label_a: str, label_b: str, colours: di
     fig = rate_curve(pair.a.to_json(), "bytes", f"A: {label_a}", colours["a"])
     rate_curve(pair.b.to_json(), "bytes", f"B: {label_b}", colours["b"], fig)
     return (f"<h2>{esc(pair.a.name)} {esc(pair.a.op)}: sustained</h2>"
-            f"<p>A: {esc(pair.a.result.headline)}<br>B: {esc(pair.b.result.headline)}</p>"
-            + table(["", "A", "B", "B / A (95% interval)", "verdict"], rows) + figure(fig, f"sustained{first_id}"))
+            f"<p>A: {esc(label_a)}: {esc(pair.a.result.headline)}<br>B: {esc(label_b)}: {esc(pair.b.result.headline)}"
+            f"</p>" + table(["", "A", "B", "B / A (95% interval)", "verdict"], rows) + figure(fig, figure_id))

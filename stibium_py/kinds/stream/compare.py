@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ...analysis.settings import Settings
 from ...table import Table
 from ...units import format_rate, format_size
 from .analysis import stream_result
@@ -24,6 +25,10 @@ class StreamPair:
     what: str                       # its format (or frame and rate), in words
     a: list[int]                    # side A: each trial's most streams on the store, every run's trials
     b: list[int]
+
+    @property
+    def test(self) -> str:
+        return self.name
 
     @property
     def a_most(self) -> int:
@@ -75,8 +80,9 @@ def _side(runs: list[Table]) -> dict[tuple[str, str], _Side]:
     return out
 
 
-def pairs(a_runs: list[Table], b_runs: list[Table]) -> tuple[list[StreamPair], list[str], list[str]]:
-    """The stream tests both sides ran with the same frame and rate, and the ones only one side did (in words)."""
+def pairs(a_runs: list[Table], b_runs: list[Table], s: Settings) -> tuple[list[StreamPair], list[str], list[str]]:
+    """The stream tests both sides ran with the same frame and rate, and the ones only one side did (in words);
+    the counts need no settings (no interval: every trial's count is shown)."""
     a, b = _side(a_runs), _side(b_runs)
     matched = [k for k in a if k in b and a[k].frame == b[k].frame]
     unmatched = lambda one, other: [f"{n} {op} streams" for (n, op) in one if (n, op) not in matched]   # noqa: E731

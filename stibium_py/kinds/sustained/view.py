@@ -1,13 +1,17 @@
-"""How a sustained test is drawn: its row of the summary table, its sections of the page and what `plan show` says of
-it. Draws only."""
+"""How a sustained test is drawn: its row of the summary table, its sections of the page, its pairs of a comparison
+(terminal and page) and what `plan show` says of it. Draws only."""
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
+from ...analysis.comparison import SustainedPair, SustainedRatio
+from ...analysis.estimate import ratio_text
 from ...analysis.sustained import SustainedTestResult
 from ...report import sustained
 from ...report.build import KindView, plus_minus
+from ...report.compare_page import COLORS
 from ...units import format_bytes, format_seconds, format_size, in_flight_label
 
 
@@ -57,4 +61,29 @@ def plan_note(test: Any) -> str:
             f"endurance (TBW); the files are removed at the end.")
 
 
-VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], drift, sections, sustained.lines)
+def ratio_line(r: SustainedRatio) -> str:
+    """One number of a sustained comparison in words: "fast rate (first stretch) 1.063x [0.991x, 1.140x],
+    inconclusive"."""
+    return f"{r.what} {ratio_text(r.ratio, 'x')}, {r.verdict}"
+
+
+def compare_lines(pairs: list[SustainedPair], a: str, b: str) -> list[str]:
+    """Each sustained test of a comparison: B's headline and A's, then each ratio of B over A (a, b: the sides'
+    names: A and B, or the reference and a run)."""
+    out = []
+    for p in pairs:
+        out.append(f"{p.a.name} {p.a.op}, sustained, {b}: {p.b.result.headline}; {a}: {p.a.result.headline}")
+        out += [f"  {b} / {a}: {ratio_line(r)}" for r in p.ratios]
+    return out
+
+
+def compare_section(pairs: list[SustainedPair], label_a: str, label_b: str) -> str:
+    """Each sustained test of a comparison, its curves overlaid; a figure's id from its sides and test, so that the
+    sections of many runs against one reference stand on one page."""
+    return "".join(sustained.compare_section(
+        p, label_a, label_b, COLORS, f"sustained{zlib.crc32(f'{label_b}|{p.a.name}|{p.a.op}'.encode()):08x}")
+        for p in pairs)
+
+
+VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], drift, sections, sustained.lines, compare_lines,
+                compare_section)
