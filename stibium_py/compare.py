@@ -190,8 +190,7 @@ def kinds_apart(sides: list[Side], compared: bool = False) -> dict[str, list[str
             kinds = run.rows.col("kind")
             for kind in set(kinds.tolist()):
                 spec = registry.find(kind)
-                if spec is not None and spec.points is None and kind != "sustained" and not (
-                        compared and spec.compare is not None):
+                if spec is not None and spec.points is None and (spec.compare if compared else spec.series) is None:
                     apart.setdefault(kind, set()).update(run.rows.col("test")[kinds == kind].tolist())
     return {kind: sorted(names) for kind, names in apart.items()}
 

@@ -46,10 +46,13 @@ class KindSpec:
                                                # sides (each with its test's name, `test`),
                                                # the tests only A ran and only B ran (drawn by its view's
                                                # compare_lines and compare_section), or None: points, or none
+    series: Callable[..., Any] | None          # series: (each run's name and rows, settings) -> its tests across the
+                                               # runs, as JSON (drawn by its view's series_lines and
+                                               # series_section), or None: points, or none
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            if f.name not in ("plan_note", "points", "overlay", "compare") and getattr(self, f.name) is None:
+            if f.name not in ("plan_note", "points", "overlay", "compare", "series") and getattr(self, f.name) is None:
                 raise TypeError(f"kind {self.name!r}: {f.name} is needed")
 
 
@@ -81,12 +84,13 @@ class Later:
 
 
 def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
-                aggregated: bool, compare: bool = False) -> KindSpec:
+                aggregated: bool, compare: bool = False, series: bool = False) -> KindSpec:
     """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
     `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
     `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page), and
-    `compare.pairs` (a kind without points that compares its own results), each imported when first used. `home` is the folder's package (its `__name__`), whose last part is the kind's
-    name."""
+    `compare.pairs` (a kind without points that compares its own results) and `series.across_runs` (one that puts
+    its own results of a series together), each imported when first used. `home` is the folder's package (its
+    `__name__`), whose last part is the kind's name."""
     def part(module: str, attribute: str) -> Later:
         return Later(f"{home}.{module}", attribute)
     return KindSpec(name=home.rsplit(".", 1)[-1], home=home, model=model, expand=part("expand", "expand_test"),
@@ -95,7 +99,8 @@ def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: 
                     summarise=part("analysis", "summarise"), points=part("analysis", "POINTS") if points else None,
                     warnings=part("analysis", "add_warnings"), view=part("view", "VIEW"),
                     overlay=part("view", "overlay") if points else None,
-                    compare=part("compare", "pairs") if compare else None)
+                    compare=part("compare", "pairs") if compare else None,
+                    series=part("series", "across_runs") if series else None)
 
 
 _KINDS: dict[str, KindSpec] = {}

@@ -7,13 +7,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import registry
 from .analysis import runs as runs_analysis
 from .analysis.rates import by_point, draws_per_run, key_json, label
 from .analysis.settings import SERIES, Settings
-from .analysis.sustained import sustained_results
 from .compare import Side, kinds_apart, load_run
 from .pool import process_pool
 from .store import RunDirError, is_series, read_series_json
+
+# the kind whose results the summary keeps under a key of its own, as the format had them before kinds put their own
+# results of a series together (the rest are under "kinds", by kind)
+OWN_KEY = "sustained"
 
 
 def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
@@ -33,11 +37,9 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
         tests.append({**key_json(key), "label": label(key),
                       **runs_analysis.across_runs(rates, settings.resamples, settings.seed + 104729 * (j + 1),
                                                   settings.confidence)})
-    # sustained tests: a curve per run, not a point; each run's headline and numbers side by side
-    sustained: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for run in side.runs:
-        for key, e in sustained_results(run.rows, settings.confidence, settings.seed).items():
-            sustained.setdefault(key, []).append({"run": run.path.name, **e.result.to_json()})
+    # the kinds that put their own results together (a sustained test's curve per run, side by side)
+    kinds = {spec.name: found for spec in registry.specs() if spec.series is not None
+             for found in (spec.series([(run.path.name, run.rows) for run in side.runs], settings),) if found}
     differ = [t["label"] for t in tests if t["runs_differ"]]
     warnings = []
     if differ:
@@ -61,5 +63,11 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
     return {"format": "stibium-series-summary/1", "plan": meta.plan, "runs_planned": meta.runs,
             "runs": [run.path.name for run in side.runs],
             "settings": settings.to_json(),
-            "tests": tests, "warnings": warnings,
-            "sustained": [{"test": t, "op": op, "runs": runs} for (t, op), runs in sustained.items()]}
+            "tests": tests, "warnings": warnings, OWN_KEY: kinds.pop(OWN_KEY, []), "kinds": kinds}
+
+
+def kind_entries(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each kind's own results across the runs in a series summary (under its own key, or under kinds), in the
+    order of the page."""
+    found = {**summary.get("kinds", {}), OWN_KEY: summary.get(OWN_KEY, [])}
+    return {spec.name: found[spec.name] for spec in registry.specs() if found.get(spec.name)}

@@ -237,6 +237,9 @@ class KindView:
     # name -> lines) and on the compare page (pairs, A's label, B's label -> HTML)
     compare_lines: Callable[[list[Any], str, str], list[str]] | None = None
     compare_section: Callable[[list[Any], str, str], str] | None = None
+    # a kind that puts its own results of a series together (KindSpec.series): them on the terminal and the page
+    series_lines: Callable[[list[dict[str, Any]]], list[str]] | None = None
+    series_section: Callable[[list[dict[str, Any]]], str] | None = None
 
 
 def render(run: RunRecord, summary: Summary) -> str:

@@ -7,8 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from . import plot
+from rich.markup import escape
 from rich.table import Table
 
+from .. import registry
+from ..series import kind_entries
 from ..analysis.estimate import estimate_text
 from ..store import REPORT_HTML
 from ..analysis.rates import key_of, rate_format, unit_of
@@ -71,9 +74,8 @@ def render(summary: dict[str, Any]) -> str:
                 "<h2>Warnings</h2>" + (warn or f"<p>{_no_warning(summary)}</p>")]
     for n, t in enumerate(summary["tests"]):
         sections.append(figure(_runs_figure(t), f"runs{n}"))
-    for s in summary.get("sustained", []):
-        sections.append(f"<h2>{esc(s['test'])} {esc(s['op'])}: sustained, run by run</h2>"
-                        + table(["run", "what it did"], [[r["run"], r["headline"]] for r in s["runs"]]))
+    for kind, entries in kind_entries(summary).items():
+        sections.append(registry.spec(kind).view.series_section(entries))
     sections.append("<p class=\"muted\">Rate across runs: the geometric mean of the runs' rates, with a two-level "
                     "bootstrap interval (runs resampled, then measurements within each) widened for the few runs by "
                     "t/z sqrt(K/(K-1)). Spread: 1.4826 x the median absolute deviation of the runs' log rates.</p>")
@@ -93,11 +95,11 @@ def terminal_table(summary: dict[str, Any], width: int) -> Table:
 
 def terminal(summary: dict[str, Any], runs_said: dict[tuple[str, str, str, str], list[str]],
              width: int = 80) -> list[Any]:
-    """What the terminal shows of a series: the table across runs, each run's sustained headlines, the
-    series' warnings, then each run's warnings said once with the runs that gave them."""
+    """What the terminal shows of a series: the table across runs, the kinds' own results (each run's sustained
+    headlines), the series' warnings, then each run's warnings said once with the runs that gave them."""
     out: list[Any] = [terminal_table(summary, width)]
-    out += [f"{s['test']} {s['op']} sustained, {r['run']}: {r['headline']}"
-            for s in summary.get("sustained", []) for r in s["runs"]]
+    for kind, entries in kind_entries(summary).items():
+        out += [escape(line) for line in registry.spec(kind).view.series_lines(entries)]
     out += notices(summary["warnings"], "the report")
     return out + notices([{"level": level, "test": f"{', '.join(names)}: {test}" if test != "all" else ", ".join(names),
                            "message": message, "what_to_do": todo}

@@ -12,6 +12,7 @@ from ...analysis.sustained import SustainedTestResult
 from ...report import sustained
 from ...report.build import KindView, plus_minus
 from ...report.compare_page import COLORS
+from ...report.page import esc, table
 from ...units import format_bytes, format_seconds, format_size, in_flight_label
 
 
@@ -85,5 +86,16 @@ def compare_section(pairs: list[SustainedPair], label_a: str, label_b: str) -> s
         for p in pairs)
 
 
+def series_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """A series' sustained tests on the terminal: each run's headline."""
+    return [f"{s['test']} {s['op']} sustained, {r['run']}: {r['headline']}" for s in entries for r in s["runs"]]
+
+
+def series_section(entries: list[dict[str, Any]]) -> str:
+    """A series' sustained tests on its page: each run's headline, run by run."""
+    return "".join(f"<h2>{esc(s['test'])} {esc(s['op'])}: sustained, run by run</h2>"
+                   + table(["run", "what it did"], [[r["run"], r["headline"]] for r in s["runs"]]) for s in entries)
+
+
 VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], drift, sections, sustained.lines, compare_lines,
-                compare_section)
+                compare_section, series_lines, series_section)
