@@ -49,10 +49,13 @@ class KindSpec:
     series: Callable[..., Any] | None          # series: (each run's name and rows, settings) -> its tests across the
                                                # runs, as JSON (drawn by its view's series_lines and
                                                # series_section), or None: points, or none
+    history: Callable[..., Any] | None         # history: (its rows, settings) -> the rates a history keeps of it
+                                               # beyond points, each (label, key, unit, Estimate, n), or None
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            if f.name not in ("plan_note", "points", "overlay", "compare", "series") and getattr(self, f.name) is None:
+            if f.name not in ("plan_note", "points", "overlay", "compare", "series", "history") and \
+                    getattr(self, f.name) is None:
                 raise TypeError(f"kind {self.name!r}: {f.name} is needed")
 
 
@@ -84,12 +87,13 @@ class Later:
 
 
 def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
-                aggregated: bool, compare: bool = False, series: bool = False) -> KindSpec:
+                aggregated: bool, compare: bool = False, series: bool = False, history: bool = False) -> KindSpec:
     """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
     `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
     `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page), and
-    `compare.pairs` (a kind without points that compares its own results) and `series.across_runs` (one that puts
-    its own results of a series together), each imported when first used. `home` is the folder's package (its
+    `compare.pairs` (a kind without points that compares its own results), `series.across_runs` (one that puts
+    its own results of a series together) and `history.rates` (one whose rates a history keeps), each imported
+    when first used. `home` is the folder's package (its
     `__name__`), whose last part is the kind's name."""
     def part(module: str, attribute: str) -> Later:
         return Later(f"{home}.{module}", attribute)
@@ -100,7 +104,8 @@ def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: 
                     warnings=part("analysis", "add_warnings"), view=part("view", "VIEW"),
                     overlay=part("view", "overlay") if points else None,
                     compare=part("compare", "pairs") if compare else None,
-                    series=part("series", "across_runs") if series else None)
+                    series=part("series", "across_runs") if series else None,
+                    history=part("history", "rates") if history else None)
 
 
 _KINDS: dict[str, KindSpec] = {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import registry
 from ..analysis import rates
 from ..analysis.settings import SUMMARY, Settings
 from ..record import RunRecord
@@ -107,33 +108,20 @@ def _rate_entry(point: str, key: dict[str, Any], unit: str, rate: Any, n: int, r
     return PointEntry(point, key, unit, estimate, low, high, n, refused)
 
 
-def sustained_entries(rows: Any, settings: Settings = SUMMARY) -> list[PointEntry]:
-    """A sustained test's rates: its first stretch (the fast cache, where one ends) and its last (what the drive
-    sustains after); one point where the whole test is one stretch."""
-    from ..analysis.sustained import sustained_results
-    out = []
-    for (name, op), e in sustained_results(rows, settings.confidence, settings.seed).items():
-        stretches = e.result.stretches
-        if not stretches:
-            continue
-        ends = [("", stretches[0])] if len(stretches) == 1 else [(", first stretch", stretches[0]),
-                                                                  (", last stretch", stretches[-1])]
-        for part, stretch in ends:
-            out.append(_rate_entry(f"{name} {op} sustained{part}", {"test": name, "op": op, "kind": "sustained",
-                                                                    "stretch": part.strip(", ") or "whole"},
-                                   "bytes", stretch.rate_bytes_per_s, stretch.end - stretch.first, None))
-    return out
-
-
 def point_entries(rows: Any, settings: Settings = SUMMARY) -> tuple[PointEntry, ...]:
-    """Each test point's rate with its interval, then each sustained test's (sustained_entries)."""
+    """Each test point's rate with its interval, then the rates the kinds without points keep (a sustained test's
+    stretches: KindSpec.history)."""
     out = []
     for key, table in rates.by_point(rows).items():
         kind, x, y = rates.draw_inputs(table)
         rate = rates.point_rate(kind, x, y, settings.resamples, settings.seed, settings.confidence)
         out.append(_rate_entry(rates.describe(key), rates.key_json(key), rates.unit_of(key), rate.rate, len(table),
                                rate.refused))
-    return tuple(out + sustained_entries(rows, settings))
+    for spec in registry.specs():
+        if spec.history is not None:
+            out += [_rate_entry(point, key, unit, rate, n, None) for point, key, unit, rate, n in
+                    spec.history(rows, settings)]
+    return tuple(out)
 
 
 def read_entry(run_dir: Path) -> RunEntry | None:
