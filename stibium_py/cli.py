@@ -481,7 +481,7 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         for o in ops:
             by = "" if o.instrument == "helper" else f" ({o.instrument})"
             table.add_row(str(o.seq), o.test, op_label(o.op, o.read_fraction) + by, o.access, format_size(o.size_bytes),
-                          f"{o.files:,} files" if o.files else format_size(o.granularity_bytes),     # a phase of a tree
+                          f"{o.phase.files:,} files" if o.phase else format_size(o.granularity_bytes),     # a phase of a tree
                           format_size(o.stride_bytes),
                           *([in_flight_label(o.queue_depth, o.threads) or "Q1T1"] if flights else []), str(o.trial),
                           o.file)

@@ -112,7 +112,7 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None, we
                    threads=op.threads if op.threads > 1 else None, chunk=op.chunk_bytes or None,
                    device_block=device_block_bytes or None, read_fraction=op.read_fraction,
                    duration=op.duration_s or None, warmup=op.warmup_s or None, stonewall=op.stonewall_s or None,
-                   wearout=wearout and bool(op.stonewall_s), fps=repr(op.fps) if op.fps else None)
+                   wearout=wearout and bool(op.stonewall_s), fps=repr(op.frames.fps) if op.frames else None)
 
 
 def tree_args(op: "Op", root: Path, list_path: Path, phase: str | None = None) -> list[str]:
@@ -163,10 +163,10 @@ def op_timeout_s(op: "Op") -> float:
         return JOB_FILE_TIMEOUT_S
     if op.duration_s:
         return 60.0 + 2 * (op.warmup_s + op.duration_s)
-    if op.files:                  # a phase of files: 50 ms a file (one thread), its bytes at 1 MB/s
-        return 60.0 + op.bytes / 1e6 + 0.05 * op.files
+    if op.phase:                  # a phase of files: 50 ms a file (one thread), its bytes at 1 MB/s
+        return 60.0 + op.bytes / 1e6 + 0.05 * op.phase.files
     requests = -(-op.bytes // op.granularity_bytes)
-    paced_s = op.bytes / op.chunk_bytes / op.fps if op.fps else 0.0     # a stream's frames wait for their times
+    paced_s = op.bytes / op.chunk_bytes / op.frames.fps if op.frames else 0.0     # a stream's frames wait for their times
     return 60.0 + paced_s + op.bytes / 1e6 + 0.05 * requests
 
 

@@ -434,7 +434,7 @@ def from_tree_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float 
         raise MeasurementError(f"the helper answered keys this stibium does not know ({', '.join(unknown)}); "
                                f"reinstall stibium so that the helper and the package match")
     if ok:
-        expected = {"phase": op.op, "files": op.files, "threads": op.threads, "bytes": op.bytes, "engine": op.engine,
+        expected = {"phase": op.op, "files": op.phase.files if op.phase else 0, "threads": op.threads, "bytes": op.bytes, "engine": op.engine,
                     **({"sync": op.sync} if op.op == "create" else {})}
         for key, want in expected.items():
             if answer.get(key) != want:
@@ -481,8 +481,8 @@ def failed(op: Op, error: str, started_s: float | None) -> Measurement:
 
 def stream_fields(op: Op) -> dict[str, Any]:
     """A stream test's frame rate, streams, stream and buffer on each of its rows (none on other kinds' rows)."""
-    return {"fps": op.fps, "streams": op.streams, "stream": op.stream, "buffer_frames": op.buffer_frames} \
-        if op.fps else {}
+    f = op.frames
+    return {"fps": f.fps, "streams": f.streams, "stream": f.stream, "buffer_frames": f.buffer_frames} if f else {}
 
 
 def _same_seconds(answered: Any, planned: float) -> bool:

@@ -68,7 +68,7 @@ def shapes_of(ops: Iterable[Any]) -> set[Shape]:
     helper (not a tree's phases, which time many files' operations whole, nor fio's jobs, which stibium does not
     time itself)."""
     return {shape_of(o.bytes, o.granularity_bytes, o.access, o.queue_depth, o.threads)
-            for o in ops if o.op == "read" and not o.files and not o.bench_job}
+            for o in ops if o.op == "read" and not o.phase and not o.bench_job}
 
 
 def read_args(path: Path, shape: Shape) -> list[str]:

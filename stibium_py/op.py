@@ -12,6 +12,26 @@ from .registry import Kind
 
 
 @dataclass(frozen=True)
+class Phase:
+    """A tree test's own part of an operation: a phase (its op: create, stat, list, read, rename or delete) over
+    the tree's files, its file the tree's folder."""
+
+    files: int                          # the files of the tree
+
+
+@dataclass(frozen=True)
+class Frames:
+    """A stream test's own part of an operation: its frames (each chunk a frame) issued no earlier than their
+    times, one of several streams at once."""
+
+    fps: float                          # frames a second
+    streams: int                        # the streams that run at once (this operation is one of them)
+    stream: int                         # which of them, from 0
+    buffer_frames: int                  # the frames a player or recorder holds (a frame later is dropped)
+    sequence: str = ""                  # an image sequence: its frame files' extension (its file a folder)
+
+
+@dataclass(frozen=True)
 class Op:
     """One helper measurement, in run order (`seq`)."""
 
@@ -44,21 +64,19 @@ class Op:
     stonewall_s: float = 0.0            # a measurement of its bytes stops this long after its start (0: never)
     instrument: str = "helper"          # what measures it: the helper, or fio (the bench beside the road test)
     bench_job: str = ""                 # fio runs the plan's own job file (its path as the plan gives it), not a twin
-    files: int = 0                      # tree: the files of the tree (its op is the phase, its file the tree's folder)
-    fps: float = 0.0                    # stream: frames a second, each chunk a frame issued no earlier than its time
-    streams: int = 0                    # stream: the streams that run at once (this op is one of them)
-    stream: int = 0                     # stream: which of them, from 0
-    buffer_frames: int = 0              # stream: the frames a player or recorder holds (a frame later is dropped)
-    sequence: str = ""                  # stream, an image sequence: its frame files' extension (its file a folder)
+    phase: Phase | None = None          # tree: its own part (a phase over the tree's files)
+    frames: Frames | None = None        # stream: its own part (frames at their times)
 
     def frame_file(self, k: int) -> str:
         """An image sequence's frame k (its file a folder): the frame's file in it, numbered as the formats' tools
         number them (0000000.dpx)."""
-        return f"{self.file}/{k:07d}.{self.sequence}"
+        assert self.frames is not None and self.frames.sequence
+        return f"{self.file}/{k:07d}.{self.frames.sequence}"
 
     def stream_files(self) -> list[str]:
         """Every file a stream's operation makes: its movie (its file), or each frame's file of a sequence."""
-        return [self.frame_file(k) for k in range(self.bytes // self.chunk_bytes)] if self.sequence else [self.file]
+        sequence = self.frames is not None and self.frames.sequence
+        return [self.frame_file(k) for k in range(self.bytes // self.chunk_bytes)] if sequence else [self.file]
 
     @property
     def reads(self) -> bool:
@@ -80,11 +98,14 @@ class Op:
         """Its fields; queue depth, threads and chunk only where they are set, so that the digest of a plan
         made before they existed stays what it was (a run of then still resumes)."""
         out = asdict(self)
+        # a kind's own part, flat beside the rest as before the parts were apart (the digest of a run stays)
+        out.update(out.pop("phase") or {})
+        out.update(out.pop("frames") or {})
         for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0),
                            ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0), ("steady_window", 0),
                            ("steady_max_rounds", 0), ("stonewall_s", 0.0),
                            ("instrument", "helper"), ("bench_job", ""), ("files", 0), ("fps", 0.0), ("streams", 0),
                            ("stream", 0), ("buffer_frames", 0), ("sequence", "")):
-            if out[key] == unset:
-                del out[key]
+            if out.get(key, unset) == unset:
+                out.pop(key, None)
         return out

@@ -226,3 +226,18 @@ def test_json_files_hold_the_same_values_with_plain_containers_on_one_line():
     lines = text.splitlines()
     assert '      "points": [' in lines and '        {"seq": 3, "rate": 1.5, "file": "a/b"},' in lines
     assert '  "settings": {"seed": 1, "ceiling": null},' in lines and text.endswith("}\n")
+
+
+def test_a_kind_s_own_part_of_an_operation_is_flat_in_its_dict_as_before_the_parts_were_apart():
+    """A stream's frames and a tree's phase are parts of their own in `Op`; run.json's operations and their digest
+    (what resume checks a run directory by) keep them flat, so that a run made before still resumes."""
+    from dataclasses import replace
+    from stibium_py.op import Frames, Phase
+    stream = replace(OP, kind="stream", chunk_bytes=4096, frames=Frames(24.0, 2, 1, 3, "dpx"))
+    assert stream.as_dict() == {**OP.as_dict(), "kind": "stream", "chunk_bytes": 4096, "fps": 24.0, "streams": 2,
+                                "stream": 1, "buffer_frames": 3, "sequence": "dpx"}
+    movie = replace(stream, frames=Frames(24.0, 1, 0, 0))          # the first stream, no buffer, a movie
+    assert movie.as_dict() == {**OP.as_dict(), "kind": "stream", "chunk_bytes": 4096, "fps": 24.0, "streams": 1}
+    tree = replace(OP, kind="tree", op="create", phase=Phase(120))
+    assert tree.as_dict() == {**OP.as_dict(), "kind": "tree", "op": "create", "files": 120}
+    assert "frames" not in OP.as_dict() and "phase" not in OP.as_dict()

@@ -47,16 +47,16 @@ def test_a_format_of_the_table_is_its_target_rate_in_frames_of_whole_16_kib():
                                            "    trials: 1\n    seconds: 1\n"))[0]).ops
     assert [o.op for o in ops] == ["write", "read"]
     assert ops[0].granularity_bytes == ops[0].chunk_bytes == 226 * 16 * KiB      # 3,702,784: rounded up
-    assert ops[0].fps == 30000 / 1001 and ops[0].bytes == 30 * ops[0].chunk_bytes      # 1 s: 30 frames
+    assert ops[0].frames.fps == 30000 / 1001 and ops[0].bytes == 30 * ops[0].chunk_bytes      # 1 s: 30 frames
 
 
 def test_a_stream_test_is_one_operation_a_stream_each_count_s_trials_together():
     ops = expand(load_plan("p.yaml", _plan(CUSTOM))[0]).ops
-    assert [(o.streams, o.trial, o.op, o.stream) for o in ops] == [
+    assert [(o.frames.streams, o.trial, o.op, o.frames.stream) for o in ops] == [
         (1, 0, "write", 0), (1, 0, "read", 0), (1, 1, "write", 0), (1, 1, "read", 0),
         (2, 0, "write", 0), (2, 0, "write", 1), (2, 0, "read", 0), (2, 0, "read", 1),
         (2, 1, "write", 0), (2, 1, "write", 1), (2, 1, "read", 0), (2, 1, "read", 1)]
-    assert all(o.bytes == 25 * KiB * KiB and o.buffer_frames == 2 for o in ops)
+    assert all(o.bytes == 25 * KiB * KiB and o.frames.buffer_frames == 2 for o in ops)
     assert ops[5].file == "clips/2x-t0-s1.mov"
 
 
@@ -204,7 +204,7 @@ def test_playback_alone_lays_out_each_stream_s_file_first(tmp_path):
 def test_a_stream_s_length_is_its_seconds_or_its_frames_not_both():
     ops = expand(load_plan("p.yaml", _plan("    frame_bytes: 1MiB\n    fps: 24000/1001\n    frames: 48\n"
                                            "    streams: 1\n    trials: 1\n"))[0]).ops
-    assert ops[0].bytes == 48 * KiB * KiB and ops[0].fps == 24000 / 1001
+    assert ops[0].bytes == 48 * KiB * KiB and ops[0].frames.fps == 24000 / 1001
     from stibium_py.errors import PlanError
     with pytest.raises(PlanError) as e:
         expand(load_plan("p.yaml", _plan("    frame_bytes: 1MiB\n    fps: 24\n    frames: 48\n    seconds: 2\n"))[0])
@@ -277,13 +277,13 @@ def test_an_image_sequence_is_a_folder_a_stream_and_a_file_a_frame():
     ops = expand(load_plan("p.yaml", _plan("    format: dpx-10bit-2k-24\n    streams: 1\n    trials: 1\n"
                                            "    frames: 3\n"))[0]).ops
     write, read = ops
-    assert (write.file, write.sequence, write.chunk_bytes) == ("clips/1x-t0-s0", "dpx", 541 * 16 * KiB)
+    assert (write.file, write.frames.sequence, write.chunk_bytes) == ("clips/1x-t0-s0", "dpx", 541 * 16 * KiB)
     assert [write.frame_file(k) for k in range(3)] == [f"clips/1x-t0-s0/000000{k}.dpx" for k in range(3)]
     assert write.sync == "none"              # a render's frames, not synced one by one
     movie = expand(load_plan("p.yaml", _plan("    format: dpx-10bit-2k-24\n    layout: movie\n    frames: 3\n"))[0])
-    assert movie.ops[0].sequence == "" and movie.ops[0].file.endswith(".mov")
+    assert movie.ops[0].frames.sequence == "" and movie.ops[0].file.endswith(".mov")
     custom = expand(load_plan("p.yaml", _plan(CUSTOM + "    layout: sequence\n"))[0]).ops
-    assert custom[0].sequence == "frame"
+    assert custom[0].frames.sequence == "frame"
 
 
 def test_an_image_sequence_paces_its_frames_on_the_helper_s_clock_and_leaves_no_file(tmp_path):
@@ -349,7 +349,7 @@ def test_dnxhr_h264_and_tiff_frames_are_their_sources_figures():
     assert tiff.frame_bytes == 4096 * 2160 * 6 + 2160 * 8 + 1024 and tiff.extension == "tif"
     ops = expand(load_plan("p.yaml", _plan("    format: tiff-16bit-2k-24\n    streams: 1\n    trials: 1\n"
                                            "    seconds: 1\n"))[0]).ops
-    assert ops[0].sequence == "tif" and ops[0].frame_file(3).endswith("/0000003.tif")
+    assert ops[0].frames.sequence == "tif" and ops[0].frame_file(3).endswith("/0000003.tif")
 
 
 def test_a_result_names_the_table_s_formats_of_its_frame():

@@ -142,7 +142,7 @@ def test_each_trial_and_thread_count_is_a_tree_of_its_own_with_its_phases_in_ord
         assert [o.seq for o in ops] == list(range(ops[0].seq, ops[0].seq + 7))      # a tree's phases together
     total = test.tree.total_bytes
     assert all(o.bytes == (total if o.op in ("create", "read", "copy") else 0) for o in test.ops)
-    assert all(o.files == 120 and o.kind == "tree" and o.size_bytes == total for o in test.ops)
+    assert all(o.phase.files == 120 and o.kind == "tree" and o.size_bytes == total for o in test.ops)
     assert {o.sync for o in test.ops if o.op == "create"} == {"end"}
     # the space: whole 4 KiB blocks per file and a block per folder, twice (the copy phase's copy)
     assert test.files_bytes == 2 * (int(np.sum(-(-test.tree.sizes // 4096))) + 9) * 4096

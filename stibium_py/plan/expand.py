@@ -54,14 +54,14 @@ def estimated_s(o: Op) -> float:
     takes its warm-up and duration, and one with a stonewall at most that long (with many clients the wear-out
     may take longer)."""
     overhead = ASSUMED_OP_OVERHEAD_S + (ASSUMED_BENCH_START_S if o.instrument != "helper" else 0.0)
-    if o.files:                    # a phase of files: each one's operation at the assumed latency, its bytes at the rate
+    if o.phase:                    # a phase of files: each one's operation at the assumed latency, its bytes at the rate
         one_s = ASSUMED_FILE_OPS_S[o.op] + (ASSUMED_SYNC_S if o.sync == "each" else 0.0)
-        per_file_s = one_s * o.files / min(o.threads, ASSUMED_PARALLEL_REQUESTS)
+        per_file_s = one_s * o.phase.files / min(o.threads, ASSUMED_PARALLEL_REQUESTS)
         return max(per_file_s, o.bytes / ASSUMED_RATE_BYTES_PER_S) + overhead
     if o.duration_s:
         return o.warmup_s + o.duration_s + overhead
-    if o.fps:                       # a stream: its frames at their times, its group's streams at once
-        return (o.bytes / o.chunk_bytes / o.fps + overhead) / o.streams
+    if o.frames:                    # a stream: its frames at their times, its group's streams at once
+        return (o.bytes / o.chunk_bytes / o.frames.fps + overhead) / o.frames.streams
     if o.bench_job:                 # a job file of the plan's own: fio's start-up; the job's time is its own
         return overhead
     requests = -(-o.bytes // o.granularity_bytes)

@@ -55,8 +55,8 @@ class ProgressBar:
 
     def advance(self, op: Op, nbytes: int, seconds: float | None) -> None:
         what = op_label(op.op, op.read_fraction)
-        if op.files:                   # a phase of files moves files (and, create and read, their bytes)
-            last = format_per_s(op.files / seconds, rate_unit(op.op)) if seconds and op.files else ""
+        if op.phase:                   # a phase of files moves files (and, create and read, their bytes)
+            last = format_per_s(op.phase.files / seconds, rate_unit(op.op)) if seconds else ""
         else:
             last = format_rate(nbytes / seconds) if seconds and nbytes else ""
         self.progress.update(self.task, advance=nbytes, description=middle_cut(f"{op.test} {what}", self.LABEL_CHARS),

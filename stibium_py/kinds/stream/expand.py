@@ -8,7 +8,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from ...op import Op
+from ...op import Frames, Op
 from ...plan.expand import ExpandedTest, check_count, counts_of, seconds_of, size_of
 from ...plan.model import Where
 from . import formats
@@ -77,8 +77,7 @@ def expand_test(test: StreamTest, where: Where, s: dict[str, Any], seq0: int,
                                   # sequence's frames are not synced one by one, as a render or a scan writes them
                                   sync=s["sync"] if name == "capture" and not extension else "none",
                                   seed=s["seed"], data_seed=s["seed"], existing=False, chunk_bytes=frame,
-                                  fps=float(fps), streams=n, stream=i, buffer_frames=test.buffer_frames,
-                                  sequence=extension))
+                                  frames=Frames(float(fps), n, i, test.buffer_frames, extension)))
     check_count(len(ops), where / "streams")
     return ExpandedTest(name=test.name, kind="stream", ops=ops, files_bytes=max(counts) * frames * frame,
                         search_most=search)

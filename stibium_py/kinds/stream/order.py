@@ -7,12 +7,18 @@ from dataclasses import replace
 from itertools import groupby
 
 from ...helper import layout_args
-from ...op import Op
+from ...op import Frames, Op
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps
 from ...table import Table
 from .analysis import group_dropped, next_count
 from .model import MAX_STREAMS
+
+
+def _frames(o: Op) -> Frames:
+    """A stream operation's own part (every operation of a stream test has one)."""
+    assert o.frames is not None
+    return o.frames
 
 
 def _mine(d: Steps, o: Op, test: ExpandedTest) -> Op:
@@ -23,7 +29,7 @@ def _mine(d: Steps, o: Op, test: ExpandedTest) -> Op:
 def _ready_to_play(d: Steps, o: Op, test: ExpandedTest) -> None:
     """A stream's file (a movie) or files (a sequence's frames) laid out where no capture wrote them, then out of
     the page cache."""
-    if not o.sequence:
+    if not _frames(o).sequence:
         d.ensure_file(o, test)
         return
     mine = _mine(d, o, test)
@@ -35,7 +41,7 @@ def _ready_to_play(d: Steps, o: Op, test: ExpandedTest) -> None:
 
 
 def _evict(d: Steps, o: Op, test: ExpandedTest) -> None:
-    if not o.sequence:
+    if not _frames(o).sequence:
         d.evict(o, test)
         return
     for name in _mine(d, o, test).stream_files():
@@ -82,7 +88,7 @@ def search(d: Steps, test: ExpandedTest) -> str:
     """streams: most. In each trial and for each op, the counts a search asks for (analysis.next_count), each
     count's streams at once, then its files removed; the counts it does not ask for are skipped. A resumed run
     takes the same path (each verdict from the rows kept) and measures what it had not."""
-    groups = {key: list(g) for key, g in groupby(test.ops, key=lambda o: (o.trial, o.op, o.streams))}
+    groups = {key: list(g) for key, g in groupby(test.ops, key=lambda o: (o.trial, o.op, _frames(o).streams))}
     trials = sorted({o.trial for o in test.ops})
     actions = list(dict.fromkeys(o.op for o in test.ops))
     for t in trials:
@@ -104,7 +110,7 @@ def order(d: Steps, test: ExpandedTest) -> str:
     are not done (a resumed run) runs again whole: streams measured apart are not streams at once."""
     if test.search_most:
         return search(d, test)
-    for _, group in groupby(test.ops, key=lambda o: (o.streams, o.trial)):
+    for _, group in groupby(test.ops, key=lambda o: (_frames(o).streams, o.trial)):
         ops = list(group)
         for _, same in groupby(ops, key=lambda o: o.op):
             _run_group(d, test, list(same))

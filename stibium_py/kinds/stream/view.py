@@ -150,17 +150,17 @@ def sections(results: list[StreamResult], n: int) -> tuple[list[str], int]:
 
 def plan_note(test: Any) -> str:
     """A stream test's frames, streams and time, in words."""
-    first = test.ops[0]
-    counts = sorted({o.streams for o in test.ops})
+    first, part = test.ops[0], test.ops[0].frames
+    counts = sorted({o.frames.streams for o in test.ops})
     trials = max(o.trial for o in test.ops) + 1
     per_stream = first.bytes // first.chunk_bytes
     actions = list(dict.fromkeys("capture" if o.op == "write" else "playback" for o in test.ops))
-    seconds = per_stream / first.fps * len(counts) * trials * len(actions)
-    what = f"image sequences ({first.sequence} files, one a frame)" if first.sequence else "streams (a movie file each)"
+    seconds = per_stream / part.fps * len(counts) * trials * len(actions)
+    what = f"image sequences ({part.sequence} files, one a frame)" if part.sequence else "streams (a movie file each)"
     return (f"  {test.name}: {' then '.join(actions)} of {', '.join(map(str, counts))} {what} at once, {trials} "
             f"trial{'s' if trials > 1 else ''} each; a frame of {format_size(first.chunk_bytes)} every "
-            f"{format_seconds(1 / first.fps)} ({format_rate(first.chunk_bytes * first.fps)} a stream), "
-            f"{frames(per_stream)} a stream, a buffer of {frames(first.buffer_frames)}; takes about "
+            f"{format_seconds(1 / part.fps)} ({format_rate(first.chunk_bytes * part.fps)} a stream), "
+            f"{frames(per_stream)} a stream, a buffer of {frames(part.buffer_frames)}; takes about "
             f"{format_seconds(seconds)}.")
 
 

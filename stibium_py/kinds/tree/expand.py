@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ...op import Op
+from ...op import Op, Phase
 from ...plan.expand import ALLOCATION_BYTES, ExpandedTest, check_count, counts_of, derive_seed, size_of
 from ...plan.model import LogUniform, MAX_GRANULARITY_BYTES, MAX_THREADS, Where
 from ...tree import TreeShape
@@ -63,7 +63,7 @@ def expand_test(test: TreeTest, where: Where, s: dict[str, Any], seq0: int, free
                               file=f"{test.name}/tree-{trial}-t{t}", bytes=total if moves else 0,
                               engine=test.engine or "posix",
                               fill="random", sync=sync if phase == "create" else "none", seed=s["seed"],
-                              data_seed=s["seed"], existing=phase != "create", threads=t, files=test.files))
+                              data_seed=s["seed"], existing=phase != "create", threads=t, phase=Phase(test.files)))
     blocks = int(np.sum(-(-shape.sizes // ALLOCATION_BYTES))) + test.dirs
     copies = 2 if "copy" in test.phases else 1          # the copy is the tree again (where it does not clone)
     return ExpandedTest(name=test.name, kind="tree", ops=ops, between=test.between, tree=shape,
