@@ -357,17 +357,18 @@ def test_a_sustained_test_resumes_on_the_free_space_it_started_with_not_the_free
     import stibium_py.plan.load
     path = tmp_path / "fill.yaml"
     path.write_text(SUSTAINED)
-    monkeypatch.setattr(stibium_py.plan.load, "free_bytes_at", lambda where: 8 << 20)     # 4 MiB to write
+    free = 200 << 20            # half of it to write: 100 MiB, which leaves the run's margin (5 %, 64 MB) free
+    monkeypatch.setattr(stibium_py.plan.load, "free_bytes_at", lambda where: free)
     with pytest.raises(RunError):
         start_run(LoadedPlan.read(path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=2))
     run_dir = next((tmp_path / "r").iterdir())
     record = read_run_json(run_dir)
-    assert [t.get("free_bytes") for t in record.expanded["tests"]] == [8 << 20]
+    assert [t.get("free_bytes") for t in record.expanded["tests"]] == [free]
     monkeypatch.setattr(stibium_py.plan.load, "free_bytes_at", lambda where: 2 << 20)     # less free now
     helpers = FakeHelpers()
     assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), helpers).status == "complete"
     rows, _ = read_measurements(run_dir)
-    assert int(rows.bytes.sum()) == 4 << 20 and read_run_json(run_dir).expanded["ops_sha256"] == \
+    assert int(rows.bytes.sum()) == free // 2 and read_run_json(run_dir).expanded["ops_sha256"] == \
         record.expanded["ops_sha256"]
 
 

@@ -260,3 +260,20 @@ def test_the_drive_temperature_goes_with_each_chunk_read_at_most_once_a_period(d
     (t,) = json.loads((run_dir / "summary.json").read_text())["tests"]
     assert t["points"]["temperature_c"] == temps
     assert "drive temperature (" in (run_dir / "report.html").read_text()      # the second axis
+
+
+def test_a_share_of_the_free_space_leaves_the_room_preflight_asks_for(tmp_path):
+    """0.9 of a small disk's free space would leave less than the run's margin (5 % and 64 MB), and preflight
+    would refuse the plan it made: the share is held to the room that leaves, as a verify's is."""
+    from stibium_py.plan.expand import expand, space_wanted
+    from stibium_py.plan.load import load_plan
+    path = tmp_path / "s.yaml"
+    path.write_text("name: s\ntests:\n  - name: s\n    kind: sustained\n    fraction_of_free: 0.9\n"
+                    "    granularity: 1MiB\n    chunk: 4MiB\n    file_size: 64MiB\n")
+    plan, _ = load_plan(path)
+    MiB = 1 << 20
+    for free in (300 * MiB, 500 * MiB, 1000 * MiB):     # under 1.16 GB free, the room binds
+        total = expand(plan, None, free).tests[0].files_bytes
+        assert space_wanted(total) <= free < space_wanted(total + MiB)
+    big = 100_000 * MiB                   # where the share leaves the margin, the share it is
+    assert expand(plan, None, big).tests[0].files_bytes == int(0.9 * big) // MiB * MiB

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...op import Op
-from ...plan.expand import ExpandedTest, check_count, checked_granularity, granular, in_flight_counts, size_of
+from ...plan.expand import (ExpandedTest, check_count, checked_granularity, granular, in_flight_counts, room_in,
+                            size_of)
 from ...plan.model import Where
 from .model import SustainedTest
 
@@ -19,13 +20,15 @@ def expand_test(test: SustainedTest, where: Where, s: dict[str, Any], seq0: int,
     else:
         if free_bytes is None:
             raise (where / "fraction_of_free").error("needs the target's free space, which is not known here")
-        total = int(free_bytes * test.fraction_of_free)
+        # at most what leaves the run's margin free (plan/expand.space_wanted), which preflight holds the run to
+        total = min(int(free_bytes * test.fraction_of_free), room_in(free_bytes))
         if test.max_bytes is not None:
             total = min(total, size_of(test.max_bytes, units, where / "max_bytes"))
         total -= total % g
         if total < g:
-            raise (where / "fraction_of_free").error(f"{test.fraction_of_free} of {free_bytes} bytes free is less "
-                                                     f"than one request; free some space or choose another target")
+            raise (where / "fraction_of_free").error(f"{test.fraction_of_free} of {free_bytes} bytes free, less the "
+                                                     f"margin the file system needs, is less than one request; free "
+                                                     f"some space or choose another target")
     (depth,), (threads,) = in_flight_counts(test, s["engine"], where)
     file_bytes = min(granular(test.file_size, g, units, where / "file_size"), total)
     chunk = min(granular(test.chunk, g, units, where / "chunk"), file_bytes)

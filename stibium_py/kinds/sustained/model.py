@@ -16,7 +16,8 @@ class SustainedTest(TestBase):
     kind: Literal["sustained"] = Field(description="sustained: a long write without pauses, a row per chunk")
     bytes: Size | None = Field(None, description="bytes to write, such as 50GB (give bytes or fraction_of_free)")
     fraction_of_free: float | None = Field(
-        None, gt=0, le=0.9, description="or this part of the target's free space when the run starts, such as 0.5")
+        None, gt=0, le=0.9, description="or this part of the target's free space when the run starts, such as 0.5, "
+        "and at most what leaves 5 % of the bytes and 64 MB free (the file system's room to work)")
     max_bytes: Size | None = Field(None, description="with fraction_of_free: write at most this much, such as 100GB")
     file_size: Size = Field("2GiB", description="the bytes go into files of this size, one after another")
     granularity: Size = Field("1MiB", description="bytes per request, 4 KB to 2 GiB")
