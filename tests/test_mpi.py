@@ -4,6 +4,7 @@ target, an interrupted run and its resume, a killed rank, compare's refusal of m
 
 from __future__ import annotations
 
+import atexit
 import csv
 import json
 import os
@@ -13,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -55,9 +57,17 @@ tests:
 """
 
 
+_SESSIONS: list[str] = []
+
+
 def _env() -> dict[str, str]:
-    # Open MPI refuses root unless told; CI runs as root
-    return {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    """Open MPI refuses root unless told (CI runs as root). Its session folders (TMPDIR/ompi.PID) go into a short
+    folder of the tests' own, removed when the test process ends: a launcher a test kills leaves its folder behind,
+    and PMIx's socket paths under it must stay within 108 bytes (a test's tmp_path can be longer)."""
+    if not _SESSIONS:
+        _SESSIONS.append(tempfile.mkdtemp(prefix="sb-mpi-", dir="/tmp"))
+        atexit.register(shutil.rmtree, _SESSIONS[0], True)
+    return {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "TMPDIR": _SESSIONS[0]}
 
 
 def mpi(n: int, *args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
