@@ -4,8 +4,10 @@ A `Measurement` is built in one place, `from_answer`, from the operation the pla
 helper's answer; an answer that disagrees with its operation (another op, access, granularity, engine,
 sync, seed or byte count) is refused, so a helper and a package that drifted apart cannot write a
 plausible row. Every key of the helper's answer is either a field here or listed in `DROPPED_KEYS`
-with why; an unknown key is refused too. The CSV columns are the fields, in order; `from_row` reads
-rows of any earlier column set back (a column a file lacks reads as None).
+with why; an unknown key is refused too. A kind's own columns are a typed part of the record (PARTS: a
+tree's TreeCounts, a stream's FrameFacts, a verify's BlockCounts); the CSV columns are the fields in order with
+each part's columns flat in its place (COLUMNS); `from_row` reads rows of any earlier column set back (a column
+a file lacks reads as None).
 
 A NamedTuple rather than a frozen dataclass: it is as immutable and as typed, and builds about ten times
 faster (docs/performance.md), which counts at a million measurements.
@@ -21,7 +23,43 @@ from .errors import MeasurementError  # noqa: F401 (raised here, declared apart)
 from .op import Op
 
 
-class Measurement(NamedTuple):
+class TreeCounts(NamedTuple):
+    """A tree test's own part of a row: what its phase handled."""
+
+    entries: Optional[int] = None          # the files the phase handled (list: the names its folders held)
+    dirs_made: Optional[int] = None        # create: the folders made on the way
+    caches_dropped: Optional[bool] = None  # the kernel's caches dropped just before the phase
+    cloned: Optional[int] = None           # copy: the copies that share their source's blocks (clones)
+
+
+class FrameFacts(NamedTuple):
+    """A stream test's own part of a row: the stream it belongs to."""
+
+    fps: Optional[float] = None            # frames a second, as the plan asked (each row a frame)
+    streams: Optional[int] = None          # the streams that ran at once
+    stream: Optional[int] = None           # which of them, from 0
+    buffer_frames: Optional[int] = None    # the frames the player or recorder holds
+
+
+class BlockCounts(NamedTuple):
+    """A verify test's own part of a row: its signed blocks, and on a file read back what they read back as."""
+
+    block_bytes: Optional[int] = None      # the signed block (the file system's, at least 4 KiB)
+    first_block: Optional[int] = None      # the index in the fill of the file's first block
+    ok_blocks: Optional[int] = None        # a file read back: its blocks that read back as written
+    moved_blocks: Optional[int] = None     # ... that hold another block of the fill
+    corrupt_blocks: Optional[int] = None   # ... that came back changed
+    unreadable_blocks: Optional[int] = None  # ... that could not be read
+    period_blocks: Optional[int] = None    # ... the gcd of the distances of the moved ones to the blocks they hold
+    bad_blocks: Optional[str] = None       # ... the first 64 bad blocks, as JSON (see DESCRIPTIONS)
+
+
+# A kind's own part of a row, by its field: a CSV column of a part is named as the part's field (flat).
+PARTS: dict[str, Any] = {"tree": TreeCounts, "frames": FrameFacts, "blocks": BlockCounts}
+_PART_OF = {column: part for part, record in PARTS.items() for column in record._fields}
+
+
+class _Row(NamedTuple):
     # what the plan asked for (from the Op)
     seq: int
     test: str
@@ -107,23 +145,10 @@ class Measurement(NamedTuple):
     instrument: str = "helper"             # what measured it: helper (stibium's own) or fio (the bench beside it)
     instrument_version: Optional[str] = None  # fio's version (fio-3.33); empty for the helper (run.json has it)
     slat_mean_s: Optional[float] = None    # fio: the mean submission latency (its lat_* columns are completion's)
-    entries: Optional[int] = None          # tree: the files the phase handled (list: the names its folders held)
-    dirs_made: Optional[int] = None        # tree, create: the folders made on the way
-    caches_dropped: Optional[bool] = None  # tree: the kernel's caches dropped just before the phase
-    cloned: Optional[int] = None           # tree, copy: the copies that share their source's blocks (clones)
+    tree: Optional[TreeCounts] = None      # a tree's own part (its columns: entries, dirs_made, caches_dropped, cloned)
     fill: Optional[str] = None             # what the writes put on the disk (fills.py); older files: run.json's plan
-    fps: Optional[float] = None            # stream: frames a second, as the plan asked (each row a frame)
-    streams: Optional[int] = None          # stream: the streams that ran at once
-    stream: Optional[int] = None           # stream: which of them, from 0
-    buffer_frames: Optional[int] = None    # stream: the frames the player or recorder holds
-    block_bytes: Optional[int] = None      # verify: the signed block (the file system's, at least 4 KiB)
-    first_block: Optional[int] = None      # verify: the index in the fill of the file's first block
-    ok_blocks: Optional[int] = None        # verify, a file read back: its blocks that read back as written
-    moved_blocks: Optional[int] = None     # ... that hold another block of the fill
-    corrupt_blocks: Optional[int] = None   # ... that came back changed
-    unreadable_blocks: Optional[int] = None  # ... that could not be read
-    period_blocks: Optional[int] = None    # ... the gcd of the distances of the moved ones to the blocks they hold
-    bad_blocks: Optional[str] = None       # ... the first 64 bad blocks, as JSON (see DESCRIPTIONS)
+    frames: Optional[FrameFacts] = None    # a stream's own part (fps, streams, stream, buffer_frames)
+    blocks: Optional[BlockCounts] = None   # a verify's own part (block_bytes, first_block, the counts, bad_blocks)
 
     @property
     def ok(self) -> bool:
@@ -135,9 +160,48 @@ class Measurement(NamedTuple):
     def rate_bytes_per_s(self) -> float:
         return self.bytes / self.seconds if self.seconds else math.nan
 
+
+
+class Measurement(_Row):
+    """The record: a kind's own columns in its typed part (PARTS), every other column a field. Built with the
+    columns' names, flat, as the CSV has them (Measurement(fps=25.0, ...) makes the frames part); read as
+    `m.frames.fps`. A part none of whose columns is set is None."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **columns: Any) -> "Measurement":
+        return super().__new__(cls, *args, **_grouped(columns))
+
+    def _replace(self, **columns: Any) -> "Measurement":
+        return super()._replace(**_grouped(columns, self))
+
+    def flat(self) -> tuple[Any, ...]:
+        """Its values in the order of COLUMNS (the CSV's and the table's), each part's columns in its place."""
+        out: tuple[Any, ...] = ()
+        for start, end, part in _LAYOUT:        # runs of plain fields, and the parts between them
+            if part is None:
+                out += self[start:end]
+            else:
+                value = self[start]
+                out += value if value is not None else _NONE[part]
+        return out
+
+    @classmethod
+    def from_flat(cls, values: Any) -> "Measurement":
+        """The record from its values in the order of COLUMNS."""
+        flat = tuple(values)
+        out: tuple[Any, ...] = ()
+        for (start, end, part), (at, to) in zip(_LAYOUT, _FLAT_LAYOUT):
+            if part is None:
+                out += flat[at:to]
+            else:
+                mine = flat[at:to]
+                out += (PARTS[part]._make(mine) if mine != _NONE[part] else None,)
+        return cls._make(out)
+
     def to_row(self) -> dict[str, Any]:
         """The CSV cells: None is empty, booleans are true/false, floats keep every digit."""
-        return {k: _cell(v) for k, v in zip(COLUMNS, self)}
+        return {k: _cell(v) for k, v in zip(COLUMNS, self.flat())}
 
     @classmethod
     def from_row(cls, row: dict[str, str], header: frozenset[str]) -> "Measurement | None":
@@ -157,24 +221,73 @@ class Measurement(NamedTuple):
             return None
         if values[0] is None:
             return None
-        return cls._make(values)
+        return cls.from_flat(values)
 
 
-COLUMNS: tuple[str, ...] = Measurement._fields
+_NONE = {name: (None,) * len(record._fields) for name, record in PARTS.items()}
+
+
+def _layouts() -> tuple[list[tuple[int, int, str | None]], list[tuple[int, int]]]:
+    """The record's fields as runs of plain fields and single parts (start, end, the part's name or None), and
+    where each run lies among the flat columns."""
+    layout: list[tuple[int, int, str | None]] = []
+    flat: list[tuple[int, int]] = []
+    at = 0
+    for i, name in enumerate(_Row._fields):
+        if name in PARTS:
+            layout.append((i, i + 1, name))
+            flat.append((at, at + len(PARTS[name]._fields)))
+            at += len(PARTS[name]._fields)
+        elif layout and layout[-1][2] is None:
+            layout[-1] = (layout[-1][0], i + 1, None)
+            flat[-1] = (flat[-1][0], at + 1)
+            at += 1
+        else:
+            layout.append((i, i + 1, None))
+            flat.append((at, at + 1))
+            at += 1
+    return layout, flat
+
+
+_LAYOUT, _FLAT_LAYOUT = _layouts()
+
+
+def _grouped(columns: dict[str, Any], base: Any = None) -> dict[str, Any]:
+    """Columns by name with a part's columns gathered into its part (over `base`'s part, where replacing); a part
+    none of whose columns is set is None."""
+    if _PART_OF.keys().isdisjoint(columns):
+        return columns
+    out, found = {}, {}
+    for name, value in columns.items():
+        part = _PART_OF.get(name)
+        if part is None:
+            out[name] = value
+        else:
+            found.setdefault(part, {})[name] = value
+    for part, values in found.items():
+        before = out.get(part, getattr(base, part, None) if base is not None else None)
+        merged = (before or PARTS[part]())._replace(**values)
+        out[part] = merged if any(v is not None for v in merged) else None
+    return out
+
+
+COLUMNS: tuple[str, ...] = tuple(c for name in Measurement._fields
+                                 for c in (PARTS[name]._fields if name in PARTS else (name,)))
 
 # Each column's kind, from the record's field types: what the CSV reader parses and how a Table stores it.
-_HINTS = get_type_hints(Measurement)
-INT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is int)                       # always there
-NUMBER_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] in (Optional[int], Optional[float], float))
-OPTIONAL_INT_COLUMNS = frozenset(c for c in COLUMNS if _HINTS[c] is Optional[int])
-BOOL_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[bool])
-TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is str)                      # "" where empty
+COLUMN_TYPES = {**get_type_hints(_Row),
+                **{c: t for record in PARTS.values() for c, t in get_type_hints(record).items()}}
+INT_COLUMNS = tuple(c for c in COLUMNS if COLUMN_TYPES[c] is int)                       # always there
+NUMBER_COLUMNS = tuple(c for c in COLUMNS if COLUMN_TYPES[c] in (Optional[int], Optional[float], float))
+OPTIONAL_INT_COLUMNS = frozenset(c for c in COLUMNS if COLUMN_TYPES[c] is Optional[int])
+BOOL_COLUMNS = tuple(c for c in COLUMNS if COLUMN_TYPES[c] is Optional[bool])
+TEXT_COLUMNS = tuple(c for c in COLUMNS if COLUMN_TYPES[c] is str)                      # "" where empty
 # What a file made before a column existed reads there, where that is not "missing": a whole number with a
 # default in the record (queue depth and threads were 1 before they could be set), or a text with one (every row
 # was the helper's before another instrument could measure).
-COLUMN_DEFAULTS: dict[str, Any] = {c: v for c, v in Measurement._field_defaults.items()
+COLUMN_DEFAULTS: dict[str, Any] = {c: v for c, v in _Row._field_defaults.items()
                                    if c in INT_COLUMNS or (c in TEXT_COLUMNS and v)}
-OPTIONAL_TEXT_COLUMNS = tuple(c for c in COLUMNS if _HINTS[c] is Optional[str])   # None where empty
+OPTIONAL_TEXT_COLUMNS = tuple(c for c in COLUMNS if COLUMN_TYPES[c] is Optional[str])   # None where empty
 
 # What each column holds (docs/measurements.md is generated from this).
 DESCRIPTIONS = {

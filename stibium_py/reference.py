@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from .measurement import COLUMNS, DESCRIPTIONS, DROPPED_KEYS, Measurement
+from .measurement import COLUMN_TYPES, COLUMNS, DESCRIPTIONS, DROPPED_KEYS
 from .plan.model import Clients, LogUniform, kind_models, plan_model
 from .plan import Defaults, Size, SizeRange
 from .plan.model import Fill, Seconds
@@ -97,7 +97,7 @@ def plan_format() -> str:
 
 
 def measurement_columns() -> str:
-    hints = typing.get_type_hints(Measurement)
+    hints = COLUMN_TYPES
     out = [GENERATED, "", "# measurements.csv: the columns", "",
            "One row per measurement, in the order below. Units are in the names (bytes, seconds, ns). An empty cell "
            "is a value that is not known or does not apply. Files written by an earlier version have fewer "

@@ -51,7 +51,7 @@ class Table:
     @classmethod
     def from_rows(cls, rows: Iterable[Measurement]) -> "Table":
         rows = list(rows)
-        values = list(zip(*rows)) if rows else [()] * len(COLUMNS)
+        values = list(zip(*(m.flat() for m in rows))) if rows else [()] * len(COLUMNS)
         return cls({name: _array(name, vals) for name, vals in zip(COLUMNS, values)})
 
     @classmethod
@@ -83,7 +83,7 @@ class Table:
 
     def row(self, k: int) -> Measurement:
         at = int(k) if self._index is None else int(self._index[k])
-        return Measurement._make(_value(c, self._cols[c][at]) for c in COLUMNS)
+        return Measurement.from_flat(_value(c, self._cols[c][at]) for c in COLUMNS)
 
     def value(self, k: int, name: str) -> Any:
         """One field of measurement k, as the record holds it (cheaper than row(k) for a few fields)."""

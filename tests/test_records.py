@@ -241,3 +241,33 @@ def test_a_kind_s_own_part_of_an_operation_is_flat_in_its_dict_as_before_the_par
     tree = replace(OP, kind="tree", op="create", phase=Phase(120))
     assert tree.as_dict() == {**OP.as_dict(), "kind": "tree", "op": "create", "files": 120}
     assert "frames" not in OP.as_dict() and "phase" not in OP.as_dict()
+
+
+def test_a_kind_s_own_columns_are_a_typed_part_of_the_measurement_and_flat_in_the_csv_and_the_table():
+    """A verify's, a stream's and a tree's columns are parts of their own (`m.blocks`, `m.frames`, `m.tree`), None on
+    every other row; built and replaced by the columns' names, kept flat and in their order in the CSV and the
+    table, and whole across a pickle (the rows many clients send rank 0)."""
+    import pickle
+    from stibium_py.measurement import COLUMNS, BlockCounts, FrameFacts, Measurement, TreeCounts
+    from stibium_py.table import Table
+    plain = from_answer(OP, True, _answer(), started_s=1.5)
+    assert (plain.tree, plain.frames, plain.blocks) == (None, None, None)
+    framed = plain._replace(fps=25.0, streams=2, stream=1, buffer_frames=3)
+    assert framed.frames == FrameFacts(25.0, 2, 1, 3) and framed._replace(stream=0).frames == FrameFacts(25.0, 2, 0, 3)
+    assert framed._replace(fps=None, streams=None, stream=None, buffer_frames=None).frames is None
+    signed = plain._replace(block_bytes=4096, first_block=16, ok_blocks=15, moved_blocks=1, corrupt_blocks=0,
+                            unreadable_blocks=0, period_blocks=8, bad_blocks="[]")
+    assert signed.blocks == BlockCounts(4096, 16, 15, 1, 0, 0, 8, "[]")
+    phase = plain._replace(entries=120, caches_dropped=False)
+    assert phase.tree == TreeCounts(entries=120, caches_dropped=False)
+    for m in (plain, framed, signed, phase):
+        cells = m.to_row()
+        assert list(cells) == list(COLUMNS) and len(m.flat()) == len(COLUMNS)
+        assert Measurement.from_row({k: str(v) for k, v in cells.items()}, frozenset(COLUMNS)) == m
+        assert pickle.loads(pickle.dumps(m)) == m
+    table = Table.from_rows([plain, framed, signed, phase])
+    fps = table.col("fps")
+    assert fps[0] != fps[0] and fps[1] == 25.0 and table.col("entries")[3] == 120     # a number not known: NaN
+    assert table.rows() == [plain, framed, signed, phase]
+    assert signed.to_row()["ok_blocks"] == 15 and signed.to_row()["fps"] == ""
+    assert phase.to_row()["caches_dropped"] == "false"

@@ -235,7 +235,7 @@ def test_an_answer_of_another_phase_or_file_count_is_refused(tmp_path):
     op = expanded.ops[1]                         # stat
     answer = {"phase": "stat", "files": 120, "threads": op.threads, "engine": "posix", "ops": 120, "bytes": 0,
               "seconds": 0.01}
-    assert from_tree_answer(op, True, answer, 0.0).entries == 120
+    assert from_tree_answer(op, True, answer, 0.0).tree.entries == 120
     with pytest.raises(MeasurementError, match="the helper measured phase='read' where the plan asked for 'stat'"):
         from_tree_answer(op, True, {**answer, "phase": "read"}, 0.0)
     with pytest.raises(MeasurementError, match="the helper measured files=119 where the plan asked for 120"):

@@ -77,7 +77,8 @@ def _dropped(d: Steps, test: ExpandedTest, op: str, streams: int, trial: int) ->
     found = None
     if d.crew.leads:
         # the group's own rows only: the test's rows so far grow with every group the search runs
-        mine = [m for m in d.rounds[test.name] if m.op == op and m.streams == streams and m.trial == trial]
+        mine = [m for m in d.rounds[test.name]
+                if m.op == op and m.frames is not None and m.frames.streams == streams and m.trial == trial]
         clients = list(range(d.crew.team.size)) if d.crew.many else [0]     # a client without rows is not whole
         dropped = group_dropped(Table.from_rows(mine).valid(), streams, trial, clients)
         found = dropped is None or dropped > 0

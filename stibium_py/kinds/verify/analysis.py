@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ...analysis.cache import RESIDENT_THRESHOLD
 from ...analysis.summary import Pending, SummaryContext
-from ...measurement import Measurement
+from ...measurement import BlockCounts, Measurement
 from ...table import Table
 from ...units import format_bytes, format_rate
 from ...verify.state import BAD_KEPT, BadBlock
@@ -135,17 +135,23 @@ def _honoured(files: list[Measurement]) -> bool | None:
     return False if False in said else (True if said and all(v is True for v in said) else None)
 
 
+def _blocks(m: Measurement) -> BlockCounts:
+    """A row's own part (a row edited to lack it reads as one of no values)."""
+    return m.blocks or BlockCounts()
+
+
 def _counts(m: Measurement) -> tuple[int, int, int, int] | None:
     """A file's four counts, where they are whole numbers that add up to its blocks; else None."""
-    counts = (m.ok_blocks, m.moved_blocks, m.corrupt_blocks, m.unreadable_blocks)
-    if not m.block_bytes or any(c is None or c < 0 for c in counts):
+    b = _blocks(m)
+    counts = (b.ok_blocks, b.moved_blocks, b.corrupt_blocks, b.unreadable_blocks)
+    if not b.block_bytes or any(c is None or c < 0 for c in counts):
         return None
-    return counts if sum(counts) * m.block_bytes == m.bytes else None     # type: ignore[return-value]
+    return counts if sum(counts) * b.block_bytes == m.bytes else None     # type: ignore[return-value]
 
 
 def _bad_list(m: Measurement) -> list[BadBlock] | None:
     try:
-        found = _BAD_LIST.validate_python(json.loads(m.bad_blocks or "[]"))
+        found = _BAD_LIST.validate_python(json.loads(_blocks(m).bad_blocks or "[]"))
     except (ValueError, ValidationError):
         return None
     return found if len(found) <= BAD_KEPT else None
@@ -157,8 +163,8 @@ def verify_result(name: str, op: str, rows: Table, written: Table | None) -> Ver
     files, chunks = _last_attempts(rows.rows())
     file_bytes = next((m.size_bytes for m in files if m.trial == 0), files[0].size_bytes if files else 0)
     # the fill's block (the helper's: whole 4 KiB up to 1 MiB); a file of another block is not believed (_counts)
-    block = next((int(m.block_bytes) for m in files if m.block_bytes and 4096 <= m.block_bytes <= 1 << 20
-                  and m.block_bytes % 4096 == 0), 4096)
+    block = next((int(b) for b in (_blocks(m).block_bytes for m in files) if b and 4096 <= b <= 1 << 20
+                  and b % 4096 == 0), 4096)
     common = dict(name=name, op=op, block_bytes=block, rates=_rates(chunks, file_bytes),
                   direct_honoured=_honoured(files))
     if op != "read":
@@ -169,13 +175,13 @@ def verify_result(name: str, op: str, rows: Table, written: Table | None) -> Ver
     counted, bad, where, unlisted, period = [0, 0, 0, 0], [], [], 0, 0
     kept, rejected = [], []
     for m in files:
-        counts = _counts(m) if m.block_bytes == block else None
+        counts = _counts(m) if _blocks(m).block_bytes == block else None
         if counts is None:
             rejected.append(m)
             continue
         kept.append(m)
         counted = [a + b for a, b in zip(counted, counts)]
-        period = math.gcd(period, int(m.period_blocks or 0))
+        period = math.gcd(period, int(_blocks(m).period_blocks or 0))
         listed = _bad_list(m)
         if listed is None:
             unlisted += 1
@@ -183,7 +189,7 @@ def verify_result(name: str, op: str, rows: Table, written: Table | None) -> Ver
         for b in listed:
             if len(bad) < BAD_KEPT:
                 bad.append(b)
-                where.append((m.file, int(m.first_block or 0)))
+                where.append((m.file, int(_blocks(m).first_block or 0)))
     resident = [m.resident_before for m in kept if m.resident_before is not None]
     return VerifyResult(files=len(kept), bytes=sum(m.bytes for m in kept), seconds=sum(m.seconds or 0.0 for m in kept),
                         written_bytes=sum(m.bytes for m in written_files), ok_blocks=counted[0],
