@@ -147,12 +147,14 @@ FLUSHES_JUDGED = 3                # measurements of a point before its flushes a
 
 
 def _fast_flushes(rows: Table, platform: str | None) -> list[tuple[str, str, float, float, str]]:
-    """Per pattern test and op of small uncached writes synced by a call that promises the drive's cache flushed
-    (durability.flushes_drive_cache): where the flush's median time is below a request's median, the flush cannot
-    have written even one request to the medium (analysis/flushes.py says the same of selftest's flushes). A
-    synchronous write (O_DSYNC) carries its flush inside each request and is not judged here."""
+    """Per test and op of small uncached writes into a laid-out span (a kind whose spec is `spanned`: a pattern
+    test's requests) synced by a call that promises the drive's cache flushed (durability.flushes_drive_cache):
+    where the flush's median time is below a request's median, the flush cannot have written even one request to
+    the medium (analysis/flushes.py says the same of selftest's flushes). A synchronous write (O_DSYNC) carries its
+    flush inside each request and is not judged here."""
     out = []
-    writes = rows.take((rows.op == "write") & (rows.kind == "pattern") & (rows.engine == "direct")
+    spanned = np.isin(rows.kind, [spec.name for spec in registry.specs() if spec.spanned])
+    writes = rows.take((rows.op == "write") & spanned & (rows.engine == "direct")
                        & (rows.granularity_bytes <= SMALL_WRITE_BYTES))
     for label, rs in _by_test(writes).items():
         for used in sorted({str(u) for u in rs.sync_used if u and str(u) not in ("none", "O_DSYNC")}):
