@@ -161,7 +161,6 @@ class _Row(NamedTuple):
         return self.bytes / self.seconds if self.seconds else math.nan
 
 
-
 class Measurement(_Row):
     """The record: a kind's own columns in its typed part (PARTS), every other column a field. Built with the
     columns' names, flat, as the CSV has them (Measurement(fps=25.0, ...) makes the frames part); read as
@@ -191,7 +190,7 @@ class Measurement(_Row):
         """The record from its values in the order of COLUMNS."""
         flat = tuple(values)
         out: tuple[Any, ...] = ()
-        for (start, end, part), (at, to) in zip(_LAYOUT, _FLAT_LAYOUT):
+        for (_, _, part), (at, to) in zip(_LAYOUT, _FLAT_LAYOUT):
             if part is None:
                 out += flat[at:to]
             else:
@@ -547,8 +546,8 @@ def from_tree_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float 
         raise MeasurementError(f"the helper answered keys this stibium does not know ({', '.join(unknown)}); "
                                f"reinstall stibium so that the helper and the package match")
     if ok:
-        expected = {"phase": op.op, "files": op.phase.files if op.phase else 0, "threads": op.threads, "bytes": op.bytes, "engine": op.engine,
-                    **({"sync": op.sync} if op.op == "create" else {})}
+        expected = {"phase": op.op, "files": op.phase.files if op.phase else 0, "threads": op.threads,
+                    "bytes": op.bytes, "engine": op.engine, **({"sync": op.sync} if op.op == "create" else {})}
         for key, want in expected.items():
             if answer.get(key) != want:
                 raise MeasurementError(f"operation {op.seq}: the helper measured {key}={answer.get(key)!r} where the "

@@ -67,16 +67,19 @@ class Op:
     phase: Phase | None = None          # tree: its own part (a phase over the tree's files)
     frames: Frames | None = None        # stream: its own part (frames at their times)
 
+    @property
+    def sequence(self) -> str:
+        """A stream's image sequence: its frame files' extension; "" for a movie, or an operation of no stream."""
+        return self.frames.sequence if self.frames is not None else ""
+
     def frame_file(self, k: int) -> str:
         """An image sequence's frame k (its file a folder): the frame's file in it, numbered as the formats' tools
         number them (0000000.dpx)."""
-        assert self.frames is not None and self.frames.sequence
-        return f"{self.file}/{k:07d}.{self.frames.sequence}"
+        return f"{self.file}/{k:07d}.{self.sequence}"
 
     def stream_files(self) -> list[str]:
         """Every file a stream's operation makes: its movie (its file), or each frame's file of a sequence."""
-        sequence = self.frames is not None and self.frames.sequence
-        return [self.frame_file(k) for k in range(self.bytes // self.chunk_bytes)] if sequence else [self.file]
+        return [self.frame_file(k) for k in range(self.bytes // self.chunk_bytes)] if self.sequence else [self.file]
 
     @property
     def reads(self) -> bool:

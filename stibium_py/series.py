@@ -10,14 +10,11 @@ from typing import Any
 from . import registry
 from .analysis import runs as runs_analysis
 from .analysis.rates import by_point, draws_per_run, key_json, label
+from .analysis.comparison import OWN_KEY
 from .analysis.settings import SERIES, Settings
 from .compare import Side, kinds_apart, load_run
 from .pool import process_pool
 from .store import RunDirError, is_series, read_series_json
-
-# the kind whose results the summary keeps under a key of its own, as the format had them before kinds put their own
-# results of a series together (the rest are under "kinds", by kind)
-OWN_KEY = "sustained"
 
 
 def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:

@@ -25,6 +25,9 @@ from .settings import Settings
 from .sustained import SustainedTestResult
 
 RunPoints = dict[PointKey, Table]
+# the kind whose own results compare's and the series summary's JSON keep under a key of their own, as the formats
+# had them before kinds compared and put together their own results (every other kind's are under "kinds")
+OWN_KEY = "sustained"
 REFUSAL_HINT = "a side has no interval, as in its summary: add trials (patterns), or sizes and repeats (files)"
 
 
@@ -305,8 +308,6 @@ class TwoRuns:
     kinds: dict[str, list[Any]] = field(default_factory=dict)    # a kind's own pairs (KindSpec.compare), by kind
 
     FORMAT = "stibium-compare/3"
-    # the kind whose pairs the format keeps under a key of their own, as before kinds compared their own results
-    OWN_KEY = "sustained"
 
     @property
     def points(self) -> list[PointRatio]:
@@ -315,7 +316,7 @@ class TwoRuns:
     @property
     def sustained(self) -> list[SustainedPair]:
         """The sustained tests both sides ran (the sustained kind's pairs)."""
-        return self.kinds.get(self.OWN_KEY, [])
+        return self.kinds.get(OWN_KEY, [])
 
     @property
     def groups(self) -> list[GroupRatio]:
@@ -329,7 +330,7 @@ class TwoRuns:
                 "summaries": [g.to_json() for g in self.groups], "sustained": [s.to_json() for s in self.sustained],
                 "unmatched": {"only_in_a": self.only_in_a, "only_in_b": self.only_in_b},
                 "kinds": {kind: [p.to_json() for p in pairs] for kind, pairs in self.kinds.items()
-                          if kind != self.OWN_KEY}}
+                          if kind != OWN_KEY}}
 
 
 def advice(runs_a: int, runs_b: int, comparison: Comparison, s: Settings, runs_advised: int) -> str:
@@ -404,6 +405,6 @@ class ManyRuns:
                 "kinds": {kind: [{**p.to_json(), "run": pair.b.run, "label": pair.b.label}
                                  for pair in self.pairs for p in pair.kinds.get(kind, [])]
                           for kind in dict.fromkeys(k for pair in self.pairs for k in pair.kinds)
-                          if kind != TwoRuns.OWN_KEY},
+                          if kind != OWN_KEY},
                 "advice": [pair.advice for pair in self.pairs],
                 "differences": sorted({d for pair in self.pairs for d in pair.differences})}

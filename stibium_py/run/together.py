@@ -37,18 +37,13 @@ def _wait_until(t_ns: int) -> None:
             time.sleep((left - SPIN_NS) / 1e9)
 
 
-def _sequence(op: Op) -> str:
-    """A stream's image sequence: its frame files' extension; "" for a movie, or for an operation of no stream."""
-    return op.frames.sequence if op.frames is not None else ""
-
-
 def measure_together(d: Any, ops: list[Op]) -> None:
     """Each operation of `ops` in a helper session of its own, all started together; d is the driver's
     Operations (run/operations.py). Raises OpFailedTogether after keeping every row where any of them failed or
     hung."""
     assert d.helper is not None
     d.step()
-    if any(_sequence(op) for op in ops) and raw_clock_ns() is None:
+    if any(op.sequence for op in ops) and raw_clock_ns() is None:
         raise OpFailedTogether("an image sequence's frames are paced on the helper's clock read from Python, which "
                                "this platform does not give; use layout: movie")
     placed: list[tuple[Op, Path]] = []
@@ -59,7 +54,7 @@ def measure_together(d: Any, ops: list[Op]) -> None:
             if op.op == "write" and not op.existing:
                 d.work.unlink(name)
             path = d.work.file(name)        # its folders made (a sequence's: the stream's folder)
-        placed.append((op, path if not _sequence(op) else d.work.path / op.file))
+        placed.append((op, path if not op.sequence else d.work.path / op.file))
     raw_ns = raw_clock_ns()
     offset_s = None if raw_ns is None else time.time() - d.t0 - raw_ns / 1e9
     started_s = time.time() - d.t0
@@ -108,7 +103,7 @@ def measure_together(d: Any, ops: list[Op]) -> None:
 
     def one(session: Any, op: Op, path: Path) -> None:
         try:
-            sequence(session, op) if _sequence(op) else movie(session, op, path)
+            sequence(session, op) if op.sequence else movie(session, op, path)
         except (HelperTimeout, HelperError, MeasurementError) as e:
             with lock:
                 answers.append((op, None, str(e)))

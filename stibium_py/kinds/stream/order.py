@@ -29,7 +29,7 @@ def _mine(d: Steps, o: Op, test: ExpandedTest) -> Op:
 def _ready_to_play(d: Steps, o: Op, test: ExpandedTest) -> None:
     """A stream's file (a movie) or files (a sequence's frames) laid out where no capture wrote them, then out of
     the page cache."""
-    if not _frames(o).sequence:
+    if not o.sequence:
         d.ensure_file(o, test)
         return
     mine = _mine(d, o, test)
@@ -41,7 +41,7 @@ def _ready_to_play(d: Steps, o: Op, test: ExpandedTest) -> None:
 
 
 def _evict(d: Steps, o: Op, test: ExpandedTest) -> None:
-    if not _frames(o).sequence:
+    if not o.sequence:
         d.evict(o, test)
         return
     for name in _mine(d, o, test).stream_files():
