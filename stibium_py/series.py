@@ -46,6 +46,8 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
                          "what_to_do": "quote the rate across runs with its interval, which includes the variance "
                                        "between runs; look for what changed between them (caches, background work, "
                                        "temperature)"})
+    # what a kind's entries warn of (a stream test whose runs differ), said where every warning is said
+    warnings += [w for entries in kinds.values() for e in entries for w in e.pop("warnings", [])]
     for kind, names in kinds_apart([side]).items():
         warnings.append({"level": "warning", "test": ", ".join(names),
                          "message": f"{kind} tests are not put together across runs: this summary leaves them out",

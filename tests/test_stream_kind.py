@@ -226,16 +226,13 @@ def test_the_stream_figures_render_without_javascript_errors(tmp_path):
     assert not [line for line in console if "Uncaught" in line or "Error" in line], console
 
 
-def test_compare_sets_two_runs_stream_counts_side_by_side_and_a_series_says_it_leaves_them_out(tmp_path):
+def test_compare_sets_two_runs_stream_counts_side_by_side(tmp_path):
     """A disk that plays 1 stream against one that plays 2 (each trial alike): compare says B carried more in
-    every trial than A in any, on the terminal and the page; two runs alike show no difference; a series
-    still leaves stream tests out, and says so."""
+    every trial than A in any, on the terminal and the page; two runs alike show no difference."""
     from stibium_py.compare import load_run as load_side
     from stibium_py.compare import compare_many, compare_runs
     from stibium_py.compare import drawn
     from stibium_py.report import compare_page, compare_terminal
-    from stibium_py.run import start_series
-    from stibium_py.series import summarize_series
     fast = lambda name, k: 0.010          # noqa: E731
     one = lambda name, k: 0.010 if name.startswith("1x") else 0.050          # noqa: E731
     for side in ("a", "b", "c"):
@@ -263,14 +260,69 @@ def test_compare_sets_two_runs_stream_counts_side_by_side_and_a_series_says_it_l
     assert "Streams: will it play, A and B" in (tmp_path / "ab.html").read_text()
     same = compare_runs(load_side(a), load_side(c))
     assert [p.verdict for p in same.kinds["stream"]] == ["same range", "same range"]
+
+
+def _series(tmp_path: Path, frame_s) -> Path:
+    from stibium_py.run import start_series
     path = tmp_path / "s.yaml"
     path.write_text(_plan(CUSTOM))
     options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / "series", progress=False)
-    finished = start_series(LoadedPlan.read(path), options, 2, Console(quiet=True), FakeHelpers(frame_s=fast))
-    summary = summarize_series(finished.path)
+    finished = start_series(LoadedPlan.read(path), options, 2, Console(quiet=True), FakeHelpers(frame_s=frame_s))
+    assert finished.status == "complete"
+    return finished.path
+
+
+def _series_said(path: Path) -> tuple[dict, str, str]:
+    """A series' summary, its terminal (one line of words) and its page."""
+    from stibium_py.report import series_page
+    from stibium_py.series import summarize_series
+    summary = summarize_series(path)
+    console = Console(record=True, width=200)
+    for line in series_page.terminal(summary, {}, 200):
+        console.print(line)
+    return summary, " ".join(console.export_text().split()), series_page.render(summary)
+
+
+def test_a_series_sets_each_run_s_most_streams_beside_the_others(tmp_path):
+    """Two runs alike (2 streams play in every trial of each): the series puts the stream test together, each
+    run's most streams and every trial's, on the terminal and the page; nothing differs, nothing is left out."""
+    path = _series(tmp_path, lambda name, k: 0.010)
+    summary, said, page = _series_said(path)
     assert summary["tests"] == []
-    assert {"level": "warning", "test": "clips", "message": "stream tests are not put together across runs: this "
-            "summary leaves them out", "what_to_do": "read each run's report for them"} in summary["warnings"]
+    capture, playback = summary["kinds"]["stream"]
+    runs = summary["runs"]
+    assert (capture["test"], capture["action"], capture["most_streams"], capture["runs_differ"]) == (
+        "clips", "capture", 2, False)
+    assert [(r["run"], r["most_streams"], r["most_streams_by_trial"]) for r in playback["runs"]] == [
+        (runs[0], 2, [2, 2]), (runs[1], 2, [2, 2])]
+    assert "warnings" not in capture and not [w for w in summary["warnings"] if "stream" in w["message"]]
+    assert (f"clips playback (1 MiB at 25.000 fps, 26.2 MB/s a stream): 2 streams without a drop in every trial "
+            f"of 2 runs; {runs[0]}: 2 in each trial, {runs[1]}: 2 in each trial") in said
+    assert "Streams across runs: will it play, run by run" in page and "the runs&#x27; trials overlap" in page
+
+
+def test_a_series_whose_runs_carry_different_counts_says_they_differ(tmp_path):
+    """The first run's frames take 10 ms (2 streams play), the second's two streams 50 ms (1 plays): the most
+    across runs is 1, and the runs differ, said as a warning on the terminal and the page."""
+    frames_a_run = (1 + 2) * 2 * 25 * 2          # counts 1 and 2, two trials, 25 frames, capture and playback
+    calls = []
+
+    def frame_s(name: str, k: int) -> float:
+        calls.append(name)
+        return 0.010 if len(calls) <= frames_a_run or name.startswith("1x") else 0.050
+    path = _series(tmp_path, frame_s)
+    summary, said, page = _series_said(path)
+    first, second = summary["runs"]
+    capture = summary["kinds"]["stream"][0]
+    assert [(r["run"], r["most_streams_by_trial"]) for r in capture["runs"]] == [(first, [2, 2]), (second, [1, 1])]
+    assert (capture["most_streams"], capture["runs_differ"]) == (1, True)
+    warning = {"level": "warning", "test": "clips capture",
+               "message": f"runs differ: {first} carried 2 streams or more in every trial, {second} at most 1",
+               "what_to_do": "quote the fewest streams across runs; look for what changed between them (caches, "
+                             "background work, temperature)"}
+    assert warning in summary["warnings"]
+    assert f"runs differ: {first} carried 2 streams or more in every trial, {second} at most 1" in said
+    assert f"runs differ: {first} carried 2 streams or more in every trial, {second} at most 1" in page
 
 
 def test_an_image_sequence_is_a_folder_a_stream_and_a_file_a_frame():

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...analysis.summary import Pending, SummaryContext
 from ...table import Table
-from ...units import format_rate
+from ...units import format_rate, format_size
 from . import formats
 from .expand import FRAME_ALIGN_BYTES
 
@@ -313,6 +313,12 @@ def sentence(e: StreamResult) -> str:
         said += (f"; one stream's frames moved at {format_rate(e.sequential_bytes_per_s)}, a sequential rate that "
                  f"promises {e.promised}")
     return f"{e.name} {e.action}{f' ({e.format_title})' if e.format_title else ''}: {said}"
+
+
+def described(e: StreamResult) -> str:
+    """The test's format (or its frame and rate) in words, as a comparison and a series name it."""
+    return (f"{e.format_title}: " if e.format_title else "") + (
+        f"{format_size(e.frame_bytes)} at {e.fps:.3f} fps, {format_rate(e.stream_bytes_per_s)} a stream")
 
 
 def client_names(e: StreamResult, ranks: list[int]) -> str:

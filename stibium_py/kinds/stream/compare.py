@@ -12,8 +12,7 @@ import numpy as np
 
 from ...analysis.settings import Settings
 from ...table import Table
-from ...units import format_rate, format_size
-from .analysis import stream_result
+from .analysis import described, stream_result
 
 
 @dataclass(frozen=True)
@@ -69,8 +68,7 @@ def _side(runs: list[Table]) -> dict[tuple[str, str], _Side]:
             e = stream_result(str(name), str(op), streams.take(idx))
             if e is None or not e.most_by_trial:
                 continue
-            what = (f"{e.format_title}: " if e.format_title else "") + (
-                f"{format_size(e.frame_bytes)} at {e.fps:.3f} fps, {format_rate(e.stream_bytes_per_s)} a stream")
+            what = described(e)
             key = (e.name, e.action)
             before = out.get(key)
             mosts = [m * e.clients for m in e.most_by_trial]

@@ -198,5 +198,32 @@ def compare_section(pairs: list[Any], label_a: str, label_b: str) -> str:
             f"other's any.</p>" + table(["test", "op", "format", "A", "B", "B against A"], rows))
 
 
+def _runs(entry: dict[str, Any]) -> str:
+    return f"{len(entry['runs'])} run{'s' if len(entry['runs']) != 1 else ''}"
+
+
+def series_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """A series' stream tests on the terminal, a line a test and op: the most streams without a drop in every
+    trial of every run, then each run's (its trials' range)."""
+    def each(r: dict[str, Any]) -> str:
+        low, high = min(r["most_streams_by_trial"]), max(r["most_streams_by_trial"])
+        return f"{r['run']}: {low} in each trial" if low == high else f"{r['run']}: {low} (trials: {low} to {high})"
+    return [f"{e['test']} {e['action']} ({e['format']}): {_streams(e['most_streams'])} without a drop in every "
+            f"trial of {_runs(e)}; " + ", ".join(map(each, e["runs"])) for e in entries]
+
+
+def series_section(entries: list[dict[str, Any]]) -> str:
+    """A series' stream tests on its page: each run's most streams (on the store) and every trial's, then every
+    run's together."""
+    rows = [[e["test"], e["action"], e["format"], r["run"], str(r["most_streams"]),
+             ", ".join(map(str, r["most_streams_by_trial"]))] for e in entries for r in e["runs"]]
+    rows += [[e["test"], e["action"], e["format"], f"every run ({_runs(e)})", str(e["most_streams"]),
+              "the runs differ" if e["runs_differ"] else "the runs' trials overlap"] for e in entries]
+    return ("<h2>Streams across runs: will it play, run by run</h2><p>The most streams on the store without a drop "
+            "in every trial of a run, and each trial's own most; a run differs from another only where its every "
+            "trial carried more than the other's any.</p>"
+            + table(["test", "op", "format", "run", "most streams without a drop", "each trial's most"], rows))
+
+
 VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", sections, lines, compare_lines,
-                compare_section)
+                compare_section, series_lines, series_section)
