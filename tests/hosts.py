@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,9 @@ class Hosts:
     export_on: Path | None = None      # the NAS's folder, where not work/export (a folder on a device of known speed)
     hosts: list[Host] = field(default_factory=list)
     _bound: bool = False               # the harness's folder is bind-mounted on itself (made private)
+    # the launcher's session folders (TMPDIR/ompi.PID), removed when the harness closes: a launcher a test kills
+    # leaves its folder behind; short, for PMIx's socket paths (108 bytes)
+    _sessions: Path | None = None
 
     @property
     def export(self) -> Path:
@@ -116,6 +120,7 @@ class Hosts:
     # -- building
     def _start(self) -> None:
         self.work.mkdir(parents=True, exist_ok=True)
+        self._sessions = Path(tempfile.mkdtemp(prefix="sb-ompi-", dir="/tmp"))
         # the harness's folder a private mount of its own: the hosts' mounts below it (sshfs, a folder of their own)
         # stay in their namespaces, whatever the propagation of the mount that holds it (shared on most machines)
         _sh("mount", "--bind", str(self.work), str(self.work))
@@ -208,12 +213,12 @@ class Hosts:
 
     def mpirun(self) -> list[str]:
         """The launcher's words before the program: Open MPI over ssh to the client hosts, one rank each, over
-        the bridge only."""
+        the bridge only, its session folders in the harness's own."""
         here = Path(sys.executable).parent
         mpirun = shutil.which("mpirun", path=str(here)) or shutil.which("mpirun") or "mpirun"
         prefix = str(Path(os.path.realpath(mpirun)).parent.parent)
-        return [mpirun, "--allow-run-as-root", "--hostfile", str(self.hostfile), "-n", str(self.clients),
-                "--prefix", prefix, "--prtemca", "plm_ssh_agent", f"ssh -F {self.ssh_config}",
+        return ["env", f"TMPDIR={self._sessions}", mpirun, "--allow-run-as-root", "--hostfile", str(self.hostfile),
+                "-n", str(self.clients), "--prefix", prefix, "--prtemca", "plm_ssh_agent", f"ssh -F {self.ssh_config}",
                 "--prtemca", "oob_tcp_if_include", f"{NET}.0/24", "--mca", "btl_tcp_if_include", f"{NET}.0/24",
                 "--mca", "btl", "self,tcp", *(w for v in ("PATH", "STIBIUM_HOME", "PYTHONPATH", "STIBIUM_HELPER")
                                               if v in os.environ for w in ("-x", v))]
@@ -251,6 +256,9 @@ class Hosts:
             subprocess.run(["ip", "netns", "del", h.netns], capture_output=True)
         subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True)
         self.hosts = []
+        if self._sessions is not None:
+            shutil.rmtree(self._sessions, ignore_errors=True)
+            self._sessions = None
         if self._bound:
             subprocess.run(["umount", "-l", str(self.work)], capture_output=True)
             self._bound = False

@@ -220,6 +220,26 @@ def recipe_b(work: Path, rate: str = "400M", delay: str = "1ms", size: str = "1G
         yield device
 
 
+@contextlib.contextmanager
+def dirty_held_to(device: Device, limit_bytes: int) -> Iterator[None]:
+    """The device's own cap on the page cache's dirty bytes (its backing device's strict limit, Linux 6.2's
+    max_bytes), put back as it was after: above it the kernel writes back at once and a writer waits, so the device
+    is busy from a writer's first bytes rather than from its flush. The machine's other devices are untouched."""
+    source = _run("findmnt", "-n", "-o", "SOURCE", str(device.mount)).strip()
+    rdev = os.stat(source).st_rdev
+    bdi = Path(f"/sys/class/bdi/{os.major(rdev)}:{os.minor(rdev)}")
+    # max_bytes reads back as bytes worked out from the share it sets, which it may refuse to be given again:
+    # the share (in millionths) is what is put back
+    before = {name: (bdi / name).read_text().strip() for name in ("strict_limit", "max_ratio_fine")}
+    try:
+        (bdi / "max_bytes").write_text(f"{limit_bytes}\n")
+        (bdi / "strict_limit").write_text("1\n")
+        yield
+    finally:
+        for name in ("strict_limit", "max_ratio_fine"):
+            (bdi / name).write_text(before[name] + "\n")
+
+
 PARALLEL_DISK_SRC = Path(__file__).resolve().parent / "parallel_disk.c"
 
 
