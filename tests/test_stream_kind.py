@@ -397,6 +397,9 @@ def test_dnxhr_h264_and_tiff_frames_are_their_sources_figures():
         177.67, abs=0.005)
     xavc = formats.FORMATS["h264-xavc-s-uhd-25"]
     assert xavc.rate_bits_per_s == 100e6 and xavc.low_bits_per_s == 60e6 and "60 to 100 Mb/s" in xavc.title
+    hevc = formats.FORMATS["h265-gopro-high-uhd-59.94"]          # GoPro's "around 100Mb/s", HEVC only
+    assert hevc.fps == Fraction(60000, 1001) and hevc.frame_bytes == 208_541 and "GoPro" in hevc.source
+    assert hevc.rate_bits_per_s == pytest.approx(100e6, abs=8 * 60)
     tiff = formats.FORMATS["tiff-16bit-4k-24"]
     assert tiff.frame_bytes == 4096 * 2160 * 6 + 2160 * 8 + 1024 and tiff.extension == "tif"
     ops = expand(load_plan("p.yaml", _plan("    format: tiff-16bit-2k-24\n    streams: 1\n    trials: 1\n"
@@ -410,6 +413,12 @@ def test_a_result_names_the_table_s_formats_of_its_frame():
     frame = -(-hq.frame_bytes // FRAME_ALIGN_BYTES) * FRAME_ALIGN_BYTES
     assert formats.named(frame, float(hq.fps), FRAME_ALIGN_BYTES) == "DNxHR HQ or HQX, 3840x2160 at 29.97"
     assert formats.named(frame, 24.0, FRAME_ALIGN_BYTES) == ""
+    # codecs whose titles hold a comma of their own, of the same frame and rate: both named, the size said once
+    hevc = formats.FORMATS["h265-gopro-high-uhd-29.97"]
+    frame = -(-hevc.frame_bytes // FRAME_ALIGN_BYTES) * FRAME_ALIGN_BYTES
+    assert formats.named(frame, float(hevc.fps), FRAME_ALIGN_BYTES) == (
+        "H.264 (Sony XAVC S, 60 to 100 Mb/s) or H.265 (GoPro Protune high bit rate, about 100 Mb/s), 3840x2160 at "
+        "29.97")
 
 
 @pytest.mark.parametrize("most, path", [(0, [1]), (1, [1, 2]), (3, [1, 2, 4, 3]), (5, [1, 2, 4, 8, 6, 5]),

@@ -15,7 +15,7 @@ PRORES_SOURCE = "Apple ProRes White Paper (April 2022), Appendix: Target Data Ra
 
 # the frame rates video names as decimals, as the exact ratios the helper paces by
 RATES = {"23.976": Fraction(24000, 1001), "24": Fraction(24), "25": Fraction(25), "29.97": Fraction(30000, 1001),
-         "30": Fraction(30)}
+         "30": Fraction(30), "50": Fraction(50), "59.94": Fraction(60000, 1001), "60": Fraction(60)}
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,17 @@ for _size, (_wh, _low, _high) in {"uhd": ("3840x2160", 60, 100), "hd": ("1920x10
                                 int(_high * 1_000_000 / 8 / RATES[_rate]), XAVC_SOURCE,
                                 low_bits_per_s=_low * 1_000_000)
 
+# A camera's H.265 (HEVC), long-GOP and of variable rate as its H.264: GoPro's own documentation of its cameras'
+# bit rate control (GoPro Labs, "Extensions", BITR, for HERO10 to HERO13, MAX2 and Bones) says the Protune high bit
+# rate setting, HEVC only, is "normally ... around 100Mb/s", at every frame size and rate; the table takes 100 Mb/s
+# at 3840x2160 at the rates those cameras record (at 5.3K the frame is the same: the rate does not change with size).
+GOPRO_HEVC_SOURCE = ("GoPro Labs, Extensions (github.com/gopro/labs, docs/control/extensions, July 2026): BITR, the "
+                     "Protune high bit rate setting (HEVC only), normally around 100 Mb/s")
+for _rate in ("23.976", "25", "29.97", "50", "59.94"):
+    _name = f"h265-gopro-high-uhd-{_rate}"
+    FORMATS[_name] = Format(_name, f"H.265 (GoPro Protune high bit rate, about 100 Mb/s), 3840x2160 at {_rate}",
+                            RATES[_rate], int(100 * 1_000_000 / 8 / RATES[_rate]), GOPRO_HEVC_SOURCE)
+
 # TIFF (TIFF 6.0) uncompressed 16-bit RGB, one frame a file as scanners and grading tools write them: 6 bytes a
 # pixel, each row a strip (4 bytes of offset and 4 of count a row) and 1 KiB for its header and directory.
 TIFF_SOURCE = "TIFF 6.0: 16-bit RGB uncompressed, 6 bytes a pixel, a strip a row (8 bytes), 1 KiB header and IFD"
@@ -111,7 +122,8 @@ for _size, (_w, _h) in _CINEMA.items():
 def families() -> str:
     """The table's names in short: each family's pattern."""
     return ("prores-{422,422-hq,4444}-{hd,uhd}-{23.976,29.97}, dnxhr-{lb,sq,hq,hqx,444}-{2k,uhd,4k}-{23.976,25,29.97} "
-            "(4k: hq, hqx, 444), h264-xavc-s-{hd,uhd}-{23.976,25,29.97}, dpx-10bit-{2k,4k}-24, exr-half-{2k,4k}-24, "
+            "(4k: hq, hqx, 444), h264-xavc-s-{hd,uhd}-{23.976,25,29.97}, "
+            "h265-gopro-high-uhd-{23.976,25,29.97,50,59.94}, dpx-10bit-{2k,4k}-24, exr-half-{2k,4k}-24, "
             "tiff-16bit-{2k,4k}-24")
 
 
@@ -122,8 +134,9 @@ def named(frame_bytes: int, fps: float, align_bytes: int) -> str:
             if -(-f.frame_bytes // align_bytes) * align_bytes == frame_bytes and abs(float(f.fps) - fps) < 1e-6 * fps]
     if not same:
         return ""
-    heads = list(dict.fromkeys(f.title.split(", ")[0] for f in same))
-    tails = list(dict.fromkeys(", ".join(f.title.split(", ")[1:]) for f in same))
+    # a title is its codec (which may hold a comma of its own), then ", " and its frame size and rate
+    heads = list(dict.fromkeys(f.title.rsplit(", ", 1)[0] for f in same))
+    tails = list(dict.fromkeys(f.title.rsplit(", ", 1)[1] for f in same))
     if len(tails) > 1:
         return " or ".join(f.title for f in same)
     family = heads[0].split(" ")[0]
