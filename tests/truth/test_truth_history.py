@@ -1,5 +1,10 @@
 """The history on a device of known speed (Recipe B): runs at one rate, then at a rate 20 % lower; `history
-check` passes the same rate twice and names the run where it changed."""
+check` passes the same rate and names the run where it changed.
+
+Three runs at the first rate, not two: the level a run is checked against carries the spread between the runs
+before it, with Student's t for their count (12.7 for two, 4.3 for three). Against two, the write point's
+interval was about -20 % [-29 %, -11 %] here, and under CI's load once reached past -5 %, so the check rightly did
+not call it; against three, [-23 %, -17 %] (three runs)."""
 
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ def test_history_check_finds_a_rate_20_percent_lower_and_passes_the_same_rate(tm
         [run_dir] = set(out.iterdir()) - before
         return run_dir
 
+    run()
     run()
     run()
     same = _stibium("history", "--history", str(db), "check", "--threshold", "5")
