@@ -100,11 +100,15 @@ def test_files_rates_on_recipe_b(tmp_path, device_b):
 RECIPE_A_PLAN = FILES_PLAN.replace("{{from: 1MB, to: 64MB, count: 7}}", "[32MB, 64MB, 128MB, 256MB]")
 
 
-# The throttle's slices leave its writes' rate a little under the rate set, by a margin that moves with the machine's
-# load: -2.72 %, -3.0005 %, -1.18 % in three runs here on 2026-11-26 (reads -0.92 %, -0.82 %), each interval holding
-# the rate set. The claim stibium makes is the interval: it must hold the rate (to the device's accuracy), as on
-# Recipe B; the point must be within 4 % of it, not the 3 % of a device without slices.
+# The throttle does not hold its write rate as nbdkit's filter does: one 256 MiB file written as a files test writes
+# it (one O_DIRECT request of the whole file) moved at -1.57 to -0.87 % of the rate set, in 1 MiB requests at +0.07
+# to +0.89 %, with dd at -2.71 to -0.99 % (tests/bench/bench_recipe_a_write_bias.py, one run, 2026-11-27), and the
+# kernel's counters of the loop device took each written file's bytes in the time stibium measured, within 5 ms but
+# for the run's first (tests/bench/bench_recipe_a_counters.py): the device, not the instrument. Its writes are known
+# to within 3.5 % under and 1 % over the rate set (docs/truth-devices.md), its reads to 0.5 %; the point must be
+# within 4 %.
 RECIPE_A_POINT_ERROR = 0.04
+RECIPE_A_ACCURACY = {"write": (0.035, 0.01), "read": (DEVICE_ACCURACY, DEVICE_ACCURACY)}
 
 
 def test_separate_read_and_write_rates_on_recipe_a(tmp_path, device_a):
@@ -112,7 +116,8 @@ def test_separate_read_and_write_rates_on_recipe_a(tmp_path, device_a):
     for op, truth in (("write", device_a.write_bytes_per_s), ("read", device_a.read_bytes_per_s)):
         rate = entry(summary, "files", op)["rate_bytes_per_s"]
         assert abs(report(f"recipe A files {op} rate (B/s)", truth, rate)) <= RECIPE_A_POINT_ERROR
-        assert rate["low"] <= truth * (1 + DEVICE_ACCURACY) and truth * (1 - DEVICE_ACCURACY) <= rate["high"]
+        under, over = RECIPE_A_ACCURACY[op]
+        assert rate["low"] <= truth * (1 + over) and truth * (1 - under) <= rate["high"]
 
 
 def test_latency_and_throughput_of_patterns_on_recipe_b(tmp_path, device_b):
