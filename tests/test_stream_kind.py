@@ -262,11 +262,11 @@ def test_compare_sets_two_runs_stream_counts_side_by_side(tmp_path):
     assert [p.verdict for p in same.kinds["stream"]] == ["same range", "same range"]
 
 
-def _series(tmp_path: Path, frame_s) -> Path:
+def _series(tmp_path: Path, frame_s, test: str = CUSTOM, out: str = "series") -> Path:
     from stibium_py.run import start_series
     path = tmp_path / "s.yaml"
-    path.write_text(_plan(CUSTOM))
-    options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / "series", progress=False)
+    path.write_text(_plan(test))
+    options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / out, progress=False)
     finished = start_series(LoadedPlan.read(path), options, 2, Console(quiet=True), FakeHelpers(frame_s=frame_s))
     assert finished.status == "complete"
     return finished.path
@@ -323,6 +323,23 @@ def test_a_series_whose_runs_carry_different_counts_says_they_differ(tmp_path):
     assert warning in summary["warnings"]
     assert f"runs differ: {first} carried 2 streams or more in every trial, {second} at most 1" in said
     assert f"runs differ: {first} carried 2 streams or more in every trial, {second} at most 1" in page
+
+
+def test_a_run_of_another_frame_under_the_test_s_name_is_left_out_and_said_why(tmp_path):
+    """A run of the same test name at 30 frames a second beside two at 25: left out of the test's entry, named with
+    its own frame and rate and the others' (not said to have had no whole trial)."""
+    from stibium_py.analysis.settings import SERIES
+    from stibium_py.compare import load_run
+    from stibium_py.kinds.stream.series import across_runs
+    runs = [(r.path.name, r.rows) for r in load_run(_series(tmp_path, lambda name, k: 0.010)).runs]
+    other = load_run(_series(tmp_path, lambda name, k: 0.010, CUSTOM.replace("fps: 25", "fps: 30"), "other")).runs[0]
+    capture = across_runs([*runs, ("other-run", other.rows)], SERIES)[0]
+    assert [r["run"] for r in capture["runs"]] == [name for name, _ in runs]
+    assert capture["warnings"] == [{
+        "level": "warning", "test": "clips capture",
+        "message": "left out other-run (1 MiB at 30.000 fps, 31.5 MB/s a stream): it ran another frame or rate than "
+                   "the others (1 MiB at 25.000 fps, 26.2 MB/s a stream)",
+        "what_to_do": "read that run's report for what it did"}]
 
 
 def test_an_image_sequence_is_a_folder_a_stream_and_a_file_a_frame():

@@ -34,10 +34,15 @@ def _differ(differ: bool | None, no: str) -> str:
     return "unknown" if differ is None else "yes" if differ else no
 
 
+def has_points(summary: dict[str, Any]) -> bool:
+    """Whether the series has test points (one of only streams or sustained tests has none: their own sections)."""
+    return bool(summary["tests"])
+
+
 def _no_warning(summary: dict[str, Any]) -> str:
     """The words where no warning was given, true of the runs: they agree only where their intervals say so (a
     kind's own results, each run's beside the others, are said in its section)."""
-    if not summary["tests"]:
+    if not has_points(summary):
         return "No warning."
     known = [t for t in summary["tests"] if t["runs_differ"] is not None]
     if known and len(known) == len(summary["tests"]):
@@ -71,7 +76,7 @@ def render(summary: dict[str, Any]) -> str:
     links = " ".join(f"<a href=\"{esc(r)}/{REPORT_HTML}\">{esc(r)}</a>" for r in summary["runs"])
     sections = [f"<h1>stibium: {esc(summary['plan'])}, {len(summary['runs'])} runs</h1>",
                 f"<p class=\"muted\">Each run's own report: {links}</p>"]
-    if rows:            # test points (a series of only streams or sustained tests has none: their own sections)
+    if has_points(summary):
         sections += ["<h2>Across runs</h2>",
                      table(["test", "rate across runs (95% interval, includes the variance between runs)",
                             "spread between runs", "runs", "runs differ"], rows)]
@@ -80,7 +85,7 @@ def render(summary: dict[str, Any]) -> str:
         sections.append(figure(_runs_figure(t), f"runs{n}"))
     for kind, entries in kind_entries(summary).items():
         sections.append(registry.spec(kind).view.series_section(entries))
-    if rows:
+    if has_points(summary):
         sections.append("<p class=\"muted\">Rate across runs: the geometric mean of the runs' rates, with a two-level "
                         "bootstrap interval (runs resampled, then measurements within each) widened for the few runs "
                         "by t/z sqrt(K/(K-1)). Spread: 1.4826 x the median absolute deviation of the runs' log "
@@ -103,7 +108,7 @@ def terminal(summary: dict[str, Any], runs_said: dict[tuple[str, str, str, str],
              width: int = 80) -> list[Any]:
     """What the terminal shows of a series: the table across runs, the kinds' own results (each run's sustained
     headlines), the series' warnings, then each run's warnings said once with the runs that gave them."""
-    out: list[Any] = [terminal_table(summary, width)] if summary["tests"] else []
+    out: list[Any] = [terminal_table(summary, width)] if has_points(summary) else []
     for kind, entries in kind_entries(summary).items():
         out += [escape(line) for line in registry.spec(kind).view.series_lines(entries)]
     out += notices(summary["warnings"], "the report")

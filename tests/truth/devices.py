@@ -220,6 +220,13 @@ def recipe_b(work: Path, rate: str = "400M", delay: str = "1ms", size: str = "1G
         yield device
 
 
+def missing_for_dirty_cap() -> str | None:
+    """What a cap of one device's dirty bytes (dirty_held_to) lacks here: Linux 6.2's max_bytes of a backing device."""
+    if not any(Path("/sys/class/bdi").glob("*/max_bytes")):
+        return "needs Linux 6.2 or later (a backing device's max_bytes in /sys/class/bdi)"
+    return None
+
+
 @contextlib.contextmanager
 def dirty_held_to(device: Device, limit_bytes: int) -> Iterator[None]:
     """The device's own cap on the page cache's dirty bytes (its backing device's strict limit, Linux 6.2's

@@ -208,6 +208,17 @@ def next_count(tried: dict[int, bool], most: int) -> int | None:
     return min(2 * clean, most) if bad > most and clean else (clean + bad) // 2 if clean else 1
 
 
+def results_of_run(rows: Table) -> dict[tuple[str, str], StreamResult | None]:
+    """Each (test, op) of one run's stream tests: its result, or None where no trial of it ran whole (what a
+    series and a comparison of runs read of a run)."""
+    streams = rows.take(np.flatnonzero(rows.col("kind") == "stream")).valid()
+    out: dict[tuple[str, str], StreamResult | None] = {}
+    for (name, op), idx in streams.groups("test", "op").items():
+        e = stream_result(str(name), str(op), streams.take(idx))
+        out[(str(name), str(op))] = e if e is not None and e.most_by_trial else None
+    return out
+
+
 def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
     """The result of one test's capture or playback; None before any group of streams is whole. With many
     clients, a count is each client's streams, every client's at once: a group is whole when every client's

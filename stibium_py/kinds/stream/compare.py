@@ -8,11 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ...analysis.settings import Settings
 from ...table import Table
-from .analysis import described, stream_result
+from .analysis import described, results_of_run
 
 
 @dataclass(frozen=True)
@@ -63,18 +61,15 @@ def _side(runs: list[Table]) -> dict[tuple[str, str], _Side]:
     """Each (test, op) of the runs' stream tests: its format, frame, and every trial's most on the store."""
     out: dict[tuple[str, str], _Side] = {}
     for rows in runs:
-        streams = rows.take(np.flatnonzero(rows.col("kind") == "stream")).valid()
-        for (name, op), idx in streams.groups("test", "op").items():
-            e = stream_result(str(name), str(op), streams.take(idx))
-            if e is None or not e.most_by_trial:
+        for e in results_of_run(rows).values():
+            if e is None:
                 continue
-            what = described(e)
             key = (e.name, e.action)
             before = out.get(key)
             mosts = [m * e.clients for m in e.most_by_trial]
             if before is not None and before.frame == (e.frame_bytes, e.fps):
                 mosts = before.mosts + mosts
-            out[key] = _Side(what, (e.frame_bytes, e.fps), mosts)
+            out[key] = _Side(described(e), (e.frame_bytes, e.fps), mosts)
     return out
 
 

@@ -7,21 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...analysis.settings import Settings
 from ...table import Table
-from .analysis import StreamResult, described, stream_result
-
-
-def _results(rows: Table) -> dict[tuple[str, str], StreamResult | None]:
-    """Each (test, op) of a run's stream tests: its result, or None where no trial ran whole."""
-    streams = rows.take(np.flatnonzero(rows.col("kind") == "stream")).valid()
-    out: dict[tuple[str, str], StreamResult | None] = {}
-    for (name, op), idx in streams.groups("test", "op").items():
-        e = stream_result(str(name), str(op), streams.take(idx))
-        out[(str(name), str(op))] = e if e is not None and e.most_by_trial else None
-    return out
+from .analysis import described, results_of_run
 
 
 def _differ(runs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -34,20 +22,21 @@ def _differ(runs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]
 
 def across_runs(runs: list[tuple[str, Table]], s: Settings) -> list[dict[str, Any]]:
     """Per test and op, each run's most streams on the store (the clients times each one's count) and every
-    trial's, the most across the runs, the runs that had no whole trial, and a warning where the runs differ.
+    trial's, the most across the runs, and warnings: where the runs differ, and each run left out with why (no whole
+    trial, or another frame or rate under the test's name).
     The settings are not needed: a count has no interval."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for run, rows in runs:
-        for (name, op), e in _results(rows).items():
+        for (name, op), e in results_of_run(rows).items():
             entry = found.setdefault((name, op), {"test": name, "op": op, "action": "capture" if op == "write"
                                                   else "playback", "format": "", "frame_bytes": 0, "fps": 0.0,
-                                                  "runs": [], "without_whole_trial": []})
+                                                  "runs": [], "without_whole_trial": [], "other_frame": []})
             if e is None:
                 entry["without_whole_trial"].append(run)
                 continue
             if entry["runs"] and (entry["frame_bytes"], entry["fps"]) != (e.frame_bytes, e.fps):
                 # a run of another plan under the same name: not the same stream, left out and said
-                entry["without_whole_trial"].append(run)
+                entry["other_frame"].append(f"{run} ({described(e)})")
                 continue
             by_trial = [m * e.clients for m in e.most_by_trial]
             entry.update(format=described(e), frame_bytes=e.frame_bytes, fps=e.fps)
@@ -66,10 +55,11 @@ def across_runs(runs: list[tuple[str, Table]], s: Settings) -> list[dict[str, An
                        f"more in every trial, {apart[1]['run']} at most {max(apart[1]['most_streams_by_trial'])}",
             "what_to_do": "quote the fewest streams across runs; look for what changed between them (caches, "
                           "background work, temperature)"}]
+        left_out = [(entry["without_whole_trial"], "no trial of it ran whole"),
+                    (entry["other_frame"], f"it ran another frame or rate than the others ({entry['format']})")]
         entry["warnings"] += [{
             "level": "warning", "test": f"{entry['test']} {entry['action']}",
-            "message": f"left out {', '.join(entry['without_whole_trial'])}: no trial of it ran whole (or it ran "
-                       f"another frame or rate)", "what_to_do": "read that run's report for what it did"}
-            ] if entry["without_whole_trial"] else []
+            "message": f"left out {', '.join(runs)}: {why}", "what_to_do": "read that run's report for what it did"}
+            for runs, why in left_out if runs]
         out.append(entry)
     return out
