@@ -188,20 +188,24 @@ def resume(run_dir: Path, open_report: bool, client_silence: float, history_path
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
     operations."""
     from .run import RunOptions, resume_run, resume_series
+    from .run.crew import every_rank_or_none
     from .store import is_series
     from .team import join
     team = join(silence_s=client_silence)
     options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else _recorder(history_path))
     if team.rank:
         console.quiet = True
-        resume_run(run_dir, options, console, team=team)   # rank 0 tells the others what
-        return
-    _run_dir(run_dir)
-    if is_series(run_dir):
-        finished = resume_series(run_dir, options, console)
-    else:
-        finished = resume_run(run_dir, options, console, team=team)
-    _after_run(finished, open_report)
+
+    def series_or_run() -> bool | None:
+        """Rank 0 reads the folder and tells the others what it is (they need not see it)."""
+        if team.rank:
+            return None
+        _run_dir(run_dir)
+        return is_series(run_dir)
+    resume = resume_series if team.share(every_rank_or_none(team, series_or_run)) else resume_run
+    finished = resume(run_dir, options, console, team=team)
+    if not team.rank:
+        _after_run(finished, open_report)
 
 
 def _recorder(given: Path | None) -> Callable[[Path], None]:

@@ -1,6 +1,7 @@
 """Many clients under `mpiexec --oversubscribe -n 4` on one machine (Open MPI and mpi4py from the package
 index, installed by the README's test command): both layouts, read_from: other, a rank that cannot see the
-target, an interrupted run and its resume, a killed rank, compare's refusal of many clients against one."""
+target, an interrupted run and its resume, a series of runs and its resume, a killed rank, compare's refusal of
+many clients against one."""
 
 from __future__ import annotations
 
@@ -244,14 +245,17 @@ def test_many_clients_against_one_are_refused_unless_asked(four, tmp_path):
     assert asked.returncode == 0, asked.stderr
 
 
-def test_a_rank_that_cannot_see_the_target_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize("runs", ["1", "2"])
+def test_a_rank_that_cannot_see_the_target_is_refused_in_one_line(tmp_path, runs):
     """Rank 3 is given another folder (as a machine whose share is mounted elsewhere, or not at all): it
-    cannot see the test folder rank 0 created, and nothing is left behind."""
+    cannot see the test folder rank 0 created, and nothing is left behind: not a run directory, not the folder
+    of a series of runs."""
     (tmp_path / "plan.yaml").write_text(PLAN)
     shared, elsewhere = tmp_path / "store", tmp_path / "elsewhere"
     done = subprocess.run([MPIEXEC, "--oversubscribe", "-n", "3", *STIBIUM, "run", "plan.yaml", "--target", str(shared),
-                           "--out", "reports", ":", "-n", "1", *STIBIUM, "run", "plan.yaml", "--target", str(elsewhere),
-                           "--out", "reports"], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
+                           "--out", "reports", "--runs", runs, ":", "-n", "1", *STIBIUM, "run", "plan.yaml", "--target",
+                           str(elsewhere), "--out", "reports", "--runs", runs], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     said = [line for line in done.stderr.splitlines() if line.startswith("stibium:")]
     host = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
@@ -313,6 +317,41 @@ def test_an_interrupted_run_keeps_every_ranks_rows_and_resumes(tmp_path):
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "complete" and len(record["clients"]["launches"]) == 2
     assert len(record["resumed_utc"]) == 1 and record["machine"]["boot_id"] == sysinfo.boot_id()
+    assert list(target.iterdir()) == []
+
+
+def test_a_series_of_many_clients_runs_in_step_and_resumes_where_it_stopped(tmp_path):
+    """--runs 2 under two ranks: SIGINT at rank 0 in the first run stops the series (it and the run marked
+    interrupted, the test files gone, no second run begun); `stibium resume` of the series under two ranks
+    finishes that run and runs the second, each with both clients' rows, and the series is summed up."""
+    trials = 100
+    (tmp_path / "plan.yaml").write_text(LONG_PLAN.replace(f"trials: {LONG_TRIALS}", f"trials: {trials}"))
+    target, out = tmp_path / "store", tmp_path / "reports"
+    proc = mpi_background(2, "run", "plan.yaml", "--target", str(target), "--out", "reports", "--runs", "2",
+                          "--seed", "7", cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while True:
+        first = next(out.iterdir()) / "run-1" if out.exists() and any(out.iterdir()) else Path("none")
+        if (first / "measurements.csv").exists() and len(rows_of(first)) >= 10:
+            break
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    series = first.parent
+    os.kill(json.loads((first / "run.json").read_text())["pid"], signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert json.loads((series / "series.json").read_text())["status"] == "interrupted"
+    assert json.loads((first / "run.json").read_text())["status"] == "interrupted"
+    assert not (series / "run-2").exists() and list(target.iterdir()) == []
+    done = mpi(2, "resume", str(series), cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads((series / "series.json").read_text())["status"] == "complete"
+    for run_dir in (first, series / "run-2"):
+        record = json.loads((run_dir / "run.json").read_text())
+        assert record["status"] == "complete" and record["clients"]["ranks"] == 2
+        kept = Counter((r["seq"], r["rank"]) for r in rows_of(run_dir) if not r["error"])
+        assert set(kept.values()) == {1} and len(kept) == 2 * trials * 2      # every step of both ranks, once
+    assert "stibium summary: 2 runs" in done.stdout
     assert list(target.iterdir()) == []
 
 

@@ -237,6 +237,39 @@ def test_in_a_series_a_runs_files_are_gone_before_the_next_run_measures(tmp_path
     assert list((tmp_path / "t").iterdir()) == []
 
 
+def test_a_series_whose_first_run_is_refused_leaves_no_folder(tmp_path):
+    """The helper's `info` fails at the first run's start (after the series' own check of the plan and the
+    target): the refusal in one line, and neither the series folder nor the folders made for it are left."""
+    from stibium_py.helper import HelperResult
+    from stibium_py.run import start_series
+
+    class Failing(FakeHelpers):
+        def once(self, args: list[str]) -> HelperResult:
+            return HelperResult(1, {"error": "the helper could not open the target"})
+    options = replace(_options(tmp_path), out_dir=tmp_path / "out" / "r")
+    with pytest.raises(RunError) as refused:
+        start_series(_plan(tmp_path), options, 2, Console(quiet=True), Failing())
+    assert str(refused.value) == f"target {tmp_path / 't'}: the helper could not open the target"
+    assert not (tmp_path / "out").exists() and not (tmp_path / "t").exists()
+
+
+def test_a_series_cut_by_a_signal_says_so_and_resumes_from_that_run(tmp_path):
+    """The first run of a series of two interrupted: the series is marked interrupted as its run is, and its
+    resume finishes that run, runs the second and marks the series complete."""
+    from stibium_py.run import resume_series, start_series
+    from stibium_py.store import read_series_json
+    out = tmp_path / "r"
+    with pytest.raises(RunError):
+        start_series(_plan(tmp_path), _options(tmp_path), 2, Console(quiet=True), FakeHelpers(interrupt_at=5))
+    (series,) = out.iterdir()
+    assert read_series_json(series).status == "interrupted"
+    assert read_run_json(series / "run-1").status == "interrupted" and not (series / "run-2").exists()
+    finished = resume_series(series, _options(tmp_path), Console(quiet=True), FakeHelpers())
+    finished.wait_for_removal()
+    assert finished.status == "complete" and read_series_json(series).status == "complete"
+    assert [read_run_json(series / f"run-{i}").status for i in (1, 2)] == ["complete", "complete"]
+
+
 def test_the_resumed_record_is_this_process_s_on_this_boot_with_one_more_resumption(tmp_path, monkeypatch):
     import os
 

@@ -1,5 +1,6 @@
 """A series: N complete runs of a plan, one after another, each a run directory of its own inside one series
-folder with series.json; started, and resumed where it stopped."""
+folder with series.json; started, and resumed where it stopped. With many clients every rank goes through the
+same runs in step: rank 0 keeps the series folder and says, run by run, whether to start, resume or pass it."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ from rich.console import Console
 
 from .. import sysinfo
 from ..helper import HelperFactory
+from ..paths import missing_folders, remove_empty
 from ..plan import expand_at
+from ..plan.load import load_plan
 from ..preflight import RunError, preflight
 from ..record import SeriesRecord
-from ..store import iso, new_run_dir, read_run_json, read_series_json, utc_now, write_series_json
-from ..team import Team
+from ..store import RUN_JSON, SERIES_JSON, iso, new_run_dir, read_run_json, read_series_json, utc_now, write_series_json
+from ..team import Solo, Team
+from .crew import every_rank_or_none
 from .options import Finished, LoadedPlan, RunOptions
 from .resume import resume_run
 from .start import start_run
@@ -24,60 +28,102 @@ def start_series(loaded: LoadedPlan, options: RunOptions, runs: int | None, cons
                  helper: HelperFactory | None = None, team: Team | None = None) -> Finished:
     """N complete runs of the plan, one after another, each a run directory of its own (run-1, run-2, ...)
     inside one series folder with series.json; each with fresh test files and the plan's eviction. One run
-    is an ordinary run directory, as before."""
+    is an ordinary run directory, as before. A series whose first run is refused (a rank that cannot see the
+    target, a helper that does not answer) leaves no folder behind."""
+    team = team or Solo()
+    leads = team.rank == 0
     plan, plan_path = loaded.plan, loaded.source
     runs = runs or plan.runs
     if runs == 1:
         return start_run(loaded, options, console, helper, team)
-    if team is not None and team.size > 1:
-        raise (RunError(f"a series of {runs} runs with many clients is not supported; start each run with mpiexec "
-                        f"and --runs 1, then compare them", 2) if team.rank == 0 else SystemExit(2))
-    expanded = expand_at(plan_path, plan, loaded.text, options.seed, options.target)
     target = (options.target or Path(plan.target)).expanduser()
-    preflight(expanded, target, expanded.space_needed_bytes(options.keep_files), options.allow_nonempty,
-              options.out_dir)
-    started = utc_now()
-    series = new_run_dir(options.out_dir, plan.name, sysinfo.machine_facts()["hostname"], started)
-    write_series_json(series, SeriesRecord(
-        plan=plan.name, runs=runs, source=str(plan_path), target=str(target), started_utc=iso(started),
-        seed=options.seed, keep_files=options.keep_files, allow_nonempty=options.allow_nonempty))
-    return run_series(series, loaded, options, console, helper)
+    made_out = missing_folders(options.out_dir) if leads else []
+
+    def begin() -> Path | None:
+        """Rank 0: the plan checked against its target and the series folder made; the others wait for it."""
+        if not leads:
+            return None
+        expanded = expand_at(plan_path, plan, loaded.text, options.seed, options.target, clients=team.size)
+        preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
+                  options.allow_nonempty, options.out_dir, clients=team.size)
+        started = utc_now()
+        series = new_run_dir(options.out_dir, plan.name, sysinfo.machine_facts()["hostname"], started)
+        write_series_json(series, SeriesRecord(
+            plan=plan.name, runs=runs, source=str(plan_path), target=str(target), started_utc=iso(started),
+            seed=options.seed, keep_files=options.keep_files, allow_nonempty=options.allow_nonempty))
+        return series
+    series = every_rank_or_none(team, begin) or Path()
+    try:
+        return run_series(series, loaded, options, console, helper, team)
+    except (RunError, SystemExit):
+        if leads and not any(series.glob("run-*")):
+            (series / SERIES_JSON).unlink(missing_ok=True)
+            series.rmdir()
+            remove_empty(made_out)
+        raise
 
 
 def run_series(series: Path, loaded: LoadedPlan, options: RunOptions, console: Console,
-               helper: HelperFactory | None = None) -> Finished:
-    """Start (or resume) every run of the series that is not complete, in order."""
-    meta = read_series_json(series)
+               helper: HelperFactory | None = None, team: Team | None = None) -> Finished:
+    """Start (or resume) every run of the series that is not complete, in order; with many clients rank 0 reads
+    the series folder and every rank does what it says, run by run."""
+    team = team or Solo()
+    leads = team.rank == 0
+    meta = read_series_json(series) if leads else None
+    count = team.share(meta.runs if meta is not None else None)
     status = "complete"
     last = Finished(series, status)
-    for i in range(1, meta.runs + 1):
+    for i in range(1, count + 1):
         run_dir = series / f"run-{i}"
-        if (run_dir / "run.json").is_file() and read_run_json(run_dir).status == "complete":
+
+        def step() -> str:
+            if not (run_dir / RUN_JSON).is_file():
+                return "start"
+            return "pass" if read_run_json(run_dir).status == "complete" else "resume"
+        what = team.share(step() if leads else None)
+        if what == "pass":
             continue
         last.wait_for_removal()           # a run's files are gone before the next run measures
-        if (run_dir / "run.json").is_file():
-            last = resume_run(run_dir, options, console, helper)
-        else:
-            console.print(f"[bold]run {i} of {meta.runs}[/]")
-            last = start_run(loaded, replace(options, out_dir=series, run_name=f"run-{i}"), console, helper)
-        status = last.status
+        try:
+            if what == "resume":
+                last = resume_run(run_dir, options, console, helper, team)
+            else:
+                console.print(f"[bold]run {i} of {count}[/]")
+                last = start_run(loaded, replace(options, out_dir=series, run_name=f"run-{i}"), console, helper,
+                                 team)
+        except (RunError, SystemExit):
+            # a run cut by a signal or a lost rank ends in an error after its record: the series says the same
+            if meta is not None and (run_dir / RUN_JSON).is_file():
+                write_series_json(series, replace(meta, status=read_run_json(run_dir).status))
+            raise
+        status = team.share(last.status if leads else None)
         if status != "complete":
             break
-    write_series_json(series, replace(meta, status=status))
+    if meta is not None:
+        write_series_json(series, replace(meta, status=status))
     return Finished(series, status, last.removal)
 
 
-def resume_series(series: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None
-                  ) -> Finished:
-    """Carry on with a series: finish its interrupted run, then start the runs that have not begun."""
-    meta = read_series_json(series)
-    if meta.status == "complete":
-        raise RunError(f"{series} is already complete; `stibium report {series}` shows it", 2)
-    if meta.source is None or meta.target is None:
-        raise RunError(f"{series}/series.json does not say which plan and target it ran; start a new series", 2)
-    source = Path(meta.source)
-    if not source.is_file():
-        raise RunError(f"{series}: its plan {source} is gone; restore it to start the remaining runs", 2)
-    options = replace(options, target=Path(meta.target), seed=meta.seed, keep_files=meta.keep_files,
-                      allow_nonempty=meta.allow_nonempty)
-    return run_series(series, LoadedPlan.read(source), options, console, helper)
+def resume_series(series: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None,
+                  team: Team | None = None) -> Finished:
+    """Carry on with a series: finish its interrupted run, then start the runs that have not begun. With many
+    clients rank 0 reads the series and its plan file and sends them (the other machines need not have the file)."""
+    team = team or Solo()
+
+    def read() -> tuple[str, str, str, int | None, bool, bool] | None:
+        if team.rank:
+            return None
+        meta = read_series_json(series)
+        if meta.status == "complete":
+            raise RunError(f"{series} is already complete; `stibium report {series}` shows it", 2)
+        if meta.source is None or meta.target is None:
+            raise RunError(f"{series}/series.json does not say which plan and target it ran; start a new series", 2)
+        source = Path(meta.source)
+        if not source.is_file():
+            raise RunError(f"{series}: its plan {source} is gone; restore it to start the remaining runs", 2)
+        loaded = LoadedPlan.read(source)
+        return (str(source), loaded.text, meta.target, meta.seed, meta.keep_files, meta.allow_nonempty)
+    source, text, target, seed, keep_files, allow_nonempty = team.share(every_rank_or_none(team, read))
+    plan, text = load_plan(Path(source), text=text)
+    options = replace(options, target=Path(target), seed=seed, keep_files=keep_files, allow_nonempty=allow_nonempty)
+    return run_series(series, LoadedPlan(Path(source), plan, text), options, console, helper, team)
