@@ -79,12 +79,9 @@ def drawn(a: Side, b: Side) -> Drawn:
     return Drawn((a.label, b.label), {key: tuple(draw_inputs(g[key])[1:] for g in (ga, gb)) for key in ga if key in gb})
 
 
-def _load_one(path: Path, complete_only: bool = False) -> Run | None:
-    """A run with its valid measurements; None when it has none (or, complete_only, is not complete)."""
-    loaded = load_run_dir(path)
-    if complete_only and loaded.record.status != "complete":
-        return None
-    return run_of(loaded)
+def _load_one(path: Path) -> Run | None:
+    """A run with its valid measurements; None when it has none."""
+    return run_of(load_run_dir(path))
 
 
 def run_of(loaded: Any) -> Run | None:
@@ -102,12 +99,16 @@ def load_run(path: Path) -> Side:
         runs, skipped = [], []
         for d in series_run_dirs(path):
             try:
-                run = _load_one(d, complete_only=True)
+                loaded = load_run_dir(d)
             except RunDirError as e:
                 skipped.append(f"{d.name}: {e}")
                 continue
-            if run is None:
-                skipped.append(f"{d.name}: not complete, or no measurements")
+            record = loaded.record
+            run = run_of(loaded) if record.status == "complete" else None
+            if record.status != "complete":     # the run's own words for why: interrupted (SIGINT at rank 0), ...
+                skipped.append(f"{d.name}: {record.status}" + (f" ({record.stopped_by})" if record.stopped_by else ""))
+            elif run is None:
+                skipped.append(f"{d.name}: no measurements")
             else:
                 runs.append(run)
         if not runs:

@@ -127,6 +127,19 @@ def test_series_against_series_uses_the_variance_between_runs(tmp_path):
     assert files["verdict"] not in ("faster", "slower") or files["ratio"]["low"] > 1 or files["ratio"]["high"] < 1
 
 
+def test_a_series_run_cut_by_a_signal_is_left_out_with_what_stopped_it(tmp_path):
+    series = _series(tmp_path / "s", [500e6, 200e6, 500e6], 30)
+    record = json.loads((series / "run-2" / "run.json").read_text())
+    record.update(status="interrupted", stopped_by="SIGINT at rank 0")
+    (series / "run-2" / "run.json").write_text(json.dumps(record))
+    result = CliRunner().invoke(main, ["report", str(series)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((series / "summary.json").read_text())
+    assert summary["runs"] == ["run-1", "run-3"]
+    assert "left out run-2: interrupted (SIGINT at rank 0)" in [w["message"] for w in summary["warnings"]]
+    assert "left out run-2: interrupted (SIGINT at rank 0)" in " ".join(result.output.split())
+
+
 def test_series_report_shows_runs_side_by_side_and_a_damaged_run_is_left_out(tmp_path):
     series = _series(tmp_path / "s", [500e6, 200e6, 500e6], 30)
     (series / "run-2" / "run.json").write_text("{ damaged")
