@@ -28,6 +28,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -323,11 +324,18 @@ def recipe_d(work: Path, delay_s: float, delayed: str) -> Iterator[Device]:
 
 @contextlib.contextmanager
 def recipe_a(work: Path, read_bytes_per_s: int, write_bytes_per_s: int, size_bytes: int = 1 << 30) -> Iterator[Device]:
-    """A loop device over an image, throttled by the root blkio cgroup rule for that device alone."""
-    image = work / "disk.img"
-    with open(image, "wb") as f:
-        f.truncate(size_bytes)
+    """A loop device over an image, throttled by the root blkio cgroup rule for that device alone. The image is in
+    memory (/dev/shm, removed after), so that a flush of the device (an fsync's journal commit) costs nothing: on
+    the machine's disk each flush waited for the disk's own cache, for time that grew with the bytes written since
+    the last one, and every file's write took it (docs/truth-devices.md)."""
     with contextlib.ExitStack() as stack:
+        shm = Path("/dev/shm")
+        folder = Path(tempfile.mkdtemp(prefix="stibium-recipe-a-", dir=shm)) if shm.is_dir() else work
+        if folder != work:
+            stack.callback(shutil.rmtree, folder, True)
+        image = folder / "disk.img"
+        with open(image, "wb") as f:
+            f.truncate(size_bytes)
         loop = _loop(image, stack)
         majmin = Path(f"/sys/block/{Path(loop).name}/dev").read_text().strip()
         _ext4_on(loop, work / "mnt", stack)
@@ -340,6 +348,45 @@ def recipe_a(work: Path, read_bytes_per_s: int, write_bytes_per_s: int, size_byt
         else:
             _throttle_v2(hierarchy, majmin, read_bytes_per_s, write_bytes_per_s, stack)
         yield Device(work / "mnt", read_bytes_per_s, write_bytes_per_s)
+
+
+class Counted:
+    """The device's own counters (/sys/dev/block/MAJ:MIN/stat: sectors read and written) read every 2 ms by a
+    thread, each sample on the raw monotonic clock the helper times with: the kernel's record of when each byte
+    reached the device, to check the instrument's times against."""
+
+    READ, WRITE = 1, 2          # a sample's columns: (ns, bytes read, bytes written)
+
+    def __init__(self, device: Device) -> None:
+        rdev = os.stat(_run("findmnt", "-n", "-o", "SOURCE", str(device.mount)).strip()).st_rdev
+        self._stat = Path(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/stat")
+        self.samples: list[tuple[int, int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            fields = self._stat.read_text().split()
+            self.samples.append((time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW), int(fields[2]) * 512,
+                                 int(fields[6]) * 512))
+            time.sleep(0.002)
+
+    def __enter__(self) -> "Counted":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def moved(self, start_ns: int, nbytes: int, column: int) -> tuple[float, int]:
+        """A measurement's bytes at the device: the seconds from the first of them to the sample by which all had
+        reached it (from the counter before its start), and when that was (ns): each within a sample (2 ms)."""
+        base = [s for s in self.samples if s[0] <= start_ns][-1][column]
+        after = [s for s in self.samples if s[0] > start_ns]
+        first = next(s[0] for s in after if s[column] > base)
+        last = next(s[0] for s in after if s[column] >= base + nbytes)
+        return (last - first) / 1e9, last
 
 
 def _throttle_v2(root: Path, majmin: str, read_bytes_per_s: int, write_bytes_per_s: int,
