@@ -62,13 +62,18 @@ _SESSIONS: list[str] = []
 
 
 def _env() -> dict[str, str]:
-    """Open MPI refuses root unless told (CI runs as root). Its session folders (TMPDIR/ompi.PID) go into a short
-    folder of the tests' own, removed when the test process ends: a launcher a test kills leaves its folder behind,
-    and PMIx's socket paths under it must stay within 108 bytes (a test's tmp_path can be longer)."""
+    """Open MPI refuses root unless told (CI runs as root). Its session folders (TMPDIR/ompi.PID) and its ranks'
+    shared memory files (sm_segment.*, in /dev/shm by default) go into folders of the tests' own, removed when the
+    test process ends: a job a test kills or stops leaves them behind (16 MiB files, four a job), and PMIx's socket
+    paths under the session folder must stay within 108 bytes (a test's tmp_path can be longer)."""
     if not _SESSIONS:
+        shm = Path("/dev/shm")
         _SESSIONS.append(tempfile.mkdtemp(prefix="sb-mpi-", dir="/tmp"))
-        atexit.register(shutil.rmtree, _SESSIONS[0], True)
-    return {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "TMPDIR": _SESSIONS[0]}
+        _SESSIONS.append(tempfile.mkdtemp(prefix="sb-mpi-", dir=shm) if shm.is_dir() else _SESSIONS[0])
+        for folder in set(_SESSIONS):
+            atexit.register(shutil.rmtree, folder, True)
+    return {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "TMPDIR": _SESSIONS[0],
+            "OMPI_MCA_btl_sm_backing_directory": _SESSIONS[1]}
 
 
 def mpi(n: int, *args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
