@@ -326,8 +326,8 @@ def recipe_d(work: Path, delay_s: float, delayed: str) -> Iterator[Device]:
 def recipe_a(work: Path, read_bytes_per_s: int, write_bytes_per_s: int, size_bytes: int = 1 << 30) -> Iterator[Device]:
     """A loop device over an image, throttled by the root blkio cgroup rule for that device alone. The image is in
     memory (/dev/shm, removed after), so that a flush of the device (an fsync's journal commit) costs nothing: on
-    the machine's disk each flush waited for the disk's own cache, for time that grew with the bytes written since
-    the last one, and every file's write took it (docs/truth-devices.md)."""
+    the machine's disk each flush became a flush of that disk, for a time that changed with the file's size, and
+    every file's write took it (docs/truth-devices.md)."""
     with contextlib.ExitStack() as stack:
         shm = Path("/dev/shm")
         folder = Path(tempfile.mkdtemp(prefix="stibium-recipe-a-", dir=shm)) if shm.is_dir() else work

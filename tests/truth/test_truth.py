@@ -103,8 +103,8 @@ RECIPE_A_PLAN = FILES_PLAN.replace("{{from: 1MB, to: 64MB, count: 7}}", "[32MB, 
 
 # The throttle's slices (about 100 ms) move a file's time by up to a slice, so the point must be within 4 % of the rate
 # set, not the 3 % of a device without slices; the interval must hold the rate to the device's accuracy, as on Recipe
-# B. Its image is in memory: on the machine's disk each fsync waited for that disk's cache, longer the more bytes the
-# file had, and the writes' rate landed 1.2 to 3 % under the rate set (docs/truth-devices.md).
+# B. Its image is in memory: on the machine's disk each fsync waited for a flush of that disk, for a time that changed
+# with the file's size, and the writes' rate landed 1.2 to 3 % under the rate set (docs/truth-devices.md).
 RECIPE_A_POINT_ERROR = 0.04
 
 
