@@ -35,8 +35,9 @@ console = Console(stderr=False)
 
 
 def _say(message: str) -> None:
+    from .visible import visible         # a message may quote a record's words: no escape sequence reaches the terminal
     try:
-        click.echo(f"stibium: {message}", err=True)
+        click.echo("stibium: " + "\n".join(visible(line) for line in message.split("\n")), err=True)
     except OSError:         # no terminal to say it on (closed: SIGHUP); the exit status still says it
         pass
 
@@ -179,20 +180,27 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
 @main.command(short_help="Finish an interrupted run (or series), or one after its reboot.")
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
+@click.option("--target", type=click.Path(path_type=Path),
+              help="The folder to measure in, where this machine does not show the run as its own (a run directory "
+                   "from elsewhere): its record never chooses where to write.")
+@click.option("--keep-files", is_flag=True, help="Leave the test files in place at the end (a record's word does not).")
 @silence_option
 @history_options
 @quiet_option
 @user_errors
-def resume(run_dir: Path, open_report: bool, client_silence: float, history_path: Path | None,
-           no_history: bool) -> None:
+def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bool, client_silence: float,
+           history_path: Path | None, no_history: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
-    operations."""
+    operations. It writes in the test folder the run recorded only where this machine shows the run as its own
+    (the folder's marker, or the history); else give the folder with --target."""
     from .run import RunOptions, resume_run, resume_series
     from .run.crew import every_rank_or_none
     from .store import is_series
     from .team import join
     team = join(silence_s=client_silence)
-    options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else _recorder(history_path))
+    from .history.where import default_database
+    options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else _recorder(history_path),
+                         target=target, keep_files=keep_files, history_db=default_database(history_path))
     if team.rank:
         console.quiet = True
 
@@ -409,8 +417,9 @@ def history_check(database: Path, drive: str | None, since: str | None, threshol
     step) beyond their intervals and by more than THRESHOLD percent at some point; 0 otherwise. One line says why."""
     from .history.actions import check
     from .report.history_text import check_line
+    from .visible import visible
     result = check(database, threshold / 100, drive, _since(since))
-    click.echo(check_line(result, threshold))
+    click.echo(visible(check_line(result, threshold)))
     if result.slower:
         sys.exit(1)
 
@@ -601,10 +610,9 @@ def verify(target: Path, size: str | None, margin: str | None, file_size: str, k
 
     helpers = CompiledHelper(find_helper())
     if resume_dir is not None:
-        if size is not None or margin is not None or keep:
-            raise RunError("--resume carries on with the verify's own size and files; drop --size, --margin and "
-                           "--keep", 2)
-        state = verify_run.resume(target, resume_dir, helpers, say)
+        if size is not None or margin is not None:
+            raise RunError("--resume carries on with the verify's own size and files; drop --size and --margin", 2)
+        state = verify_run.resume(target, resume_dir, helpers, say, keep)
         run_dir = resume_dir
     else:
         options = verify_run.VerifyOptions(size_bytes=size_of("size", size), margin_bytes=size_of("margin", margin),

@@ -114,13 +114,13 @@ def publish_history(found: list[Any], database: Path, out_dir: Path, console: Co
     """The drives' table and each drive's page (history/drives.py: DriveHistory), their lines on the console."""
     from .history.db import History
     from .report import history_page, history_terminal
-    from .report.history_text import slug
+    from .report.history_text import page_name
 
     pages = []
     if found:
         out_dir.mkdir(parents=True, exist_ok=True)
     for h in found:
-        page = out_dir / f"{slug(h.drive.label)}.html"
+        page = out_dir / page_name(h.drive.label, h.drive.key)
         write_text_atomic(page, history_page.render(h))
         pages.append(page)
     if console is not None:

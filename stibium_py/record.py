@@ -163,10 +163,24 @@ class SeriesRecord:
         for key, type_ in (("plan", str), ("runs", int)):
             if not isinstance(known.get(key), type_) or isinstance(known.get(key), bool):
                 raise RecordError(f"{where}: its {key} is missing or damaged; restore it from a copy of the series")
+        if not 1 <= known["runs"] <= MAX_SERIES_RUNS:
+            raise RecordError(f"{where}: its runs is {_shown(known['runs'])}, not a count from 1 to {MAX_SERIES_RUNS} "
+                              f"(as stibium run --runs takes); restore it from a copy of the series")
+        for key, kind in (("source", str), ("target", str), ("started_utc", str), ("status", str), ("seed", int),
+                          ("keep_files", bool), ("allow_nonempty", bool)):
+            value = known.get(key)
+            if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+                                      or (kind is int and not 0 <= value <= MAX_COUNT)):
+                raise RecordError(f"{where}: its {key} is {_shown(value)}, not "
+                                  f"{ {str: 'text', int: 'a whole number of 0 or more', bool: 'true or false'}[kind]}; "
+                                  f"restore it from a copy of the series")
         return cls(**known, extra={k: v for k, v in data.items() if k not in names and k != "format"})
 
 
 RUN_STATUSES = ("running", "complete", "interrupted", "failed", "waiting-for-reboot")
+MAX_SERIES_RUNS = 100          # stibium run --runs takes 1 to 100
+MAX_COUNT = (1 << 63) - 1      # SQLite's largest integer: a count past it is no count stibium wrote
+MAX_RANKS = 10_000             # many clients: more ranks than any run here had, and few enough to list
 _TEXT = "text"
 _COUNT = "a whole number of 0 or more"
 _SECONDS = "a time in seconds of 0 or more"
@@ -189,7 +203,9 @@ def _held_to_types(known: dict[str, Any], plan: dict[str, Any], where: str) -> N
             return isinstance(value, bool)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             return False
-        return kind == _SECONDS or isinstance(value, int)
+        if kind == _SECONDS:
+            return value < 1e12          # seconds since 1970 or of a run: a 32,000-year run is not one
+        return isinstance(value, int) and value <= MAX_COUNT
 
     checks = [(key, known[key], kind) for key, kind in _FIELD_KINDS.items() if key in known]
     checks += [(f"plan.{key}", plan[key], _TEXT) for key in ("name", "description", "source", "text")
@@ -202,6 +218,7 @@ def _held_to_types(known: dict[str, Any], plan: dict[str, Any], where: str) -> N
     for key, value, kind in checks:
         if not fits(value, kind):
             raise RecordError(f"{where}: its {key} is {_shown(value)}, not {kind}; restore it from a copy of the run")
+    _clients_held(known.get("clients", {}), where)
     if known.get("status", "running") not in RUN_STATUSES:
         raise RecordError(f"{where}: its status is {_shown(known['status'])}, not one of {', '.join(RUN_STATUSES)}; "
                           f"restore it from a copy of the run")
@@ -210,6 +227,32 @@ def _held_to_types(known: dict[str, Any], plan: dict[str, Any], where: str) -> N
         raise RecordError(f"{where}: its resumed_utc is not a list of times; restore it from a copy of the run")
     if plan.get("as_given") is not None and not isinstance(plan["as_given"], dict):
         raise RecordError(f"{where}: its plan.as_given is not a table; restore it from a copy of the run")
+
+
+def _clients_held(clients: dict[str, Any], where: str) -> None:
+    """run.json's clients section of the shapes and sizes stibium writes (a count of ranks, a host per rank, each
+    launch's clocks a record per rank), else one line: its lists are walked and drawn rank by rank."""
+    def refuse(key: str, what: str) -> RecordError:
+        return RecordError(f"{where}: its clients.{key} is {_shown(clients[key])}, not {what}; restore it from a copy "
+                           f"of the run")
+    ranks = clients.get("ranks")
+    if ranks is not None and not 1 <= ranks <= MAX_RANKS:
+        raise refuse("ranks", f"a count of clients from 1 to {MAX_RANKS:,}")
+    read_shift = clients.get("read_shift")
+    if read_shift is not None and (isinstance(read_shift, bool) or not isinstance(read_shift, int)
+                                   or not 0 <= read_shift <= MAX_RANKS):
+        raise refuse("read_shift", f"a whole number from 0 to {MAX_RANKS:,}")
+    hosts = clients.get("hosts")
+    if hosts is not None and (not isinstance(hosts, list) or len(hosts) > MAX_RANKS
+                              or not all(isinstance(h, str) for h in hosts)):
+        raise refuse("hosts", f"a list of at most {MAX_RANKS:,} host names")
+    launches = clients.get("launches")
+    if launches is not None and (not isinstance(launches, list) or len(launches) > MAX_RANKS
+                                 or not all(isinstance(a, dict) and isinstance(a.get("clocks", []), list)
+                                            and len(a.get("clocks", [])) <= MAX_RANKS
+                                            and all(isinstance(c, dict) for c in a.get("clocks", []))
+                                            for a in launches)):
+        raise refuse("launches", f"a list of launches, each with a record per client's clock")
 
 
 def _shown(value: Any) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .errors import RunDirError  # noqa: F401 (raised here, declared apart)
-from . import fills, registry
+from . import fills, received, registry
 from .jsonread import JsonRefused, load_json
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
@@ -43,12 +43,12 @@ def iso(t: dt.datetime) -> str:
 
 def is_series(path: Path) -> bool:
     """A folder of repeated runs (series.json and run-1/, run-2/, ...) rather than one run directory."""
-    return (path / SERIES_JSON).is_file()
+    return os.path.lexists(path / SERIES_JSON)      # a link there is refused when it is read, not passed over
 
 
 def read_series_json(path: Path) -> SeriesRecord:
     try:
-        data = load_json((path / SERIES_JSON).read_text(encoding="utf-8"), str(path / SERIES_JSON),
+        data = load_json(received.read_text(path / SERIES_JSON), str(path / SERIES_JSON),
                          "restore it from a copy of the series")
     except JsonRefused as e:
         raise RunDirError(str(e)) from None
@@ -65,9 +65,18 @@ def write_series_json(path: Path, record: SeriesRecord) -> None:
 
 
 def series_run_dirs(path: Path) -> list[Path]:
-    """The run directories of a series that exist, in order (run-1, run-2, ...)."""
+    """The run directories of a series that exist, in order (run-1, run-2, ...); a run-N that is a link (out of
+    the series) is refused, not followed."""
     runs = read_series_json(path).runs
-    return [path / f"run-{i}" for i in range(1, runs + 1) if (path / f"run-{i}" / RUN_JSON).is_file()]
+    found = []
+    for i in range(1, runs + 1):
+        try:
+            run_dir = received.folder_inside(path, f"run-{i}")
+        except FileNotFoundError:
+            continue
+        if os.path.lexists(run_dir / RUN_JSON):
+            found.append(run_dir)
+    return found
 
 
 def run_name(host: str, plan_name: str, started: dt.datetime) -> str:
@@ -101,10 +110,9 @@ def _finite(node: Any) -> Any:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """A file written whole or not at all: a temporary beside it, then renamed over it."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """A file written whole or not at all: a new temporary beside it, then renamed over it (received.py: no link
+    or file already in the folder is written through)."""
+    received.write_atomic(path, text)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -160,7 +168,7 @@ def read_record_json(path: Path, missing: str, todo: str) -> Any:
     """A run directory's record as JSON (within jsonread's bounds), or RunDirError in one line: `missing` where
     there is no such file, else what is wrong and `todo`."""
     try:
-        return load_json(path.read_text(encoding="utf-8"), str(path), todo)
+        return load_json(received.read_text(path), str(path), todo)
     except FileNotFoundError:
         raise RunDirError(missing) from None
     except JsonRefused as e:
@@ -191,24 +199,15 @@ class MeasurementLog:
 
     def __init__(self, run_dir: Path):
         self.path = run_dir / MEASUREMENTS_CSV
-        new = not self.path.exists() or self.path.stat().st_size == 0
-        self._repair_tail()
+        received.cut_to_last_line(self.path)      # a row left half-written by a killed run
+        self._file = received.open_append(self.path)
+        new = os.fstat(self._file.fileno()).st_size == 0
         # A run resumed from an older format keeps its file's columns.
         self.columns = list(COLUMNS) if new else _header_of(self.path)
-        self._file = open(self.path, "a", newline="", encoding="utf-8")
         self._writer = csv.DictWriter(self._file, fieldnames=self.columns, extrasaction="ignore")
         if new:
             self._writer.writeheader()
             self._file.flush()
-
-    def _repair_tail(self) -> None:
-        """Cut a row left half-written by a killed run, so appended rows start on their own line."""
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            with open(self.path, "r+b") as f:
-                f.truncate(data.rfind(b"\n") + 1)
 
     def append(self, m: Measurement) -> None:
         self._writer.writerow(m.to_row())
@@ -219,8 +218,8 @@ class MeasurementLog:
 
 
 def _header_of(path: Path) -> list[str]:
-    with open(path, newline="", encoding="utf-8", errors="replace") as f:
-        header = next(csv.reader(f), [])
+    with received.open_read(path) as f:
+        header = next(csv.reader([f.readline(1 << 16).decode("utf-8", "replace")]), [])
     return [c for c in header if c in COLUMNS] or list(COLUMNS)
 
 
@@ -295,22 +294,29 @@ def _read_measurements(run_dir: Path) -> tuple[Table, int]:
     parse) is read again row by row, and so is a small file (ROW_READER_MAX_BYTES)."""
     path = run_dir / MEASUREMENTS_CSV
     try:
-        with open(path, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - 1))
-            whole = size == 0 or f.read(1) == b"\n"
-            f.seek(0)
-            first = f.readline()
-            small = size <= ROW_READER_MAX_BYTES
-            # a large file whole is handed to the columnar reader by its name, not read into memory first:
-            # a million rows are 220 MB of text; a row cut mid-way (the end of an interrupted run) is cut
-            # off from a copy
-            data: bytes | None = None
-            if small or not whole:
-                f.seek(0)
-                data = f.read()
+        f = received.open_read(path)
     except FileNotFoundError:
         return Table.empty(), 0
+    with f:
+        return _read_measurements_from(f, path)
+
+
+def _read_measurements_from(f: Any, path: Path) -> tuple[Table, int]:
+    size = f.seek(0, os.SEEK_END)
+    if size > received.TABLE_CAP_BYTES:
+        raise received.Refused(f"{path}: larger than {received.TABLE_CAP_BYTES:,} bytes, more than stibium writes "
+                               f"there; restore the run from a copy")
+    f.seek(max(0, size - 1))
+    whole = size == 0 or f.read(1) == b"\n"
+    f.seek(0)
+    first = f.readline()
+    small = size <= ROW_READER_MAX_BYTES
+    # a large file whole is handed to the columnar reader as the open file, not read into memory first: a million
+    # rows are 220 MB of text; a row cut mid-way (the end of an interrupted run) is cut off from a copy
+    data: bytes | None = None
+    if small or not whole:
+        f.seek(0)
+        data = f.read()
     damaged = 0
     if data is not None and not whole:
         data = data[: data.rfind(b"\n") + 1]
@@ -323,15 +329,20 @@ def _read_measurements(run_dir: Path) -> tuple[Table, int]:
     if small:                  # a small run: importing pyarrow costs more than reading its rows
         rows, skipped = _read_rows(data or b"", header)
         return Table.from_rows(rows), damaged + skipped
-    fast = _read_columns(path if data is None else data, header)
+    if data is None:
+        f.seek(0)
+    fast = _read_columns(f if data is None else data, header)
     if fast is not None:
         table, skipped = fast
         return table, damaged + skipped
-    rows, skipped = _read_rows(path.read_bytes() if data is None else data, header)
+    if data is None:
+        f.seek(0)
+        data = f.read()
+    rows, skipped = _read_rows(data, header)
     return Table.from_rows(rows), damaged + skipped
 
 
-def _read_columns(source: Path | bytes, header: list[str]) -> tuple[Table, int] | None:
+def _read_columns(source: Any, header: list[str]) -> tuple[Table, int] | None:
     """The fast path; None where a row is damaged in a way only the row reader can skip.
 
     The file is parsed in blocks of READ_BLOCK_BYTES, each block's columns kept as numpy parts and the
@@ -357,7 +368,7 @@ def _read_columns(source: Path | bytes, header: list[str]) -> tuple[Table, int] 
             if types[c] == pa.string() and c != "file"}
     n = 0
     try:
-        reader = pa_csv.open_csv(str(source) if isinstance(source, Path) else pa.BufferReader(source),
+        reader = pa_csv.open_csv(pa.BufferReader(source) if isinstance(source, bytes) else source,
                                  read_options=pa_csv.ReadOptions(block_size=READ_BLOCK_BYTES),
                                  parse_options=pa_csv.ParseOptions(invalid_row_handler=skip,
                                                                    newlines_in_values=True),

@@ -67,6 +67,25 @@ def made_for(work: Path, target: str | None, run_name: str) -> str | None:
     return None
 
 
+def holds_marker(work: Path, run_name: str) -> bool:
+    """Whether `work` is a folder (not a link) holding the marker of exactly the run `run_name`, or empty (a clean-up
+    that emptied it but could not remove it): the sign, left on this machine's disk and not in the run directory,
+    that stibium started that run here."""
+    try:
+        if not stat.S_ISDIR(os.lstat(work).st_mode):
+            return False
+        if not os.listdir(work):
+            return True
+        if not stat.S_ISREG(os.lstat(work / WORK_MARKER).st_mode):
+            return False
+        fd = os.open(work / WORK_MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            first = f.read(4096).split(b"\n", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        return False
+    return first == _marker_line(run_name)
+
+
 def _marker_line(run_name: str) -> str:
     return f"stibium test files of run {run_name}; safe to delete"
 
@@ -176,6 +195,11 @@ class WorkDir:
                         os.close(fd)
         finally:
             os.close(base)
+
+    def remove_views(self) -> None:
+        """The folder views the Finder leaves (.DS_Store), the folder and its marker kept."""
+        for name in FOLDER_VIEW_FILES:
+            unlink(self.path / name)
 
     def remove(self) -> None:
         """The folder itself, once its test files are gone. Where anything else is left in it (a file another

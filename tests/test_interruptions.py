@@ -82,8 +82,9 @@ def test_a_signal_keeps_the_measurements_and_resume_finishes(disk_dir, sig):
     assert (f"warning: this run is interrupted ({sig.name}): {len(kept)} of {N_OPS} measurements were taken, "
             f"and these numbers are of those alone. What to do: finish it with `stibium resume {run_dir}`"
             in " ".join(said.stdout.split()))
-    assert not Path(run["work_dir"]).exists()          # test files removed
-    assert list((disk_dir / "t").iterdir()) == []
+    # test files removed; the folder stays with its marker alone, the proof for resume that the run began here
+    assert [p.name for p in (disk_dir / "t").iterdir()] == [Path(run["work_dir"]).name]
+    assert [p.name for p in Path(run["work_dir"]).iterdir()] == [".stibium-run"]
 
     done = _resume(run_dir)
     assert done.returncode == 0, done.stderr

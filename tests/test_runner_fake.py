@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -464,14 +465,25 @@ def test_a_test_folder_removed_since_is_made_again_and_one_that_cannot_be_is_ref
         start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
     run_dir = next((tmp_path / "r").iterdir())
     work = read_run_json(run_dir).work_dir
-    assert not Path(work).exists()                        # an interrupted run's test folder is removed with its files
+    # an interrupted run's test folder keeps its marker alone (the proof that the run began here); removed since:
+    assert sorted(p.name for p in Path(work).iterdir()) == [".stibium-run"]
+    shutil.rmtree(work)
+    # nothing on this machine shows the run as its own any more: its record alone does not choose where to write
+    with pytest.raises(RunError) as e:
+        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+    assert e.value.exit_code == 2 and str(e.value) == (
+        f"{run_dir}: nothing on this machine shows that this run was started here (its test folder {work} holds no "
+        f"marker of it, and the history does not know it), so its record does not choose where to write; nothing "
+        f"was written. Say where: stibium resume {run_dir} --target FOLDER")
+    assert not Path(work).exists()
+    given = RunOptions(progress=False, target=tmp_path / "t")
     real_create = WorkDir.create
 
     def full(self):
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(WorkDir, "create", full)
     with pytest.raises(RunError) as e:
-        resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers())
+        resume_run(run_dir, given, Console(quiet=True), FakeHelpers())
     assert str(e.value) == f"cannot recreate the test folder {work}: No space left on device" and e.value.exit_code == 2
     markers = []
 
@@ -479,7 +491,7 @@ def test_a_test_folder_removed_since_is_made_again_and_one_that_cannot_be_is_ref
         real_create(self)
         markers.append((self.path / ".stibium-run").read_text().splitlines()[0])
     monkeypatch.setattr(WorkDir, "create", watched)
-    assert resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers()).status == "complete"
+    assert resume_run(run_dir, given, Console(quiet=True), FakeHelpers()).status == "complete"
     assert markers == [f"stibium test files of run {run_dir.name}; safe to delete"]
     rows, _ = read_measurements(run_dir)
     assert sorted(rows.seq.tolist()) == list(range(16))

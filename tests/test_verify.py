@@ -54,7 +54,8 @@ def test_a_wrapping_drive_a_flipped_bit_and_a_short_file_are_each_named(tmp_path
     data = bytearray(second.read_bytes())
     data[5 * BLOCK + 100] ^= 0x10                          # block 1029: one bit
     second.write_bytes(bytes(data[:-2 * BLOCK]))           # blocks 2046 and 2047: gone
-    state = verify_run.resume(tmp_path / "t", run_dir, CompiledHelper(find_helper()), lambda message: None)
+    state = verify_run.resume(tmp_path / "t", run_dir, CompiledHelper(find_helper()), lambda message: None,
+                              keep=True)
     v = _verdict(run_dir)
     assert state.status == "complete" and (v.ok_blocks, v.moved, v.corrupt, v.unreadable) == (1021, 1024, 1, 2)
     assert v.sentence() == (
@@ -67,7 +68,7 @@ def test_a_wrapping_drive_a_flipped_bit_and_a_short_file_are_each_named(tmp_path
     corrupt = next(b for b in _bad_of(state) if b.kind == "corrupt")
     assert (corrupt.block, corrupt.bits) == (1029, 1)
     assert [b.errno for b in _bad_of(state) if b.kind == "unreadable"] == [5, 5]      # EIO: past the file's end
-    assert list((tmp_path / "t" / state.folder).iterdir())   # --keep: the files stay
+    assert list((tmp_path / "t" / state.folder).iterdir())   # --keep given again: the files stay
 
 
 def _bad_of(state):

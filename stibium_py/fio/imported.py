@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .. import __version__, received
 from ..errors import FioError
 from ..measurement import Measurement
 from ..analysis.rates import SHAPE_FIELDS
@@ -61,10 +61,10 @@ def import_fio(files: list[Path], out_dir: Path, name: str | None = None) -> Pat
 
 def _read(path: Path) -> FioResult:
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise FioError(f"{path}: larger than 1 GiB; that is no fio result: give the file fio wrote with "
-                           f"--output-format=json or json+")
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = received.read_text(path, MAX_FILE_BYTES, follow=True, errors="replace")
+    except received.Refused as e:
+        raise FioError(f"{e}; that is no fio result: give the file fio wrote with --output-format=json or "
+                       f"json+") from None
     except OSError as e:
         raise FioError(f"{path}: cannot be read ({e.strerror or e}); give a file fio wrote") from None
     return parse(text, str(path))

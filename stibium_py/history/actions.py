@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import HistoryError, RecordError, RunDirError
 from ..store import RUN_JSON, is_series, series_run_dirs
-from .db import History
+from .db import History, is_history_file
 from .drives import DriveHistory, PointHistory, drive_history
 from .entry import RunEntry, read_entry
 from .exchange import IMPORTED, read_export, to_json
@@ -72,6 +72,9 @@ def rebuild(folders: list[Path], database: Path) -> Read:
     and moved over it at the end, so a failure leaves the old one."""
     carried: list[RunEntry] = []
     known: list[Path] = []
+    if os.path.lexists(database) and not is_history_file(database):
+        raise HistoryError(f"{database}: not a stibium history database (not a file SQLite wrote); rebuild replaces "
+                           f"only a history: give another path with --history PATH", 2)
     if database.exists():
         try:
             with History(database, create=False) as old:

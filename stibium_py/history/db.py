@@ -1,12 +1,22 @@
 """The history database: SQLite through Python's own sqlite3, in write-ahead-log mode (readers never wait for
 a writer; two runs ending at once both land, one after the other, each in one transaction), foreign keys
 on, its schema versioned in `PRAGMA user_version` and brought up to date by the migrations below when it
-is opened. Every failure reaches the caller as one HistoryError line that says what to do."""
+is opened. Every failure reaches the caller as one HistoryError line that says what to do.
+
+A history database can come from someone else (a lab's, mailed), and SQLite runs what a schema holds: a view's
+query, a trigger's statements, a generated column's expression. So it is opened as data: `trusted_schema` off
+(no function with side effects from the schema), the defensive flag where Python can set it, its objects held to
+stibium's own tables and index (no view, no trigger, no other table: OWN_OBJECTS) before any statement reads it,
+and a progress handler that ends a statement running longer than STATEMENT_LIMIT_S. A path that is not a regular
+file (a device, a FIFO, a folder) is refused before SQLite opens it (it would write a -journal beside a device)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +60,12 @@ MIGRATIONS = (
 )
 SCHEMA = len(MIGRATIONS)
 BUSY_TIMEOUT_S = 30.0      # how long a writer waits for another (a run's record takes milliseconds)
+# a statement that runs longer is ended: the history of 10,000 runs of a drive is read in well under a second
+STATEMENT_LIMIT_S = 60.0
+PROGRESS_EVERY = 10_000    # SQLite's virtual machine steps between two looks at the clock
+# the schema's objects (type, name) the migrations make: a database holding any other is not stibium's
+OWN_OBJECTS = {("table", "drives"), ("table", "runs"), ("table", "points"), ("index", "runs_by_drive")}
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 RUN_COLUMNS = ("run_key", "path", "name", "series", "started_utc", "ended_utc", "status", "stopped_by", "host", "os",
                "plan_name", "plan_sha256", "ops_sha256", "stibium_version", "helper_version", "fs_type",
@@ -66,6 +82,35 @@ class DriveSummary:
     hosts: tuple[str, ...]
 
 
+def refuse_unless_file(path: Path) -> None:
+    """HistoryError where `path` exists and is not a regular file (a link the person gave is followed)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise HistoryError(f"{path}: cannot be examined ({e.strerror}); choose another place with --history PATH or "
+                           f"STIBIUM_HOME", 1) from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise HistoryError(f"{path}: {kind}, not a history database; give a file's path with --history PATH", 2)
+
+
+def is_history_file(path: Path) -> bool:
+    """Whether `path` is a regular file that SQLite wrote (its header) or an empty one: the files `history rebuild`
+    may replace. A text file, a device or a link is not."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError:
+        return False
+    return head in (b"", SQLITE_HEADER)
+
+
 def _damaged(path: Path, e: Exception) -> HistoryError:
     return HistoryError(f"{path}: the history database is damaged ({e}); move it away, then `stibium history "
                         f"rebuild FOLDER...` makes it again from the run directories", 2)
@@ -73,6 +118,10 @@ def _damaged(path: Path, e: Exception) -> HistoryError:
 
 def _failure(path: Path, e: sqlite3.Error) -> HistoryError:
     text = str(e)
+    if text == "interrupted":        # the progress handler ended a statement (History._too_long)
+        return HistoryError(f"{path}: a statement on it ran past {STATEMENT_LIMIT_S:g} s and was ended; stibium "
+                            f"cannot read this database in time: move it away (`stibium history rebuild FOLDER...` "
+                            f"makes one from the run directories)", 2)
     if "locked" in text or "busy" in text:
         return HistoryError(f"{path}: the history database stayed locked by another program for "
                             f"{BUSY_TIMEOUT_S:g} s; try again when it has finished", 1)
@@ -90,6 +139,7 @@ class History:
         if not create and not path.exists():
             raise HistoryError(f"{path}: no history yet (runs are recorded as they end; `stibium history add "
                                f"DIR...` adds earlier ones)", 2)
+        refuse_unless_file(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -99,7 +149,9 @@ class History:
             self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error as e:
             raise _failure(path, e) from None
+        self._deadline = 0.0
         try:
+            self._as_data()
             self.db.execute("PRAGMA foreign_keys = ON")
             mode = self.db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode != "wal":        # a file system without shared memory (a network share): one writer at a time
@@ -111,6 +163,30 @@ class History:
         except HistoryError:
             self.db.close()
             raise
+
+    def _as_data(self) -> None:
+        """The database opened as data: nothing of its schema run (module docstring), its objects stibium's own."""
+        self.db.execute("PRAGMA trusted_schema = OFF")
+        if hasattr(self.db, "setconfig"):                  # Python 3.12 and later
+            self.db.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
+        self.db.set_progress_handler(self._too_long, PROGRESS_EVERY)
+        self._deadline = time.monotonic() + STATEMENT_LIMIT_S
+        found = {(t, n) for t, n in self.db.execute("SELECT type, name FROM sqlite_master")
+                 if not n.startswith("sqlite_autoindex_")}
+        strange = sorted(found - OWN_OBJECTS)
+        if strange:
+            raise HistoryError(f"{self.path}: not a stibium history: it holds "
+                               f"{', '.join(f'a {t} {n!r}' for t, n in strange[:3])}"
+                               f"{' and more' if len(strange) > 3 else ''}, which stibium never makes; give a history "
+                               f"stibium wrote (or move this one away)", 2)
+
+    def _too_long(self) -> int:
+        """SQLite's progress handler: non-zero ends the statement in progress."""
+        return 1 if time.monotonic() > self._deadline else 0
+
+    def _statement(self) -> None:
+        """A statement (or a transaction) begins: its time counts from now."""
+        self._deadline = time.monotonic() + STATEMENT_LIMIT_S
 
     def __enter__(self) -> "History":
         return self
@@ -135,6 +211,7 @@ class History:
             self.history = history
 
         def __enter__(self) -> None:
+            self.history._statement()
             self.history.db.execute("BEGIN IMMEDIATE")      # the write lock now: no upgrade from reading later
 
         def __exit__(self, kind: Any, *rest: Any) -> None:
@@ -182,6 +259,7 @@ class History:
     def _read(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         try:
             self.db.row_factory = sqlite3.Row
+            self._statement()
             return self.db.execute(sql, args).fetchall()
         except sqlite3.Error as e:
             raise _failure(self.path, e) from None
@@ -215,6 +293,13 @@ class History:
         return [RunEntry(**{c: r[c] for c in RUN_COLUMNS},
                          drive=Drive(r["key"], r["label"], r["model"], r["serial"], r["firmware"], r["capacity_bytes"]),
                          points=tuple(points.get(r["id"], ()))) for r in runs]
+
+    def started_here(self, path: Path, started_utc: str, host: str) -> bool:
+        """Whether this history recorded the run directory `path` (resolved), started at `started_utc` on `host`:
+        the runs a machine's history holds ended here (or were added from this machine's own folders)."""
+        rows = self._read("SELECT 1 FROM runs WHERE path = ? AND started_utc = ? AND host = ? LIMIT 1",
+                          (str(path), started_utc, host))
+        return bool(rows)
 
     def paths(self) -> list[Path]:
         return [Path(r["path"]) for r in self._read("SELECT path FROM runs ORDER BY started_utc")]

@@ -15,7 +15,7 @@ from typing import Any
 from .. import registry
 from ..analysis import rates
 from ..analysis.settings import SUMMARY, Settings
-from ..record import RunRecord
+from ..record import MAX_COUNT, MAX_RANKS, RunRecord
 
 # the statuses a run ends with that the history keeps: measured to the end, or cut short (marked so)
 KEPT_STATUSES = ("complete", "interrupted")
@@ -78,7 +78,8 @@ def drive_of(record: RunRecord) -> Drive:
     model = _text(drive.get("model")) or _text(facts.get("device_model"))
     serial, firmware = _text(drive.get("serial")), _text(drive.get("firmware"))
     capacity = drive.get("capacity_bytes")
-    capacity = capacity if isinstance(capacity, int) and not isinstance(capacity, bool) and capacity > 0 else None
+    capacity = capacity if isinstance(capacity, int) and not isinstance(capacity, bool) and 0 < capacity <= MAX_COUNT \
+        else None                          # past SQLite's integers: no drive's capacity
     uuid, device = _text(facts.get("volume_uuid")), _text(facts.get("device")) or _text(facts.get("mount_point"))
     host = record.hostname or "unknown host"
     if serial:
@@ -92,7 +93,11 @@ def drive_of(record: RunRecord) -> Drive:
 
 
 def _text(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    """A fact's text as the history keeps it: stripped, at most MAX_TEXT characters."""
+    return value.strip()[:MAX_TEXT] if isinstance(value, str) and value.strip() else None
+
+
+MAX_TEXT = 1000        # a model, serial or firmware of more is no drive's: the export's limit too
 
 
 def _finite(value: float) -> float | None:

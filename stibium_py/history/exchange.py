@@ -13,12 +13,17 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .. import received
 from ..errors import HistoryError
+from ..jsonread import JsonRefused, load_json
+from ..record import MAX_COUNT, MAX_RANKS
 from .entry import KEPT_STATUSES, Drive, PointEntry, RunEntry
 
 FORMAT = "stibium-history/1"
 IMPORTED = "imported:"            # the path of an imported run: never a folder of this machine
 MAX_FILE_BYTES = 512 * 1024 * 1024
+# a run's test points: the largest built-in plan has a few hundred; a page draws a figure for each
+MAX_POINTS = 2000
 
 Text = Optional[str]
 
@@ -34,7 +39,7 @@ class _Point(_Strict):
     estimate: Optional[float] = None
     low: Optional[float] = None
     high: Optional[float] = None
-    n: int = Field(ge=0)
+    n: int = Field(ge=0, le=MAX_COUNT)
     refused: Text = Field(default=None, max_length=1000)
 
     @field_validator("estimate", "low", "high")
@@ -51,7 +56,7 @@ class _Drive(_Strict):
     model: Text = Field(default=None, max_length=1000)
     serial: Text = Field(default=None, max_length=1000)
     firmware: Text = Field(default=None, max_length=1000)
-    capacity_bytes: Optional[int] = Field(default=None, gt=0)
+    capacity_bytes: Optional[int] = Field(default=None, gt=0, le=MAX_COUNT)
 
 
 class _Run(_Strict):
@@ -72,9 +77,9 @@ class _Run(_Strict):
     helper_version: Text = Field(default=None, max_length=100)
     fs_type: Text = Field(default=None, max_length=100)
     volume_uuid: Text = Field(default=None, max_length=100)
-    ranks: int = Field(ge=1)
+    ranks: int = Field(ge=1, le=MAX_RANKS)
     drive: _Drive
-    points: list[_Point]
+    points: list[_Point] = Field(max_length=MAX_POINTS)
 
 
 class _File(_Strict):
@@ -90,9 +95,13 @@ def to_json(entries: list[RunEntry]) -> dict[str, Any]:
 def read_export(path: Path) -> list[RunEntry]:
     """The runs of an export file, each marked imported; one HistoryError line for a file that is not one."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise HistoryError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB; not a history export")
-        data = json.loads(path.read_bytes())
+        # the file the person named (a link they give is theirs to follow), a regular file read to the cap: a FIFO
+        # or a device (/dev/zero) there is refused, not waited on or read without end
+        data = load_json(received.read_text(path, MAX_FILE_BYTES, follow=True), str(path),
+                         "give the file `stibium history export` wrote")
+    except (received.Refused, JsonRefused) as e:
+        raise HistoryError(str(e) if isinstance(e, JsonRefused) else f"{e}; give the file `stibium history export` "
+                           f"wrote") from None
     except OSError as e:
         raise HistoryError(f"{path}: {e.strerror}; give the file `stibium history export` wrote") from None
     except (ValueError, RecursionError):

@@ -30,7 +30,7 @@ def _figure(h: DriveHistory, p: PointHistory) -> plot.Figure:
         fig.add_trace(plot.Scatter(
             x=[_when(d.started_utc) for d in drawn], y=[d.rate for d in drawn], mode="markers", name=name,
             error_y=bars, marker_color=colour, marker_symbol="circle-open" if interrupted else "circle",
-            text=[f"{d.name}<br>{rate_text(p, d.rate)} [{rate_text(p, d.low)}, {rate_text(p, d.high)}]"
+            text=[f"{esc(d.name)}<br>{rate_text(p, d.rate)} [{rate_text(p, d.low)}, {rate_text(p, d.high)}]"
                   + (f"<br>{d.runs} runs of a series" if d.runs > 1 else "") for d in drawn],
             hoverinfo="text"))
     bounds = [0, *(s.at for s in p.steps), len(p.entries)]

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rich.text import Text
+
 from ..analysis.history import MIN_SEGMENT
 from ..history.db import DriveSummary
 from ..history.drives import DriveHistory
 from .history_text import day, latest_text, step_text
+from ..visible import as_markup, visible
 from .terminal import Column, fitted_table, with_caption
 
 
 def drives_table(drives: Sequence[DriveSummary], width: int) -> Any:
     columns = [Column("drive", shortened=True), Column("runs", "right"), Column("interrupted", "right", drop=2),
                Column("first", drop=3), Column("last"), Column("hosts", shortened=True, drop=1)]
-    rows = [[d.drive.label, str(d.runs), str(d.interrupted) if d.interrupted else "", day(d.first_utc), day(d.last_utc),
-             ", ".join(d.hosts)] for d in drives]
+    rows = [[as_markup(d.drive.label), str(d.runs), str(d.interrupted) if d.interrupted else "",
+             as_markup(day(d.first_utc)), as_markup(day(d.last_utc)), as_markup(", ".join(d.hosts))] for d in drives]
     table, dropped, _ = fitted_table("Drives in the history", columns, [rows], width)
     return with_caption(table, dropped, "the drive's page")
 
@@ -30,16 +33,18 @@ def runs_table(h: DriveHistory, width: int) -> Any:
                Column("plan", shortened=True, drop=4), Column("status"), Column("host", drop=3),
                Column("system", shortened=True, drop=1), Column("stibium", drop=2)]
     shown = h.runs[-RUNS_SHOWN:]
-    rows = [[day(r.started_utc), r.name, r.series or "", r.plan_name or "", r.status, r.host or "", r.os or "",
-             r.stibium_version or ""] for r in shown]
+    rows = [[as_markup(text) for text in (day(r.started_utc), r.name, r.series or "", r.plan_name or "", r.status,
+                                          r.host or "", r.os or "", r.stibium_version or "")] for r in shown]
     earlier = len(h.runs) - len(shown)
-    title = f"Runs on {h.drive.label}" + (f" (the latest {len(shown)}; {earlier} earlier on the page)" if earlier else "")
+    title = f"Runs on {as_markup(h.drive.label)}" + (f" (the latest {len(shown)}; {earlier} earlier on the page)"
+                                                     if earlier else "")
     table, dropped, _ = fitted_table(title, columns, [rows], width)
     return with_caption(table, dropped, "the drive's page")
 
 
-def drive_lines(h: DriveHistory, page: str | None) -> list[str]:
-    """A drive's steps, latest steps down and version changes, a line each."""
+def drive_lines(h: DriveHistory, page: str | None) -> list[Any]:
+    """A drive's steps, latest steps down and version changes, a line each (as rich Text: the names in them are a
+    record's, printed as they are, never read as markup)."""
     complete = sum(r.status == "complete" for r in h.runs)
     cut = len(h.runs) - complete
     lines = [f"{h.drive.label}: {complete} complete run{'s' if complete != 1 else ''}"
@@ -57,4 +62,4 @@ def drive_lines(h: DriveHistory, page: str | None) -> list[str]:
                      f"{MIN_SEGMENT} entries on each side)")
     for c in h.changes:
         lines.append(f"  changed: {c.text} at {c.at} ({day(c.started_utc)})")
-    return lines
+    return [Text(visible(line)) for line in lines]

@@ -44,6 +44,14 @@ def slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", label).strip("-.")[:80] or "drive"
 
 
+def page_name(label: str, key: str) -> str:
+    """A drive's page: its label as a file name, then a digest of the key that names the drive in the history, so
+    that two drives whose labels differ only in what a file name cannot hold ("Disk A", "Disk-A") get a page
+    each and neither replaces the other's."""
+    import hashlib
+    return f"{slug(label)}-{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}.html"
+
+
 def check_line(result: Any, threshold_percent: float) -> str:
     """`history check`'s one line: the largest step down (and how many more), or what was checked."""
     if result.slower:

@@ -228,6 +228,8 @@ def _typed(value: Any, key: str = "") -> Any:
 
 
 def to_json(value: Any) -> str:
-    """JSON for plotly.js: typed arrays, NaN and infinities as null, and "/" escaped so that no string closes a
-    script."""
-    return json.dumps(_typed(value), separators=(",", ":"), allow_nan=False).replace("/", "\\u002f")
+    """JSON for plotly.js: typed arrays, NaN and infinities as null, and "/" and "<" escaped (as JSON's \\u002f and
+    \\u003c, the same strings to the script) so that no string from a record closes the script element (</script>)
+    or opens a comment that keeps it open (<!--<script>: the rest of the page read as script)."""
+    return json.dumps(_typed(value), separators=(",", ":"), allow_nan=False).replace("/", "\\u002f") \
+        .replace("<", "\\u003c")

@@ -134,7 +134,9 @@ class Driver(Operations):
                                f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume "
                                f"{self.run_dir}" + (f"\nThe files {', '.join(kept)} wrote stay in {self.work.path} "
                                                     f"for the resume to go on with; delete that folder to give "
-                                                    f"their space back instead" if kept else ""))
+                                                    f"their space back instead" if kept else
+                                                    f"\nIts test folder {self.work.path} stays, empty but for its "
+                                                    f"marker, which shows the resume that the run began here"))
         except OSError:
             pass
         if self.crew.many and isinstance(e, Interrupted):
@@ -208,7 +210,7 @@ class Driver(Operations):
         self.work.unlink(memory.PROBE_FILE)    # the memory probe's file is not the user's to keep
         later = status == "complete" and self.remove_beside_report
         if status != "waiting-for-reboot" and not self.run.keep_files and not later:
-            self._remove_test_files(cut=status == "interrupted")
+            self._remove_test_files(cut=status == "interrupted", resumable=status == "interrupted")
         self.run = replace(self.run, status=status, ended_epoch_s=time.time(),
                            ended_utc=iso(utc_now()) if status != "running" else None,
                            stopped_by=stopped_by if status in ("interrupted", "failed") else None)
@@ -218,13 +220,18 @@ class Driver(Operations):
         if self.on_end is not None and status in ("complete", "interrupted"):
             self.on_end(self.run_dir)
 
-    def _remove_test_files(self, cut: bool = False) -> None:
+    def _remove_test_files(self, cut: bool = False, resumable: bool = False) -> None:
         """Every test's files, and the test folder where nothing else is left in it; a run cut by a signal keeps
-        the files of the tests whose order says so (a verify's fill), which its resume goes on with."""
+        the files of the tests whose order says so (a verify's fill), which its resume goes on with. A run that can
+        be resumed keeps its test folder with its marker: on this machine's disk, not in the run directory that may
+        travel, it is what shows `stibium resume` that the run was started here (resume.resumable)."""
         for test in self.expanded.tests:
             if not (cut and registry.spec(test.kind).order.kept_when_cut):
                 self.work.remove_files(self.place.files(test))
-        self.work.remove()
+        if resumable:
+            self.work.remove_views()
+        else:
+            self.work.remove()
 
     def _measure_memory(self, pending: list[Op]) -> None:
         """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a

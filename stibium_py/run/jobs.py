@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from .. import received
 from ..errors import FioError
 from ..fio.job import JOB_FILES, JobFile, checked_job_file, find_fio
 from ..fio.jobfile import read_plan_file
@@ -47,7 +48,12 @@ def kept(run_dir: Path) -> JobSource:
     to the same allow-list, since a run directory comes from strangers too."""
     def read(test: str, _given: str) -> tuple[bytes, str]:
         where = f"{run_dir}/{JOB_FILES}/{test}.fio"
-        return read_plan_file(run_dir / JOB_FILES, f"{test}.fio", where), where
+        try:
+            folder = received.folder_inside(run_dir, JOB_FILES)     # a link there would lead the read out
+        except FileNotFoundError:
+            raise RunError(f"{where}: missing; the run directory lost its copy of the job file: restore the run "
+                           f"from a copy", 2) from None
+        return read_plan_file(folder, f"{test}.fio", where), where
     return read
 
 
@@ -61,4 +67,4 @@ def keep_job_files(run_dir: Path, expanded: Expanded) -> None:
     for t in expanded.tests:
         if t.bench_job is not None:
             (run_dir / JOB_FILES).mkdir(exist_ok=True)
-            (run_dir / JOB_FILES / f"{t.name}.fio").write_text(t.bench_job.text, encoding="utf-8")
+            received.write_atomic(received.folder_inside(run_dir, JOB_FILES) / f"{t.name}.fio", t.bench_job.text)

@@ -31,6 +31,8 @@ class RunOptions:
     # records it: history/remember.py); never by a rank other than 0
     on_end: Callable[[Path], None] | None = None
     link_bytes_per_s: float | None = None     # --link-rate: a person's word for the link to a store across a network
+    # resume: this machine's history database, asked whether a run was started here (None: not asked)
+    history_db: Path | None = None
 
 
 class Removal:
@@ -76,6 +78,9 @@ class LoadedPlan:
     source: Path
     plan: Plan
     text: str
+    # a run directory whose kept copies of the plan's fio job files serve (a series resumed: its plan and job files
+    # come from its first run's record, never from a path a received series.json names)
+    jobs_from: Path | None = None
 
     @classmethod
     def read(cls, source: Path) -> "LoadedPlan":

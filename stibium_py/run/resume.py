@@ -20,7 +20,7 @@ from ..preflight import WORK_MARKER, RunError
 from ..record import RunRecord, ops_digest
 from ..store import iso, read_run_json, utc_now, write_run_json
 from ..team import Solo, Team
-from ..workdir import WorkDir, made_for
+from ..workdir import WorkDir, holds_marker, made_for
 from .crew import Crew, every_rank_or_none, join_crew
 from .driver import drive
 from .jobs import bench_checked, kept, with_job_files
@@ -35,14 +35,15 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: Hel
     team = team or Solo()
     if team.size > 1:
         return _resume_team(run_dir, options, console, helper, team)
-    run, expanded = resumable(run_dir, clients=1)
-    return _go_on(run_dir, _resumed(run), expanded, helpers_of(helper), options, console, None)
+    run, expanded = resumable(run_dir, clients=1, target=options.target, history_db=options.history_db)
+    return _go_on(run_dir, _resumed(run, options), expanded, helpers_of(helper), options, console, None)
 
 
 def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None,
                  team: Team) -> Finished:
     leads = team.rank == 0
-    found = every_rank_or_none(team, lambda: resumable(run_dir, team.size) if leads else None)
+    found = every_rank_or_none(team, lambda: resumable(run_dir, team.size, options.target, options.history_db)
+                               if leads else None)
     shared = team.share(None if not leads else (found[0].plan.source, found[0].plan.text, found[0].seed,
                                                  found[0].expanded, found[0].work_dir, run_dir.name))
     source, text, seed, facts, work_dir, name = shared
@@ -68,7 +69,7 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
     crew = join_crew(team, WorkDir(Path(work_dir), name), existing=True)
     if not leads:
         return follow(expanded, Path(work_dir), crew, helpers, console)
-    return _go_on(run_dir, replace(_resumed(run), clients=crew.record(run.clients)), expanded, helpers, options,
+    return _go_on(run_dir, replace(_resumed(run, options), clients=crew.record(run.clients)), expanded, helpers, options,
                   console, crew)
 
 
@@ -80,10 +81,12 @@ def _go_on(run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFac
                  options.on_end)
 
 
-def _resumed(run: RunRecord) -> RunRecord:
+def _resumed(run: RunRecord, options: RunOptions) -> RunRecord:
     """The record a resume writes before it goes on: running, in this process, on this boot, with one more
-    resumption; a run that waited for a reboot marked as rebooted."""
+    resumption; a run that waited for a reboot marked as rebooted; its test files kept at the end only where the
+    person says so again (--keep-files), not because a record says so."""
     return replace(run, rebooted=run.status == "waiting-for-reboot" or run.rebooted, status="running",
+                   keep_files=options.keep_files,
                    pid=os.getpid(), machine={**run.machine, "boot_id": sysinfo.boot_id()},
                    resumed_utc=(*run.resumed_utc, iso(utc_now())))
 
@@ -96,8 +99,27 @@ def _expand_again(source: str, text: str, seed: int | None, facts: dict) -> Expa
     return expand(plan, seed, free)
 
 
-def resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
-    """A run directory that can go on here, its record and its operations; else one line saying why not."""
+def started_here(run: RunRecord, run_dir: Path, history_db: Path | None) -> bool:
+    """Whether this machine's history recorded the run as one of its own (its folder, start and host)."""
+    if history_db is None or not run.started_utc or not os.path.isfile(history_db):
+        return False
+    from ..errors import HistoryError
+    from ..history.db import History
+    try:
+        with History(history_db, create=False) as history:
+            return history.started_here(run_dir.resolve(), run.started_utc, sysinfo.machine_facts()["hostname"])
+    except HistoryError:
+        return False
+
+
+def resumable(run_dir: Path, clients: int, target: Path | None = None,
+              history_db: Path | None = None) -> tuple[RunRecord, Expanded]:
+    """A run directory that can go on here, its record (its test folder in `target` where the person gave one)
+    and its operations; else one line saying why not.
+
+    Where it writes is the person's word: the recorded test folder where it still holds this run's marker or this
+    machine's history recorded the run as started here, else only inside a --target given again (a run directory
+    comes from strangers, and its run.json may name any folder)."""
     run = read_run_json(run_dir)
     status = run.status
     if status == "complete":
@@ -116,6 +138,12 @@ def resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
         expanded = _expand_again(run.plan.source, run.plan.text, run.seed, run.expanded)
         work = Path(run.work_dir)
         float(run.started_epoch_s)
+        if target is not None:
+            given = Path(os.path.realpath(target.expanduser()))
+            if not given.is_dir():
+                raise RunError(f"--target {target}: no such folder; give the folder the run measured in", 2)
+            work = given / work.name
+            run = replace(run, work_dir=str(work), target=str(given))
     except (PlanError, KeyError, TypeError, ValueError) as e:
         raise RunError(f"{run_dir}/run.json: the run in it cannot be read again ({type(e).__name__}: {e}); "
                        f"restore it from a copy of the run", 2) from None
@@ -135,6 +163,11 @@ def resumable(run_dir: Path, clients: int) -> tuple[RunRecord, Expanded]:
         raise RunError(f"{run_dir}/run.json: its work_dir {work} is not the test folder stibium made for this run "
                        f"({why_not}); nothing was written or removed. Resume a run you started here, or start the "
                        f"plan again with stibium run", 2)
+    if target is None and not holds_marker(work, run_dir.name) and not started_here(run, run_dir, history_db):
+        raise RunError(f"{run_dir}: nothing on this machine shows that this run was started here (its test folder "
+                       f"{work} holds no marker of it, and the history does not know it), so its record does not "
+                       f"choose where to write; nothing was written. Say where: stibium resume {run_dir} --target "
+                       f"FOLDER", 2)
     expanded = with_job_files(expanded, bench_checked(expanded, kept(run_dir)))
     try:
         if not (work / WORK_MARKER).exists():       # gone, or an empty folder of the run's name (made_for)

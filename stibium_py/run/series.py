@@ -9,18 +9,21 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .. import sysinfo
+from .. import received, sysinfo
+from ..errors import RunDirError
 from ..helper import HelperFactory
 from ..paths import missing_folders, remove_empty
 from ..plan import expand_at
 from ..plan.load import load_plan
 from ..preflight import RunError, preflight
 from ..record import SeriesRecord
-from ..store import RUN_JSON, SERIES_JSON, iso, new_run_dir, read_run_json, read_series_json, utc_now, write_series_json
+from ..store import (RUN_JSON, SERIES_JSON, iso, new_run_dir, read_run_json, read_series_json, series_run_dirs,
+                     utc_now, write_series_json)
 from ..team import Solo, Team
+from ..workdir import holds_marker
 from .crew import every_rank_or_none
 from .options import Finished, LoadedPlan, RunOptions
-from .resume import resume_run
+from .resume import resume_run, started_here
 from .start import start_run
 
 
@@ -106,24 +109,54 @@ def run_series(series: Path, loaded: LoadedPlan, options: RunOptions, console: C
 
 def resume_series(series: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None,
                   team: Team | None = None) -> Finished:
-    """Carry on with a series: finish its interrupted run, then start the runs that have not begun. With many
-    clients rank 0 reads the series and its plan file and sends them (the other machines need not have the file)."""
+    """Carry on with a series: finish its interrupted run, then start the runs that have not begun. The plan is the
+    one its first run kept in its record (with its fio job files), never a file a series.json names; the target is
+    the recorded one only where this machine shows the series as its own (a run's test folder with its marker, or
+    the history), else the person's --target; keeping files and a target with other files in it are the person's
+    flags, not the record's. With many clients rank 0 reads the series and sends the plan."""
     team = team or Solo()
 
-    def read() -> tuple[str, str, str, int | None, bool, bool] | None:
+    def read() -> tuple[str, str, str, int | None] | None:
         if team.rank:
             return None
         meta = read_series_json(series)
         if meta.status == "complete":
             raise RunError(f"{series} is already complete; `stibium report {series}` shows it", 2)
-        if meta.source is None or meta.target is None:
-            raise RunError(f"{series}/series.json does not say which plan and target it ran; start a new series", 2)
-        source = Path(meta.source)
-        if not source.is_file():
-            raise RunError(f"{series}: its plan {source} is gone; restore it to start the remaining runs", 2)
-        loaded = LoadedPlan.read(source)
-        return (str(source), loaded.text, meta.target, meta.seed, meta.keep_files, meta.allow_nonempty)
-    source, text, target, seed, keep_files, allow_nonempty = team.share(every_rank_or_none(team, read))
+        try:
+            first_dir = received.folder_inside(series, "run-1")
+            first = read_run_json(first_dir)
+        except FileNotFoundError:
+            raise RunError(f"{series}: no run of it began (no run-1 with its run.json), so there is no plan to carry "
+                           f"on with; start a new series with stibium run PLAN --runs N", 2) from None
+        if first.plan.text is None or first.plan.source is None:
+            raise RunError(f"{first_dir}/run.json does not keep its plan's text; start a new series", 2)
+        target = options.target
+        if target is None:
+            if not _own(series, meta.runs, options.history_db):
+                raise RunError(f"{series}: nothing on this machine shows that this series was started here (no run "
+                               f"of it in the history, no test folder with its marker), so its record does not "
+                               f"choose where to write; nothing was written. Say where: stibium resume {series} "
+                               f"--target FOLDER", 2)
+            target = Path(meta.target) if meta.target is not None else None
+        if target is None:
+            raise RunError(f"{series}/series.json does not say which target it ran; give it with --target FOLDER", 2)
+        return (first.plan.source, first.plan.text, str(target), meta.seed)
+    source, text, target, seed = team.share(every_rank_or_none(team, read))
     plan, text = load_plan(Path(source), text=text)
-    options = replace(options, target=Path(target), seed=seed, keep_files=keep_files, allow_nonempty=allow_nonempty)
-    return run_series(series, LoadedPlan(Path(source), plan, text), options, console, helper, team)
+    options = replace(options, target=Path(target), seed=seed)
+    return run_series(series, LoadedPlan(Path(source), plan, text, jobs_from=series / "run-1"), options, console,
+                      helper, team)
+
+
+def _own(series: Path, runs: int, history_db: Path | None) -> bool:
+    """Whether a run of the series shows it was started on this machine: its test folder with its marker still in
+    place, or this machine's history recording it."""
+    for run_dir in series_run_dirs(series):
+        try:
+            run = read_run_json(run_dir)
+        except RunDirError:
+            continue
+        if (run.work_dir and holds_marker(Path(run.work_dir), run_dir.name)) or \
+                started_here(run, run_dir, history_db):
+            return True
+    return False

@@ -25,7 +25,7 @@ from ..units import format_bytes
 from ..workdir import WorkDir, work_dir_name
 from .crew import Crew, every_rank_or_none, join_crew
 from .driver import drive
-from .jobs import beside, bench_checked, keep_job_files, with_job_files
+from .jobs import beside, bench_checked, keep_job_files, kept, with_job_files
 from .options import Finished, LoadedPlan, RunOptions, expanded_facts, helpers_of
 
 
@@ -56,7 +56,8 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
                            f"stibium ({__version__}) on every machine", 2)
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
                   options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
-        jobs = bench_checked(expanded, beside(plan_path) if leads else None)
+        jobs = bench_checked(expanded, None if not leads else beside(plan_path) if loaded.jobs_from is None
+                             else kept(loaded.jobs_from))
         made.extend(missing_folders(target))
         target.mkdir(parents=True, exist_ok=True)
         facts = sysinfo.target_facts(target)

@@ -109,16 +109,19 @@ def start(target: Path, options: VerifyOptions, helpers: HelperFactory,
     return run_dir, carry_on(run_dir, state, helpers, say, options.stop_after)
 
 
-def resume(target: Path, run_dir: Path, helpers: HelperFactory, say: Callable[[str], None]) -> VerifyState:
+def resume(target: Path, run_dir: Path, helpers: HelperFactory, say: Callable[[str], None],
+           keep: bool = False) -> VerifyState:
     """A verify cut short, carried on: its target must be the one named again on the command line (a person's
-    word, not the run directory's, says where a verify may write and delete)."""
+    word, not the run directory's, says where a verify may write and delete), and whether its files stay after it
+    is the person's word too (--keep), not the record's."""
     state = read_state(run_dir)
     if Path(state.target) != target.resolve():
         raise RunError(f"{run_dir} verified {state.target}, not {target.resolve()}; give its own target to resume "
                        f"it", 2)
     if state.status == "complete":
         raise RunError(f"{run_dir} is complete; start a new verify of {state.target}", 2)
-    return carry_on(run_dir, state.model_copy(update={"status": "running", "stopped_by": None}), helpers, say, None)
+    return carry_on(run_dir, state.model_copy(update={"status": "running", "stopped_by": None, "keep": keep}),
+                    helpers, say, None)
 
 
 def _folder(state: VerifyState) -> Path:
@@ -158,6 +161,13 @@ def _attempt(run_dir: Path, state: VerifyState, helper: Any, folder: Path, i: in
     state = _update(state, i, attempts={**f.attempts, op: attempt})
     write_state(run_dir, state)
     rows: list[dict[str, object]] = []
+    if op == "write":
+        # a write attempt writes the file whole: the name is removed first, so that a file left there, a hard link
+        # to a file of the person's among them (a received folder), is never truncated or written over
+        try:
+            os.unlink(folder / f.name)
+        except FileNotFoundError:
+            pass
     try:
         return state, _sign(helper, state, state.files[i], op, folder / f.name, attempt, rows)
     finally:

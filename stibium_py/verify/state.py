@@ -6,11 +6,13 @@ held to what a verify writes), so that it can name no file but a verify's own in
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .. import received
 from ..errors import RunDirError
 from ..store import read_record_json, write_json_atomic
 
@@ -120,11 +122,9 @@ def write_state(run_dir: Path, state: VerifyState) -> None:
 
 def append_chunks(run_dir: Path, rows: list[dict[str, object]]) -> None:
     """Chunk rows at the end of chunks.csv (its header first when it is new)."""
-    path = run_dir / CHUNKS
-    new = not path.exists()
-    with open(path, "a", newline="", encoding="utf-8") as f:
+    with received.open_append(run_dir / CHUNKS) as f:
         w = csv.DictWriter(f, fieldnames=CHUNK_COLUMNS)
-        if new:
+        if f.tell() == 0:
             w.writeheader()
         w.writerows(rows)
 
@@ -135,18 +135,18 @@ def read_chunks(run_dir: Path, state: VerifyState) -> dict[str, list[tuple[int, 
     last = {(phase, f.name): f.attempts.get(phase) for f in state.files for phase in ("write", "read")}
     out: dict[str, list[tuple[int, float]]] = {"write": [], "read": []}
     try:
-        with open(run_dir / CHUNKS, newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
-                try:
-                    phase, name, attempt = row["phase"], row["file"], int(row["attempt"])
-                    moved, done = int(row["chunk_bytes"]), int(row["fill_bytes_done"])
-                    seconds = (int(row["end_ns"]) - int(row["start_ns"])) / 1e9
-                except (KeyError, TypeError, ValueError):
-                    continue
-                if phase in out and last.get((phase, name)) == attempt and seconds > 0 and moved > 0:
-                    out[phase].append((done, moved / seconds))
+        text = received.read_text(run_dir / CHUNKS, received.TABLE_CAP_BYTES, errors="replace")
     except FileNotFoundError:
-        pass
+        text = ""
+    for row in csv.DictReader(io.StringIO(text)):
+        try:
+            phase, name, attempt = row["phase"], row["file"], int(row["attempt"])
+            moved, done = int(row["chunk_bytes"]), int(row["fill_bytes_done"])
+            seconds = (int(row["end_ns"]) - int(row["start_ns"])) / 1e9
+        except (KeyError, TypeError, ValueError):
+            continue
+        if phase in out and last.get((phase, name)) == attempt and seconds > 0 and moved > 0:
+            out[phase].append((done, moved / seconds))
     for rows in out.values():
         rows.sort()
     return out

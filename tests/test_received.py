@@ -1,0 +1,261 @@
+"""A stranger's run directory, series, verify folder or export is data (received.py): links planted where
+stibium writes, FIFOs and devices where it reads, records that choose a target or claim endless counts. Each is
+answered in one line with exit status 2, the victim's bytes unchanged, quickly, and nothing written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stibium_py.cli import main
+from synthetic import make_run
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _victim(tmp_path: Path, name: str = "victim.txt") -> Path:
+    victim = tmp_path / name
+    victim.write_text("the person's own file\n")
+    return victim
+
+
+def _one_line(result, *, exit_code: int = 2) -> str:
+    assert result.exit_code == exit_code, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("stibium: ") and "Traceback" not in result.output, result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("planted", [
+    "report.html.tmp", "summary.json.tmp",          # the temporaries of stibium's writes before received.py
+    ".stibium-report.html.tmp",
+])
+def test_a_link_planted_under_a_temporary_name_is_never_written_through(tmp_path, planted):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    victim = _victim(tmp_path)
+    before = _digest(victim)
+    (run / planted).symlink_to(victim)
+    result = _invoke("report", str(run))
+    assert result.exit_code == 0, result.output
+    assert _digest(victim) == before
+    assert (run / "report.html").is_file() and not (run / "report.html").is_symlink()
+    assert (run / planted).is_symlink()                         # left as it was, not followed, not removed
+    assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp") and p.name != planted]
+
+
+@pytest.mark.parametrize("name", ["report.html", "summary.json"])
+def test_a_link_where_stibium_s_own_file_belongs_is_refused_naming_it(tmp_path, name):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    victim = _victim(tmp_path)
+    before = _digest(victim)
+    (run / name).unlink(missing_ok=True)
+    (run / name).symlink_to(victim)
+    line = _one_line(_invoke("report", str(run)))
+    assert line == (f"stibium: {run}: holds {name} (a symbolic link) where stibium keeps its own file; nothing was "
+                    f"written. Remove it, or restore the folder from a copy")
+    assert _digest(victim) == before
+
+
+def test_a_run_of_a_series_that_links_out_of_it_is_refused(tmp_path):
+    series = tmp_path / "series"
+    series.mkdir()
+    elsewhere = make_run(tmp_path / "elsewhere", rate_bytes_per_s=2e8)
+    (series / "series.json").write_text(json.dumps({"format": "stibium-series/1", "plan": "quick", "runs": 1,
+                                                    "status": "complete"}))
+    (series / "run-1").symlink_to(elsewhere)
+    before = sorted(p.name for p in elsewhere.iterdir())
+    line = _one_line(_invoke("report", str(series)))
+    assert line.startswith(f"stibium: {series / 'run-1'}: a symbolic link where stibium keeps a folder of its own")
+    assert sorted(p.name for p in elsewhere.iterdir()) == before      # no report written there
+    assert not (series / "report.html").exists()
+
+
+@pytest.mark.parametrize("name", ["run.json", "measurements.csv"])
+def test_a_fifo_in_a_run_directory_is_refused_at_once(tmp_path, name):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    (run / name).unlink()
+    os.mkfifo(run / name)
+    started = time.monotonic()
+    line = _one_line(_invoke("report", str(run)))
+    assert time.monotonic() - started < 10
+    assert line.startswith(f"stibium: {run / name}: a FIFO where stibium keeps a file of its own; nothing was read")
+
+
+@pytest.mark.parametrize("name", ["run.json", "measurements.csv"])
+def test_a_link_to_a_device_in_a_run_directory_is_refused(tmp_path, name):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    (run / name).unlink()
+    (run / name).symlink_to("/dev/zero")
+    line = _one_line(_invoke("report", str(run)))
+    assert line.startswith(f"stibium: {run / name}: a symbolic link where stibium keeps a file of its own")
+
+
+def test_a_device_named_as_a_history_export_or_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "export.json"
+    os.mkfifo(fifo)
+    database = tmp_path / "h.sqlite"
+    started = time.monotonic()
+    line = _one_line(_invoke("history", "import", str(fifo), "--history", str(database)))
+    assert time.monotonic() - started < 10
+    assert line == (f"stibium: {fifo}: a FIFO where stibium keeps a file of its own; nothing was read or written "
+                    f"there. Remove it, or restore the folder from a copy; give the file `stibium history export` "
+                    f"wrote")
+    line = _one_line(_invoke("history", "import", "/dev/zero", "--history", str(database)))
+    assert "/dev/zero: a device where stibium keeps a file of its own" in line
+
+
+def test_an_endless_count_of_runs_in_series_json_is_refused(tmp_path):
+    series = tmp_path / "series"
+    series.mkdir()
+    (series / "series.json").write_text(json.dumps({"format": "stibium-series/1", "plan": "quick",
+                                                    "runs": 10 ** 12}))
+    for command in (("report", str(series)), ("resume", str(series)),
+                    ("history", "add", str(series), "--history", str(tmp_path / "h.sqlite"))):
+        started = time.monotonic()
+        result = _invoke(*command)
+        assert time.monotonic() - started < 10
+        assert result.exit_code == 2, (command, result.output)
+        assert (f"{series / 'series.json'}: its runs is 1000000000000, not a count from 1 to 100 (as stibium run "
+                f"--runs takes); restore it from a copy of the series") in result.output
+
+
+@pytest.mark.parametrize("clients, message", [
+    ({"ranks": 10 ** 12}, "its clients.ranks is 1000000000000, not a count of clients from 1 to 10,000"),
+    ({"ranks": 2, "hosts": "a,b"}, "its clients.hosts is 'a,b', not a list of at most 10,000 host names"),
+    ({"ranks": 2, "launches": [{"clocks": "x"}]}, "its clients.launches is [{\"clocks\": \"x\"}], not a list of "
+                                                  "launches, each with a record per client's clock"),
+])
+def test_a_record_s_clients_held_to_their_shape_and_size(tmp_path, clients, message):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    record = json.loads((run / "run.json").read_text())
+    record["clients"] = clients
+    (run / "run.json").write_text(json.dumps(record))
+    line = _one_line(_invoke("report", str(run)))
+    assert line == f"stibium: {run / 'run.json'}: {message}; restore it from a copy of the run"
+
+
+def test_integers_past_sqlite_s_range_are_refused_in_one_line(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    record = json.loads((run / "run.json").read_text())
+    record["target_device"] = 2 ** 63
+    (run / "run.json").write_text(json.dumps(record))
+    line = _one_line(_invoke("report", str(run)))
+    assert line == (f"stibium: {run / 'run.json'}: its target_device is 9223372036854775808, not a whole number of "
+                    f"0 or more; restore it from a copy of the run")
+
+
+def test_appending_to_a_verify_s_chunks_through_a_link_is_refused(tmp_path):
+    from stibium_py.received import Refused
+    from stibium_py.verify.state import append_chunks
+    victim = _victim(tmp_path)
+    before = _digest(victim)
+    run = tmp_path / "v"
+    run.mkdir()
+    (run / "chunks.csv").symlink_to(victim)
+    with pytest.raises(Refused, match="chunks.csv: a symbolic link where stibium keeps a file of its own"):
+        append_chunks(run, [{"phase": "write"}])
+    (run / "chunks.csv").unlink()
+    os.link(victim, run / "chunks.csv")                        # a hard link: the person's file by another name
+    with pytest.raises(Refused, match=r"chunks.csv: a file with 1 other name \(a hard link\)"):
+        append_chunks(run, [{"phase": "write"}])
+    assert _digest(victim) == before
+
+
+def test_a_dangling_measurements_link_is_refused_and_nothing_is_made_outside(tmp_path):
+    from stibium_py.received import Refused
+    from stibium_py.store import MeasurementLog
+    run = tmp_path / "r"
+    run.mkdir()
+    outside = tmp_path / "outside.csv"
+    (run / "measurements.csv").symlink_to(outside)
+    with pytest.raises(Refused, match="measurements.csv: a symbolic link where stibium keeps a file of its own"):
+        MeasurementLog(run)
+    assert not outside.exists()
+
+
+def test_a_half_written_row_is_cut_at_its_line_and_rows_append_after_it(tmp_path):
+    from stibium_py.received import cut_to_last_line
+    path = tmp_path / "m.csv"
+    path.write_bytes(b"a,b\n1,2\n3,")
+    cut_to_last_line(path)
+    assert path.read_bytes() == b"a,b\n1,2\n"
+    path.write_bytes(b"x" * 200_000)            # no line at all, and longer than a block of the search
+    cut_to_last_line(path)
+    assert path.read_bytes() == b""
+
+
+def test_a_hard_link_among_a_verify_s_fill_is_never_written_through(tmp_path):
+    """A verify's folder received with a fill file hard-linked to a file of the person's: the resumed write
+    removes the name first and writes a file of its own."""
+    from stibium_py.helper import CompiledHelper, find_helper
+    from stibium_py.verify import run as verify_run
+    from test_verify import MiB, _start
+    run_dir, state = _start(tmp_path, 8 * MiB, stop_after="write")
+    assert len(state.files) == 2
+    folder = tmp_path / "t" / state.folder
+    victim = _victim(tmp_path)
+    before = _digest(victim)
+    (folder / "v000001.bin").unlink()
+    os.link(victim, folder / "v000001.bin")
+    record = json.loads((run_dir / "verify.json").read_text())
+    record["files"][1]["written"] = False                      # the second file to be written again
+    (run_dir / "verify.json").write_text(json.dumps(record))
+    state = verify_run.resume(tmp_path / "t", run_dir, CompiledHelper(find_helper()), lambda m: None)
+    assert state.status == "complete"
+    assert _digest(victim) == before and victim.stat().st_nlink == 1
+
+
+def test_a_received_run_whose_test_folder_is_gone_writes_only_where_the_person_says(tmp_path):
+    """run.json names an existing folder of the person's as its target; its own test folder is not there: the
+    resume refuses (nothing made in that folder), and goes on inside --target when the person gives it."""
+    from test_corrupt_runs import _interrupted
+    run_dir, _ = _interrupted(tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    shutil.rmtree(record["work_dir"])                  # as received: the test folder was on the stranger's disk
+    before = sorted(p.name for p in (tmp_path / "t").iterdir())
+    line = _one_line(_invoke("resume", str(run_dir), "--no-history"))
+    assert line.startswith(f"stibium: {run_dir}: nothing on this machine shows that this run was started here")
+    assert line.endswith(f"Say where: stibium resume {run_dir} --target FOLDER")
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == before
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    result = _invoke("resume", str(run_dir), "--no-history", "--target", str(tmp_path / "t"))
+    assert "nothing on this machine shows" not in result.output
+
+
+def test_a_resumed_run_keeps_its_files_only_where_the_person_says_so(tmp_path):
+    from stibium_py.run.resume import _resumed
+    from stibium_py.run import RunOptions
+    from stibium_py.record import RunRecord
+    run = RunRecord(keep_files=True, status="interrupted")
+    assert _resumed(run, RunOptions()).keep_files is False
+    assert _resumed(run, RunOptions(keep_files=True)).keep_files is True
+
+
+def test_a_series_resumes_with_its_first_run_s_plan_never_the_file_series_json_names(tmp_path):
+    """series.json's source names a file of the person's: it is never read (nor quoted); the plan is the one the
+    first run kept. Without a run of it begun, there is no plan, said in one line."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password: hunter2\n")
+    series = tmp_path / "series"
+    series.mkdir()
+    (series / "series.json").write_text(json.dumps({"format": "stibium-series/1", "plan": "quick", "runs": 2,
+                                                    "source": str(secret), "target": str(tmp_path)}))
+    result = _invoke("resume", str(series), "--no-history")
+    line = _one_line(result)
+    assert "hunter2" not in result.output and str(secret) not in result.output
+    assert line == (f"stibium: {series}: no run of it began (no run-1 with its run.json), so there is no plan to "
+                    f"carry on with; start a new series with stibium run PLAN --runs N")
