@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -114,6 +115,11 @@ quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False, c
 @click.version_option(__version__, prog_name="stibium")
 def main() -> None:
     """stibium: road-test file I/O the way applications do it, and see every measurement."""
+    if not os.environ.get("STIBIUM_DEBUG"):
+        # numpy's RuntimeWarning (a mean of nothing, a log of 0 from a damaged row) prints its source line on
+        # stderr: not a word for the user. What it signals reaches them as the report's own words (NaN shown as
+        # a dash, a damaged row counted); STIBIUM_DEBUG=1 shows them again.
+        warnings.simplefilter("ignore", RuntimeWarning)
 
 
 def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
@@ -294,6 +300,9 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
         runs = (reference, *runs)
     for path in runs:
         _run_dir(path)
+    if out_file is not None and out_file.is_dir():
+        raise PathError(f"--out {out_file}: a folder; give the comparison page's file name, such as "
+                        f"{out_file / 'compare.html'}")
     index = runs.index(reference) if reference is not None else 0
     publish_compare(CompareRequest(runs, index, out_file, allow_different_plans, allow_mixed_clients), console, as_json,
                     open_page)
@@ -601,9 +610,12 @@ def verify(target: Path, size: str | None, margin: str | None, file_size: str, k
         if value is None:
             return None
         try:
-            return parse_bytes(value, "binary")
+            size = parse_bytes(value, "binary")
         except SizeError as e:
             raise RunError(f"--{name}: {e}", 2) from None
+        if size <= 0 and name != "margin":
+            raise RunError(f"--{name}: {value} is no size to fill; give a size above 0 (such as 1GiB)", 2)
+        return size
 
     def say(message: str) -> None:
         console.print(f"[dim]{message}[/]", highlight=False)

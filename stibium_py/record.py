@@ -122,7 +122,9 @@ class RunRecord:
 
     @property
     def hostname(self) -> str | None:
-        return self.machine.get("hostname")
+        """The machine's name as the record gives it; None where it is not text (a stranger's record)."""
+        name = self.machine.get("hostname")
+        return name if isinstance(name, str) else None
 
     @property
     def boot_id(self) -> str | None:

@@ -259,3 +259,64 @@ def test_a_series_resumes_with_its_first_run_s_plan_never_the_file_series_json_n
     assert "hunter2" not in result.output and str(secret) not in result.output
     assert line == (f"stibium: {series}: no run of it began (no run-1 with its run.json), so there is no plan to "
                     f"carry on with; start a new series with stibium run PLAN --runs N")
+
+
+def test_compare_out_naming_a_folder_is_one_line_and_writes_nothing(tmp_path):
+    a, b = make_run(tmp_path / "a", rate_bytes_per_s=2e8), make_run(tmp_path / "b", rate_bytes_per_s=2e8)
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    line = _one_line(_invoke("compare", str(a), str(b), "--out", str(folder)))
+    assert line == (f"stibium: --out {folder}: a folder; give the comparison page's file name, such as "
+                    f"{folder / 'compare.html'}")
+    assert list(folder.iterdir()) == [] and not list(tmp_path.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("flag", ["--file-size", "--size"])
+def test_a_verify_of_size_zero_is_refused_not_taken_for_the_default(tmp_path, flag):
+    line = _one_line(_invoke("verify", str(tmp_path), flag, "0", "--out", str(tmp_path / "r")))
+    assert line == f"stibium: {flag}: 0 is no size to fill; give a size above 0 (such as 1GiB)"
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_hostname_that_is_not_text_is_the_run_s_fault_not_the_history_s(tmp_path):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    record = json.loads((run / "run.json").read_text())
+    record.setdefault("machine", {})["hostname"] = ["not", "text"]
+    (run / "run.json").write_text(json.dumps(record))
+    result = _invoke("history", "add", str(run), "--history", str(tmp_path / "h.sqlite"))
+    assert result.exit_code == 0, result.output
+    assert "damaged" not in result.output and "history: 1 run added" in result.output
+
+
+def test_a_verify_s_bad_block_outside_its_file_is_not_believed(tmp_path):
+    from stibium_py.errors import RunDirError
+    from stibium_py.verify.state import read_state
+    from test_verify import MiB, _start
+    run_dir, _ = _start(tmp_path, 4 * MiB, stop_after="write")
+    record = json.loads((run_dir / "verify.json").read_text())
+    record["files"][0]["checked"] = {"ok": 0, "moved": 0, "corrupt": 1, "unreadable": 0, "period_blocks": 0,
+                                     "bad": [{"block": 10 ** 9, "kind": "corrupt", "bits": 1}], "seconds": 0.1}
+    (run_dir / "verify.json").write_text(json.dumps(record))
+    with pytest.raises(RunDirError, match=r"files\[0\] names block 1,000,000,000 as bad, which is not one of its "
+                                          r"blocks \(0 to 1,023\)"):
+        read_state(run_dir)
+
+
+@pytest.mark.parametrize("streams", ["1000000000", "0"])
+def test_a_stream_row_claiming_endless_streams_or_none_is_no_frame(tmp_path, streams):
+    import csv
+    import io
+    from test_stream_kind import CUSTOM, _plan, _run
+    run = _run(tmp_path, _plan(CUSTOM), lambda name, k: 0.010)
+    path = run / "measurements.csv"
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    frame = next(i for i, r in enumerate(rows) if r["streams"] not in ("", None) and r["chunk"] not in ("", None))
+    rows[frame]["streams"] = streams
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    started = time.monotonic()
+    result = _invoke("report", str(run))
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert time.monotonic() - started < 30

@@ -35,8 +35,9 @@ def resume_run(run_dir: Path, options: RunOptions, console: Console, helper: Hel
     team = team or Solo()
     if team.size > 1:
         return _resume_team(run_dir, options, console, helper, team)
+    helpers = helpers_of(helper)           # found before the test folder is made again: a refusal leaves none
     run, expanded = resumable(run_dir, clients=1, target=options.target, history_db=options.history_db)
-    return _go_on(run_dir, _resumed(run, options), expanded, helpers_of(helper), options, console, None)
+    return _go_on(run_dir, _resumed(run, options), expanded, helpers, options, console, None)
 
 
 def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: HelperFactory | None,

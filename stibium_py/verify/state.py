@@ -89,6 +89,10 @@ class VerifyState(_Strict):
         for i, f in enumerate(self.files):
             if f.name != f"v{i:06d}.bin" or f.first_block != expected:
                 raise ValueError(f"files[{i}] is not the verify's file {i} (its name or first block)")
+            outside = [b.block for b in (f.checked.bad if f.checked else ()) if not 0 <= b.block - expected < f.blocks]
+            if outside:
+                raise ValueError(f"files[{i}] names block {outside[0]:,} as bad, which is not one of its blocks "
+                                 f"({expected:,} to {expected + f.blocks - 1:,})")
             expected += f.blocks
         return self
 

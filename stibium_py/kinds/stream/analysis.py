@@ -19,6 +19,7 @@ from ...table import Table
 from ...units import format_rate, format_size
 from . import formats
 from .expand import FRAME_ALIGN_BYTES
+from .model import MAX_STREAMS
 
 QUANTILES = {"p50": 0.5, "p99": 0.99, "p999": 0.999}
 
@@ -158,9 +159,14 @@ def _number(rows: Table, name: str) -> np.ndarray:
 
 
 def _frames(rows: Table) -> np.ndarray:
-    """The rows that are frames of a stream: a chunk, with its rate, stream count, stream and buffer."""
-    return np.all([np.isfinite(_number(rows, c)) for c in ("chunk", "fps", "streams", "stream", "buffer_frames",
-                                                            "start_ns", "end_ns")], axis=0)
+    """The rows that are frames of a stream: a chunk, with its rate, stream count, stream and buffer; a count of
+    streams a plan can ask for (1 to MAX_STREAMS) and a stream among them (a received file's row claiming 10^9
+    streams or none is no frame: the points and tables are laid out stream by stream)."""
+    streams, stream = _number(rows, "streams"), _number(rows, "stream")
+    with np.errstate(invalid="ignore"):
+        counted = (streams >= 1) & (streams <= MAX_STREAMS) & (stream >= 0) & (stream < streams)
+    return counted & np.all([np.isfinite(_number(rows, c)) for c in ("chunk", "fps", "buffer_frames", "start_ns",
+                                                                     "end_ns")], axis=0)
 
 
 DISTRIBUTION_POINTS = 2000
