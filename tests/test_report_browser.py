@@ -80,3 +80,32 @@ def test_the_comparison_page_renders_without_javascript_errors(tmp_path):
     assert all("js-plotly-plot" in classes for _, classes in figures)
     console = [line for line in log.splitlines() if ":CONSOLE" in line]
     assert not [line for line in console if "Uncaught" in line or "Error" in line], console
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)")
+def test_a_history_page_with_hostile_names_draws_every_figure_and_runs_no_script_of_theirs(tmp_path):
+    """Run, series and drive names from a received export or run directory that try to leave the page's script
+    elements (</script>, <!--<script>) or run their own (an onerror): every figure drawn, no script error, and
+    the page's text shows the names as written."""
+    from dataclasses import replace
+    from stibium_py.history.db import History
+    from stibium_py.history.entry import Drive
+    from test_history import _day, _entry
+    hostile = '<!--<script>x</script><img src=x onerror="document.title=1">'
+    drive = Drive("serial:M:S", f"M {hostile}", "M", "S", "F1")
+    entries = [replace(_entry(f"run-{i}", _day(i), 100e6 if i < 6 else 70e6, drive=drive),
+                       name=hostile if i == 3 else f"run-{i}", series=hostile if i == 4 else None) for i in range(12)]
+    database = tmp_path / "h.sqlite"
+    with History(database) as history:
+        history.add_many(entries)
+    result = CliRunner().invoke(main, ["history", "--history", str(database), "--out", str(tmp_path / "pages")])
+    assert result.exit_code == 0, result.output
+    page, = (tmp_path / "pages").glob("*.html")
+    dom, log = open_in_chromium(page, ["--dump-dom"])
+    figures = re.findall(r'<div id="point-\d+"[^>]*class="([^"]*)"', dom)
+    assert figures and all("js-plotly-plot" in classes for classes in figures), figures
+    assert dom.count('class="main-svg"') >= len(figures)
+    assert "<title>stibium history" in dom                     # no onerror of theirs ran (it would set the title)
+    assert dom.count("&lt;!--&lt;script&gt;x&lt;/script&gt;&lt;img") >= 2      # the names shown as text
+    console = [line for line in log.splitlines() if ":CONSOLE" in line]
+    assert not [line for line in console if "Uncaught" in line or "Error" in line], console
