@@ -211,7 +211,8 @@ def rows_of_jobs(op: Op, output: str, failure: str | None, fio: Fio, started_s: 
 
 def keep_output(run_dir: Path, seq: int, text: str, output: str) -> None:
     """fio's job and its whole output, a line of fio.jsonl in the run directory (what stibium's row leaves out)."""
-    with open(run_dir / FIO_OUTPUTS, "a", encoding="utf-8") as f:
+    from .. import received
+    with received.open_append(run_dir / FIO_OUTPUTS) as f:        # a resumed run's folder may have come from anyone
         f.write(json.dumps({"seq": seq, "job": text, "output": output}, separators=(",", ":")) + "\n")
 
 

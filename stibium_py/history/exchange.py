@@ -24,6 +24,8 @@ IMPORTED = "imported:"            # the path of an imported run: never a folder 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 # a run's test points: the largest built-in plan has a few hundred; a page draws a figure for each
 MAX_POINTS = 2000
+# a rate in bytes or operations a second: 1e30 is past any device (a rate of 1.7e308 overflowed in the figures)
+MAX_RATE = 1e30
 
 Text = Optional[str]
 
@@ -45,8 +47,8 @@ class _Point(_Strict):
     @field_validator("estimate", "low", "high")
     @classmethod
     def _positive(cls, v: float | None) -> float | None:
-        if v is not None and not (math.isfinite(v) and v > 0):
-            raise ValueError("a rate is a positive number or null")
+        if v is not None and not (math.isfinite(v) and 0 < v < MAX_RATE):
+            raise ValueError(f"a rate is a positive number below {MAX_RATE:g} or null")
         return v
 
 
