@@ -190,12 +190,14 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
               help="The folder to measure in, where this machine does not show the run as its own (a run directory "
                    "from elsewhere): its record never chooses where to write.")
 @click.option("--keep-files", is_flag=True, help="Leave the test files in place at the end (a record's word does not).")
+@click.option("--allow-nonempty", is_flag=True,
+              help="A series' runs to come may start in a target that holds other files (a record's word does not).")
 @silence_option
 @history_options
 @quiet_option
 @user_errors
-def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bool, client_silence: float,
-           history_path: Path | None, no_history: bool) -> None:
+def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bool, allow_nonempty: bool,
+           client_silence: float, history_path: Path | None, no_history: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
     operations. It writes in the test folder the run recorded only where this machine shows the run as its own
     (the folder's marker, or the history); else give the folder with --target."""
@@ -206,7 +208,8 @@ def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bo
     team = join(silence_s=client_silence)
     from .history.where import default_database
     options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else _recorder(history_path),
-                         target=target, keep_files=keep_files, history_db=default_database(history_path))
+                         target=target, keep_files=keep_files, allow_nonempty=allow_nonempty,
+                         history_db=default_database(history_path))
     if team.rank:
         console.quiet = True
 
@@ -229,11 +232,12 @@ def _recorder(given: Path | None) -> Callable[[Path], None]:
 
     def record(run_dir: Path) -> None:
         from .history.remember import remember
-        line = remember(run_dir, database)
+        from .visible import visible
+        line = visible(remember(run_dir, database))     # the drive's label is the drive's (a serial may hold [/x])
         if line.startswith("history: not written"):
             click.echo(line, err=True)
         else:
-            console.print(line, highlight=False, soft_wrap=True)
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
     return record
 
 
