@@ -75,10 +75,10 @@ if [ "$managed" = "True" ]; then
   bin=/usr/local/bin
   [ "$(id -u)" -eq 0 ] || bin="$HOME/.local/bin"
   mkdir -p "$bin"
-  for tool in stibium pytest; do
+  for tool in stibium pytest mypy; do
     [ -x ".venv/bin/$tool" ] && ln -sf "$PWD/.venv/bin/$tool" "$bin/$tool"
   done
-  say "installed in $PWD/.venv with $py; stibium and pytest are linked into $bin"
+  say "installed in $PWD/.venv with $py; stibium, pytest (and with --test mypy) are linked into $bin"
   case ":$PATH:" in
     *":$bin:"*) ;;
     *) say "$bin is not on your PATH: add the line  export PATH=\"$bin:\$PATH\"  to your shell's profile (~/.zprofile on a Mac, ~/.profile on Linux), then open a new terminal" ;;

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:      # for the contract's types alone: the registry imports no layer above it when it runs
+    from .analysis.result import AddNotice
+    from .analysis.summary import Pending, SummaryContext
+    from .plan.expand import ExpandedTest
+    from .plan.model import Where
+    from .table import Table
 
 # a kind's name, as plans write it (`kind: files`) and measurements.csv carries it
 Kind = str
@@ -29,16 +36,21 @@ class KindSpec:
     name: str
     home: str                       # the module whose SPEC it is (a worker process imports it to know the kind)
     model: type                     # plan: the pydantic model of its test, `kind: Literal[name]`
-    expand: Callable[..., Any]      # plan: (test, where, settings, first seq, free bytes) -> ExpandedTest
+    # plan: (test, where, settings, first seq, free bytes) -> its operations
+    expand: Callable[[Any, "Where", dict[str, Any], int, "int | None"], "ExpandedTest"]
     spanned: bool                   # op: its requests fall in a span of a file laid out beforehand
     aggregated: bool                # many clients: every client's rows of an operation are one step of the store
                                     # (analysis/clients.aggregate); False: its analysis reads each client's rows
                                     # (a stream's frames, each client's own deadlines)
     order: Any                      # run: the order of its operations (run.orders.Order)
     plan_note: Callable[[Any], str] | None     # cli: what `plan show` says of a test beyond its operations
-    summarise: Callable[..., Any]   # analysis: (name, op, its valid measurements, context) -> its results, later
+    # analysis: (name, op, its valid measurements, context) -> its results, later
+    summarise: Callable[[str, str, "Table", "SummaryContext"], "Pending"]
     points: Any                     # analysis: how its measurements become points (rates.PointRule), or None
-    warnings: Callable[[Any, Any], None]       # analysis: (its result, add) -> the warnings of its result
+    warnings: Callable[[Any, "AddNotice"], None]  # analysis: (its result, add) -> the warnings of its result
+    below: Callable[[Any], str | None] | None  # analysis: (its result) -> how many of its reads met a cache below
+                                               # the file system (memory speed, nothing in the page cache), in
+                                               # words, or None; None here: a kind whose reads are not judged so
     view: Any                       # report: its sections, headline, counts and terminal lines (build.KindView)
     overlay: Callable[..., Any] | None         # report: the compare page's figure of its points (or a sentence
                                                # where a figure would show nothing), or None: no points
@@ -54,7 +66,7 @@ class KindSpec:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            if f.name not in ("plan_note", "points", "overlay", "compare", "series", "history") and \
+            if f.name not in ("plan_note", "points", "below", "overlay", "compare", "series", "history") and \
                     getattr(self, f.name) is None:
                 raise TypeError(f"kind {self.name!r}: {f.name} is needed")
 
@@ -87,11 +99,13 @@ class Later:
 
 
 def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
-                aggregated: bool, compare: bool = False, series: bool = False, history: bool = False) -> KindSpec:
+                aggregated: bool, compare: bool = False, series: bool = False, history: bool = False,
+                below: bool = False) -> KindSpec:
     """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
     `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
     `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page), and
-    `compare.pairs` (a kind without points that compares its own results), `series.across_runs` (one that puts
+    `analysis.below_reads` (a kind whose reads are judged against memory speed), `compare.pairs` (a kind without
+    points that compares its own results), `series.across_runs` (one that puts
     its own results of a series together) and `history.rates` (one whose rates a history keeps), each imported
     when first used. `home` is the folder's package (its
     `__name__`), whose last part is the kind's name."""
@@ -101,7 +115,8 @@ def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: 
                     spanned=spanned, aggregated=aggregated, order=part("order", "ORDER"),
                     plan_note=part("view", "plan_note") if plan_note else None,
                     summarise=part("analysis", "summarise"), points=part("analysis", "POINTS") if points else None,
-                    warnings=part("analysis", "add_warnings"), view=part("view", "VIEW"),
+                    warnings=part("analysis", "add_warnings"), below=part("analysis", "below_reads") if below else None,
+                    view=part("view", "VIEW"),
                     overlay=part("view", "overlay") if points else None,
                     compare=part("compare", "pairs") if compare else None,
                     series=part("series", "across_runs") if series else None,

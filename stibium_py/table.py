@@ -16,7 +16,7 @@ is never changed in place: `take` and `valid` give new ones.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +30,10 @@ class Table:
     not a copy of every column."""
 
     __slots__ = ("_cols", "_index", "_n", "_codes")
+
+    if TYPE_CHECKING:
+        # every measurement column is a property of its name (set below the class, from COLUMNS): rows.seconds
+        def __getattr__(self, name: str) -> np.ndarray: ...
 
     def __init__(self, columns: dict[str, np.ndarray], index: np.ndarray | None = None,
                  codes: dict[str, tuple[np.ndarray, np.ndarray]] | None = None):

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .. import registry
 from ..memory import Shape
 from ..table import Table
 from . import steady
 from .settings import SUMMARY, Settings
-from .warnings import Result, Notice, warnings
+from .result import KindResult
+from .warnings import Notice, warnings
 
 SUMMARY_FORMAT = "stibium-summary/1"
 
@@ -25,7 +26,7 @@ class Summary:
     measurements: int             # rows read, failed ones included
     failed_measurements: int
     damaged_rows: int
-    tests: list[Result]
+    tests: list[KindResult]
     warnings: list[Notice]
     clients: Any = None           # many clients: analysis.clients.ClientsSummary (the tests are their aggregate)
 
@@ -49,7 +50,7 @@ class SummaryContext:
     valid: Table | None = None                # every valid measurement of the run (a verify's read meets its writes)
 
 
-Pending = Callable[[], list[Result]]
+Pending = Callable[[], Sequence[KindResult]]      # a kind's results of a test and op, once computed
 
 
 def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None = None,
@@ -67,7 +68,7 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     groups = sorted(rated.groups("test", "op", "kind").items(), key=lambda kv: order[kv[0][:2]])
     # each kind summarises a test and op: (name, op, its valid measurements, context) -> its results, later
     pending = [registry.spec(kind).summarise(name, op, rated.take(idx), ctx) for (name, op, kind), idx in groups]
-    results: list[Result] = [r for later in pending for r in later()]
+    results: list[KindResult] = [r for later in pending for r in later()]
     found = warnings(results, good, facts or {}, target_facts or {})
     if damaged_rows:
         rows_were = "row of measurements.csv was" if damaged_rows == 1 else "rows of measurements.csv were"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 from dataclasses import asdict, dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -17,12 +17,7 @@ from ..table import Table
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_seconds, format_size
 from .durability import MAC_ADVICE, flushes_drive_cache, unflushed_count
-from .files import FilesResult
-from .patterns import PatternResult
-from .sustained import SustainedTestResult
-from .tree import TreeResult
-
-Result = Union[FilesResult, PatternResult, SustainedTestResult, TreeResult]
+from .result import AddNotice, KindResult
 FS_CACHES_REASON = "this file system caches uncached I/O anyway"
 MIX_SHARE_TOLERANCE = 0.01      # of the bytes: a mix further from the share asked is said
 # advice that holds only where the plan does not precondition the test already (pipeline.held_to_plan drops it there)
@@ -40,7 +35,7 @@ class Notice:
         return asdict(self)
 
 
-def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
+def warnings(results: list[KindResult], rows: Table, facts: dict[str, Any],
              target_facts: dict[str, Any] | None = None) -> list[Notice]:
     """facts: the helper's (platform); target_facts: run.json's, with the stack below the file system."""
     out: list[Notice] = []
@@ -65,8 +60,10 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
         elif layer.reads == MAY_CACHE:
             add("info", "all", f"{layer.label} may serve reads from memory below the file system", layer.why)
     for e in results:
-        registry.spec(e.kind).warnings(e, add)     # the warnings of each kind's result
-        _below_warnings(e, layers, add)
+        spec = registry.spec(e.kind)
+        spec.warnings(e, add)                      # the warnings of each kind's result
+        if spec.below is not None:
+            _below_warnings(e, spec.below(e), layers, add)
     for label, count, total, reason in _not_honoured(rows):
         add("warning", label, f"{count} of {total} direct measurements went through the page cache: {reason}",
             "these are not uncached numbers; on macOS write requests of at least 16 KiB at offsets aligned to the "
@@ -95,24 +92,10 @@ def warnings(results: list[Result], rows: Table, facts: dict[str, Any],
     return out
 
 
-def _below_warnings(e: Result, layers: Stack, add: Any) -> None:
-    """Reads at memory speed with the page cache empty: the count and share, and the likely layer."""
-    if isinstance(e, FilesResult):
-        flagged = e.below_cache
-        if not flagged:
-            return
-        what = (f"{len(flagged)} of {e.n} reads ran at {float(np.median(e.memory_shares[flagged])):.0%} of memory "
-                f"speed (median) with none of the file in the page cache")
-    elif isinstance(e, PatternResult):
-        flagged_points = e.below_cache
-        if not flagged_points:
-            return
-        what = (f"{len(flagged_points)} of {len(e.points)} points ran at "
-                f"{float(np.median([p.memory_share for p in flagged_points])):.0%} of memory speed (median) with "
-                f"none of the file in the page cache ("
-                + ", ".join(f"{p.access} {format_size(p.granularity_bytes)}" for p in flagged_points[:4])
-                + (", ..." if len(flagged_points) > 4 else "") + ")")
-    else:
+def _below_warnings(e: KindResult, what: str | None, layers: Stack, add: AddNotice) -> None:
+    """Reads at memory speed with the page cache empty, as the kind says them (KindSpec.below: the count and
+    share), and the likely layer."""
+    if not what:
         return
     if layers.memory:
         likely = f"the layer that caches: {layers.memory[0].label}"

@@ -48,6 +48,19 @@ def room_in(free_bytes: int) -> int:
     return max(0, int((free_bytes - SPACE_MARGIN_BYTES) / (1 + SPACE_MARGIN_FRACTION)))
 
 
+def share_of_free(test: Any, units: str, where: Where, free_bytes: int | None) -> int:
+    """The bytes of a test that fills by fraction_of_free (a sustained test's, a verify's): that share of the
+    target's free space when the run starts, at most what leaves the run's margin free (space_wanted, which
+    preflight holds the run to), and at most max_bytes where the plan gives it."""
+    fraction = test.fraction_of_free
+    if free_bytes is None or fraction is None:
+        raise (where / "fraction_of_free").error("needs the target's free space, which is not known here")
+    total = min(int(free_bytes * fraction), room_in(free_bytes))
+    if test.max_bytes is not None:
+        total = min(total, size_of(test.max_bytes, units, where / "max_bytes"))
+    return total
+
+
 def estimated_s(o: Op) -> float:
     """One operation on the assumed device: its bytes at the assumed rate, or its requests at the assumed
     latency overlapped up to the assumed parallelism, whichever takes longer, plus the overhead; one by time

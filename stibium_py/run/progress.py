@@ -3,6 +3,8 @@ test's chunks."""
 
 from __future__ import annotations
 
+from types import TracebackType
+
 import math
 import time
 from typing import Any
@@ -42,11 +44,12 @@ class ProgressBar:
         self.progress.__enter__()
         return self
 
-    def __exit__(self, exc_type: Any, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         if exc_type is None:
             done = self.progress.tasks[0].completed
             self.progress.update(self.task, total=max(done, 1), description="done")
-        self.progress.__exit__(exc_type, *exc)
+        self.progress.__exit__(exc_type, exc, traceback)
 
     def skip(self, ops: list[Op]) -> None:
         """Operations that will not run (rounds after a steady window): out of the total."""

@@ -130,15 +130,15 @@ def resumable(run_dir: Path, clients: int, target: Path | None = None,
     if status == "waiting-for-reboot" and run.boot_id == sysinfo.boot_id():
         raise RunError(f"{run_dir} waits for a reboot and this machine has not restarted since; restart it, then run "
                        f"`stibium resume {run_dir}`", 2)
-    missing = [name for name, value in (("plan.source", run.plan.source), ("plan.text", run.plan.text),
-                                        ("work_dir", run.work_dir), ("started_epoch_s", run.started_epoch_s))
-               if value is None]
+    source, text, work_dir = run.plan.source, run.plan.text, run.work_dir
     try:
-        if missing:
-            raise KeyError(missing[0])
-        expanded = _expand_again(run.plan.source, run.plan.text, run.seed, run.expanded)
-        work = Path(run.work_dir)
-        float(run.started_epoch_s)
+        for name, value in (("plan.source", source), ("plan.text", text), ("work_dir", work_dir),
+                            ("started_epoch_s", run.started_epoch_s)):
+            if value is None:
+                raise KeyError(name)
+        assert source is not None and text is not None and work_dir is not None      # each checked just above
+        expanded = _expand_again(source, text, run.seed, run.expanded)
+        work = Path(work_dir)
         if target is not None:
             given = Path(os.path.realpath(target.expanduser()))
             if not given.is_dir():

@@ -122,9 +122,9 @@ def measure_together(d: Any, ops: list[Op]) -> None:
         finally:
             pool.shutdown(wait=True)
             with lock:
-                for op, m in arrived:
-                    d.keep(m)
-                    d.advance(op, m.bytes, m.seconds)
+                for op, got in arrived:
+                    d.keep(got)
+                    d.advance(op, got.bytes, got.seconds)
     problems = []
     for op, m, error in sorted(answers, key=lambda a: a[0].seq):
         d.keep(m if m is not None else failed(op, error, started_s))

@@ -6,4 +6,4 @@ from __future__ import annotations
 from ...registry import folder_spec
 from .model import FilesTest
 
-SPEC = folder_spec(__name__, model=FilesTest, spanned=False, plan_note=False, points=True, aggregated=True)
+SPEC = folder_spec(__name__, model=FilesTest, spanned=False, plan_note=False, points=True, aggregated=True, below=True)

@@ -26,6 +26,15 @@ def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
     return lambda: [FilesResult(name=name, op=op, measurements=rows, **later.result())]
 
 
+def below_reads(e: FilesResult) -> str | None:
+    """How many of its reads ran at memory speed with none of the file in the page cache, in words; None: none."""
+    flagged = e.below_cache
+    if not flagged:
+        return None
+    return (f"{len(flagged)} of {e.n} reads ran at {float(np.median(e.memory_shares[flagged])):.0%} of memory speed "
+            f"(median) with none of the file in the page cache")
+
+
 def add_warnings(e: FilesResult, add: Any) -> None:
     label = f"{e.name} ({e.op})"
     if e.outliers:

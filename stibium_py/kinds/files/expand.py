@@ -29,7 +29,7 @@ def expand_test(test: FilesTest, where: Where, s: dict[str, Any], seq0: int, fre
         reads = [pairs[i] for i in rng.permutation(len(pairs))]
     else:
         reads = sorted(pairs, key=lambda p: name[p])
-    ops = []
+    ops: list[Op] = []
     for op, order in (("write", pairs), ("read", reads)):
         for size, r in order:
             ops.append(Op(seq=seq0 + len(ops), test=test.name, kind="files", op=op, access="sequential",

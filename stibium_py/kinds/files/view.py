@@ -26,8 +26,9 @@ def drift(e: FilesResult) -> str:
 def headline(e: FilesResult, compact: bool) -> tuple[str, str, str]:
     what = e.op
     rate = plus_minus(e.rate) if compact else est_text(e.rate, format_rate)
-    if negative_latency(e):
-        return what, rate, f"{format_seconds(e.latency_smallest_size_s)}{SMALLEST_MARK}"
+    smallest_s = e.latency_smallest_size_s
+    if negative_latency(e) and smallest_s is not None:
+        return what, rate, f"{format_seconds(smallest_s)}{SMALLEST_MARK}"
     lat = e.latency.as_dict().get("estimate")
     latency = (format_seconds(lat) if lat is not None else "-") if compact else est_text(e.latency, format_seconds)
     return what, rate, latency
@@ -40,15 +41,15 @@ def sections(results: list[FilesResult], n: int) -> tuple[list[str], int]:
     for e in results:
         sections.append(f"<h2>{esc(e.name)}: {esc(e.op)}s of whole files</h2>")
         if figures.dense(e):
-            flagged = len(e.flagged_any)
+            flagged_count = len(e.flagged_any)
             sections.append(f"<div class=\"info\">The {e.n:,} measurements of this test are drawn as densities: "
                             f"each cell's colour is how many measurements fell in it, every one counted. Above "
                             f"{figures.DENSITY_ABOVE_POINTS:,} measurements a point for each would make a page too "
-                            f"large for a browser to open. The {flagged:,} flagged measurements (outliers, cache "
+                            f"large for a browser to open. The {flagged_count:,} flagged measurements (outliers, cache "
                             f"suspects, fast outliers) are drawn one by one in the residual figure, with their "
                             f"numbers on hover"
                             + (f" (the {figures.FLAGGED_POINTS_DRAWN:,} farthest from the fit; the others as a "
-                               f"density in red)" if flagged > figures.FLAGGED_POINTS_DRAWN else "")
+                               f"density in red)" if flagged_count > figures.FLAGGED_POINTS_DRAWN else "")
                             + "; every measurement is in measurements.csv.</div>")
         figs = [figures.time_vs_size(e), figures.residuals(e), figures.rate_vs_size(e), figures.rate_vs_elapsed(e)]
         sections.append("<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(figs)) + "</div>")

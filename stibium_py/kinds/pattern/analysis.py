@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ...analysis import below
 from ...analysis.fill_rates import sentence as fill_sentence
 from ...analysis.patterns import PatternResult, pattern_result
@@ -22,6 +24,19 @@ def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
                             below.memory_shares(rows, ctx.memory_rates),
                             judged.for_op(op) if judged is not None else None, s.noise_band)
     return lambda: [result]
+
+
+def below_reads(e: PatternResult) -> str | None:
+    """How many of its points' reads ran at memory speed with none of the file in the page cache, in words, the
+    first four named; None: none."""
+    flagged = e.below_cache
+    if not flagged:
+        return None
+    return (f"{len(flagged)} of {len(e.points)} points ran at "
+            f"{float(np.median([p.memory_share for p in flagged])):.0%} of memory speed (median) with none of the "
+            f"file in the page cache (" + ", ".join(f"{p.access} {format_size(p.granularity_bytes)}"
+                                                  for p in flagged[:4])
+            + (", ..." if len(flagged) > 4 else "") + ")")
 
 
 def add_warnings(e: PatternResult, add: Any) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 from ...op import Op
 from ...plan.expand import (ExpandedTest, check_count, checked_granularity, derive_seed, in_flight_counts,
                             in_flight_pairs, seconds_of, size_of, sizes_of)
-from ...plan.model import Where
+from ...plan.model import Access, Where
 from .model import PatternTest
 
 
@@ -41,7 +41,8 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     depths, threads = in_flight_counts(test, s["engine"], where)
     fill_list = s["fill"] if isinstance(s["fill"], list) else [s["fill"]]
     swept = len(fill_list) > 1           # plans of one fill draw the seeds they drew
-    combos = []
+    # (op, read fraction, access, granularity, stride, depth, threads, fill, instrument)
+    combos: list[tuple[str, float | None, Access, int, int, int, int, Any, str]] = []
     for op, fraction in ops_list:
         for access in accesses:
             for g in grans:
@@ -52,7 +53,7 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
                                 combos.append((op, fraction, access, g, st, qd, t, fill, "helper"))
     road_points = len(combos)
     if test.bench_job is not None:    # the plan's own job file, once a trial, after the points
-        combos.append((*combos[0][:-1], test.bench))
+        combos.append((*combos[0][:-1], "fio"))      # bench_job is fio's (the model holds it to bench: fio)
     elif test.bench is not None:      # the bench's twin of every point, after them (plans without one draw as before)
         for i, fraction in enumerate(_read_fractions(test.read_fraction, where / "read_fraction")):
             if abs(fraction * 100 - round(fraction * 100)) > 1e-9:
@@ -82,7 +83,7 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
         raise (where / "granularities").error(f"{big[0]} bytes is larger than the span ({span} bytes)")
     layout = f"{test.name}/data.bin"
     rng = np.random.default_rng(derive_seed(s["seed"], test.name, "order"))
-    ops = []
+    ops: list[Op] = []
     for trial in range(trials):
         for ci in rng.permutation(len(combos)):
             op, fraction, access, g, st, qd, t, fill, instrument = combos[ci]

@@ -53,7 +53,7 @@ def _steady(d: Steps, test: ExpandedTest) -> bool:
             rows = aggregate(rows, d.crew.team.size)
         judged = steadiness(rows)
         found = judged is not None and judged.steady
-        if found:
+        if judged is not None and judged.steady:
             first, last = judged.window_rounds
             d.console.print(f"{test.name}: steady over rounds {first}-{last}; the rounds stop there")
     return bool(d.crew.team.share(found))

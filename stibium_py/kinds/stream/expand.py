@@ -57,9 +57,10 @@ def expand_test(test: StreamTest, where: Where, s: dict[str, Any], seq0: int,
     if frames < MIN_FRAMES:
         raise (where / "seconds").error(f"{length} holds {frames} frames at {float(fps):g} a second; give at "
                                         f"least {MIN_FRAMES}")
-    search = test.streams == "most"
+    search = isinstance(test.streams, str)        # "most": the search for the most streams without a drop
     # a search may ask for any count: each has its operations, and those the search does not ask for are skipped
-    counts = list(range(1, MAX_STREAMS + 1)) if search else counts_of(test.streams, MAX_STREAMS, where / "streams")
+    counts = list(range(1, MAX_STREAMS + 1)) if isinstance(test.streams, str) else \
+        counts_of(test.streams, MAX_STREAMS, where / "streams")
     extension = formats.FORMATS[test.format].extension if test.format is not None else ""
     if test.layout is not None:
         extension = "" if test.layout == "movie" else extension or "frame"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...op import Op
-from ...plan.expand import (ExpandedTest, check_count, checked_granularity, granular, in_flight_counts, room_in,
-                            size_of)
+from ...plan.expand import (ExpandedTest, check_count, checked_granularity, granular, in_flight_counts,
+                            share_of_free, size_of)
 from ...plan.model import Where
 from .model import SustainedTest
 
@@ -18,12 +18,7 @@ def expand_test(test: SustainedTest, where: Where, s: dict[str, Any], seq0: int,
     if test.bytes is not None:
         total = granular(test.bytes, g, units, where / "bytes")
     else:
-        if free_bytes is None:
-            raise (where / "fraction_of_free").error("needs the target's free space, which is not known here")
-        # at most what leaves the run's margin free (plan/expand.space_wanted), which preflight holds the run to
-        total = min(int(free_bytes * test.fraction_of_free), room_in(free_bytes))
-        if test.max_bytes is not None:
-            total = min(total, size_of(test.max_bytes, units, where / "max_bytes"))
+        total = share_of_free(test, units, where, free_bytes)
         total -= total % g
         if total < g:
             raise (where / "fraction_of_free").error(f"{test.fraction_of_free} of {free_bytes} bytes free, less the "

@@ -143,10 +143,12 @@ def _blocks(m: Measurement) -> BlockCounts:
 def _counts(m: Measurement) -> tuple[int, int, int, int] | None:
     """A file's four counts, where they are whole numbers that add up to its blocks; else None."""
     b = _blocks(m)
-    counts = (b.ok_blocks, b.moved_blocks, b.corrupt_blocks, b.unreadable_blocks)
-    if not b.block_bytes or any(c is None or c < 0 for c in counts):
+    given = (b.ok_blocks, b.moved_blocks, b.corrupt_blocks, b.unreadable_blocks)
+    if not b.block_bytes or any(c is None or c < 0 for c in given):
         return None
-    return counts if sum(counts) * b.block_bytes == m.bytes else None     # type: ignore[return-value]
+    ok, moved, corrupt, unreadable = (int(c or 0) for c in given)
+    counts = (ok, moved, corrupt, unreadable)
+    return counts if sum(counts) * b.block_bytes == m.bytes else None
 
 
 def _bad_list(m: Measurement) -> list[BadBlock] | None:
@@ -165,15 +167,18 @@ def verify_result(name: str, op: str, rows: Table, written: Table | None) -> Ver
     # the fill's block (the helper's: whole 4 KiB up to 1 MiB); a file of another block is not believed (_counts)
     block = next((int(b) for b in (_blocks(m).block_bytes for m in files) if b and 4096 <= b <= 1 << 20
                   and b % 4096 == 0), 4096)
-    common = dict(name=name, op=op, block_bytes=block, rates=_rates(chunks, file_bytes),
-                  direct_honoured=_honoured(files))
+    common: dict[str, Any] = dict(name=name, op=op, block_bytes=block, rates=_rates(chunks, file_bytes),
+                                  direct_honoured=_honoured(files))
     if op != "read":
         return VerifyResult(files=len(files), bytes=sum(m.bytes for m in files),
                             seconds=sum(m.seconds or 0.0 for m in files),
                             sync_seconds=sum(m.sync_seconds or 0.0 for m in files), **common)
     written_files, _ = _last_attempts(written.rows()) if written is not None else ([], [])
-    counted, bad, where, unlisted, period = [0, 0, 0, 0], [], [], 0, 0
-    kept, rejected = [], []
+    counted, unlisted, period = [0, 0, 0, 0], 0, 0
+    bad: list[BadBlock] = []
+    where: list[tuple[str, int]] = []
+    kept: list[Measurement] = []
+    rejected: list[Measurement] = []
     for m in files:
         counts = _counts(m) if _blocks(m).block_bytes == block else None
         if counts is None:

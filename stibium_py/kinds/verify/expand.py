@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...op import Op
-from ...plan.expand import ExpandedTest, check_count, room_in, size_of
+from ...plan.expand import ExpandedTest, check_count, share_of_free, size_of
 from ...plan.model import Where
 from .model import VerifyTest
 
@@ -25,12 +25,7 @@ def expand_test(test: VerifyTest, where: Where, s: dict[str, Any], seq0: int, fr
     if test.bytes is not None:
         total = size_of(test.bytes, units, where / "bytes")
     else:
-        if free_bytes is None:
-            raise (where / "fraction_of_free").error("needs the target's free space, which is not known here")
-        # at most what leaves the run's margin free (plan/expand.space_wanted): the file system's room to work
-        total = min(int(free_bytes * test.fraction_of_free), room_in(free_bytes))
-        if test.max_bytes is not None:
-            total = min(total, size_of(test.max_bytes, units, where / "max_bytes"))
+        total = share_of_free(test, units, where, free_bytes)      # the file system keeps its room to work
     total -= total % chunk
     if total < chunk:
         raise (where / ("bytes" if test.bytes is not None else "fraction_of_free")).error(
