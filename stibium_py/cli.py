@@ -25,8 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .errors import (CompareError, FioError, HelperError, HistoryError, JsonRefused, MeasurementError, PathError, PlanError,
-                     RecordError, RunDirError, RunError, SizeError)
+from .errors import HistoryError, PathError, RunDirError, RunError, SizeError, StibiumError
 from . import registry
 from .paths import existing_folder
 from .plan.find import builtin_plans, plan_description, resolve_plan_path
@@ -55,14 +54,8 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (PlanError, RunDirError, CompareError, PathError, SizeError, RecordError, FioError, JsonRefused) as e:
-            _fail(str(e), 2)
-        except MeasurementError as e:
-            _fail(str(e), 1)
-        except (RunError, HistoryError) as e:
+        except StibiumError as e:            # every error of ours: its line and its exit status
             _fail(str(e), e.exit_code)
-        except HelperError as e:
-            _fail(str(e), 1)
         except OSError as e:
             _fail(f"{e.filename or ''}: {e.strerror or e}", 1)
         except Exception as e:  # a bug of ours: one line, and the traceback on request
