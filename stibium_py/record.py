@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from enum import Enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,21 @@ def ops_digest(ops: list[dict[str, Any]]) -> str:
     """The SHA-256 of the expanded operations in their canonical JSON (keys sorted, no spaces)."""
     text = json.dumps(ops, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+class RunStatus(str, Enum):
+    """How a run (or a series) stands. A str: run.json and series.json hold its value, today's words, and it
+    compares equal to them; printed, it is its value."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+    WAITING_FOR_REBOOT = "waiting-for-reboot"
+
+    # its value where it is printed or formatted: Python 3.12 made a mixed-in Enum's format its name
+    __str__ = str.__str__
+    __format__ = str.__format__
 
 
 @dataclass(frozen=True)
@@ -67,7 +83,7 @@ class RunRecord:
     started_epoch_s: float | None = None
     ended_utc: str | None = None
     ended_epoch_s: float | None = None
-    status: str = "running"     # running | complete | interrupted | failed | waiting-for-reboot
+    status: RunStatus = RunStatus.RUNNING      # a record built with its words holds the Enum (__post_init__)
     pid: int | None = None
     cleanup: str | None = None
     rebooted: bool = False
@@ -77,6 +93,9 @@ class RunRecord:
     # many clients (mpiexec): ranks, hosts, the read shift, and each launch's clock offsets (team.ClientClock)
     clients: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)       # keys of a newer format, kept as they are
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", RunStatus(self.status))     # the Enum, whether given it or its words
 
     # -- reading and writing
     def to_json(self) -> dict[str, Any]:
@@ -146,11 +165,14 @@ class SeriesRecord:
     source: str | None = None       # the plan file's path (a resume starts the remaining runs from it)
     target: str | None = None
     started_utc: str | None = None
-    status: str = "running"         # running, then the status of the run it stopped at, or complete
+    status: RunStatus = RunStatus.RUNNING      # running, then the status of the run it stopped at, or complete
     seed: int | None = None
     keep_files: bool = False
     allow_nonempty: bool = False
     extra: dict[str, Any] = field(default_factory=dict)       # keys of a newer format, kept as they are
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", RunStatus(self.status))     # the Enum, whether given it or its words
 
     def to_json(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
@@ -179,7 +201,7 @@ class SeriesRecord:
         return cls(**known, extra={k: v for k, v in data.items() if k not in names and k != "format"})
 
 
-RUN_STATUSES = ("running", "complete", "interrupted", "failed", "waiting-for-reboot")
+RUN_STATUSES = tuple(s.value for s in RunStatus)
 MAX_SERIES_RUNS = 100          # stibium run --runs takes 1 to 100
 MAX_COUNT = (1 << 63) - 1      # SQLite's largest integer: a count past it is no count stibium wrote
 MAX_RANKS = 10_000             # many clients: more ranks than any run here had, and few enough to list

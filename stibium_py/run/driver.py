@@ -23,7 +23,7 @@ from ..measurement import MeasurementError
 from ..op import Op
 from ..plan import Expanded
 from ..preflight import RunError
-from ..record import RunRecord
+from ..record import RunRecord, RunStatus
 from ..store import MeasurementLog, completed_seqs, iso, read_measurements, utc_now, write_run_json
 from ..team import Silent
 from .awake import keep_awake
@@ -58,7 +58,7 @@ class Driver(Operations):
         self.helpers = helpers
         self.show_progress = progress
 
-    def execute(self) -> str:
+    def execute(self) -> RunStatus:
         leads = self.crew.leads
         done: set[int] | None = None
         if leads:
@@ -70,7 +70,7 @@ class Driver(Operations):
         pending = [o for o in self.expanded.ops if o.seq not in self.done]
         self.log = MeasurementLog(self.run_dir) if leads else None
         previous = catch_ending_signals()
-        status = "failed"
+        status = RunStatus.FAILED
         awake = keep_awake(sys.platform, os.getpid())
         try:
             with self.helpers.session() as helper, \
@@ -87,13 +87,13 @@ class Driver(Operations):
             self._silent(e)
         except Stopped as e:                   # another rank stopped the run; rank 0 has its reason
             self._kill_helper()
-            self._finish(e.status, e.reason)
+            self._finish(RunStatus(e.status), e.reason)     # another rank's word for it
             self._quiet_unless_leading(130 if e.status == "interrupted" else 1)
             raise RunError(f"{e.reason}. The measurements so far are kept in {self.run_dir}; `stibium resume "
                            f"{self.run_dir}` finishes the run", 130 if e.status == "interrupted" else 1) from None
         except (OpFailed, HelperError, RunError, MeasurementError) as e:
             self._kill_helper()
-            self._stop("failed", f"rank {self.crew.team.rank}: {e}" if self.crew.many else str(e), together=True)
+            self._stop(RunStatus.FAILED, f"rank {self.crew.team.rank}: {e}" if self.crew.many else str(e), together=True)
             self._quiet_unless_leading(1)
             raise RunError(f"{e}. The measurements so far are kept in {self.run_dir}; `stibium report "
                            f"{self.run_dir}` builds a report from them", 1) from None
@@ -125,7 +125,7 @@ class Driver(Operations):
                 said += (f" (the launcher ends every rank when one ends; rank{'s' if len(silent) > 1 else ''} "
                          f"{self._named(silent)} had not reached the step in progress)")
         # after SIGTERM (the launcher ending the job) the other ranks may be gone: no last step with them
-        self._stop("interrupted", said, together=not isinstance(e, Interrupted))
+        self._stop(RunStatus.INTERRUPTED, said, together=not isinstance(e, Interrupted))
         self._quiet_unless_leading(130)
         kept = [t.name for t in self.expanded.tests if registry.spec(t.kind).order.kept_when_cut
                 and not self.run.keep_files and any(o.seq in self.done for o in t.ops)]
@@ -168,7 +168,7 @@ class Driver(Operations):
         else:
             reason = (f"{which} stopped answering: nothing from {'them' if len(e.ranks) > 1 else 'it'} for "
                       f"{e.waited_s:.0f} s (the bound: {e.bound_s:.0f} s; a network cut, or a machine that stopped)")
-        self._finish("interrupted", reason)
+        self._finish(RunStatus.INTERRUPTED, reason)
         self.console.print(f"[yellow]Interrupted: {reason}.[/] Every completed measurement is kept in "
                            f"{self.run_dir / 'measurements.csv'}.\nTo finish the run once every host answers: "
                            f"mpiexec -n {self.crew.team.size} stibium resume {self.run_dir}")
@@ -186,15 +186,15 @@ class Driver(Operations):
         if self.helper:
             self.helper.kill()
 
-    def _stop(self, status: str, reason: str, together: bool) -> None:
+    def _stop(self, status: RunStatus, reason: str, together: bool) -> None:
         """End the run on this rank: with many clients, a last step tells every rank to stop and brings their
         rows to rank 0 (not after SIGTERM, whose sender may have ended the others); then the run's status."""
         if self.crew.many:
             if together:
                 try:
                     verdict = self._step_with((status, reason), None)[0]
-                    if verdict is not None:
-                        status, reason = verdict
+                    if verdict is not None:          # the stop rank 0 settled on, as every rank sent it
+                        status, reason = RunStatus(verdict[0]), verdict[1]
                 except (KeyboardInterrupt, Interrupted):
                     pass
             elif self.crew.leads:
@@ -202,7 +202,7 @@ class Driver(Operations):
                 self.outbox = []
         self._finish(status, reason)
 
-    def _finish(self, status: str, stopped_by: str | None = None) -> None:
+    def _finish(self, status: RunStatus, stopped_by: str | None = None) -> None:
         """Rank 0 (the only one with one client): the test files of every rank removed (after a complete run,
         in the background where the caller builds a report beside it), the status written."""
         if not self.crew.leads:
@@ -247,7 +247,7 @@ class Driver(Operations):
         self.run = replace(self.run, memory_reads=(*self.run.memory_reads, *found))
         write_run_json(self.run_dir, self.run)
 
-    def _run_tests(self) -> str:
+    def _run_tests(self) -> RunStatus:
         # Removing a test's files (a TRIM on file systems mounted with discard) is disk work that would
         # disturb the next test: it waits for the end of the run when the free space allows.
         needed = self.expanded.space_needed_bytes(keep_files=True) * self.crew.team.size
@@ -258,10 +258,10 @@ class Driver(Operations):
                 continue
             order = registry.spec(test.kind).order
             if order.run(self, test) == "waiting-for-reboot":
-                return "waiting-for-reboot"
+                return RunStatus.WAITING_FOR_REBOOT
             if not self.run.keep_files and (not remove_at_end or not order.files_wait_for_end):
                 self.step()                   # every rank is done with the files before rank 0 removes them
                 if self.crew.leads:
                     self.work.remove_files(self.place.files(test))
-        return "complete"
+        return RunStatus.COMPLETE
 

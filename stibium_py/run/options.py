@@ -13,6 +13,7 @@ from .. import memory
 from ..helper import CompiledHelper, HelperError, HelperFactory, find_helper
 from ..plan import Expanded, ExpandedTest, Plan, load_plan
 from ..preflight import RunError
+from ..record import RunStatus
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class Finished:
     """Where a run (or a series) is, and how it ended: complete, interrupted, waiting-for-reboot, failed."""
 
     path: Path
-    status: str
+    status: RunStatus
     removal: Removal | None = None          # its test files still being removed (RunOptions.remove_beside_report)
 
     def wait_for_removal(self) -> None:

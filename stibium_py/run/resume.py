@@ -17,7 +17,7 @@ from ..paths import device_of, volume_change
 from ..plan import Expanded, PlanError, load_plan
 from ..plan.expand import expand
 from ..preflight import WORK_MARKER, RunError
-from ..record import RunRecord, ops_digest
+from ..record import RunRecord, RunStatus, ops_digest
 from ..store import iso, read_run_json, utc_now, write_run_json
 from ..team import Solo, Team
 from ..workdir import WorkDir, holds_marker, made_for
@@ -86,7 +86,7 @@ def _resumed(run: RunRecord, options: RunOptions) -> RunRecord:
     """The record a resume writes before it goes on: running, in this process, on this boot, with one more
     resumption; a run that waited for a reboot marked as rebooted; its test files kept at the end only where the
     person says so again (--keep-files), not because a record says so."""
-    return replace(run, rebooted=run.status == "waiting-for-reboot" or run.rebooted, status="running",
+    return replace(run, rebooted=run.status == RunStatus.WAITING_FOR_REBOOT or run.rebooted, status=RunStatus.RUNNING,
                    keep_files=options.keep_files,
                    pid=os.getpid(), machine={**run.machine, "boot_id": sysinfo.boot_id()},
                    resumed_utc=(*run.resumed_utc, iso(utc_now())))

@@ -16,7 +16,7 @@ from ..paths import missing_folders, remove_empty
 from ..plan import expand_at
 from ..plan.load import load_plan
 from ..preflight import RunError, preflight
-from ..record import SeriesRecord
+from ..record import RunStatus, SeriesRecord
 from ..store import (RUN_JSON, SERIES_JSON, iso, new_run_dir, read_run_json, read_series_json, series_run_dirs,
                      utc_now, write_series_json)
 from ..team import Solo, Team
@@ -74,7 +74,7 @@ def run_series(series: Path, loaded: LoadedPlan, options: RunOptions, console: C
     leads = team.rank == 0
     meta = read_series_json(series) if leads else None
     count = team.share(meta.runs if meta is not None else None)
-    status = "complete"
+    status = RunStatus.COMPLETE
     last = Finished(series, status)
     for i in range(1, count + 1):
         run_dir = series / f"run-{i}"
@@ -99,7 +99,7 @@ def run_series(series: Path, loaded: LoadedPlan, options: RunOptions, console: C
             if meta is not None and (run_dir / RUN_JSON).is_file():
                 write_series_json(series, replace(meta, status=read_run_json(run_dir).status))
             raise
-        status = team.share(last.status if leads else None)
+        status = RunStatus(team.share(last.status if leads else None))
         if status != "complete":
             break
     if meta is not None:

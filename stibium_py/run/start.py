@@ -18,7 +18,7 @@ from ..plan import Expanded, expand_at
 from ..paths import missing_folders, remove_empty
 from ..plan.expand import expand
 from ..preflight import RunError, preflight
-from ..record import PlanRecord, RunRecord, ops_digest
+from ..record import PlanRecord, RunRecord, RunStatus, ops_digest
 from ..store import iso, new_run_dir, utc_now, write_run_json
 from ..team import Solo, Team
 from ..units import format_bytes
@@ -127,7 +127,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         clock={k: info.get(k) for k in ("clock", "clock_resolution_ns", "timebase_numer", "timebase_denom")},
         started_utc=iso(started),
         started_epoch_s=time.time(),
-        status="running",
+        status=RunStatus.RUNNING,
         pid=os.getpid(),
         clients=crew.record({"links": links} if any(links) else {}),
     )
@@ -144,5 +144,5 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
 def follow(expanded: Expanded, work: Path, crew: Crew, helpers: HelperFactory, console: Console) -> Finished:
     """A rank other than 0: the same operations in step with rank 0, its rows sent to rank 0; no run
     directory of its own."""
-    run = RunRecord(work_dir=str(work), started_epoch_s=time.time(), status="running")
+    run = RunRecord(work_dir=str(work), started_epoch_s=time.time(), status=RunStatus.RUNNING)
     return drive(Path(), run, expanded, helpers, False, console, crew)
