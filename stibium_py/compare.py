@@ -22,7 +22,7 @@ from .definitions import differences, test_definitions
 from .table import Table
 from .pipeline import load_run as load_run_dir
 from .pool import process_pool
-from .record import RunRecord
+from .record import RunRecord, RunStatus
 from .store import RunDirError, is_series, series_run_dirs
 
 RUNS_ADVISED = 5
@@ -93,7 +93,7 @@ def run_of(loaded: Any) -> Run | None:
                frozenset(name for name, s in judged.items() if not s.steady)) if len(good) else None
 
 
-def load_run(path: Path) -> Side:
+def load_side(path: Path) -> Side:
     """A run directory, or a series of runs (its complete runs with measurements)."""
     if is_series(path):
         runs, skipped = [], []
@@ -104,10 +104,11 @@ def load_run(path: Path) -> Side:
                 skipped.append(f"{d.name}: {e}")
                 continue
             record = loaded.record
-            run = run_of(loaded) if record.status == "complete" else None
-            if record.status != "complete":     # the run's own words for why: interrupted (SIGINT at rank 0), ...
+            if record.status != RunStatus.COMPLETE:    # the run's own words for why: interrupted (SIGINT at rank 0)
                 skipped.append(f"{d.name}: {record.status}" + (f" ({record.stopped_by})" if record.stopped_by else ""))
-            elif run is None:
+                continue
+            run = run_of(loaded)
+            if run is None:
                 skipped.append(f"{d.name}: no measurements")
             else:
                 runs.append(run)

@@ -82,10 +82,10 @@ def publish_compare(request: CompareRequest, console: Console | None = None, as_
                     open_browser: bool = False) -> Any:
     """Two runs (B / A) or many against a reference: the comparison (analysis/comparison.py: TwoRuns or
     ManyRuns), its page, and its table or its JSON form."""
-    from .compare import check_clients, compare_many, compare_runs, drawn, load_run
+    from .compare import check_clients, compare_many, compare_runs, drawn, load_side
     from .report import compare_page, compare_terminal
 
-    sides = [load_run(path) for path in request.runs]
+    sides = [load_side(path) for path in request.runs]
     check_clients(sides, request.allow_mixed_clients)
     names = [path.name for path in request.runs]
     if len(sides) == 2 and request.reference == 0:

@@ -12,7 +12,7 @@ from .analysis import runs as runs_analysis
 from .analysis.rates import by_point, draws_per_run, key_json, label
 from .analysis.comparison import OWN_KEY
 from .analysis.settings import SERIES, Settings
-from .compare import Side, kinds_apart, load_run
+from .compare import Side, kinds_apart, load_side
 from .pool import process_pool
 from .store import RunDirError, is_series, read_series_json
 
@@ -21,7 +21,7 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
     if not is_series(path):
         raise RunDirError(f"{path}: not a series of runs (no series.json)")
     meta = read_series_json(path)
-    side: Side = load_run(path)
+    side: Side = load_side(path)
     points = [by_point(run.rows) for run in side.runs]
     keys = list(dict.fromkeys(k for p in points for k in p))
     with process_pool() as pool:

@@ -12,14 +12,14 @@ from rich.console import Console
 from stibium_py import cli
 from stibium_py.cli import main
 from stibium_py.analysis.settings import Settings
-from stibium_py.compare import CompareError, compare_runs, load_run
+from stibium_py.compare import CompareError, compare_runs, load_side
 from synthetic import make_run
 
 
 def test_a_known_ratio_is_covered_by_the_interval(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 2.97, seed=2)
-    result = compare_runs(load_run(a), load_run(b)).to_json()
+    result = compare_runs(load_side(a), load_side(b)).to_json()
     assert len(result["rows"]) == 2 + 4
     for row in result["rows"]:
         q = row["ratio"]
@@ -38,7 +38,7 @@ def test_one_trial_a_side_gives_no_interval_and_no_verdict(tmp_path, monkeypatch
     from stibium_py.pipeline import summarize_run
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, trials=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 1.06, seed=2, trials=1)
-    result = compare_runs(load_run(a), load_run(b)).to_json()
+    result = compare_runs(load_side(a), load_side(b)).to_json()
     pattern = [r for r in result["rows"] if r["kind"] == "pattern"]
     assert len(pattern) == 4
     for row in pattern:
@@ -68,7 +68,7 @@ def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch
     from stibium_py.pipeline import summarize_run
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, sizes=np.array([4e6]))
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=2, sizes=np.array([4e6]))
-    result = compare_runs(load_run(a), load_run(b)).to_json()
+    result = compare_runs(load_side(a), load_side(b)).to_json()
     files = [r for r in result["rows"] if r["kind"] == "files"]
     assert [(r["op"], r["verdict"], r["rate_a_bytes_per_s"], r["ratio"]["estimate"]) for r in files] == [
         ("read", "inconclusive: one size", None, None), ("write", "inconclusive: one size", None, None)]
@@ -86,7 +86,7 @@ def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch
 def test_files_of_two_repeats_a_size_give_no_interval_as_in_the_summary(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, repeats=2)
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=2, repeats=2)
-    files = [r for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"] if r["kind"] == "files"]
+    files = [r for r in compare_runs(load_side(a), load_side(b)).to_json()["rows"] if r["kind"] == "files"]
     assert [(r["verdict"], r["ratio"]["low"]) for r in files] == [("inconclusive: few repeats", None)] * 2
     assert all(r["ratio"]["estimate"] == pytest.approx(1.5, rel=0.1) for r in files)
 
@@ -107,7 +107,7 @@ def test_the_page_shows_facts_in_units_and_no_empty_table(tmp_path):
 def test_identical_runs_are_the_same_within_noise(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=5, noise=0.002)
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=6, noise=0.002)
-    result = compare_runs(load_run(a), load_run(b)).to_json()
+    result = compare_runs(load_side(a), load_side(b)).to_json()
     assert {r["verdict"] for r in result["rows"]} == {"same within noise"}
 
 
@@ -115,7 +115,7 @@ def test_a_one_percent_difference_is_not_called_faster(tmp_path):
     for noise, allowed in ((0.002, {"same within noise"}), (0.05, {"same within noise", "inconclusive"})):
         a = make_run(tmp_path / f"a{noise}", rate_bytes_per_s=300e6, seed=7, noise=noise)
         b = make_run(tmp_path / f"b{noise}", rate_bytes_per_s=303e6, seed=8, noise=noise)
-        verdicts = {r["verdict"] for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"]}
+        verdicts = {r["verdict"] for r in compare_runs(load_side(a), load_side(b)).to_json()["rows"]}
         assert verdicts <= allowed, (noise, verdicts)
 
 
@@ -123,7 +123,7 @@ def test_different_plans_are_refused_unless_allowed(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=1e8, plan="quick")
     b = make_run(tmp_path / "b", rate_bytes_per_s=1e8, plan="quartet")
     with pytest.raises(CompareError) as e:
-        compare_runs(load_run(a), load_run(b))
+        compare_runs(load_side(a), load_side(b))
     assert str(e.value) == ("the runs are of different plans (quick and quartet); compare runs of one plan, "
                             "or pass --allow-different-plans")
     result = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
@@ -172,7 +172,7 @@ def _with_plan(run, name, files_engine="direct", repeats=10, trials=10, files_sy
 def test_the_same_plan_under_another_name_compares(tmp_path):
     a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8, plan="mine"), "mine")
     b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8, plan="mine-renamed"), "mine-renamed", trials=7)
-    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024)).to_json()
+    result = compare_runs(load_side(a), load_side(b), settings=Settings(resamples=500, seed=2024)).to_json()
     assert result["rows"] and result["differences"] == ["test pat: trials 10 in A, 7 in B"]
 
 
@@ -182,10 +182,10 @@ def test_a_different_engine_or_sync_is_refused_with_what_differs(tmp_path, chang
     a = _with_plan(make_run(tmp_path / "a", rate_bytes_per_s=1e8), "p")
     b = _with_plan(make_run(tmp_path / "b", rate_bytes_per_s=1e8), "p", **changed)
     with pytest.raises(CompareError) as e:
-        compare_runs(load_run(a), load_run(b), settings=Settings(resamples=500, seed=2024))
+        compare_runs(load_side(a), load_side(b), settings=Settings(resamples=500, seed=2024))
     assert str(e.value) == (f"the runs measured different things: test files: {differs}; "
                             "compare like with like, or pass --allow-different-plans")
-    allowed = compare_runs(load_run(a), load_run(b), allow_different_plans=True, settings=Settings(resamples=500, seed=2024)).to_json()
+    allowed = compare_runs(load_side(a), load_side(b), allow_different_plans=True, settings=Settings(resamples=500, seed=2024)).to_json()
     assert allowed["differences"] == [f"test files: {differs}"]
 
 
@@ -216,7 +216,7 @@ def test_the_ratio_averaged_across_granularities_heads_the_page(tmp_path):
     from stibium_py.report.compare_page import render
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 2.97, seed=2)
-    side_a, side_b = load_run(a), load_run(b)
+    side_a, side_b = load_side(a), load_side(b)
     typed = compare_runs(side_a, side_b, settings=Settings(resamples=500, seed=2024))
     page = render(typed, drawn(side_a, side_b))
     pat = next(s for s in typed.to_json()["summaries"] if s["test"] == "pat")["ratio"]
@@ -238,7 +238,7 @@ def test_a_macs_fsync_writes_against_linux_fsync_writes_carry_a_caution(tmp_path
     # xnu's fsync(2) man page: fsync leaves the data in the drive's cache; F_FULLFSYNC flushes it. Linux's fsync does
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, platform="linux", sync_used="fsync")
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6, seed=2, platform="darwin", sync_used=mac_sync)
-    rows = compare_runs(load_run(a), load_run(b)).to_json()["rows"]
+    rows = compare_runs(load_side(a), load_side(b)).to_json()["rows"]
     assert [r["caution"] for r in rows if r["op"] == "write"] == [caution]
     assert all(r["caution"] is None for r in rows if r["op"] == "read")
 
@@ -246,7 +246,7 @@ def test_a_macs_fsync_writes_against_linux_fsync_writes_carry_a_caution(tmp_path
 def test_two_macs_with_fsync_compare_without_a_caution(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, platform="darwin", sync_used="fsync")
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6, seed=2, platform="darwin", sync_used="fsync")
-    assert all(r["caution"] is None for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"])
+    assert all(r["caution"] is None for r in compare_runs(load_side(a), load_side(b)).to_json()["rows"])
 
 
 def test_a_macs_fsync_writes_are_a_notice_of_the_run(tmp_path):
@@ -266,14 +266,14 @@ def test_rows_that_do_not_say_their_sync_carry_no_sync_caution(tmp_path):
     # runs from before sync_used was recorded: nothing is known, so nothing is claimed
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, platform="linux")
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6, seed=2, platform="linux", sync_used="fsync")
-    assert all(r["caution"] is None for r in compare_runs(load_run(a), load_run(b)).to_json()["rows"])
+    assert all(r["caution"] is None for r in compare_runs(load_side(a), load_side(b)).to_json()["rows"])
 
 
 def test_a_test_of_one_granularity_a_line_is_compared_in_the_table_not_a_one_point_figure(tmp_path):
     from stibium_py.kinds.pattern.view import one_granularity
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=210e6, seed=2)
-    result = compare_runs(load_run(a), load_run(b))
+    result = compare_runs(load_side(a), load_side(b))
     # the synthetic pattern test has several granularities a line: a figure; one granularity: none
     assert not one_granularity(result, "pat", "read")
     from dataclasses import replace
@@ -298,6 +298,6 @@ def test_each_verdict_is_said_where_its_interval_lies_against_the_noise_band(low
 def test_a_b_slower_than_a_is_said_slower_end_to_end(tmp_path):
     a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=150e6, seed=2)
-    rows = compare_runs(load_run(a), load_run(b)).to_json()["rows"]
+    rows = compare_runs(load_side(a), load_side(b)).to_json()["rows"]
     files = [r for r in rows if r["kind"] == "files"]
     assert files and all(r["verdict"] == "slower" and r["ratio"]["high"] < 0.98 for r in files)

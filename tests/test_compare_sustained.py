@@ -216,9 +216,9 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def test_the_many_runs_json_says_what_the_typed_comparison_holds(three_runs):
-    from stibium_py.compare import compare_many, load_run
+    from stibium_py.compare import compare_many, load_side
     s = Settings(resamples=200, seed=3)
-    many = compare_many([load_run(r) for r in three_runs], settings=s)
+    many = compare_many([load_side(r) for r in three_runs], settings=s)
     data = many.to_json()
     assert data["format"] == "stibium-compare-many/2" and data["reference"] == many.reference.to_json()
     assert data["runs"] == [p.b.to_json() for p in many.pairs] and [r["run"] for r in data["runs"]] == \
@@ -247,8 +247,8 @@ def test_the_many_runs_json_says_what_the_typed_comparison_holds(three_runs):
 
 
 def test_two_runs_json_carries_each_side_s_sustained_curve_and_ratios(three_runs):
-    from stibium_py.compare import compare_runs, load_run
-    pair = compare_runs(load_run(three_runs[0]), load_run(three_runs[1]), settings=Settings(resamples=200, seed=3))
+    from stibium_py.compare import compare_runs, load_side
+    pair = compare_runs(load_side(three_runs[0]), load_side(three_runs[1]), settings=Settings(resamples=200, seed=3))
     (sp,) = pair.sustained
     data = sp.to_json()
     assert data == {"test": "s", "op": "write", "a": sp.a.to_json(), "b": sp.b.to_json(),

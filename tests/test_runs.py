@@ -20,7 +20,7 @@ from bench.bench_runs_coverage import coverage
 from stibium_py.cli import main
 from stibium_py.analysis.rates import by_point, draws_per_run
 from stibium_py.analysis.settings import Settings
-from stibium_py.compare import compare_runs, load_run
+from stibium_py.compare import compare_runs, load_side
 from stibium_py.pool import WhenWorthIt, start_method, workers
 from stibium_py.series import summarize_series
 from synthetic import make_run
@@ -34,8 +34,8 @@ def test_two_level_interval_covers_the_true_ratio_with_5_runs_per_side():
 
 
 def test_one_run_per_side_is_a_verdict_about_these_runs(tmp_path):
-    a = load_run(make_run(tmp_path / "a", rate_bytes_per_s=500e6, seed=1, repeats=4, trials=5))
-    b = load_run(make_run(tmp_path / "b", rate_bytes_per_s=550e6, seed=2, repeats=4, trials=5))
+    a = load_side(make_run(tmp_path / "a", rate_bytes_per_s=500e6, seed=1, repeats=4, trials=5))
+    b = load_side(make_run(tmp_path / "b", rate_bytes_per_s=550e6, seed=2, repeats=4, trials=5))
     result = compare_runs(a, b, settings=Settings(resamples=500, seed=2024)).to_json()
     assert result["scope"] == "these runs only"
     assert all(r["scope"] == "these runs only" and r["runs_a"] == r["runs_b"] == 1 for r in result["rows"])
@@ -60,7 +60,7 @@ def test_the_bootstraps_run_in_processes_that_are_not_forks_of_this_one_and_draw
     (macOS: pool.py): this process, which runs native threads by then (pyarrow's reader, BLAS), is never
     forked; the draws are those made here without a pool."""
     series = _series(tmp_path / "s", [500e6, 520e6], 40)
-    side = load_run(series)
+    side = load_side(series)
     points = [by_point(run.rows) for run in side.runs]
     keys = list(dict.fromkeys(k for p in points for k in p))
     settings = Settings(resamples=300, seed=7)
@@ -76,7 +76,7 @@ def test_the_bootstraps_run_in_processes_that_are_not_forks_of_this_one_and_draw
         assert (pooled[job].rate, pooled[job].n, pooled[job].refused) == (d.rate, d.n, d.refused)
         assert np.array_equal(pooled[job].draws, d.draws)
     assert summarize_series(series, settings)["runs"] == ["run-1", "run-2"]
-    assert compare_runs(side, load_run(series), settings=settings).to_json()["scope"] == "machines"
+    assert compare_runs(side, load_side(series), settings=settings).to_json()["scope"] == "machines"
     assert (start_method("linux"), start_method("darwin")) == ("forkserver", "spawn")
 
 
@@ -116,9 +116,9 @@ def test_series_against_series_uses_the_variance_between_runs(tmp_path):
     rng = np.random.default_rng(5)
     a = _series(tmp_path / "a", [500e6 * math.exp(rng.normal(0, 0.2)) for _ in range(4)], 10)
     b = _series(tmp_path / "b", [550e6 * math.exp(rng.normal(0, 0.2)) for _ in range(4)], 20)
-    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=1000, seed=2024)).to_json()
+    result = compare_runs(load_side(a), load_side(b), settings=Settings(resamples=1000, seed=2024)).to_json()
     files = next(r for r in result["rows"] if r["kind"] == "files" and r["op"] == "read")
-    one_a, one_b = load_run(a / "run-1"), load_run(b / "run-1")
+    one_a, one_b = load_side(a / "run-1"), load_side(b / "run-1")
     single = next(r for r in compare_runs(one_a, one_b, settings=Settings(resamples=1000, seed=2024)).to_json()["rows"]
                   if r["kind"] == "files" and r["op"] == "read")
     assert result["scope"] == "machines" and files["runs_a"] == files["runs_b"] == 4

@@ -107,3 +107,22 @@ def test_the_biweight_line_of_two_points_has_no_residual_degrees_of_freedom():
     x, y = _files_like(3)
     a, b = stats.tukey_biweight_line(x, y, *reversed(stats.theil_sen_joint(x, y)))
     assert b == pytest.approx(1 / 5e8, rel=0.05) and 0 < a < 1e-3
+
+
+def test_the_least_squares_reference_line_is_statsmodels_ols():
+    """regression.ols's closed form against statsmodels' OLS: slope, intercept and their 95 % intervals."""
+    import numpy as np
+    import statsmodels.api as sm
+    from stibium_py.analysis.regression import ols
+    rng = np.random.default_rng(11)
+    x = np.repeat([1e5, 1e6, 4e6, 16e6], 6)
+    y = 2e-4 + x / 2e8 * rng.lognormal(0, 0.05, len(x))
+    ours = ols(x, y)
+    fit = sm.OLS(y, sm.add_constant(x)).fit()
+    (a_low, a_high), (b_low, b_high) = fit.conf_int(0.05)
+    assert ours.intercept_s == pytest.approx(fit.params[0], rel=1e-9)
+    assert ours.slope_s_per_byte == pytest.approx(fit.params[1], rel=1e-9)
+    rate, latency = ours.rate.as_dict(), ours.latency.as_dict()
+    assert (rate["low"], rate["high"]) == (pytest.approx(1 / b_high, rel=1e-9), pytest.approx(1 / b_low, rel=1e-9))
+    assert latency["low"] == pytest.approx(max(a_low, 0.0), rel=1e-9, abs=1e-15)
+    assert latency["high"] == pytest.approx(a_high, rel=1e-9)

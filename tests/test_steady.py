@@ -177,7 +177,7 @@ def test_a_rate_that_keeps_falling_runs_every_round_and_is_not_steady(tmp_path):
     how far the rounds went and what to do, and compare says the comparison is not of steady-state rates."""
     from fake_helper import FakeHelpers
 
-    from stibium_py.compare import compare_runs, load_run
+    from stibium_py.compare import compare_runs, load_side
     from stibium_py.pipeline import summarize_run
     finished = _run(tmp_path, FakeHelpers(slower=lambda k: 1.06 ** k))
     _, rows, summary = summarize_run(finished.path)
@@ -191,7 +191,7 @@ def test_a_rate_that_keeps_falling_runs_every_round_and_is_not_steady(tmp_path):
                                    "writes meet a written device, or quote these rates as not steady")
     assert next(t for t in summary.tests if t.op == "write").points[0].trials == 4
     steady_run = _run(tmp_path, FakeHelpers(), name="s")
-    result = compare_runs(load_run(steady_run.path), load_run(finished.path), allow_different_plans=True)
+    result = compare_runs(load_side(steady_run.path), load_side(finished.path), allow_different_plans=True)
     assert len(result.cautions) == 2 and all(c.endswith(       # (the fake's memory speed may caution too)
         "not steady on B (the rates are of the last rounds, still moving): not a comparison of steady-state rates")
         for c in result.cautions.values())

@@ -229,7 +229,7 @@ def test_the_stream_figures_render_without_javascript_errors(tmp_path):
 def test_compare_sets_two_runs_stream_counts_side_by_side(tmp_path):
     """A disk that plays 1 stream against one that plays 2 (each trial alike): compare says B carried more in
     every trial than A in any, on the terminal and the page; two runs alike show no difference."""
-    from stibium_py.compare import load_run as load_side
+    from stibium_py.compare import load_side
     from stibium_py.compare import compare_many, compare_runs
     from stibium_py.compare import drawn
     from stibium_py.report import compare_page, compare_terminal
@@ -329,10 +329,10 @@ def test_a_run_of_another_frame_under_the_test_s_name_is_left_out_and_said_why(t
     """A run of the same test name at 30 frames a second beside two at 25: left out of the test's entry, named with
     its own frame and rate and the others' (not said to have had no whole trial)."""
     from stibium_py.analysis.settings import SERIES
-    from stibium_py.compare import load_run
+    from stibium_py.compare import load_side
     from stibium_py.kinds.stream.series import across_runs
-    runs = [(r.path.name, r.rows) for r in load_run(_series(tmp_path, lambda name, k: 0.010)).runs]
-    other = load_run(_series(tmp_path, lambda name, k: 0.010, CUSTOM.replace("fps: 25", "fps: 30"), "other")).runs[0]
+    runs = [(r.path.name, r.rows) for r in load_side(_series(tmp_path, lambda name, k: 0.010)).runs]
+    other = load_side(_series(tmp_path, lambda name, k: 0.010, CUSTOM.replace("fps: 25", "fps: 30"), "other")).runs[0]
     capture = across_runs([*runs, ("other-run", other.rows)], SERIES)[0]
     assert [r["run"] for r in capture["runs"]] == [name for name, _ in runs]
     assert capture["warnings"] == [{

@@ -64,11 +64,11 @@ def test_bash_completion_of_commands_and_plans():
 
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_the_comparison_is_one_line_per_point_in_a_readable_order(tmp_path, width):
-    from stibium_py.compare import compare_runs, load_run
+    from stibium_py.compare import compare_runs, load_side
     from stibium_py.report.compare_terminal import two_runs
     a = make_run(tmp_path / "a", rate_bytes_per_s=2e8, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=3e8, seed=2)
-    result = compare_runs(load_run(a), load_run(b), settings=Settings(resamples=300, seed=1))
+    result = compare_runs(load_side(a), load_side(b), settings=Settings(resamples=300, seed=1))
     console = Console(width=width, record=True, force_terminal=False)
     for renderable in two_runs(result, console.width):
         console.print(renderable)

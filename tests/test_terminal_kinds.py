@@ -98,9 +98,9 @@ def test_every_kind_s_lines_fit_and_its_tables_are_one_line_a_row(every_kind, wi
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_many_runs_against_a_reference_are_one_line_a_point(every_kind, tmp_path, width):
     from stibium_py.analysis.settings import Settings
-    from stibium_py.compare import compare_many, load_run
+    from stibium_py.compare import compare_many, load_side
     from stibium_py.report.compare_terminal import many_runs
-    result = compare_many([load_run(every_kind)] * 3, settings=Settings(resamples=200, seed=1))
+    result = compare_many([load_side(every_kind)] * 3, settings=Settings(resamples=200, seed=1))
     console = Console(width=width, record=True, force_terminal=False)
     for r in many_runs(result, width):
         console.print(r)

@@ -11,7 +11,7 @@ import time
 
 from bench_analysis import make_run
 from common import run_measured, scratch
-from stibium_py.compare import compare_runs, drawn, load_run
+from stibium_py.compare import compare_runs, drawn, load_side
 from stibium_py.report.compare_page import render
 
 
@@ -26,7 +26,7 @@ def main() -> None:
         make_run(d / "a", a.n, False, seed=1, rate_bytes_per_s=2e8)
         make_run(d / "b", a.n, False, seed=2, rate_bytes_per_s=3e8)
         t0 = time.perf_counter()
-        run_a, run_b = load_run(d / "a"), load_run(d / "b")
+        run_a, run_b = load_side(d / "a"), load_side(d / "b")
         t1 = time.perf_counter()
         result = compare_runs(run_a, run_b)
         t2 = time.perf_counter()
