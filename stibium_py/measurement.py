@@ -615,9 +615,23 @@ def _cell(value: Any) -> Any:
     return value
 
 
+INT64_DIGITS = 19          # a count of more digits is past a 64-bit integer (the table's columns, SQLite's)
+
+
+def _int64(text: str) -> int:
+    """A whole number of the CSV within a 64-bit integer (the table's columns are int64): a larger one is a
+    damaged row (ValueError), not an overflow further on."""
+    if len(text.lstrip("+-")) > INT64_DIGITS:
+        raise ValueError(f"{text[:24]}...: more digits than a count has")
+    value = int(text)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise ValueError(f"{text}: past a 64-bit integer")
+    return value
+
+
 def _parser(name: str) -> Any:
     if name in INT_COLUMNS or name in OPTIONAL_INT_COLUMNS:
-        return lambda t: int(t) if t != "" else None
+        return lambda t: _int64(t) if t != "" else None
     if name in NUMBER_COLUMNS:
         return lambda t: float(t) if t != "" else None
     if name in BOOL_COLUMNS:

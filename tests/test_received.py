@@ -332,3 +332,45 @@ def test_a_drive_label_with_markup_is_printed_as_text_when_the_run_is_recorded(t
     monkeypatch.setattr(cli, "console", Console(file=out, width=200))
     cli._recorder(tmp_path / "h.sqlite")(tmp_path)
     assert out.getvalue().strip() == "history: recorded in h ([/x] \\x1b[2J)"
+
+
+@pytest.mark.parametrize("column, value", [("bytes", "9" * 400), ("bytes", str(2 ** 64)), ("size_bytes", str(2 ** 70)),
+                                           ("seq", "9" * 40), ("trial", "-" + "9" * 30)])
+@pytest.mark.parametrize("columnar", [False, True])
+def test_a_count_past_a_64_bit_integer_in_a_row_is_a_damaged_row(tmp_path, monkeypatch, column, value, columnar):
+    import csv
+    import io
+    if columnar:                              # the columnar reader (pyarrow) reads it first, then the row reader
+        import stibium_py.store
+        monkeypatch.setattr(stibium_py.store, "ROW_READER_MAX_BYTES", 0)
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    path = run / "measurements.csv"
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    rows[3][column] = value
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    result = _invoke("report", str(run), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["damaged_rows"] == 1 and summary["measurements"] == 179
+
+
+def test_a_received_database_with_a_run_of_endless_points_is_refused(tmp_path):
+    import sqlite3
+    from stibium_py.history.db import History
+    from test_history import _day, _entry
+    path = tmp_path / "h.sqlite"
+    with History(path) as history:
+        history.add(_entry("run-1", _day(1), 100e6))
+    db = sqlite3.connect(path)
+    db.executemany("INSERT INTO points (run_id, point, key_json, unit, estimate, low, high, n) VALUES "
+                   "(1, ?, '{}', 'bytes', 1.0, 0.9, 1.1, 3)", [(f"p{i}",) for i in range(100_000)])
+    db.commit()
+    db.close()
+    started = time.monotonic()
+    line = _one_line(_invoke("history", "--history", str(path), "--out", str(tmp_path / "pages")))
+    assert time.monotonic() - started < 20
+    assert line == (f"stibium: {path}: a run in it holds 100,001 test points, more than stibium keeps of a run "
+                    f"(2,000); this is not a history stibium wrote: move it away")

@@ -62,7 +62,8 @@ SCHEMA = len(MIGRATIONS)
 BUSY_TIMEOUT_S = 30.0      # how long a writer waits for another (a run's record takes milliseconds)
 # a statement that runs longer is ended: the history of 10,000 runs of a drive is read in well under a second
 STATEMENT_LIMIT_S = 60.0
-PROGRESS_EVERY = 10_000    # SQLite's virtual machine steps between two looks at the clock
+PROGRESS_EVERY = 10_000
+MAX_POINTS_A_RUN = 2000    # exchange.MAX_POINTS: the most test points of a run an export carries    # SQLite's virtual machine steps between two looks at the clock
 # the schema's objects (type, name) the migrations make: a database holding any other is not stibium's
 OWN_OBJECTS = {("table", "drives"), ("table", "runs"), ("table", "points"), ("index", "runs_by_drive")}
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -273,7 +274,12 @@ class History:
                              tuple(sorted((r["hosts"] or "").split(",")))) for r in rows]
 
     def runs(self, drive_key: str | None = None, since_utc: str | None = None) -> list[RunEntry]:
-        """The runs (of one drive; since a time), oldest first, each with its points."""
+        """The runs (of one drive; since a time), oldest first, each with its points. A database with a run of more
+        points than an export may carry (a received one) is refused: each point is a figure of the drive's page."""
+        most = self._read("SELECT max(n) AS most FROM (SELECT count(*) AS n FROM points GROUP BY run_id)")[0]["most"]
+        if most is not None and most > MAX_POINTS_A_RUN:
+            raise HistoryError(f"{self.path}: a run in it holds {most:,} test points, more than stibium keeps of a run "
+                               f"({MAX_POINTS_A_RUN:,}); this is not a history stibium wrote: move it away", 2)
         where, args = [], []
         if drive_key is not None:
             where.append("d.key = ?")
