@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from enum import Enum
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,6 +124,9 @@ class RunRecord:
                 raise RecordError(f"{where}: its {key} section is damaged; restore it from a copy of the run")
         known = {k: v for k, v in known.items() if v is not None}     # a null reads as the field's default
         _held_to_types(known, plan, where)
+        for key in ("helper", "machine", "target_facts", "clock"):
+            if key in known:
+                known[key] = facts_held(known[key])
         known["resumed_utc"] = tuple(known.get("resumed_utc") or ())
         reads = known.get("memory_reads")
         parsed = (MemoryRead.from_json(r) for r in (reads if isinstance(reads, list) else ()))
@@ -249,8 +253,63 @@ def _held_to_types(known: dict[str, Any], plan: dict[str, Any], where: str) -> N
     resumed = known.get("resumed_utc", ())
     if not isinstance(resumed, (list, tuple)) or not all(isinstance(r, str) for r in resumed):
         raise RecordError(f"{where}: its resumed_utc is not a list of times; restore it from a copy of the run")
-    if plan.get("as_given") is not None and not isinstance(plan["as_given"], dict):
+    as_given = plan.get("as_given")
+    if as_given is not None and not isinstance(as_given, dict):
         raise RecordError(f"{where}: its plan.as_given is not a table; restore it from a copy of the run")
+    if as_given:
+        ceiling = as_given.get("ceiling_bytes_per_s")
+        for key, bad in (("defaults", as_given.get("defaults") is not None and not isinstance(as_given["defaults"], dict)),
+                         ("tests", as_given.get("tests") is not None and not (
+                             isinstance(as_given["tests"], list) and all(isinstance(t, dict) for t in as_given["tests"]))),
+                         ("ceiling_bytes_per_s", ceiling is not None and (
+                             isinstance(ceiling, bool) or not isinstance(ceiling, (int, float)) or not 0 < ceiling < 1e18))):
+            if bad:
+                raise RecordError(f"{where}: its plan.as_given.{key} is {_shown(as_given[key])}, not what a plan holds "
+                                  f"there; restore it from a copy of the run")
+    digest = known.get("expanded", {}).get("ops_sha256")
+    if digest is not None and not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest)):
+        raise RecordError(f"{where}: its expanded.ops_sha256 is {_shown(digest)}, not a SHA-256 digest; restore it "
+                          f"from a copy of the run")
+
+
+# facts whose value is a record or a list (the stack below the file system, the drive, the link, the helper's
+# engines): every other fact is a scalar
+CONTAINER_FACTS = {"stack", "drive", "link", "target", "engine_capabilities", "engines", "layers", "temperature"}
+_COUNT_ENDINGS = ("_bytes", "_ns", "_count", "_numer", "_denom", "_pages", "_blocks", "_mbit")
+FLAG_FACTS = {"direct_accepted", "direct_honoured", "translated"}
+
+
+def facts_held(facts: dict[str, Any]) -> dict[str, Any]:
+    """A facts section (machine, target, clock, helper) with each fact of the type its name says, and of a record's
+    own facts (a drive's) the same: a count (ram_bytes, clock_resolution_ns) a whole number from 0 to MAX_COUNT, a
+    time or a rate (..._s, ..._per_s) a number from 0 to 1e18, a flag (FLAG_FACTS) true or false, a name or a word text; a record or list only
+    where the fact is one (CONTAINER_FACTS). A fact of another type reads as absent, as a missing one does: a
+    stranger's run.json cannot bring a string to a sum or a list to a sentence."""
+    out: dict[str, Any] = {}
+    for key, value in facts.items():
+        if value is None:                      # absent, said as such
+            out[key] = None
+            continue
+        if key in CONTAINER_FACTS:
+            if isinstance(value, dict):        # a link is read by its own strict reader (link.Link.from_json)
+                out[key] = facts_held(value) if key in ("drive", "target") else value
+            elif isinstance(value, list):
+                out[key] = value
+            continue
+        if isinstance(value, (dict, list)):
+            continue
+        if key.endswith(_COUNT_ENDINGS) or key in ("cpu_count", "timebase_numer", "timebase_denom"):
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT:
+                out[key] = value
+        elif key.endswith("_s"):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e18:
+                out[key] = value
+        elif key in FLAG_FACTS:
+            if isinstance(value, bool):
+                out[key] = value
+        elif isinstance(value, (str, bool, int, float)):
+            out[key] = value
+    return out
 
 
 def _clients_held(clients: dict[str, Any], where: str) -> None:

@@ -374,3 +374,34 @@ def test_a_received_database_with_a_run_of_endless_points_is_refused(tmp_path):
     assert time.monotonic() - started < 20
     assert line == (f"stibium: {path}: a run in it holds 100,001 test points, more than stibium keeps of a run "
                     f"(2,000); this is not a history stibium wrote: move it away")
+
+
+def test_a_record_s_facts_of_the_wrong_type_read_as_absent():
+    from stibium_py.record import facts_held
+    given = {"ram_bytes": "x", "cpu_count": [1], "cpu": "Apple M1", "virtualization": None, "boot_id": {"a": 1},
+             "clock_resolution_ns": 2 ** 64, "direct_honoured": "yes", "direct_how": "O_DIRECT",
+             "drive": {"model": "M", "capacity_bytes": "big", "serial": "S"}, "stack": [{"kind": "loop"}],
+             "uptime_s": float("inf"), "link": {"server": "nas", "interface": None, "bytes_per_s": None,
+                                                "source": "unknown"}}
+    assert facts_held(given) == {"cpu": "Apple M1", "virtualization": None, "direct_how": "O_DIRECT",
+                                 "drive": {"model": "M", "serial": "S"}, "stack": [{"kind": "loop"}],
+                                 "link": given["link"]}
+
+
+@pytest.mark.parametrize("where, value, said", [
+    (("plan", "as_given", "defaults"), "x", "its plan.as_given.defaults is 'x', not what a plan holds there"),
+    (("plan", "as_given", "tests"), [1, 2], "its plan.as_given.tests is [1, 2], not what a plan holds there"),
+    (("plan", "as_given", "ceiling_bytes_per_s"), "x",
+     "its plan.as_given.ceiling_bytes_per_s is 'x', not what a plan holds there"),
+    (("expanded", "ops_sha256"), 2 ** 63, "its expanded.ops_sha256 is 9223372036854775808, not a SHA-256 digest"),
+])
+def test_a_plan_and_digest_in_a_record_are_held_to_their_shapes(tmp_path, where, value, said):
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    record = json.loads((run / "run.json").read_text())
+    node = record
+    for key in where[:-1]:
+        node = node.setdefault(key, {})
+    node[where[-1]] = value
+    (run / "run.json").write_text(json.dumps(record))
+    line = _one_line(_invoke("report", str(run)))
+    assert line == f"stibium: {run / 'run.json'}: {said}; restore it from a copy of the run"
