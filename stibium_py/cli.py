@@ -10,6 +10,7 @@ numpy, scipy, pydantic or plotly (tests/test_startup.py holds the list).
 
 from __future__ import annotations
 
+import errno
 import functools
 import gc
 import json
@@ -243,7 +244,8 @@ def _after_run(finished: Any, open_report: bool) -> None:
             publish_report(finished.path, console, open_report)
     finally:
         finished.wait_for_removal()
-    click.echo(f"run directory: {finished.path} ({finished.status})")
+    if not console.quiet:            # --quiet prints nothing: the exit status and the run directory say it all
+        click.echo(f"run directory: {finished.path} ({finished.status})")
 
 
 def _run_dir(path: Path) -> None:
@@ -449,8 +451,9 @@ def history_export(database: Path, file: Path, drive: str | None) -> None:
 def history_import(database: Path, file: Path) -> None:
     """Add the runs of FILE (written by `stibium history export` on this or another machine) to the history."""
     from .history.actions import import_runs
-    count = import_runs(file, database)
-    click.echo(f"history: {count} run{'s' if count != 1 else ''} imported into {database}")
+    new, again = import_runs(file, database)
+    click.echo(f"history: {new} new run{'s' if new != 1 else ''} imported into {database}"
+               + (f" ({again} {'was' if again == 1 else 'were'} there already, read again)" if again else ""))
 
 
 @main.group("plan", short_help="Check or show a plan.")
@@ -692,6 +695,34 @@ def command_line() -> None:
     handlers (an MPI launcher's finalize), flushed output. Not in main itself, which tests call in their
     own process."""
     try:
-        main()
+        sys.exit(_main_in_one_line())
     finally:
         gc.freeze()
+
+
+def _main_in_one_line() -> int:
+    """The command, with click's own errors (an unknown option, a missing argument) in stibium's one line and
+    exit status 2 instead of click's usage, hint and error on three lines; `stibium` alone still shows its help."""
+    try:
+        code = main(standalone_mode=False)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as e:     # click 8.2 and later: the help, as asked
+        e.show()
+        return e.exit_code
+    except click.UsageError as e:
+        where = e.ctx.command_path if e.ctx is not None else "stibium"
+        _say(f"{e.format_message().rstrip('.')}; see `{where} --help`")
+        return e.exit_code
+    except click.ClickException as e:
+        _say(e.format_message())
+        return e.exit_code
+    except click.Abort:
+        _say("aborted")
+        return 1
+    except OSError as e:                 # the reader of our output went away (| head): quietly, as click does
+        if e.errno != errno.EPIPE:
+            raise
+        from click.utils import PacifyFlushWrapper
+        sys.stdout = PacifyFlushWrapper(sys.stdout)       # type: ignore[assignment]
+        sys.stderr = PacifyFlushWrapper(sys.stderr)       # type: ignore[assignment]
+        return 1
+    return code if isinstance(code, int) else 0

@@ -5,6 +5,7 @@ and open a browser where asked. The views (report/) render what they are given a
 from __future__ import annotations
 
 import json
+import sys
 import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,11 @@ def _print(console: Console | None, renderables: Iterable[Any]) -> None:
 
 
 def _open(page: Path, open_browser: bool) -> None:
-    if open_browser:
-        webbrowser.open(page.resolve().as_uri())
+    """The page in the person's browser where asked; where no browser can be started here (a server, ssh), said
+    on stderr with where the page is, rather than nothing."""
+    if open_browser and not webbrowser.open(page.resolve().as_uri()):
+        print(f"stibium: no browser could be started here to open {page}; open that file in one yourself",
+              file=sys.stderr)
 
 
 def publish_run(run_dir: Path, console: Console | None = None, open_browser: bool = False) -> Summary:

@@ -186,3 +186,32 @@ def test_every_help_fits_80_columns_and_no_description_is_cut():
         assert all(len(line) <= 80 for line in out.splitlines()), (args, out)
         described = [line for line in out.splitlines() if not line.startswith("Usage:")]
         assert not any("..." in line for line in described), (args, out)   # click cuts a long description with ...
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--nope"], "stibium: No such option '--nope'; see `stibium --help`"),
+    (["run"], "stibium: Missing argument 'PLAN'; see `stibium run --help`"),
+    (["history", "check", "--threshold", "x"],
+     "stibium: Invalid value for '--threshold': 'x' is not a valid float range; see `stibium history check --help`"),
+])
+def test_a_mistake_in_the_command_line_is_one_line_with_status_2(args, said):
+    """click's own errors (an unknown option, a missing argument, a value of the wrong type) in stibium's one
+    line, where click wrote its usage, a hint and the error on three lines."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.argv[0] = 'stibium'; "
+                           "from stibium_py.cli import command_line; command_line()", *args],
+                          capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == said + "\n"
+
+
+def test_report_open_without_a_browser_says_where_the_page_is(tmp_path, monkeypatch):
+    import webbrowser
+    from synthetic import make_run
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    monkeypatch.setattr(webbrowser, "open", lambda uri: False)
+    result = CliRunner().invoke(main, ["report", str(run), "--open"])
+    assert result.exit_code == 0
+    assert (f"stibium: no browser could be started here to open {run / 'report.html'}; open that file in one "
+            f"yourself") in result.output

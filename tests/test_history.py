@@ -307,7 +307,9 @@ def test_export_and_import_carry_every_run_and_a_strangers_file_is_data(tmp_path
     _history_of(path, [100e6, 90e6])
     assert CliRunner().invoke(main, ["history", "--history", str(path), "export", str(file)]).exit_code == 0
     result = CliRunner().invoke(main, ["history", "--history", str(other), "import", str(file)])
-    assert result.output.strip() == f"history: 2 runs imported into {other}"
+    assert result.output.strip() == f"history: 2 new runs imported into {other}"
+    again = CliRunner().invoke(main, ["history", "--history", str(other), "import", str(file)])
+    assert again.output.strip() == f"history: 0 new runs imported into {other} (2 were there already, read again)"
     with History(path) as a, History(other) as b:
         ours, theirs = a.runs(), b.runs()
     assert [replace(r, path="") for r in ours] == [replace(r, path="") for r in theirs]

@@ -164,8 +164,10 @@ def export(database: Path, out: Path, drive: str | None = None) -> int:
     return len(entries)
 
 
-def import_runs(source: Path, database: Path) -> int:
+def import_runs(source: Path, database: Path) -> tuple[int, int]:
+    """The runs of an export added; how many were new, and how many the history held already (read again)."""
     entries = read_export(source)
     with History(database) as history:
+        held = history.held({e.run_key for e in entries})
         history.add_many(entries)
-    return len(entries)
+    return len({e.run_key for e in entries} - held), len(held)

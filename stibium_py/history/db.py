@@ -300,6 +300,16 @@ class History:
                          drive=Drive(r["key"], r["label"], r["model"], r["serial"], r["firmware"], r["capacity_bytes"]),
                          points=tuple(points.get(r["id"], ()))) for r in runs]
 
+    def held(self, run_keys: set[str]) -> set[str]:
+        """Which of these runs the history holds already."""
+        keys = sorted(run_keys)
+        found: set[str] = set()
+        for i in range(0, len(keys), 500):            # SQLite's limit of a statement's parameters
+            part = keys[i:i + 500]
+            found |= {r["run_key"] for r in self._read(
+                f"SELECT run_key FROM runs WHERE run_key IN ({', '.join('?' * len(part))})", tuple(part))}
+        return found
+
     def started_here(self, path: Path, started_utc: str, host: str) -> bool:
         """Whether this history recorded the run directory `path` (resolved), started at `started_utc` on `host`:
         the runs a machine's history holds ended here (or were added from this machine's own folders)."""

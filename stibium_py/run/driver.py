@@ -130,9 +130,9 @@ class Driver(Operations):
         kept = [t.name for t in self.expanded.tests if registry.spec(t.kind).order.kept_when_cut
                 and not self.run.keep_files and any(o.seq in self.done for o in t.ops)]
         try:        # after SIGHUP the terminal may be gone (a write to it fails): the run is marked already
+            # the way to finish it is the last line (the RunError below), said once
             self.console.print(f"[yellow]Interrupted ({name}).[/] Every completed measurement is kept in "
-                               f"{self.run_dir / 'measurements.csv'}.\nTo finish the run: stibium resume "
-                               f"{self.run_dir}" + (f"\nThe files {', '.join(kept)} wrote stay in {self.work.path} "
+                               f"{self.run_dir / 'measurements.csv'}." + (f"\nThe files {', '.join(kept)} wrote stay in {self.work.path} "
                                                     f"for the resume to go on with; delete that folder to give "
                                                     f"their space back instead" if kept else
                                                     f"\nIts test folder {self.work.path} stays, empty but for its "
