@@ -117,10 +117,12 @@ def main() -> None:
 
 
 def _complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
-    """Shell completion of PLAN: the built-in plans' names, and files."""
+    """Shell completion of PLAN: the built-in plans' names that begin so, else files. Never both: click's bash
+    script empties the list when a file item comes (COMPREPLY=(), then the shell's own file names), so names
+    given beside one were dropped and TAB only rang the bell. A path (./, ../, /) completes files."""
     from click.shell_completion import CompletionItem
     names = [CompletionItem(n) for n in builtin_plans() if n.startswith(incomplete)]
-    return names + [CompletionItem(incomplete, type="file")]
+    return names or [CompletionItem(incomplete, type="file")]
 
 
 @main.command(short_help="Run a plan (a file or a built-in name) and report it.")

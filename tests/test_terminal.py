@@ -59,7 +59,23 @@ def test_bash_completion_of_commands_and_plans():
     assert out == ["plain,selftest"]
     env.update(COMP_WORDS="stibium run qu", COMP_CWORD="2")
     out = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout.split()
-    assert out == ["plain,quartet", "plain,quick", "file,qu"]
+    assert out == ["plain,quartet", "plain,quick"]          # names alone: a file item would empty bash's list
+    env.update(COMP_WORDS="stibium run ./pl", COMP_CWORD="2")
+    out = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout.split()
+    assert out == ["file,./pl"]
+
+
+def test_tab_in_bash_offers_the_built_in_plans(tmp_path):
+    """The script `eval "$(_STIBIUM_COMPLETE=bash_source stibium)"` installs, called as bash calls it on TAB after
+    `stibium run qu`: its list (COMPREPLY) holds the plans' names."""
+    env = dict(os.environ, _STIBIUM_COMPLETE="bash_source")
+    script = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout
+    (tmp_path / "complete.sh").write_text(script)
+    said = subprocess.run(["bash", "-c", f"source {tmp_path / 'complete.sh'}; COMP_WORDS=(stibium run qu); "
+                           "COMP_CWORD=2; _stibium_completion stibium; printf '%s\\n' \"${COMPREPLY[@]}\""],
+                          capture_output=True, text=True, env={k: v for k, v in os.environ.items()
+                                                               if not k.startswith("_STIBIUM")})
+    assert said.stdout.split() == ["quartet", "quick"], said.stderr
 
 
 @pytest.mark.parametrize("width", [80, 120, 160])
