@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -65,7 +66,18 @@ def test_disk_full_mid_run_stops_with_one_line_and_keeps_the_measurements(disk_d
             break
         time.sleep(0.01)
     filler = small_ext4 / "filler"
-    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1M", "status=none"], check=False)
+    # at once (extents allocated, nothing written), so that the run's next write meets a full disk: dd alone wrote
+    # for longer than the run took to write its remaining 37 files, and the run then ended complete (CI saw it)
+    with open(filler, "wb") as f:
+        size = shutil.disk_usage(small_ext4).free
+        while size > 0:
+            try:
+                os.posix_fallocate(f.fileno(), 0, size)
+                break
+            except OSError:
+                size -= 1 << 20
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k", "oflag=append", "conv=notrunc", "status=none"],
+                   check=False)        # the last blocks the allocation left
     _, err = proc.communicate(timeout=120)
     run_dir = runs[0]
     assert proc.returncode == 1
