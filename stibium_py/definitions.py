@@ -27,8 +27,24 @@ def test_definitions(plan: dict[str, Any] | None) -> dict[str, dict[str, Any]] |
         merged = {k: (defaults.get(k) if v is None else v) for k, v in test.items()}
         for key in ("engine", "fill"):
             merged.setdefault(key, defaults.get(key))
+        # a key neither the test nor the plan's defaults give is the kind's own default: a test that leaves layout
+        # out measured what one that says `layout: movie` did (compare said "movie in A, None in B")
+        for key, value in _model_defaults(test.get("kind")).items():
+            if merged.get(key) is None:
+                merged[key] = value
         out[str(test.get("name"))] = merged
     return out
+
+
+def _model_defaults(kind: Any) -> dict[str, Any]:
+    """The defaults of a kind's test model for the keys compare reads, where the model has one (None: none)."""
+    from . import registry
+    spec = registry.find(kind) if isinstance(kind, str) else None
+    if spec is None:
+        return {}
+    fields = getattr(spec.model, "model_fields", {})
+    return {key: f.default for key, f in fields.items()
+            if key in MEANING + LISTED and isinstance(f.default, (str, int, float, bool, list))}
 
 
 def differences(a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]],

@@ -301,3 +301,13 @@ def test_a_b_slower_than_a_is_said_slower_end_to_end(tmp_path):
     rows = compare_runs(load_side(a), load_side(b)).to_json()["rows"]
     files = [r for r in rows if r["kind"] == "files"]
     assert files and all(r["verdict"] == "slower" and r["ratio"]["high"] < 0.98 for r in files)
+
+
+def test_a_key_left_to_its_kind_s_default_is_not_a_difference_from_the_same_value_written():
+    """A test that leaves trials out ran the kind's default, 3: compare said "trials None in A, 3 in B"."""
+    from stibium_py.definitions import differences, test_definitions
+    a = test_definitions({"tests": [{"name": "clips", "kind": "stream", "trials": 3, "buffer_frames": 2}]})
+    b = test_definitions({"tests": [{"name": "clips", "kind": "stream"}]})
+    assert differences(a, b, {"clips"}) == ([], [])
+    c = test_definitions({"tests": [{"name": "clips", "kind": "stream", "trials": 5}]})
+    assert differences(a, c, {"clips"}) == ([], ["test clips: trials 3 in A, 5 in B"])
