@@ -12,17 +12,30 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Callable, Iterator
-
-if TYPE_CHECKING:      # for the contract's types alone: the registry imports no layer above it when it runs
-    from .analysis.result import AddNotice
-    from .analysis.summary import Pending, SummaryContext
-    from .plan.expand import ExpandedTest
-    from .plan.model import Where
-    from .table import Table
+from typing import Any, Callable, Iterator, Protocol
 
 # a kind's name, as plans write it (`kind: files`) and measurements.csv carries it
 Kind = str
+
+class KindResult(Protocol):
+    """What every kind's result is to the layers that hold results of any kind (the summary, its warnings, the
+    report's table): its kind, its test and op, and its JSON form. Each kind's result class (a files test's
+    FilesResult, a plug-in's own) has these and whatever else its own folder reads."""
+
+    @property
+    def kind(self) -> str: ...          # the kind's name, as spec() takes it
+
+    @property
+    def name(self) -> str: ...          # the plan's test
+
+    @property
+    def op(self) -> str: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+# how a kind's warnings hook says a warning or a note: (level, "test (op)", message, what to do)
+AddNotice = Callable[[str, str, str, str], None]
 
 # the kind folders of stibium_py/kinds, in the order the report's page shows their sections
 BUILTIN: tuple[str, ...] = ("files", "sustained", "pattern", "tree", "stream", "verify")
@@ -36,18 +49,19 @@ class KindSpec:
     name: str
     home: str                       # the module whose SPEC it is (a worker process imports it to know the kind)
     model: type                     # plan: the pydantic model of its test, `kind: Literal[name]`
-    # plan: (test, where, settings, first seq, free bytes) -> its operations
-    expand: Callable[[Any, "Where", dict[str, Any], int, "int | None"], "ExpandedTest"]
+    # plan: (test, where, settings, first seq, free bytes) -> its operations (plan/expand.ExpandedTest); the types
+    # of the layers above are not named here, at the bottom of the house
+    expand: Callable[..., Any]
     spanned: bool                   # op: its requests fall in a span of a file laid out beforehand
     aggregated: bool                # many clients: every client's rows of an operation are one step of the store
                                     # (analysis/clients.aggregate); False: its analysis reads each client's rows
                                     # (a stream's frames, each client's own deadlines)
     order: Any                      # run: the order of its operations (run.orders.Order)
     plan_note: Callable[[Any], str] | None     # cli: what `plan show` says of a test beyond its operations
-    # analysis: (name, op, its valid measurements, context) -> its results, later
-    summarise: Callable[[str, str, "Table", "SummaryContext"], "Pending"]
+    # analysis: (name, op, its valid measurements, context) -> its results (KindResult), later
+    summarise: Callable[..., Any]
     points: Any                     # analysis: how its measurements become points (rates.PointRule), or None
-    warnings: Callable[[Any, "AddNotice"], None]  # analysis: (its result, add) -> the warnings of its result
+    warnings: Callable[[Any, AddNotice], None]  # analysis: (its result, add) -> the warnings of its result
     below: Callable[[Any], str | None] | None  # analysis: (its result) -> how many of its reads met a cache below
                                                # the file system (memory speed, nothing in the page cache), in
                                                # words, or None; None here: a kind whose reads are not judged so

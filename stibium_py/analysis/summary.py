@@ -13,7 +13,7 @@ from ..memory import Shape
 from ..table import Table
 from . import steady
 from .settings import SUMMARY, Settings
-from .result import KindResult
+from ..registry import KindResult
 from .warnings import Notice, warnings
 
 SUMMARY_FORMAT = "stibium-summary/1"

@@ -17,7 +17,7 @@ from ..table import Table
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_seconds, format_size
 from .durability import MAC_ADVICE, flushes_drive_cache, unflushed_count
-from .result import AddNotice, KindResult
+from ..registry import AddNotice, KindResult
 FS_CACHES_REASON = "this file system caches uncached I/O anyway"
 MIX_SHARE_TOLERANCE = 0.01      # of the bytes: a mix further from the share asked is said
 # advice that holds only where the plan does not precondition the test already (pipeline.held_to_plan drops it there)

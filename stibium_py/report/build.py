@@ -17,7 +17,7 @@ from ..analysis.below import BELOW_SHARE
 from ..analysis.estimate import Estimate, estimate_text
 from ..analysis.files import FilesResult
 from ..analysis.summary import Summary
-from ..analysis.result import KindResult as Result
+from ..registry import KindResult as Result
 from ..link import Link
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
