@@ -34,7 +34,6 @@ _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _NO_TTY
 # about 60 KB (stibium-run/2 keeps a digest, not the operations); summary.json of 1,000 test points a few MB.
 RECORD_CAP_BYTES = 64 << 20           # run.json, series.json, summary.json, verify.json
 TABLE_CAP_BYTES = 16 << 30            # measurements.csv, chunks.csv: a million rows are about 220 MB
-JOB_FILE_CAP_BYTES = 256 << 10        # a kept fio job file (the plan's own limit)
 TEMP_PREFIX = ".stibium-"             # a temporary file of this module's: .stibium-<name>.<random>.tmp
 
 
@@ -201,18 +200,3 @@ def folder_inside(folder: Path, name: str) -> Path:
                       f"there. Remove it, or restore the folder from a copy")
     return path
 
-
-def is_folder_inside(folder: Path, name: str) -> bool:
-    """Whether `folder / name` is a folder itself (not a link to one)."""
-    try:
-        return stat.S_ISDIR(os.lstat(folder / name).st_mode)
-    except OSError:
-        return False
-
-
-def is_regular(path: Path) -> bool:
-    """Whether `path` is a regular file itself (not a link to one)."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False

@@ -230,10 +230,10 @@ def test_a_received_run_whose_test_folder_is_gone_writes_only_where_the_person_s
     assert line.startswith(f"stibium: {run_dir}: nothing on this machine shows that this run was started here")
     assert line.endswith(f"Say where: stibium resume {run_dir} --target FOLDER")
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == before
-    mine = tmp_path / "mine"
-    mine.mkdir()
     result = _invoke("resume", str(run_dir), "--no-history", "--target", str(tmp_path / "t"))
-    assert "nothing on this machine shows" not in result.output
+    assert result.exit_code == 0, result.output               # the person said where: the run goes on there
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == before     # its test folder made and removed
 
 
 def test_a_resumed_run_keeps_its_files_only_where_the_person_says_so(tmp_path):
