@@ -55,6 +55,10 @@ def test_history_check_finds_a_rate_20_percent_lower_and_passes_the_same_rate(tm
     assert found.returncode == 1, found.stdout + found.stderr
     line = found.stdout.strip()
     print(line)
-    assert f" at {slower.name} (" in line and line.endswith("slower beyond 5 %; 1 more point too"), line
+    # the largest step named at the slower run; the other point's interval clears the threshold too on a quiet
+    # machine (the line then ends "; 1 more point too"), but not always under CI's load (once in four runs of
+    # 2026-11-28 its interval reached past -5 %): the claim held is the step found, and its size below
+    assert f" at {slower.name} (" in line, line
+    assert line.endswith("slower beyond 5 %") or line.endswith("slower beyond 5 %; 1 more point too"), line
     change = float(re.search(r": (-\d+\.\d) % \[", line).group(1))
     assert -23.0 <= change <= -17.0, line
