@@ -26,13 +26,27 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .errors import HistoryError, PathError, RunDirError, RunError, SizeError, StibiumError
+from .errors import HistoryError, PathError, PlanError, RunDirError, RunError, SizeError, StibiumError
 from . import registry
 from .paths import existing_folder
 from .plan.find import builtin_plans, plan_description, resolve_plan_path
 from .units import format_bytes, format_seconds, format_size, in_flight_label, op_label
 
-console = Console(stderr=False)
+class _Console(Console):
+    """The terminal's console; when the reader of stdout goes away (`| head`), the rest of the output goes
+    nowhere and the command carries on to its end (rich's own way ends the process: a run cut so would leave its
+    files behind and its record saying running); command_line says it on stderr and exits 1."""
+
+    pipe_closed = False
+
+    def on_broken_pipe(self) -> None:
+        self.pipe_closed = True
+        self.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+console = _Console(stderr=False)
+PIPE_CLOSED = "the output's reader closed it (as `| head` does); the rest of it was not printed"
 
 
 def _say(message: str) -> None:
@@ -237,17 +251,19 @@ def _recorder(given: Path | None) -> Callable[[Path], None]:
     return record
 
 
-def _after_run(finished: Any, open_report: bool) -> None:
+def _after_run(finished: Any, open_report: bool) -> dict[str, Any] | None:
     """The report of a complete run, built while its test files are removed (run.options.Removal); the command
-    ends when both are done."""
+    ends when both are done. The summary's JSON form, where the run is complete."""
+    summary = None
     try:
         if finished.status == "complete":
             from .publish import publish_report
-            publish_report(finished.path, console, open_report)
+            summary = publish_report(finished.path, console, open_report)
     finally:
         finished.wait_for_removal()
     if not console.quiet:            # --quiet prints nothing: the exit status and the run directory say it all
         click.echo(f"run directory: {finished.path} ({finished.status})")
+    return summary
 
 
 def _run_dir(path: Path) -> None:
@@ -264,14 +280,13 @@ def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
     """Analyse RUN_DIR (a run, a series of runs, or a verify): write summary.json and report.html."""
     from .publish import publish_report
     _run_dir(run_dir)
-    if (run_dir / "verify.json").is_file() and not (run_dir / "run.json").exists():
+    earlier = registry.part("verify", "earlier")      # a verify an earlier stibium wrote: its own record
+    if earlier.holds(run_dir):
         if as_json:
-            from .verify.state import read_chunks, read_state
-            from .verify.verdict import to_json, verdict_of
-            state = read_state(run_dir)
-            click.echo(json.dumps(to_json(verdict_of(state, read_chunks(run_dir, state))), indent=2))
-        else:
-            _verify_report(run_dir)
+            click.echo(json.dumps(earlier.summary_of(run_dir), indent=2))
+            return
+        for k, line in enumerate(earlier.report(run_dir)):
+            console.print(line, style="bold" if k == 0 else None, highlight=False, markup=False)
         return
     summary = publish_report(run_dir, None if as_json else console, open_report)
     if as_json:
@@ -590,74 +605,49 @@ def info(target: Path | None, as_json: bool) -> None:
 
 @main.command(short_help="Does this drive keep what it is given? Fill it with signed blocks and read them back.")
 @click.argument("target", type=click.Path(path_type=Path))
-@click.option("--size", help="Bytes to fill, such as 20GB (default: the free space less the margin).")
-@click.option("--margin", help="Bytes left free (default: 2 % of the file system, at least 64 MiB).")
+@click.option("--size", help="Bytes to fill, such as 64GB (GB is 1000^3 bytes, GiB 1024^3; default: the free space "
+              "less the run's margin, 5 % of the fill and 64 MB).")
 @click.option("--file-size", default="1GiB", show_default=True, help="Bytes in each file of the fill.")
 @click.option("--keep", is_flag=True, help="Leave the fill's files in the target.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder for the verify's run directory.")
 @click.option("--resume", "resume_dir", type=click.Path(path_type=Path),
               help="Carry on a verify that was cut short (its run directory; TARGET must be its own).")
+@history_options
+@quiet_option
 @user_errors
-def verify(target: Path, size: str | None, margin: str | None, file_size: str, keep: bool, out_dir: Path,
-           resume_dir: Path | None) -> None:
+def verify(target: Path, size: str | None, file_size: str, keep: bool, out_dir: Path, resume_dir: Path | None,
+           history_path: Path | None, no_history: bool) -> None:
     """Fill TARGET's free space with files whose every block is signed, written uncached, then read every block
     back uncached and check it: the bytes that read back right, blocks holding another block (a fake capacity),
-    corrupted and unreadable ones. Resumable with --resume; its files are removed at the end unless --keep."""
-    from .helper import CompiledHelper, find_helper
-    from .units import parse_bytes
-    from .verify import run as verify_run
-
-    def size_of(name: str, value: str | None) -> int | None:
-        if value is None:
-            return None
-        try:
-            size = parse_bytes(value, "binary")
-        except SizeError as e:
-            raise RunError(f"--{name}: {e}", 2) from None
-        if size <= 0 and name != "margin":
-            raise RunError(f"--{name}: {value} is no size to fill; give a size above 0 (such as 1GiB)", 2)
-        return size
-
-    def say(message: str) -> None:
-        console.print(f"[dim]{message}[/]", highlight=False)
-
-    helpers = CompiledHelper(find_helper())
+    corrupted and unreadable ones. A plan of one verify test, run as every plan is (resumable, in the history);
+    its files go in a folder of its own in TARGET, removed at the end unless --keep. Exit status 1 where a byte
+    did not read back as written."""
+    command = registry.part("verify", "command")
+    from .run import RunOptions, resume_run, start_series
+    from .history.where import default_database
+    options = RunOptions(target=target, out_dir=out_dir, keep_files=keep, allow_nonempty=True, whole_drive=True,
+                         remove_beside_report=True, on_end=None if no_history else _recorder(history_path),
+                         history_db=default_database(history_path))
     if resume_dir is not None:
-        if size is not None or margin is not None:
-            raise RunError("--resume carries on with the verify's own size and files; drop --size and --margin", 2)
-        state = verify_run.resume(target, resume_dir, helpers, say, keep)
-        run_dir = resume_dir
+        if size is not None:
+            raise RunError("--resume carries on with the verify's own size and files; drop --size", 2)
+        _run_dir(resume_dir)
+        if registry.part("verify", "earlier").holds(resume_dir):
+            raise RunError(f"{resume_dir} is a verify of an earlier stibium, which this one reads but does not carry "
+                           f"on; `stibium report {resume_dir}` shows its verdict; start a new verify of {target}", 2)
+        finished = resume_run(resume_dir, options, console)
     else:
-        options = verify_run.VerifyOptions(size_bytes=size_of("size", size), margin_bytes=size_of("margin", margin),
-                                           file_bytes=size_of("file-size", file_size) or verify_run.FILE_BYTES,
-                                           keep=keep, out_dir=out_dir)
-        run_dir, state = verify_run.start(target, options, helpers, say)
-    verdict = _verify_report(run_dir)
-    if state.status != "complete":
-        _fail(f"the verify was {state.status} ({state.stopped_by}); carry it on with `stibium verify {state.target} "
-              f"--resume {run_dir}`", 130 if state.status == "interrupted" else 1)
-    if verdict.ok_blocks != state.blocks:
+        size_bytes = None if size is None else command.size_given("--size", size)
+        file_bytes = command.size_given("--file-size", file_size)
+        command.files_checked(size_bytes, file_bytes)
+        try:
+            finished = start_series(command.verify_plan(size_bytes, file_bytes), options, None, console)
+        except PlanError as e:
+            raise command.in_command_words(e) from None
+    summary = _after_run(finished, False)
+    if summary is not None and not command.kept_everything(summary):
         sys.exit(1)
-
-
-def _verify_report(run_dir: Path) -> Any:
-    """A verify's summary.json and report.html made from its record, and its verdict said first."""
-    from .store import write_json_atomic, write_text_atomic
-    from .verify.state import read_chunks, read_state
-    from .verify.verdict import to_json, verdict_of
-    from .verify.view import lines, render
-    state = read_state(run_dir)
-    verdict = verdict_of(state, read_chunks(run_dir, state))
-    write_json_atomic(run_dir / "summary.json", to_json(verdict))
-    write_text_atomic(run_dir / "report.html", render(verdict))
-    said = lines(verdict)
-    if state.status != "complete":
-        said.insert(1, f"this verify is {state.status}" + (f" ({state.stopped_by})" if state.stopped_by else ""))
-    for k, line in enumerate(said):
-        console.print(line, style="bold" if k == 0 else None, highlight=False, markup=False)
-    console.print(f"report: {run_dir / 'report.html'}", highlight=False, markup=False)
-    return verdict
 
 
 @main.command(short_help="Prove on this disk that uncached I/O is uncached.")
@@ -697,7 +687,14 @@ def command_line() -> None:
     handlers (an MPI launcher's finalize), flushed output. Not in main itself, which tests call in their
     own process."""
     try:
-        sys.exit(_main_in_one_line())
+        try:
+            code: Any = _main_in_one_line()
+        except SystemExit as e:
+            code = e.code
+        if console.pipe_closed:
+            _say(PIPE_CLOSED)      # on stderr, not the pipe: exit status 1 alone reads as a failure of the command
+            code = code or 1
+        sys.exit(code)
     finally:
         gc.freeze()
 
@@ -720,11 +717,11 @@ def _main_in_one_line() -> int:
     except click.Abort:
         _say("aborted")
         return 1
-    except OSError as e:                 # the reader of our output went away (| head): quietly, as click does
+    except OSError as e:                 # the reader of our output went away (| head)
         if e.errno != errno.EPIPE:
             raise
         from click.utils import PacifyFlushWrapper
         sys.stdout = PacifyFlushWrapper(sys.stdout)       # type: ignore[assignment]
-        sys.stderr = PacifyFlushWrapper(sys.stderr)       # type: ignore[assignment]
+        console.pipe_closed = True                        # command_line says so
         return 1
     return code if isinstance(code, int) else 0

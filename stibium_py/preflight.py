@@ -71,22 +71,25 @@ def foreign_entries(folder: Path) -> list[str]:
             and not re.fullmatch(r"\.fuse_hidden[0-9a-f]{16}", p.name)]
 
 
-def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
-    """Refuse, before anything is written, a target stibium should not or cannot use."""
+def check_target(target: Path, needed_bytes: int, allow_nonempty: bool, whole_drive: bool = False) -> None:
+    """Refuse, before anything is written, a target stibium should not or cannot use. whole_drive (a person's
+    word: `stibium verify` names the drive itself, as its argument) lets the test folder go at a file system's root
+    or in the home folder."""
     target = target.expanduser()
+    where = "" if whole_drive else " with --target"       # the folder is the argument of `stibium verify`
     # loops, long names, file parts, kernel file systems; the existing part is a folder (writability below)
-    existing = folder_to_write(target, "target", "choose a folder with --target", check_writable=False)
+    existing = folder_to_write(target, "target", f"choose a folder{where}", check_writable=False)
     resolved = target.resolve()
-    if resolved == Path(resolved.anchor) or os.path.ismount(resolved):
+    if not whole_drive and (resolved == Path(resolved.anchor) or os.path.ismount(resolved)):
         raise RunError(f"target {target} is the root of a file system; use a folder inside it, "
                        f"such as {resolved / 'stibium-test'}", 2)
-    if resolved == Path.home().resolve():
+    if not whole_drive and resolved == Path.home().resolve():
         raise RunError(f"target {target} is your home folder itself; use a folder inside it, "
                        f"such as {resolved / 'stibium-test'}", 2)
     if os.statvfs(existing).f_flag & os.ST_RDONLY:
-        raise RunError(f"target {target} is on a read-only file system; choose another folder with --target", 2)
+        raise RunError(f"target {target} is on a read-only file system; choose another folder{where}", 2)
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise RunError(f"target {target} is not writable by this user; choose another folder with --target", 2)
+        raise RunError(f"target {target} is not writable by this user; choose another folder{where}", 2)
     if target.is_dir() and not allow_nonempty:
         foreign = foreign_entries(target)
         if foreign:
@@ -96,7 +99,7 @@ def check_target(target: Path, needed_bytes: int, allow_nonempty: bool) -> None:
     want = space_wanted(needed_bytes)
     if free < want:
         raise RunError(f"target {target} has {format_bytes(free)} free but the plan needs {format_bytes(needed_bytes)} "
-                       f"plus a margin ({format_bytes(want)}); free some space or choose another --target", 2)
+                       f"plus a margin ({format_bytes(want)}); free some space or choose another folder{where}", 2)
 
 
 def tree_refusal(name: str, files: int, folders: int, name_bytes: int, path_bytes: int, inodes_free: int | None,
@@ -210,13 +213,13 @@ def drop_caches() -> None:
 
 
 def preflight(expanded: Expanded, target: Path, needed_bytes: int, allow_nonempty: bool,
-              out_dir: Path | None = None, clients: int = 1) -> None:
+              out_dir: Path | None = None, clients: int = 1, whole_drive: bool = False) -> None:
     """Every check before a run starts (with many clients, on every rank's machine)."""
     if clients > 1:
         check_clients(expanded)
     if out_dir is not None:
         folder_to_write(out_dir, "output folder", "choose another with --out")
-    check_target(target, needed_bytes, allow_nonempty)
+    check_target(target, needed_bytes, allow_nonempty, whole_drive)
     check_trees(expanded, target, clients)
     check_between(expanded)
     check_memory(largest_request_bytes(expanded), sysinfo.available_memory_bytes(), largest_read_slots_bytes(expanded))

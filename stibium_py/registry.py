@@ -90,14 +90,15 @@ class Later:
     views load scipy, statsmodels and the report, which `plan show` and `--dry-run` do without. Called, it calls
     the part; asked for an attribute, it gives the part's."""
 
-    def __init__(self, module: str, attribute: str):
+    def __init__(self, module: str, attribute: str | None):
         self._where = (module, attribute)
         self._part: Any = None
 
     def _load(self) -> Any:
         if self._part is None:
             module, attribute = self._where
-            self._part = getattr(importlib.import_module(module), attribute)
+            found = importlib.import_module(module)
+            self._part = getattr(found, attribute) if attribute is not None else found
         return self._part
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -109,7 +110,7 @@ class Later:
         return getattr(self._load(), name)
 
     def __repr__(self) -> str:
-        return f"Later({self._where[0]}.{self._where[1]})"
+        return f"Later({'.'.join(w for w in self._where if w)})"
 
 
 def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
@@ -193,6 +194,12 @@ def spec(kind: str) -> KindSpec:
         return _KINDS[kind]
     except KeyError:
         raise KeyError(f"no kind {kind!r}: the kinds are {listed()}") from None
+
+
+def part(kind: str, module: str, attribute: str | None = None) -> Any:
+    """A part of a kind's folder beyond its spec (`stibium verify`'s command, the reader of an earlier verify's
+    run directory): the module, or its attribute, imported when first used; the layers import no kind folder."""
+    return Later(f"{spec(kind).home}.{module}", attribute)
 
 
 def find(kind: str) -> KindSpec | None:

@@ -342,14 +342,15 @@ def test_every_stream_frame_is_uncached_on_a_mac(driver, machine):
 @pytest.mark.parametrize("machine", [APPLE_SILICON, INTEL_MAC], ids=["apple-silicon", "intel-mac"])
 def test_every_chunk_of_a_verify_is_uncached_on_a_mac(driver, machine):
     """`stibium verify`'s files: every chunk of every file (the last one shorter) written and read back uncached
-    on either Mac, for a fill of any size (rounded down to whole 16 KiB) and a block of 4 KiB or 16 KiB."""
-    from stibium_py.verify.run import CHUNK_BYTES, FILE_BYTES, layout
-    for block in (4 * KiB, 16 * KiB):
-        for total in (4 * MiB + 20 * KiB, 3 * FILE_BYTES // 2 + 123_457, 64 * MiB):
-            for f in layout(total, block, CHUNK_BYTES, FILE_BYTES):
-                size = f.blocks * block
-                chunks = [(offset, min(CHUNK_BYTES, size - offset)) for offset in range(0, size, CHUNK_BYTES)]
-                for offset, length in (chunks[0], chunks[-1]):
-                    for op in (WRITE, READ):
-                        assert decide(driver, machine, op, offset, length)[:3] == ("all", length, True), (
-                            block, total, f.name, offset, length, op)
+    on either Mac, for a fill of any size (rounded down to whole 64 KiB, which a block of 4 or 16 KiB divides)."""
+    from stibium_py.kinds.verify.command import verify_plan
+    from stibium_py.plan.expand import expand
+    chunk_bytes, file_bytes = 4 * MiB, 1 << 30
+    for total in (4 * MiB + 20 * KiB, 3 * file_bytes // 2 + 123_457, 64 * MiB, 10_000_000):
+        for o in expand(verify_plan(total, file_bytes).plan, None, None).ops:
+            assert o.chunk_bytes == chunk_bytes and o.bytes % (64 * KiB) == 0
+            chunks = [(offset, min(chunk_bytes, o.bytes - offset)) for offset in range(0, o.bytes, chunk_bytes)]
+            for offset, length in (chunks[0], chunks[-1]):
+                op = WRITE if o.op == "write" else READ
+                assert decide(driver, machine, op, offset, length)[:3] == ("all", length, True), (
+                    total, o.file, offset, length, op)

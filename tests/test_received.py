@@ -157,23 +157,6 @@ def test_integers_past_sqlite_s_range_are_refused_in_one_line(tmp_path):
                     f"0 or more; restore it from a copy of the run")
 
 
-def test_appending_to_a_verify_s_chunks_through_a_link_is_refused(tmp_path):
-    from stibium_py.received import Refused
-    from stibium_py.verify.state import append_chunks
-    victim = _victim(tmp_path)
-    before = _digest(victim)
-    run = tmp_path / "v"
-    run.mkdir()
-    (run / "chunks.csv").symlink_to(victim)
-    with pytest.raises(Refused, match="chunks.csv: a symbolic link where stibium keeps a file of its own"):
-        append_chunks(run, [{"phase": "write"}])
-    (run / "chunks.csv").unlink()
-    os.link(victim, run / "chunks.csv")                        # a hard link: the person's file by another name
-    with pytest.raises(Refused, match=r"chunks.csv: a file with 1 other name \(a hard link\)"):
-        append_chunks(run, [{"phase": "write"}])
-    assert _digest(victim) == before
-
-
 def test_a_dangling_measurements_link_is_refused_and_nothing_is_made_outside(tmp_path):
     from stibium_py.received import Refused
     from stibium_py.store import MeasurementLog
@@ -198,23 +181,25 @@ def test_a_half_written_row_is_cut_at_its_line_and_rows_append_after_it(tmp_path
 
 
 def test_a_hard_link_among_a_verify_s_fill_is_never_written_through(tmp_path):
-    """A verify's folder received with a fill file hard-linked to a file of the person's: the resumed write
-    removes the name first and writes a file of its own."""
+    """A verify's test folder with a fill file hard-linked to a file of the person's (not whole: it is written
+    again on resume): the write removes the name first and writes a file of its own."""
+    from rich.console import Console
+    from stibium_py.errors import RunError
     from stibium_py.helper import CompiledHelper, find_helper
-    from stibium_py.verify import run as verify_run
-    from test_verify import MiB, _start
-    run_dir, state = _start(tmp_path, 8 * MiB, stop_after="write")
-    assert len(state.files) == 2
-    folder = tmp_path / "t" / state.folder
+    from stibium_py.kinds.verify.command import verify_plan
+    from stibium_py.run import RunOptions, resume_run, start_run
+    from test_verify import MiB, _CutAtEviction
+    options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False)
+    with pytest.raises(RunError):
+        start_run(verify_plan(8 * MiB, 4 * MiB), options, Console(quiet=True), _CutAtEviction())
+    (run_dir,) = (tmp_path / "r").iterdir()
+    second = sorted((tmp_path / "t").rglob("v*.bin"))[1]
     victim = _victim(tmp_path)
     before = _digest(victim)
-    (folder / "v000001.bin").unlink()
-    os.link(victim, folder / "v000001.bin")
-    record = json.loads((run_dir / "verify.json").read_text())
-    record["files"][1]["written"] = False                      # the second file to be written again
-    (run_dir / "verify.json").write_text(json.dumps(record))
-    state = verify_run.resume(tmp_path / "t", run_dir, CompiledHelper(find_helper()), lambda m: None)
-    assert state.status == "complete"
+    second.unlink()
+    os.link(victim, second)
+    finished = resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), CompiledHelper(find_helper()))
+    assert finished.status == "complete"
     assert _digest(victim) == before and victim.stat().st_nlink == 1
 
 
@@ -274,7 +259,7 @@ def test_compare_out_naming_a_folder_is_one_line_and_writes_nothing(tmp_path):
 @pytest.mark.parametrize("flag", ["--file-size", "--size"])
 def test_a_verify_of_size_zero_is_refused_not_taken_for_the_default(tmp_path, flag):
     line = _one_line(_invoke("verify", str(tmp_path), flag, "0", "--out", str(tmp_path / "r")))
-    assert line == f"stibium: {flag}: 0 is no size to fill; give a size above 0 (such as 1GiB)"
+    assert line == f"stibium: {flag}: 0 is no size to fill; give a size above 0 (such as 1GB)"
     assert not (tmp_path / "r").exists()
 
 
@@ -289,10 +274,11 @@ def test_a_hostname_that_is_not_text_is_the_run_s_fault_not_the_history_s(tmp_pa
 
 
 def test_a_verify_s_bad_block_outside_its_file_is_not_believed(tmp_path):
+    """An earlier stibium's verify record (tests/fixtures) naming a bad block outside its file."""
     from stibium_py.errors import RunDirError
-    from stibium_py.verify.state import read_state
-    from test_verify import MiB, _start
-    run_dir, _ = _start(tmp_path, 4 * MiB, stop_after="write")
+    from stibium_py.kinds.verify.earlier.record import read_state
+    run_dir = tmp_path / "v"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "verify-earlier-interrupted", run_dir)
     record = json.loads((run_dir / "verify.json").read_text())
     record["files"][0]["checked"] = {"ok": 0, "moved": 0, "corrupt": 1, "unreadable": 0, "period_blocks": 0,
                                      "bad": [{"block": 10 ** 9, "kind": "corrupt", "bits": 1}], "seconds": 0.1}

@@ -96,7 +96,7 @@ def test_too_little_space_is_refused_before_anything_is_written(disk_dir):
     assert result.exit_code == 2
     line = result.output.strip().splitlines()
     assert len(line) == 1 and line[0].startswith(f"stibium: target {disk_dir / 't'} has ")
-    assert "free but the plan needs" in line[0] and line[0].endswith("free some space or choose another --target")
+    assert "free but the plan needs" in line[0] and line[0].endswith("free some space or choose another folder with --target")
     assert not (disk_dir / "t").exists() and not (disk_dir / "r").exists()
 
 

@@ -96,7 +96,7 @@ def test_not_enough_free_space_is_refused(disk_dir, tiny_mount):
     code, out = _run(disk_dir, tiny_mount / "t", "100MB")
     assert code == 2
     assert out.startswith(f"stibium: target {tiny_mount / 't'} has 8.39 MB free but the plan needs 200 MB plus a margin")
-    assert out.endswith("free some space or choose another --target")
+    assert out.endswith("free some space or choose another folder with --target")
     assert list(tiny_mount.iterdir()) == []
 
 

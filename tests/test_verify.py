@@ -1,154 +1,225 @@
-"""`stibium verify`: signed blocks written and read back uncached by the compiled helper, on a temporary folder.
-A drive's lies are made by hand between the writes and the reads (the verify stopped after writing, its files
-changed as a fake drive would change them, then resumed): blocks that hold other blocks (a wrap), a flipped bit,
-a file cut short. The verdict says each, exactly; a verify resumed takes up where it stopped."""
+"""`stibium verify TARGET`: a plan of one verify test run by the driver as every plan is, with the compiled helper's
+signed blocks on a temporary folder. Sizes read as a plan reads them (10MB is 10,000,000 bytes), the fill in a
+folder of its own that goes at the end, a refusal before anything is made, a pipe closed under it, its exit status
+from its verdict. A drive's lies are made by hand between the writes and the reads (the run cut at its first
+eviction, its files changed as a fake drive changes them, then resumed). A verify an earlier stibium wrote
+(verify.json) still reports, and is not carried on."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.console import Console
 
 from stibium_py.errors import RunError
-from stibium_py.helper import CompiledHelper, find_helper
-from stibium_py.verify import run as verify_run
-from stibium_py.verify.state import read_chunks, read_state
-from stibium_py.verify.verdict import verdict_of
+from stibium_py.helper import CompiledHelper, Helper, find_helper
+from stibium_py.kinds.verify.analysis import verify_result
+from stibium_py.kinds.verify.command import kept_everything, verify_plan
+from stibium_py.pipeline import load_run
+from stibium_py.run import RunOptions, resume_run, start_run
 
 MiB = 1 << 20
 BLOCK = 4096
+FIXTURES = Path(__file__).parent / "fixtures"
+ENV = {**os.environ, "COLUMNS": "400"}
 
 
-def _start(tmp_path: Path, size: int, stop_after: str | None = None, keep: bool = False):
-    (tmp_path / "t").mkdir(exist_ok=True)
-    options = verify_run.VerifyOptions(size_bytes=size, file_bytes=4 * MiB, chunk_bytes=MiB, out_dir=tmp_path / "r",
-                                       stop_after=stop_after, keep=keep)
-    return verify_run.start(tmp_path / "t", options, CompiledHelper(find_helper()), lambda message: None)
+def _verify(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "stibium_py", "verify", *args, "--no-history"],
+                          capture_output=True, text=True, env=ENV, timeout=300)
 
 
-def _verdict(run_dir: Path):
-    state = read_state(run_dir)
-    return verdict_of(state, read_chunks(run_dir, state))
+def _summary_read(run_dir: Path) -> dict[str, Any]:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    return next(t for t in summary["tests"] if t["op"] == "read")
 
 
-def test_an_honest_folder_reads_back_every_byte_and_the_files_go(tmp_path):
-    run_dir, state = _start(tmp_path, 10 * MiB)
-    v = _verdict(run_dir)
-    assert state.status == "complete" and [f.blocks for f in state.files] == [1024, 1024, 512]
-    assert v.sentence() == "all 10,485,760 bytes read back as written"
-    assert len(v.write_rates) == len(v.read_rates) == 10            # a chunk of 1 MiB each
+@pytest.mark.parametrize("size", ["10MB", "10000000"])
+def test_a_size_reads_as_a_plan_reads_it_and_the_fill_goes_at_the_end(tmp_path, size):
+    """10MB is 10,000,000 bytes (the number on a card's label), filled to whole 64 KiB: 9,961,472 bytes in files
+    of 4 MiB (the last one shorter), every byte read back; the target is left as it was."""
+    (tmp_path / "t").mkdir()
+    done = _verify(str(tmp_path / "t"), "--size", size, "--file-size", "4MiB", "--out", str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "r").iterdir()
+    read = _summary_read(run_dir)
+    assert (read["written_bytes"], read["ok_bytes"], read["files"]) == (9_961_472, 9_961_472, 3)
+    assert "fill: all 9,961,472 bytes read back as written" in done.stdout.splitlines()
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
     assert not list((tmp_path / "t").iterdir())
-
-
-def test_a_wrapping_drive_a_flipped_bit_and_a_short_file_are_each_named(tmp_path):
-    """The fill's second half written over its first (a drive of half the capacity, each write landing at its
-    block modulo that half), one bit flipped in a block of the second half, and the last file cut by 8 KiB."""
-    run_dir, state = _start(tmp_path, 8 * MiB, stop_after="write", keep=True)
-    assert state.status == "interrupted" and all(f.written for f in state.files)
-    folder = tmp_path / "t" / state.folder
-    first, second = (folder / "v000000.bin"), (folder / "v000001.bin")
-    first.write_bytes(second.read_bytes())                 # blocks 0-1023 now hold blocks 1024-2047
-    data = bytearray(second.read_bytes())
-    data[5 * BLOCK + 100] ^= 0x10                          # block 1029: one bit
-    second.write_bytes(bytes(data[:-2 * BLOCK]))           # blocks 2046 and 2047: gone
-    state = verify_run.resume(tmp_path / "t", run_dir, CompiledHelper(find_helper()), lambda message: None,
-                              keep=True)
-    v = _verdict(run_dir)
-    assert state.status == "complete" and (v.ok_blocks, v.moved, v.corrupt, v.unreadable) == (1021, 1024, 1, 2)
-    assert v.sentence() == (
-        "only 4,182,016 of 8,388,608 bytes (4.18 MB of 8.39 MB) read back as written; 4,194,304 bytes hold other "
-        "blocks of the fill: this drive writes over what it holds, and keeps about 4.18 MB (a fake capacity); "
-        "1 block came back corrupted; 2 blocks could not be read")
-    assert v.bad[0].kind == "moved" and v.bad[0].holds == 1024
-    assert f"the first bad block: byte 0 of the fill ({state.folder}/v000000.bin, byte 0), it holds block 1,024, " \
-           f"written after it" in v.details()
-    corrupt = next(b for b in _bad_of(state) if b.kind == "corrupt")
-    assert (corrupt.block, corrupt.bits) == (1029, 1)
-    assert [b.errno for b in _bad_of(state) if b.kind == "unreadable"] == [5, 5]      # EIO: past the file's end
-    assert list((tmp_path / "t" / state.folder).iterdir())   # --keep given again: the files stay
-
-
-def _bad_of(state):
-    return [b for f in state.files if f.checked for b in f.checked.bad]
-
-
-def test_a_resumed_verify_writes_no_file_again_that_was_written(tmp_path):
-    run_dir, state = _start(tmp_path, 8 * MiB, stop_after="write")
-    state = verify_run.resume(tmp_path / "t", run_dir, CompiledHelper(find_helper()), lambda message: None)
-    assert state.status == "complete" and [f.attempts for f in state.files] == [{"write": 1, "read": 1}] * 2
-    assert _verdict(run_dir).sentence() == "all 8,388,608 bytes read back as written"
-    assert not list((tmp_path / "t").iterdir())
-
-
-def test_a_verify_is_resumed_only_on_its_own_target(tmp_path):
-    run_dir, _ = _start(tmp_path, 4 * MiB, stop_after="write")
-    (tmp_path / "other").mkdir()
-    with pytest.raises(RunError) as e:
-        verify_run.resume(tmp_path / "other", run_dir, CompiledHelper(find_helper()), lambda message: None)
-    assert e.value.exit_code == 2 and str(e.value) == (
-        f"{run_dir} verified {tmp_path / 't'}, not {tmp_path / 'other'}; give its own target to resume it")
-
-
-def test_a_record_that_names_files_a_verify_does_not_make_is_refused(tmp_path):
-    run_dir, _ = _start(tmp_path, 4 * MiB, stop_after="write")
-    record = json.loads((run_dir / "verify.json").read_text())
-    record["folder"] = "../../home"
-    (run_dir / "verify.json").write_text(json.dumps(record))
-    done = subprocess.run([sys.executable, "-m", "stibium_py", "verify", str(tmp_path / "t"), "--resume",
-                           str(run_dir)], capture_output=True, text=True)
-    assert done.returncode == 2 and done.stderr.startswith(f"stibium: {run_dir / 'verify.json'}: folder: String "
-                                                           f"should match pattern")
+    assert done.stdout.splitlines()[-1] == f"run directory: {tmp_path / 'r' / run_dir.name} (complete)"
 
 
 def test_a_size_that_does_not_fit_is_refused_in_one_line_before_anything_is_made(tmp_path):
     (tmp_path / "t").mkdir()
-    done = subprocess.run([sys.executable, "-m", "stibium_py", "verify", str(tmp_path / "t"), "--size", "1000TB",
-                           "--out", str(tmp_path / "r")], capture_output=True, text=True)
-    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
-    assert "do not fit" in done.stderr and "give a smaller --size or --margin" in done.stderr
+    done = _verify(str(tmp_path / "t"), "--size", "100TB", "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "free but the plan needs 100 TB plus a margin" in done.stderr
+    assert done.stderr.rstrip().endswith("free some space or choose another folder")      # no --target: an argument
     assert not (tmp_path / "r").exists() and not list((tmp_path / "t").iterdir())
 
 
-def test_the_command_says_the_verdict_first_and_writes_its_page(tmp_path):
+@pytest.mark.parametrize("args, said", [
+    (["--size", "0"], "stibium: --size: 0 is no size to fill; give a size above 0 (such as 1GB)"),
+    (["--size", "ten"], "stibium: --size: cannot read the size 'ten'; write a number with a unit, such as 10MB or "
+                        "4KiB"),
+    (["--file-size", "0"], "stibium: --file-size: 0 is no size to fill; give a size above 0 (such as 1GB)"),
+    (["--size", "1TB", "--file-size", "1MB"], "stibium: --size 1 TB in files of 1 MB makes 1,000,000 files, and a "
+                                              "verify holds at most 500,000; give a larger --file-size")])
+def test_a_size_that_is_no_size_is_refused_in_one_line(tmp_path, args, said):
     (tmp_path / "t").mkdir()
-    done = subprocess.run([sys.executable, "-m", "stibium_py", "verify", str(tmp_path / "t"), "--size", "4MiB",
-                           "--file-size", "4MiB", "--out", str(tmp_path / "r")], capture_output=True, text=True,
-                          env={**__import__("os").environ, "COLUMNS": "200"})
+    done = _verify(str(tmp_path / "t"), *args, "--out", str(tmp_path / "r"))
+    assert (done.returncode, done.stderr.splitlines()) == (2, [said])
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_read_only_target_is_refused_in_one_line_and_leaves_no_run_directory(tmp_path, mount_tmpfs):
+    mount = mount_tmpfs("8m")
+    (mount / "t").mkdir()
+    subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+    done = _verify(str(mount / "t"), "--size", "1MB", "--out", str(tmp_path / "r"))
+    assert (done.returncode, done.stderr.splitlines()) == (
+        2, [f"stibium: target {mount / 't'} is on a read-only file system; choose another folder"])
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_drive_s_root_is_a_target_and_is_left_as_it_was(tmp_path, mount_tmpfs):
+    """`stibium verify /Volumes/CARD`: the drive itself, beside the files it holds; the fill goes in a folder of
+    its own there and is removed at the end (a plan's run refuses a file system's root)."""
+    mount = mount_tmpfs("80m")           # the run's margin: 64 MB and 5 % of the fill stay free
+    (mount / "photo.jpg").write_bytes(b"x" * 1000)
+    done = _verify(str(mount), "--size", "2MB", "--out", str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
-    said = [line for line in done.stdout.splitlines() if not line.startswith(("written", "read back ", "the page"))]
-    assert said[0] == "all 4,194,304 bytes read back as written"
+    assert sorted(p.name for p in mount.iterdir()) == ["photo.jpg"]
+    assert (mount / "photo.jpg").read_bytes() == b"x" * 1000
+
+
+def test_a_closed_pipe_is_said_and_the_verify_still_ends_complete_with_its_fill_removed(tmp_path):
+    """`stibium verify T | head -1`: the reader goes after the first line; the verify goes on to its end (its record
+    complete, its fill gone), and stderr says why the rest was not printed."""
+    (tmp_path / "t").mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "stibium_py", "verify", str(tmp_path / "t"), "--size", "8MiB",
+                             "--file-size", "4MiB", "--out", str(tmp_path / "r"), "--no-history"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 1
+    assert err.splitlines() == ["stibium: the output's reader closed it (as `| head` does); the rest of it was not "
+                                "printed"]
     (run_dir,) = (tmp_path / "r").iterdir()
-    assert "all 4,194,304 bytes read back as written" in (run_dir / "report.html").read_text()
-    assert json.loads((run_dir / "summary.json").read_text())["ok_bytes"] == 4 * MiB
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    assert not list((tmp_path / "t").iterdir())
 
 
-@pytest.mark.parametrize("honoured, said", [
-    (True, "written and read back uncached"),
-    (False, "written and read back with uncached I/O, which this file system (fuse.sshfs) does not honour: its own "
-            "cache may have answered reads, and hidden what the drive keeps"),
-    (None, "written and read back asking for uncached I/O (whether this file system honours it is not known)")])
-def test_the_details_say_whether_the_file_system_honoured_uncached_io(tmp_path, honoured, said):
-    """A file system that accepts O_DIRECT and caches anyway (FUSE, tmpfs) is said so: its reads may have come from
-    its cache, so "uncached" is said only where the helper found it honoured."""
-    from stibium_py.verify.state import VerifyState
-    state = VerifyState(target="/mnt/x", folder="stibium-verify-" + "0" * 16, run=1, seed=1, block_bytes=BLOCK,
-                        chunk_bytes=MiB, files=verify_run.layout(4 * MiB, BLOCK, MiB, 4 * MiB), started_epoch_s=0.0,
-                        host="h", direct_honoured=honoured, fs_type="fuse.sshfs")
-    assert verdict_of(state, {}).details()[0].endswith(said)
+class _CutAtEviction:
+    """The compiled helper, cut (as by Ctrl-C) when the driver first asks it to empty the page cache: every file
+    written, none read back."""
+
+    def __init__(self) -> None:
+        self.real = CompiledHelper(find_helper())
+
+    def once(self, args: list[str]):
+        return self.real.once(args)
+
+    def session(self) -> Helper:
+        helper = self.real.session()
+        call = helper.call
+
+        def cut(args: list[str], *rest: Any, **named: Any):
+            if args[0] == "evict":
+                raise KeyboardInterrupt
+            return call(args, *rest, **named)
+        helper.call = cut           # type: ignore[method-assign]
+        return helper
 
 
-def test_an_honest_folder_s_record_says_the_helper_found_uncached_io_honoured(tmp_path):
-    run_dir, state = _start(tmp_path, 4 * MiB)
-    assert state.fs_type and state.direct_honoured is not None
+def test_a_wrapping_drive_and_a_flipped_bit_are_each_named_after_a_resume(tmp_path):
+    """The fill's second file written over its first (a drive of half the capacity: each block lands at its
+    index modulo the half), one bit flipped in the second: resumed, every block is counted as such."""
+    options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False, keep_files=True)
+    with pytest.raises(RunError) as e:
+        start_run(verify_plan(8 * MiB, 4 * MiB), options, Console(quiet=True), _CutAtEviction())
+    assert e.value.exit_code == 130
+    (run_dir,) = (tmp_path / "r").iterdir()
+    first, second = sorted((tmp_path / "t").rglob("v*.bin"))
+    first.write_bytes(second.read_bytes())                 # blocks 0-1023 now hold blocks 1024-2047
+    data = bytearray(second.read_bytes())
+    data[5 * BLOCK + 100] ^= 0x10                          # block 1029: one bit
+    second.write_bytes(bytes(data))
+    finished = resume_run(run_dir, RunOptions(progress=False, keep_files=True), Console(quiet=True),
+                          CompiledHelper(find_helper()))
+    assert finished.status == "complete"
+    rows = load_run(run_dir).measurements.valid()
+    result = verify_result("fill", "read", rows.take(rows.op == "read"), rows.take(rows.op == "write"))
+    assert (result.ok_blocks, result.moved_blocks, result.corrupt_blocks, result.unreadable_blocks) == (
+        1023, 1024, 1, 0)
+    assert result.sentence() == (
+        "only 4,190,208 of 8,388,608 bytes (4.19 MB of 8.39 MB) read back as written; 4,194,304 bytes hold other "
+        "blocks of the fill: this drive writes over what it holds, and keeps about 4.19 MB (a fake capacity); "
+        "1 block came back corrupted")
+    assert result.bad[0].kind == "moved" and result.bad[0].holds == 1024
 
 
-def test_a_host_or_file_system_name_beyond_ascii_is_held_to_verify_json_s_characters():
-    """A host named with a non-ASCII letter (or a FUSE file system's subtype) would have failed verify.json's own
-    check and ended the verify in an internal error."""
-    import re
-    assert verify_run.name_word("mañana-mac.local", 255) == "ma_ana-mac.local"
-    assert verify_run.name_word("fuse.ñfs" + "x" * 40, 31) == "fuse._fs" + "x" * 23
-    assert re.fullmatch(r"^[A-Za-z0-9._-]*$", "mañana") is None        # state.py's pattern, which "ñ" fails
+def test_the_exit_status_says_whether_every_byte_read_back():
+    good = {"kind": "verify", "op": "read", "written_bytes": 8, "ok_bytes": 8, "unknown_bytes": 0,
+            "rejected_files": 0}
+    assert kept_everything({"tests": [{"kind": "verify", "op": "write"}, good]})
+    assert not kept_everything({"tests": [{**good, "ok_bytes": 4}]})
+    assert not kept_everything({"tests": [{**good, "unknown_bytes": 4}]})
+    assert not kept_everything({"tests": [{"kind": "verify", "op": "write"}]})     # nothing read back
+
+
+def _earlier(tmp_path: Path, name: str) -> Path:
+    run_dir = tmp_path / name
+    shutil.copytree(FIXTURES / name, run_dir)
+    return run_dir
+
+
+def test_an_earlier_stibium_s_verify_still_reports_its_verdict_first(tmp_path):
+    """A run directory `stibium verify` wrote before it was a plan (verify.json, chunks.csv; tests/fixtures: a
+    wrap, a flipped bit and a file cut short, made by that stibium): its verdict is read, not run again."""
+    run_dir = _earlier(tmp_path, "verify-earlier-lies")
+    done = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir)], capture_output=True,
+                          text=True, env=ENV)
+    assert done.returncode == 0, done.stderr
+    verdict = ("only 4,182,016 of 8,388,608 bytes (4.18 MB of 8.39 MB) read back as written; 4,194,304 bytes hold "
+               "other blocks of the fill: this drive writes over what it holds, and keeps about 4.18 MB (a fake "
+               "capacity); 1 block came back corrupted; 2 blocks could not be read")
+    assert done.stdout.splitlines()[0] == verdict
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert (summary["verdict"], summary["moved_blocks"], summary["unreadable_blocks"]) == (verdict, 1024, 2)
+    assert verdict in (run_dir / "report.html").read_text()
+
+
+def test_an_earlier_stibium_s_verify_cut_short_is_not_carried_on_and_says_what_to_do(tmp_path):
+    run_dir = _earlier(tmp_path, "verify-earlier-interrupted")
+    (tmp_path / "t").mkdir()
+    done = _verify(str(tmp_path / "t"), "--resume", str(run_dir))
+    assert (done.returncode, done.stderr.splitlines()) == (2, [
+        f"stibium: {run_dir} is a verify of an earlier stibium, which this one reads but does not carry on; "
+        f"`stibium report {run_dir}` shows its verdict; start a new verify of {tmp_path / 't'}"])
+    shown = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir)], capture_output=True,
+                           text=True, env=ENV).stdout.splitlines()
+    assert shown[0].startswith("not finished: ")
+    assert shown[1] == ("this verify is interrupted (SIGINT); an earlier stibium's verify is "
+                        "not carried on: start a new one")
+
+
+def test_an_earlier_record_that_names_files_a_verify_does_not_make_is_refused(tmp_path):
+    run_dir = _earlier(tmp_path, "verify-earlier-interrupted")
+    record = json.loads((run_dir / "verify.json").read_text())
+    record["folder"] = "../../home"
+    (run_dir / "verify.json").write_text(json.dumps(record))
+    done = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir)], capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and done.stderr.startswith(f"stibium: {run_dir / 'verify.json'}: folder: String "
+                                                           f"should match pattern")

@@ -23,8 +23,8 @@ from stibium_py.plan.load import load_plan
 from stibium_py.publish import publish_run
 from stibium_py.units import format_bytes
 from stibium_py.run import LoadedPlan, RunOptions, resume_run, start_run
-from stibium_py.verify.run import block_bytes_for
-from stibium_py.verify.verdict import sentence_of
+from stibium_py.kinds.verify.earlier.verdict import sentence_of
+from stibium_py.kinds.verify.order import block_bytes_for
 
 from fake_helper import FakeHelpers
 
@@ -56,16 +56,22 @@ def test_a_verify_test_is_a_write_of_each_file_then_a_read_back_of_each_in_the_f
     assert expanded.tests[0].files_bytes == 10 * MiB
 
 
-def test_a_share_of_the_free_space_is_whole_chunks_of_it_at_most_max_bytes_and_the_room_the_run_leaves(tmp_path):
+def test_a_fill_is_whole_64_kib_of_its_bytes_or_its_share_at_most_max_bytes_and_the_room_the_run_leaves(tmp_path):
+    """Whole 64 KiB, not whole chunks: `bytes: 10MB` fills 9,961,472 bytes (whole 4 MiB chunks would leave 8,388,608),
+    its last file shorter than a chunk."""
+    KiB64 = 64 << 10
+    decimal = _expand(tmp_path, _plan("    bytes: 10MB\n    file_size: 4MiB\n")).tests[0]
+    assert [o.bytes for o in decimal.ops if o.op == "write"] == [4 * MiB, 4 * MiB, 1_572_864]
+    assert decimal.files_bytes == 9_961_472 == 10_000_000 // KiB64 * KiB64
     share = _plan("    fraction_of_free: 0.5\n    file_size: 4MiB\n    chunk: 1MiB\n")
-    assert _expand(tmp_path, share, free=201 * MiB + 5).tests[0].files_bytes == 100 * MiB
+    assert _expand(tmp_path, share, free=201 * MiB + 5).tests[0].files_bytes == 100 * MiB + 8 * KiB64
     # at most what leaves the run's margin (5 % of the fill and 64 MB) free: a fill preflight lets run
     most = _plan("    fraction_of_free: 0.98\n    chunk: 1MiB\n")
     free = 1000 * MiB
     filled = _expand(tmp_path, most, free=free).tests[0].files_bytes
-    assert filled == (free - 64 * 10**6) * 100 // 105 // MiB * MiB
+    assert filled == (free - 64 * 10**6) * 100 // 105 // KiB64 * KiB64
     from stibium_py.plan.expand import space_wanted
-    assert space_wanted(filled) <= free < space_wanted(filled + MiB)
+    assert space_wanted(filled) <= free < space_wanted(filled + KiB64)
     capped = _plan("    fraction_of_free: 0.5\n    max_bytes: 3MiB\n    chunk: 1MiB\n")
     assert _expand(tmp_path, capped, free=100 * MiB).tests[0].files_bytes == 3 * MiB
 
@@ -76,7 +82,7 @@ def test_a_share_of_the_free_space_is_whole_chunks_of_it_at_most_max_bytes_and_t
     ("    bytes: 1MiB\n    max_bytes: 1MiB\n", "max_bytes caps fraction_of_free; with bytes, lower bytes instead"),
     ("    bytes: 1MiB\n    chunk: 100KiB\n", "102400 bytes is not whole 64 KiB from 64 KiB to 64 MiB"),
     ("    bytes: 1MiB\n    chunk: 128MiB\n", "134217728 bytes is not whole 64 KiB from 64 KiB to 64 MiB"),
-    ("    bytes: 100KiB\n    chunk: 1MiB\n", "the fill holds less than one chunk (1048576 bytes)"),
+    ("    bytes: 60KiB\n    chunk: 1MiB\n", "the fill holds less than 64 KiB; give more bytes"),
     ("    fraction_of_free: 0.99\n", "less than or equal to 0.98"),
     ("    bytes: 1MiB\n    engine: buffered\n", "a verify writes signed blocks uncached and ends each file with a "
      "full sync: engine is not its to choose; leave it out"),

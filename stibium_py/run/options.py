@@ -23,6 +23,8 @@ class RunOptions:
     seed: int | None = None
     keep_files: bool = False
     allow_nonempty: bool = False
+    # the target may be a file system's root or the home folder (`stibium verify`: the person names the drive)
+    whole_drive: bool = False
     progress: bool = True
     run_name: str | None = None      # a run of a series: its fixed name inside out_dir (run-1, run-2, ...)
     # a complete run's test files removed in the background, beside the caller's report (Finished.removal);

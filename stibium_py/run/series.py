@@ -48,7 +48,7 @@ def start_series(loaded: LoadedPlan, options: RunOptions, runs: int | None, cons
             return None
         expanded = expand_at(plan_path, plan, loaded.text, options.seed, options.target, clients=team.size)
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
-                  options.allow_nonempty, options.out_dir, clients=team.size)
+                  options.allow_nonempty, options.out_dir, clients=team.size, whole_drive=options.whole_drive)
         started = utc_now()
         series = new_run_dir(options.out_dir, plan.name, sysinfo.machine_facts()["hostname"], started)
         write_series_json(series, SeriesRecord(

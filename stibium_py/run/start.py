@@ -55,7 +55,8 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
             raise RunError(f"this rank expanded the plan into other operations than rank 0; install the same "
                            f"stibium ({__version__}) on every machine", 2)
         preflight(expanded, target, expanded.space_needed_bytes(options.keep_files) * team.size,
-                  options.allow_nonempty, options.out_dir if leads else None, clients=team.size)
+                  options.allow_nonempty, options.out_dir if leads else None, clients=team.size,
+                  whole_drive=options.whole_drive)
         jobs = bench_checked(expanded, None if not leads else beside(plan_path) if loaded.jobs_from is None
                              else kept(loaded.jobs_from))
         made.extend(missing_folders(target))

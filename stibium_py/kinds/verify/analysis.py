@@ -19,8 +19,8 @@ from ...analysis.summary import Pending, SummaryContext
 from ...measurement import BlockCounts, Measurement
 from ...table import Table
 from ...units import format_bytes, format_rate
-from ...verify.state import BAD_KEPT, BadBlock
-from ...verify.verdict import bad_text, sentence_of
+from .earlier.record import BAD_KEPT, BadBlock
+from .earlier.verdict import bad_text, sentence_of
 
 _BAD_LIST = TypeAdapter(list[BadBlock])
 

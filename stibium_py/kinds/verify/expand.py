@@ -1,7 +1,9 @@
 """A verify test as operations (Op): each file of the fill written with its signed blocks, then each read back and
 checked, in the fill's order. File i begins at byte i * (the first file's size) of the fill (only the last file
 may be smaller). The signature's blocks are the file system's (known when the run starts: the order
-asks), so every size here is whole chunks of at least 64 KiB, which any block up to 64 KiB divides."""
+asks), so every size here is whole 64 KiB, which any block up to 64 KiB divides: every file but the last is whole
+chunks, and the last ends the fill at the plan's bytes rounded down to 64 KiB (a request of its last chunk may be
+shorter), so that `bytes: 10MB` fills 9,961,472 bytes and not the 8,388,608 of whole 4 MiB chunks."""
 
 from __future__ import annotations
 
@@ -26,10 +28,10 @@ def expand_test(test: VerifyTest, where: Where, s: dict[str, Any], seq0: int, fr
         total = size_of(test.bytes, units, where / "bytes")
     else:
         total = share_of_free(test, units, where, free_bytes)      # the file system keeps its room to work
-    total -= total % chunk
-    if total < chunk:
+    total -= total % MIN_CHUNK_BYTES
+    if total < MIN_CHUNK_BYTES:
         raise (where / ("bytes" if test.bytes is not None else "fraction_of_free")).error(
-            f"the fill holds less than one chunk ({chunk} bytes); give more bytes or a smaller chunk")
+            f"the fill holds less than {MIN_CHUNK_BYTES // 1024} KiB; give more bytes")
     file_bytes = min(max(chunk, size_of(test.file_size, units, where / "file_size") // chunk * chunk), total)
     sizes = [file_bytes] * (total // file_bytes) + ([total % file_bytes] if total % file_bytes else [])
     check_count(2 * len(sizes), where / "file_size")

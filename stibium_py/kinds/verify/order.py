@@ -6,11 +6,30 @@ checked. A resumed run writes no file again that was written whole, and reads ba
 from __future__ import annotations
 
 import hashlib
+import math
+import os
+from pathlib import Path
 
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps
-from ...verify.run import block_bytes_of
 from . import rows
+
+MAX_BLOCK_BYTES = 1 << 20
+
+
+def block_bytes_for(bsize: int, granule_bytes: int | None = None) -> int:
+    """The fill's block from the file system's (statvfs f_bsize): whole 4096 bytes (uncached requests), at most
+    1 MiB, dividing every file's size and chunk (granule_bytes) where it is given; else 4096 (a network file
+    system's f_bsize is its transfer size, not a block of the drive)."""
+    block = bsize - bsize % 4096
+    fits = 4096 <= block <= MAX_BLOCK_BYTES and (granule_bytes is None or granule_bytes % block == 0)
+    return block if fits else 4096
+
+
+def block_bytes_of(target: Path, granule_bytes: int | None = None) -> int:
+    """The fill's block on target's file system (block_bytes_for)."""
+    return block_bytes_for(os.statvfs(target).f_bsize, granule_bytes)
+
 
 def signature_id(started_epoch_s: float, work_dir: str, writer_rank: int) -> int:
     """The id every block of one client's fill carries: the same for a run and its resume, another for another run
@@ -20,8 +39,8 @@ def signature_id(started_epoch_s: float, work_dir: str, writer_rank: int) -> int
 
 
 def order(d: Steps, test: ExpandedTest) -> str:
-    chunk = test.ops[0].chunk_bytes
-    block = block_bytes_of(d.work.path, chunk)
+    # every file's size and its chunk whole blocks (a fill of whole chunks: the chunk; else whole 64 KiB)
+    block = block_bytes_of(d.work.path, math.gcd(test.ops[0].chunk_bytes, *(op.bytes for op in test.ops)))
     file_bytes = test.ops[0].size_bytes          # every file but the last; the last comes last
     rank = d.crew.team.rank
 
@@ -31,6 +50,10 @@ def order(d: Steps, test: ExpandedTest) -> str:
         writer = touch.written_by if touch.written_by is not None else rank
         run_id = signature_id(float(d.run.started_epoch_s or 0.0), str(d.run.work_dir), writer)
         path = str(d.work.file(touch.file))
+        if op.op == "write":
+            # written whole: the name removed first, so that a file left there (a hard link to a file of the
+            # person's among them, in a received folder) is never truncated or written over
+            d.work.unlink(touch.file)
         d.measure_with(op, rows.sign_args(path, op, first, block, run_id),
                        lambda row, started_s: rows.chunk_row(op, row, started_s, first, block),
                        lambda ok, answer, started_s: rows.answer_row(op, ok, answer, started_s, first, block,

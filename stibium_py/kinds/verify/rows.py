@@ -11,7 +11,7 @@ from typing import Any
 from ...errors import MeasurementError
 from ...measurement import OP_FIELDS, Measurement
 from ...op import Op
-from ...verify.state import BAD_KEPT
+from .earlier.record import BAD_KEPT
 
 # A chunk row's keys, each to its column: the chunk's own bytes and time.
 CHUNK_KEYS = {"chunk": "chunk", "chunk_bytes": "bytes", "bytes_done": "bytes_done", "requests": "requests",

@@ -11,8 +11,8 @@ from ...plan.expand import SUSTAINED_RATES_BYTES_PER_S
 from ...report.build import KindView
 from ...report.page import esc, figure, table
 from ...units import format_bytes, format_rate, format_seconds, format_size
-from ...verify.verdict import bad_text
-from ...verify.view import METHODS, counts_table, curves
+from .earlier.verdict import bad_text
+from .earlier.view import METHODS, counts_table, curves
 from .analysis import VerifyResult, first_bad_line
 
 

@@ -4,9 +4,9 @@ comes from the Verdict."""
 
 from __future__ import annotations
 
-from ..report import plot
-from ..report.figures import layout
-from ..report.page import esc, figure, page, table
+from ....report import plot
+from ....report.figures import layout
+from ....report.page import esc, figure, page, table
 from .verdict import Verdict, bad_text
 
 

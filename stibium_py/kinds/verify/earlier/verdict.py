@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from ..units import format_bytes, format_rate
-from .state import BAD_KEPT, BadBlock, VerifyState
+from ....units import format_bytes, format_rate
+from .record import BAD_KEPT, BadBlock, VerifyState
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""A verify's record in its run directory: verify.json (what is filled where, which files are written and
-checked, each file's findings) and chunks.csv (each chunk's time, for the rate curves). verify.json comes back
-from disk on resume and may come from a stranger: it is read strictly (pydantic, no extra keys, names and sizes
-held to what a verify writes), so that it can name no file but a verify's own in the target it names."""
+"""The record an earlier stibium's `stibium verify` left in its run directory (before a verify was a plan run by
+the driver): verify.json (what was filled where, which files were written and checked, each file's findings)
+and chunks.csv (each chunk's time, for the rate curves). Read, never written: such a run directory still reports
+(`stibium report`), and is not carried on. It may come from a stranger: it is read strictly (pydantic, no extra
+keys, names and sizes held to what a verify wrote)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,12 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .. import received
-from ..errors import RunDirError
-from ..store import read_record_json, write_json_atomic
+from .... import received
+from ....errors import RunDirError
+from ....store import read_record_json
 
-FORMAT = "stibium-verify/1"
 STATE = "verify.json"
 CHUNKS = "chunks.csv"
-CHUNK_COLUMNS = ("phase", "file", "attempt", "chunk", "chunk_bytes", "fill_bytes_done", "start_ns", "end_ns")
 MAX_FILES = 1_000_000
 MAX_BLOCK_BYTES = 1 << 20
 BAD_KEPT = 64
@@ -61,7 +60,7 @@ class FileState(_Strict):
 
 
 class VerifyState(_Strict):
-    format: Literal["stibium-verify/1"] = FORMAT
+    format: Literal["stibium-verify/1"] = "stibium-verify/1"
     target: str = Field(min_length=1, max_length=4096)
     folder: str = Field(pattern=r"^stibium-verify-[0-9a-f]{16}$")    # in the target: the verify's files
     run: int = Field(ge=1, lt=1 << 63)
@@ -120,23 +119,12 @@ def read_state(run_dir: Path) -> VerifyState:
         raise RunDirError(f"{path}: {where}: {first['msg']}; {todo}") from None
 
 
-def write_state(run_dir: Path, state: VerifyState) -> None:
-    write_json_atomic(run_dir / STATE, state.model_dump(mode="json"))
-
-
-def append_chunks(run_dir: Path, rows: list[dict[str, object]]) -> None:
-    """Chunk rows at the end of chunks.csv (its header first when it is new)."""
-    with received.open_append(run_dir / CHUNKS) as f:
-        w = csv.DictWriter(f, fieldnames=CHUNK_COLUMNS)
-        if f.tell() == 0:
-            w.writeheader()
-        w.writerows(rows)
-
-
 def read_chunks(run_dir: Path, state: VerifyState) -> dict[str, list[tuple[int, float]]]:
     """Per phase (write, read), each chunk of each file's last attempt: (bytes of the fill done, its rate in
     bytes a second). Rows that do not parse are left out."""
-    last = {(phase, f.name): f.attempts.get(phase) for f in state.files for phase in ("write", "read")}
+    phases: tuple[Literal["write", "read"], ...] = ("write", "read")
+    last: dict[tuple[str, str], int | None] = {(phase, f.name): f.attempts.get(phase) for f in state.files
+                                               for phase in phases}
     out: dict[str, list[tuple[int, float]]] = {"write": [], "read": []}
     try:
         text = received.read_text(run_dir / CHUNKS, received.TABLE_CAP_BYTES, errors="replace")
