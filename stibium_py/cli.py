@@ -528,7 +528,7 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
             table.add_row("...", test.name, f"{len(test.ops) - len(ops)} more", *[""] * (len(columns) - 3))
     console.print(table)
     for test in expanded.tests:
-        moved = [estimated_bytes(o) for o in test.ops]
+        moved = [estimated_bytes(o) for o in test.planned_ops]
         written = round(sum(w for _, w in moved)) + test.layout_bytes + test.precondition_bytes
         read = sum(r for r, _ in moved)
         timed = [o for o in test.ops if o.duration_s]
@@ -549,13 +549,18 @@ def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
             how = (f"the job file {benched[0].bench_job} once a trial, its jobs' time their own and not in the estimate"
                    if benched[0].bench_job else "the equivalent job of each point, interleaved with the helper's")
             bench = f"; {len(benched)} of them by fio (bench: fio), {how}"
-        console.print(f"  {test.name}: {len(test.ops)} measurements{at_most}; writes {written} bytes "
+        count = len(test.planned_ops)
+        at_most += (f" where no count of streams drops (of {len(test.ops)} a search may ask for)"
+                    if count < len(test.ops) else "")
+        console.print(f"  {test.name}: {count} measurements{at_most}; writes {written} bytes "
                       f"({format_size(written)}), reads {format_size(read)}{about}{pre}{walled}{bench}")
     for test in expanded.tests:
         note = registry.spec(test.kind).plan_note        # what `plan show` says beyond its operations
         if note is not None:
             console.print(note(test))
-    console.print(f"measurements: {len(expanded.ops)}")
+    planned = sum(len(t.planned_ops) for t in expanded.tests)
+    console.print(f"measurements: {planned}" + (f" ({len(expanded.ops)} expanded: a search skips the counts it does "
+                                                 f"not ask for)" if planned < len(expanded.ops) else ""))
     console.print(f"bytes written: {expanded.bytes_written} ({format_size(expanded.bytes_written)})")
     console.print(f"space needed: {expanded.space_needed_bytes()} ({format_size(expanded.space_needed_bytes())}) "
                   f"at the peak, test files are removed after each test")
@@ -593,14 +598,13 @@ def info(target: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    table = Table("fact", "value", show_header=False)
-    for key, value in data.items():
-        if isinstance(value, dict):
-            for k, v in value.items():
-                table.add_row(f"{key}.{k}", str(v))
-        else:
-            table.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
-    console.print(table)
+    from .report.facts import fact_rows
+    table = Table(show_header=False)
+    table.add_column("fact", no_wrap=True)
+    table.add_column("value", overflow="fold")        # a path is shown whole, folded, never cut
+    for name, value in fact_rows(data):
+        table.add_row(name, value)
+    console.print(table, markup=False, highlight=False)
 
 
 @main.command(short_help="Does this drive keep what it is given? Fill it with signed blocks and read them back.")

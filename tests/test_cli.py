@@ -169,6 +169,27 @@ def test_info_reports_the_target(disk_dir):
     assert data["target"]["fs_type"] and data["clock"]
 
 
+def test_info_says_each_fact_in_words_in_order_and_cuts_none(disk_dir):
+    """`stibium info`, which users send with a bug report: no Python (no {'ops': ...}, True, None), the facts in
+    their names' order, sizes with their unit, the helper's path whole at 80 columns, no clock reading."""
+    from stibium_py.helper import find_helper
+    from stibium_py.report.facts import fact_rows
+    assert fact_rows({"translated": False, "now_ns": 5, "io_method_reason": "", "page_size_bytes": 16384,
+                      "engine_capabilities": {"direct": {"ops": ["read", "write"], "uncached": True}},
+                      "target": {"fs_type": "apfs", "direct_honoured": None}}) == [
+        ("engine_capabilities.direct", "ops: read, write; uncached: yes"), ("page_size_bytes", "16,384 bytes"),
+        ("target.fs_type", "apfs"), ("translated", "no")]
+    from click.testing import CliRunner
+    from stibium_py.cli import main
+    out = CliRunner().invoke(main, ["info", "--target", str(disk_dir)], env={"COLUMNS": "80"}).output
+    cells = [[c.strip() for c in line.split("│")[1:3]] for line in out.splitlines() if line.startswith("│")]
+    names = [c[0] for c in cells if c[0]]
+    assert names == sorted(names) and "now_ns" not in names
+    text = "".join(c[1] for c in cells)
+    assert str(find_helper()) in text and "{" not in text and "True" not in text and "False" not in text
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
 def test_the_installed_console_script_runs(tmp_path):
     import subprocess
     proc = subprocess.run(["stibium", "plans"], capture_output=True, text=True, cwd=tmp_path)

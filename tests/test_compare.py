@@ -303,6 +303,22 @@ def test_a_b_slower_than_a_is_said_slower_end_to_end(tmp_path):
     assert files and all(r["verdict"] == "slower" and r["ratio"]["high"] < 0.98 for r in files)
 
 
+def test_the_verdicts_say_where_they_are_printed_that_a_difference_inside_the_noise_band_is_not_called(tmp_path):
+    """`1.045 [1.005, 1.141]` inconclusive beside `0.810 [0.747, 0.854]` slower: the line under the table and the
+    page say why, with the band's width; so does a table of many runs."""
+    a = make_run(tmp_path / "a", rate_bytes_per_s=300e6, seed=1)
+    b = make_run(tmp_path / "b", rate_bytes_per_s=150e6, seed=2)
+    c = make_run(tmp_path / "c", rate_bytes_per_s=310e6, seed=3)
+    said = ("verdicts: faster or slower only where the whole 95 % interval lies beyond the noise band of 2 % (0.98 to "
+            "1.02); same within noise where it lies inside it; inconclusive where it reaches across its edge: a "
+            "difference smaller than 2 % is not called")
+    for runs, page in (([a, b], "two.html"), ([a, b, c], "many.html")):
+        result = CliRunner().invoke(main, ["compare", *map(str, runs), "--out", str(tmp_path / page)])
+        assert result.exit_code == 0, result.output
+        assert said in " ".join(result.output.split())
+        assert said[0].upper() + said[1:] + "." in (tmp_path / page).read_text()
+
+
 def test_a_key_left_to_its_kind_s_default_is_not_a_difference_from_the_same_value_written():
     """A test that leaves trials out ran the kind's default, 3: compare said "trials None in A, 3 in B"."""
     from stibium_py.definitions import differences, test_definitions

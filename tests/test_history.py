@@ -437,6 +437,24 @@ def test_the_terminal_gives_every_row_one_line_at_any_width(tmp_path, monkeypatc
     assert "(the latest 10; 2 earlier on the page)" in " ".join(result.output.split())
 
 
+def test_at_80_columns_a_drive_s_name_stays_whole_and_the_columns_that_may_go_go_first(tmp_path, monkeypatch):
+    """The drive's name is the one column that says which drive: hosts, interrupted and the first day are left out
+    (and said) before it is cut."""
+    path = tmp_path / "h.sqlite"
+    drive = Drive("serial:overlayblk", "virtio disk (serial overlayblk)")
+    with History(path) as history:
+        history.add_many([replace(_entry(f"quick-2026110{i}T120000Z", _day(i), 100e6, drive=drive, series=None),
+                                  run_key=f"{host}/{i}", host=host)
+                          for i, host in enumerate(("render-node-07.lab.example.org", "edit-bay-3.studio.example.org"))])
+    _at_width(monkeypatch, 80)
+    result = CliRunner().invoke(main, ["history", "--history", str(path), "--out", str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("virtio"))
+    assert row.startswith("virtio disk (serial overlayblk)  ")
+    assert "left out at this width: hosts" in result.output
+    assert max(len(line.rstrip()) for line in result.output.splitlines()) <= 80
+
+
 SUSTAINED_PLAN = """\
 name: sus
 tests:

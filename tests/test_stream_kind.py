@@ -108,7 +108,7 @@ def test_frames_are_counted_on_time_late_and_dropped_exactly_on_the_deadline_sch
     assert result.promised == int(KiB * KiB / 0.010 // (KiB * KiB * 25))                   # 4
     assert sentence(result) == ("clips capture: 1 stream ran without a drop in every trial, 2 dropped 68.0 % of "
                                 "their frames; one stream's frames moved at 105 MB/s, a sequential rate that "
-                                "promises 4")
+                                "promises 4 streams")
 
 
 def test_the_summary_the_terminal_and_the_page_say_the_same_streams(tmp_path):
@@ -123,7 +123,7 @@ def test_the_summary_the_terminal_and_the_page_say_the_same_streams(tmp_path):
     warning = next(w for w in summary["warnings"] if w["test"] == "clips (write)")
     assert warning["message"] == ("a sequential rate alone promises 4 streams of this format; 1 ran without a drop "
                                   "in every trial")
-    assert "one stream's frames moved at 105 MB/s, a sequential rate that promises 4" in " ".join(said.split())
+    assert "one stream's frames moved at 105 MB/s, a sequential rate that promises 4 streams" in " ".join(said.split())
     page = (run / "report.html").read_text()
     assert "Streams: will it play?" in page and "clips capture: 1 stream ran without a drop" in page
     # the will-it-play row: the format, capture's and playback's most streams with each trial's, the promises
@@ -191,6 +191,13 @@ def test_a_run_cut_in_the_middle_of_a_group_of_streams_resumes_the_group_whole(t
     assert [(p.streams, p.trials, p.on_time, p.late, p.dropped) for p in result.points] == [
         (1, 2, 50, 0, 0), (2, 2, 0, 32, 68)]
     assert not list((tmp_path / "t").rglob("*.mov"))          # every group's files removed
+    # the frames of the group cut short stay in measurements.csv and are not counted: n is the frames counted
+    assert result.n == 150 and result.left_out == len(result.measurements) - 150 == 25
+    from stibium_py.publish import publish_run
+    summary = publish_run(run, Console(quiet=True)).to_json()
+    assert next(t["n"] for t in summary["tests"] if t["name"] == "clips" and t["op"] == "write") == 150
+    assert any(w["message"] == f"{result.left_out} frames of streams cut short are not counted (a measurement cut by "
+               f"an interruption and done again on resume)" for w in summary["warnings"])
 
 
 def test_playback_alone_lays_out_each_stream_s_file_first(tmp_path):
@@ -254,9 +261,8 @@ def test_compare_sets_two_runs_stream_counts_side_by_side(tmp_path):
         console.print(line)
     (tmp_path / "ab.html").write_text(compare_page.render(compared, drawn(load_side(a), load_side(b))))
     said = " ".join(console.export_text().split())
-    assert ("clips playback (1 MiB at 25.000 fps, 26.2 MB/s a stream): A 1 stream without a drop in every trial "
-            "(in each trial), B 2 (in each trial): B carried more in every trial than A in any (1 more at the "
-            "least)") in said
+    assert ("clips playback (1 MiB at 25.000 fps, 26.2 MB/s a stream): A 1 stream without a drop in every trial, "
+            "B 2: B carried more in every trial than A in any (1 more at the least)") in said
     assert "Streams: will it play, A and B" in (tmp_path / "ab.html").read_text()
     same = compare_runs(load_side(a), load_side(c))
     assert [p.verdict for p in same.kinds["stream"]] == ["same range", "same range"]
@@ -452,6 +458,26 @@ def test_the_search_doubles_then_halves_the_gap(most, path):
 
 
 SEARCH = CUSTOM.replace("streams: [1, 2]", "streams: most")
+
+
+def test_plan_show_of_a_search_counts_what_it_runs_where_nothing_drops(tmp_path):
+    """`streams: most` expands to every count a search may ask for (1 to 32), and runs 1, 2, 4, 8, 16 and 32 where
+    none drops: what plan show and --dry-run count, say and estimate."""
+    from click.testing import CliRunner
+    from stibium_py.cli import main
+    from stibium_py.plan.expand import estimated_bytes
+    plan = tmp_path / "s.yaml"
+    plan.write_text(_plan(SEARCH))
+    expanded = expand(load_plan(plan)[0], None, None)
+    (test,) = expanded.tests
+    assert sorted({o.frames.streams for o in test.planned_ops}) == [1, 2, 4, 8, 16, 32]
+    assert len(test.ops) == 2 * 2 * sum(range(1, 33)) and len(test.planned_ops) == 2 * 2 * 63
+    MiB = 1 << 20
+    assert expanded.bytes_written == round(sum(estimated_bytes(o)[1] for o in test.planned_ops)) == 63 * 2 * 25 * MiB
+    out = " ".join(CliRunner().invoke(main, ["plan", "show", str(plan)], env={"COLUMNS": "200"}).output.split())
+    assert "capture then playback of 1, 2, 4, 8, 16, 32 streams (a movie file each) at once where none drops" in out
+    assert f"measurements: 252 ({len(test.ops)} expanded: a search skips the counts it does not ask for)" in out
+    assert f"bytes written: {63 * 2 * 25 * MiB}" in out
 
 
 def _nine_ms_a_stream(name: str, k: int) -> float:

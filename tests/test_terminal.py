@@ -50,6 +50,33 @@ def test_a_wide_terminal_shows_the_exact_intervals(tmp_path):
     assert "MB/s [" in console.export_text()
 
 
+@pytest.mark.parametrize("width, note", [
+    (200, "intervals: 95 %; one marked (N%) is the range of too few trials for 95 %: an N % interval"),
+    (80, "intervals: 95 %; one marked * is the range of too few trials for 95 % (the report gives its confidence)")])
+def test_the_legend_says_what_the_marks_the_table_shows_mean(tmp_path, width, note):
+    """Two trials give the range of too few trials for 95 %: the legend names the mark the table shows, (N%) in
+    full or * in brief, one at a time."""
+    run = make_run(tmp_path / "r", rate_bytes_per_s=4.88e8, repeats=2, trials=2)
+    rows, _ = read_measurements(run)
+    console = Console(width=width, record=True, force_terminal=False)
+    console.print(terminal_table(summarize(rows, Settings(resamples=300)), console.width))
+    text = console.export_text()
+    assert ("%)" in text) == (width == 200) and ("*" in text) == (width == 80)
+    assert " ".join(note.split()) in " ".join(text.split())
+
+
+def test_a_table_without_an_interval_says_nothing_of_intervals(tmp_path):
+    """A verify's rows (the median chunk, done once): no "intervals: 95 %" over no interval."""
+    from test_verify_kind import SMALL, _plan, _run
+    from fake_helper import FakeHelpers
+    from stibium_py.pipeline import load_run
+    run = _run(tmp_path, _plan(SMALL), FakeHelpers())
+    console = Console(width=120, record=True, force_terminal=False)
+    console.print(terminal_table(summarize(load_run(run).measurements, Settings(resamples=300)), console.width))
+    text = console.export_text()
+    assert "fill" in text and "intervals" not in text
+
+
 def test_bash_completion_of_commands_and_plans():
     env = dict(os.environ, _STIBIUM_COMPLETE="bash_source")
     script = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout

@@ -108,6 +108,15 @@ class ExpandedTest:
     bench_job: JobFile | None = None           # pattern tests with bench_job: the job file, as read before the run
     search_most: bool = False                  # stream tests with streams: most: the counts a search asks for run
 
+    @property
+    def planned_ops(self) -> list[Op]:
+        """The operations the run carries out where nothing drops: a search for the most streams doubles its count
+        from 1 while each runs clean (1, 2, 4, ... the most), so only those counts' operations; a count that drops
+        adds those between it and the last clean one (halving the gap), which no plan can know beforehand."""
+        if not self.search_most:
+            return self.ops
+        return [o for o in self.ops if o.frames is None or o.frames.streams & (o.frames.streams - 1) == 0]
+
 
 @dataclass(frozen=True)
 class Expanded:
@@ -117,9 +126,10 @@ class Expanded:
 
     @property
     def bytes_written(self) -> int:
-        """Every byte the run writes: measured writes (those by time on the assumed device) and layouts."""
-        return round(sum(estimated_bytes(o)[1] for o in self.ops)) + sum(t.layout_bytes + t.precondition_bytes
-                                                                         for t in self.tests)
+        """Every byte the run writes: measured writes (those by time on the assumed device) and layouts; a search
+        for the most streams, its counts where none drops (ExpandedTest.planned_ops)."""
+        return round(sum(estimated_bytes(o)[1] for t in self.tests for o in t.planned_ops)) + \
+            sum(t.layout_bytes + t.precondition_bytes for t in self.tests)
 
     def space_needed_bytes(self, keep_files: bool = False) -> int:
         """Free space the run needs at its peak (test files are removed after each test; kept, every test's, and
@@ -131,9 +141,10 @@ class Expanded:
     @property
     def estimated_s(self) -> float:
         """The run's duration on the assumed device: layouts and preconditioning at the assumed rate, then every
-        operation (rounds until steady: all of them, the longest it can take)."""
+        operation (rounds until steady: all of them, the longest it can take; a search for the most streams: its
+        counts where none drops)."""
         layouts = sum(t.layout_bytes + t.precondition_bytes for t in self.tests)
-        return layouts / ASSUMED_RATE_BYTES_PER_S + sum(estimated_s(o) for o in self.ops)
+        return layouts / ASSUMED_RATE_BYTES_PER_S + sum(estimated_s(o) for t in self.tests for o in t.planned_ops)
 
     def ops_as_dicts(self) -> list[dict[str, Any]]:
         return [o.as_dict() for o in self.ops]

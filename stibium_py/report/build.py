@@ -91,9 +91,12 @@ def _counts(e: Result) -> list[str]:
 
 
 # an interval of too few trials for 95 % says its own confidence (estimate_text): "(75%)", compact "*"
-OWN_CONFIDENCE = re.compile(r"\(\d+%\)$|\*$")
-CONFIDENCE_NOTE = ("intervals: 95 %, but (N%) or *: the range of too few trials for 95 %, an interval of N % (* : the "
-                   "report gives N)")
+OWN_CONFIDENCE = re.compile(r"\(\d+%\)|[%\]]\*")          # a pattern's rate goes on: "... (50%) at 64 KiB random"
+AN_INTERVAL = re.compile(r"\[.*\]|±")
+# under the table, for the form it shows (full intervals, or compact +-%): what its intervals are
+CONFIDENCE_NOTES = ("intervals: 95 %; one marked (N%) is the range of too few trials for 95 %: an N % interval",
+                    "intervals: 95 %; one marked * is the range of too few trials for 95 % (the report gives its "
+                    "confidence)")
 
 TABLE_ROWS = 500          # flagged measurements listed in a table on the page (all of them are in the figures)
 
@@ -113,10 +116,13 @@ def terminal_table(summary: Summary, width: int = DEFAULT_COLUMNS) -> Table:
         counts = _counts(e)
         full.append([e.name, what, rate, latency, *counts, _drift(e)])
         brief.append([e.name, what, rate_brief, latency_brief, *counts, _drift(e)])
-    t, dropped, _ = fitted_table("stibium summary (1 run)", columns, [full, brief], width)
+    t, dropped, shown = fitted_table("stibium summary (1 run)", columns, [full, brief], width)
     notes = [left_out(dropped)] if dropped else []
-    notes.append(CONFIDENCE_NOTE if any(OWN_CONFIDENCE.search(row[2]) for rows in (full, brief) for row in rows)
-                 else "intervals: 95 %")
+    cells = [row[2] for row in (full, brief)[shown]]
+    if any(OWN_CONFIDENCE.search(cell) for cell in cells):
+        notes.append(CONFIDENCE_NOTES[shown])
+    elif any(AN_INTERVAL.search(cell) for cell in cells):      # a table of verdicts and counts has none to speak of
+        notes.append("intervals: 95 %")
     if any(negative_latency(e) for e in summary.tests):
         notes.append(SMALLEST_NOTE)
     if notes:

@@ -13,7 +13,7 @@ from .. import registry
 from ..units import format_bytes, format_size, in_flight_label
 from .figures import layout
 from .page import esc, figure, page, table
-from .compare_terminal import verdict_text
+from .compare_terminal import verdict_text, verdict_words
 
 COLORS = {"a": plot.BLUE, "b": plot.RED}
 
@@ -87,8 +87,9 @@ def render(result: TwoRuns, drawn: Drawn) -> str:
              f"</div>")
     diffs = "".join(f"<li>{esc(d)}</li>" for d in result.differences)
     diffs = f"<div class=\"info\">The runs' tests differ in:<ul>{diffs}</ul></div>" if diffs else ""
+    said = verdict_words(result.settings.noise_band, result.settings.confidence)
     sections = [f"<h1>stibium compare: B / A</h1><p class=\"muted\">A: {esc(label_a)}; B: {esc(label_b)}</p>",
-                _headline(result), same, scope, diffs, "<h2>Machines</h2>",
+                _headline(result), same, scope, f"<p class=\"muted\">{esc(said[0].upper() + said[1:])}.</p>", diffs, "<h2>Machines</h2>",
                 _facts_table([result.a, result.b], ["A", "B"]), unmatched]
     if result.points:                      # a comparison of kinds without points (sustained) has none
         sections += ["<h2>Ratios</h2>", rows, summ, figure(_forest(result), "forest")]
@@ -124,7 +125,9 @@ def render_many(result: ManyRuns) -> str:
     summ = table(["run", "test", "op", "geometric mean / reference (95% interval)", "verdict"],
                  [[run, g.test, g.op, ratio_text(g.ratio), g.verdict] for run, g in groups]) if groups else ""
     advice = "".join(f"<div class=\"info\">{esc(a)}.</div>" for a in result.advice)
+    said = verdict_words(result.pairs[0].settings.noise_band, result.pairs[0].settings.confidence)
     sections = [f"<h1>stibium compare: {len(result.pairs) + 1} runs against {esc(ref)}</h1>", advice,
+                f"<p class=\"muted\">{esc(said[0].upper() + said[1:])}.</p>",
                 "<h2>Rates and ratios to the reference</h2>",
                 table(["test", "run", "rate", "ratio to the reference (95% interval)", "verdict"], body), summ]
     for pair in result.pairs:

@@ -20,6 +20,14 @@ def verdict_text(verdict: str, scope: str) -> str:
     return verdict + (" (these runs)" if scope != "machines" and verdict in ("faster", "slower") else "")
 
 
+def verdict_words(band: float, confidence: float) -> str:
+    """What the verdicts mean, said where they are printed: a difference inside the noise band is not called."""
+    pct = f"{band * 100:g} %"
+    return (f"verdicts: faster or slower only where the whole {confidence * 100:g} % interval lies beyond the noise "
+            f"band of {pct} ({1 - band:g} to {1 + band:g}); same within noise where it lies inside it; inconclusive "
+            f"where it reaches across its edge: a difference smaller than {pct} is not called")
+
+
 def many_runs(result: ManyRuns, width: int) -> list[Any]:
     """Many runs against a reference: the table (one line a point and run, every value whole at the terminal's
     width: terminal.fitted_table), the cautions, the kinds that compare their own results, the advice."""
@@ -44,6 +52,8 @@ def many_runs(result: ManyRuns, width: int) -> list[Any]:
     with_caption(table, dropped, "the page")
     if rows:
         out.append(table)
+        settings = result.pairs[0].settings
+        out.append(verdict_words(settings.noise_band, settings.confidence))
         if shown == 2 and any(r.point.key.access for r in rows):
             out.append("seq, rand, str: sequential, random, strided access")
     out += cautions([(f"{label(r.point.key)} ({r.run.run})", r.caution) for r in rows if r.caution])
@@ -88,6 +98,7 @@ def two_runs(result: TwoRuns, width: int) -> list[Any]:
     with_caption(table, dropped, "the page")
     if result.points:
         out.append(table)
+        out.append(verdict_words(result.settings.noise_band, result.settings.confidence))
     out += cautions([(label(p.key), result.cautions[p.key]) for p in result.points if p.key in result.cautions])
     out += kinds_lines(result, "A", "B")
     if shown and any(p.key.access for p in result.points):

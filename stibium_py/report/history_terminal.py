@@ -16,7 +16,7 @@ from .terminal import Column, fitted_table, with_caption
 
 
 def drives_table(drives: Sequence[DriveSummary], width: int) -> Any:
-    columns = [Column("drive", shortened=True), Column("runs", "right"), Column("interrupted", "right", drop=2),
+    columns = [Column("drive", shortened=True, identity=True), Column("runs", "right"), Column("interrupted", "right", drop=2),
                Column("first", drop=3), Column("last"), Column("hosts", shortened=True, drop=1)]
     rows = [[as_markup(d.drive.label), str(d.runs), str(d.interrupted) if d.interrupted else "",
              as_markup(day(d.first_utc)), as_markup(day(d.last_utc)), as_markup(", ".join(d.hosts))] for d in drives]

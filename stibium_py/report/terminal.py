@@ -22,6 +22,8 @@ class Column:
     justify: str = "left"
     drop: int = 0               # 0: always shown; 1, 2, ...: left out in this order where the terminal is narrow
     shortened: bool = False     # a name (a test's) that may be cut in the middle; a value never is
+    # the name that says which row this is (a drive's): cut only once every column that may be left out is
+    identity: bool = False
 
 
 NAME_MIN_CHARS = 8              # a name cut in the middle keeps this many characters, the ellipsis among them
@@ -34,7 +36,8 @@ def fitted_table(title: str, columns: list[Column], variants: list[list[list[str
     then +-%) that fits as it is; else the briefest with its names cut in the middle (a name stays more readable
     than an interval stays exact); else, names cut, the columns left out in their `drop` order. A column empty in
     every row is not shown. Returns the table, the names of the columns left out (to say under it) and which
-    variant it shows."""
+    variant it shows. A row's identity (Column.identity: a drive's name) is cut last, after every column that may
+    be left out is."""
     empty = [i for i in range(len(columns)) if all(not r[i] for rows in variants for r in rows)]
     if empty and len(empty) < len(columns):
         columns = [c for i, c in enumerate(columns) if i not in empty]
@@ -56,6 +59,9 @@ def fitted_table(title: str, columns: list[Column], variants: list[list[list[str
         table = _fit(title, shown, rows, width)
         if table is not None:
             return table, dropped, last
+    table = _fit(title, shown, rows, width, identity=True)
+    if table is not None:
+        return table, dropped, last
     return _table(title, shown, rows), dropped, last   # as narrow as it gets: wider than the terminal
 
 
@@ -72,12 +78,15 @@ def with_caption(table: Table, dropped: list[str], where: str = "the report") ->
     return table
 
 
-def _fit(title: str, columns: list[Column], rows: list[list[str]], width: int) -> Table | None:
-    """The table in width columns, its names cut in the middle as far as needed (to NAME_MIN_CHARS), or None."""
+def _fit(title: str, columns: list[Column], rows: list[list[str]], width: int,
+         identity: bool = False) -> Table | None:
+    """The table in width columns, its names cut in the middle as far as needed (to NAME_MIN_CHARS), or None;
+    identity: the rows' identities (Column.identity) cut too, after the other names."""
     over = _width(columns, rows) - width
     if over <= 0:
         return _table(title, columns, rows)
-    cut = [i for i, c in enumerate(columns) if c.shortened]
+    cut = [i for i, c in enumerate(columns) if c.shortened and not c.identity] + \
+        [i for i, c in enumerate(columns) if c.shortened and c.identity and identity]
     rows = [list(r) for r in rows]
     for i in cut:
         widest = max([cell_len(r[i]) for r in rows] + [cell_len(columns[i].name)])

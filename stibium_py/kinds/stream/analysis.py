@@ -76,11 +76,15 @@ class StreamResult:
     cut: list[tuple[int, int]]      # (streams, trial) begun but not every stream ran to its last frame
     clients: int                    # 1, or the ranks of a run of many clients (a count is each client's streams)
     hosts: dict[int, str]           # many clients: each rank's host
+    # frames not counted: of a stream that did not run to its last frame (a measurement cut by an interruption,
+    # done again on resume, or a trial left out)
+    left_out: int = 0
     kind: str = "stream"
 
     @property
     def n(self) -> int:
-        return len(self.measurements)
+        """The frames counted: every stream's last attempt, in the groups that ran whole."""
+        return sum(p.frames for p in self.points)
 
     @property
     def stream_bytes_per_s(self) -> float:
@@ -296,7 +300,7 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
             hosts[int(rank)] = str(host)
     return StreamResult(name, op, rows, frame_bytes, fps, buffer, points, most_by_trial, sequential,
                         formats.named(frame_bytes, fps, FRAME_ALIGN_BYTES), sorted(begun - whole), len(clients),
-                        hosts)
+                        hosts, left_out=len(rows) - sum(p.frames for p in points))
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
@@ -306,7 +310,7 @@ def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
 
 def sentence(e: StreamResult) -> str:
     """The result in one sentence: "clips playback: 3 streams ran without a drop in every trial, 4 dropped 2.1 %
-    of their frames; one stream's frames moved at 412 MB/s, a sequential rate that promises 111"."""
+    of their frames; one stream's frames moved at 412 MB/s, a sequential rate that promises 111 streams"."""
     def streams(n: int) -> str:
         each = f"{n} stream{'s' if n != 1 else ''}"
         return each if e.clients == 1 else f"{e.clients} clients x {each} ({e.clients * n} on the store)"
@@ -314,7 +318,8 @@ def sentence(e: StreamResult) -> str:
     if e.most:
         said = f"{streams(e.most)} ran without a drop in every trial"
         if e.most == e.points[-1].streams:
-            said += " (the most the test asked for: more may run)"
+            said += (f" (the most a test may ask for, {MAX_STREAMS}: more may run)" if e.most == MAX_STREAMS else
+                     " (the most the test asked for: more may run)")
         elif above is not None:
             more = str(above.streams) if e.clients == 1 else \
                 f"{e.clients} x {above.streams} ({e.clients * above.streams})"
@@ -328,7 +333,7 @@ def sentence(e: StreamResult) -> str:
                  f"the others dropped none (a straggler)")
     if e.promised is not None and e.sequential_bytes_per_s is not None:
         said += (f"; one stream's frames moved at {format_rate(e.sequential_bytes_per_s)}, a sequential rate that "
-                 f"promises {e.promised}")
+                 f"promises {e.promised} stream{'s' if e.promised != 1 else ''}")
     return f"{e.name} {e.action}{f' ({e.format_title})' if e.format_title else ''}: {said}"
 
 
@@ -371,6 +376,10 @@ def add_warnings(e: StreamResult, add: Any) -> None:
             add("warning", label, f"{p.streams} stream{'s' if p.streams > 1 else ''} a client: "
                 f"{client_names(e, p.stragglers)} dropped {lost:,} frames where the other clients dropped none",
                 "the store carried the others: look at the straggler's own link, mount and load")
+    if e.left_out:
+        add("info", label, f"{frames(e.left_out)} of streams cut short are not counted (a measurement cut by an "
+            f"interruption and done again on resume{', or a trial left out' if e.cut else ''})",
+            "nothing to do: every count is of streams that ran whole")
     for n, t in e.cut:
         add("warning", label, f"{n} stream{'s' if n > 1 else ''}{' a client' if e.clients > 1 else ''}, trial "
             f"{t + 1}: not every stream ran to its last "

@@ -151,13 +151,16 @@ def sections(results: list[StreamResult], n: int) -> tuple[list[str], int]:
 def plan_note(test: Any) -> str:
     """A stream test's frames, streams and time, in words."""
     first, part = test.ops[0], test.ops[0].frames
-    counts = sorted({o.frames.streams for o in test.ops})
+    counts = sorted({o.frames.streams for o in test.planned_ops})
     trials = max(o.trial for o in test.ops) + 1
     per_stream = first.bytes // first.chunk_bytes
     actions = list(dict.fromkeys("capture" if o.op == "write" else "playback" for o in test.ops))
     seconds = per_stream / part.fps * len(counts) * trials * len(actions)
     what = f"image sequences ({part.sequence} files, one a frame)" if part.sequence else "streams (a movie file each)"
-    return (f"  {test.name}: {' then '.join(actions)} of {', '.join(map(str, counts))} {what} at once, {trials} "
+    search = (" where none drops (a search for the most: where a count drops, it tries the counts between it and "
+              "the last that ran clean, halving the gap)" if test.search_most else "")
+    return (f"  {test.name}: {' then '.join(actions)} of {', '.join(map(str, counts))} {what} at once{search}, "
+            f"{trials} "
             f"trial{'s' if trials > 1 else ''} each; a frame of {format_size(first.chunk_bytes)} every "
             f"{format_seconds(1 / part.fps)} ({format_rate(first.chunk_bytes * part.fps)} a stream), "
             f"{frames(per_stream)} a stream, a buffer of {frames(part.buffer_frames)}; takes about "
@@ -165,16 +168,18 @@ def plan_note(test: Any) -> str:
 
 
 def _trials(values: list[int]) -> str:
+    """The range of each trial's own most, where the trials differ: " (each trial's own: 3 to 4)"; "" where every
+    trial's most is the side's."""
     low, high = min(values), max(values)
-    return "in each trial" if low == high else f"trials: {low} to {high}"
+    return "" if low == high else f" (each trial's own: {low} to {high})"
 
 
 def compare_text(p: Any, a: str = "A", b: str = "B") -> str:
-    """A pair in one line: "clips playback (ProRes 422 HQ, ...): A 3 streams without a drop in every trial (trials:
-    3 to 4), B 5 (in each trial): B carried more in every trial than A in any (1 more at the least)": the least is
+    """A pair in one line: "clips playback (ProRes 422 HQ, ...): A 3 streams without a drop in every trial (each
+    trial's own: 3 to 4), B 5: B carried more in every trial than A in any (1 more at the least)": the least is
     the fewest trial of the side that carried more against the best of the other."""
-    said = (f"{p.name} {p.action} ({p.what}): {a} {_streams(p.a_most)} without a drop in every trial "
-            f"({_trials(p.a)}), {b} {p.b_most} ({_trials(p.b)})")
+    said = (f"{p.name} {p.action} ({p.what}): {a} {_streams(p.a_most)} without a drop in every trial"
+            f"{_trials(p.a)}, {b} {p.b_most}{_trials(p.b)}")
     if p.verdict == "more":
         return f"{said}: {b} carried more in every trial than {a} in any ({min(p.b) - max(p.a)} more at the least)"
     if p.verdict == "fewer":
@@ -189,7 +194,7 @@ def compare_lines(pairs: list[Any], a: str, b: str) -> list[str]:
 
 def compare_section(pairs: list[Any], label_a: str, label_b: str) -> str:
     """The compare page's table of the stream tests: each side's most streams (on the store) and every trial's."""
-    rows = [[p.name, p.action, p.what, f"{p.a_most} ({_trials(p.a)})", f"{p.b_most} ({_trials(p.b)})",
+    rows = [[p.name, p.action, p.what, f"{p.a_most}{_trials(p.a)}", f"{p.b_most}{_trials(p.b)}",
              {"more": "B carried more", "fewer": "B carried fewer", "same range": "no difference shown"}[p.verdict]]
             for p in pairs]
     return (f"<h2>Streams: will it play, A and B</h2><p>A: {esc(label_a)}; B: {esc(label_b)}. The most streams on "
