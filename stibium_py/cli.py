@@ -115,8 +115,8 @@ def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
 
 
 quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False, callback=_set_quiet,
-                            help="Print no table, progress or notices (for scripts: the exit status, the report and "
-                                 "summary.json say everything).")
+                            help="Print no table, progress or notices (for scripts: the exit status says how it "
+                                 "went, and the files it writes say the rest).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -196,8 +196,13 @@ def test_a_run_cut_in_the_middle_of_a_group_of_streams_resumes_the_group_whole(t
     from stibium_py.publish import publish_run
     summary = publish_run(run, Console(quiet=True)).to_json()
     assert next(t["n"] for t in summary["tests"] if t["name"] == "clips" and t["op"] == "write") == 150
-    assert any(w["message"] == f"{result.left_out} frames of streams cut short are not counted (a measurement cut by "
-               f"an interruption and done again on resume)" for w in summary["warnings"])
+    note = (f"{result.left_out} frames of streams cut short are not counted (a measurement cut by an interruption "
+            f"and done again on resume)")
+    assert any(w["message"] == note and w["level"] == "info" for w in summary["warnings"])
+    # the page says a note under Notes, as the terminal calls it, not under Warnings
+    page = (run / "report.html").read_text()
+    warnings, notes = page.split("<h2>Warnings</h2>", 1)[1].split("<h2>Notes</h2>", 1)
+    assert note in notes and note not in warnings
 
 
 def test_playback_alone_lays_out_each_stream_s_file_first(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..errors import HistoryError, RecordError, RunDirError
 from ..store import RUN_JSON, is_series, series_run_dirs
 from .db import History, is_history_file
+from ..analysis.history import Step
 from .drives import DriveHistory, PointHistory, drive_history
 from .entry import RunEntry, read_entry
 from .exchange import IMPORTED, read_export, to_json
@@ -134,6 +135,9 @@ class Checked:
     drives: int
     points: int                  # points whose latest entry was checked against a level before it
     slower: list[Slower]         # steps down beyond the threshold, the largest first
+    # the most recent step of any point of the drives checked (a passing check names it: a step some runs ago is
+    # not in the latest run's level, and the history's table lists it), or None where none was found
+    last_step: tuple[DriveHistory, PointHistory, Step] | None = None
 
 
 def check(database: Path, threshold: float, drive: str | None = None, since_utc: str | None = None) -> Checked:
@@ -152,7 +156,9 @@ def check(database: Path, threshold: float, drive: str | None = None, since_utc:
             if p.latest.step_down(threshold):
                 slower.append(Slower(h, p))
     slower.sort(key=lambda s: s.point.latest.ratio.estimate if s.point.latest else 1.0)
-    return Checked(len(found), checked, slower)
+    steps = [(h, p, step) for h in found for p in h.points for step in p.steps]
+    last = max(steps, key=lambda found_step: (found_step[2].started_utc, -found_step[2].ratio.estimate), default=None)
+    return Checked(len(found), checked, slower, last)
 
 
 def export(database: Path, out: Path, drive: str | None = None) -> int:

@@ -213,8 +213,12 @@ def _summary_section(summary: Summary) -> str:
     for e in summary.tests:
         _, rate, lat = headline(e)
         rows.append([e.name, e.op, e.kind, rate, lat, *_counts(e), _drift(e)])
-    warn = "".join(f"<div class=\"{'warn' if w.level == 'warning' else 'info'}\"><b>{esc(w.test)}</b>: "
-                   f"{esc(w.message)}. <i>What to do:</i> {esc(w.what_to_do)}.</div>" for w in summary.warnings)
+    # warnings under Warnings, notes (level info) under Notes: the words the terminal uses for each
+    def said(level: str) -> str:
+        return "".join(f"<div class=\"{'warn' if level == 'warning' else 'info'}\"><b>{esc(w.test)}</b>: "
+                       f"{esc(w.message)}. <i>What to do:</i> {esc(w.what_to_do)}.</div>"
+                       for w in summary.warnings if (w.level == "warning") == (level == "warning"))
+    warn, notes = said("warning"), said("info")
     note = ("<p class=\"muted\">* The latency of a files test is the intercept of its line of time against size: "
             "the time a file of no bytes would take. Where noise or a cache tilts the line, the intercept can fall "
             "below zero, which no time can be; the table then shows the median time of the smallest size measured "
@@ -223,7 +227,8 @@ def _summary_section(summary: Summary) -> str:
     return ("<h2>Summary</h2>" + table(["test", "op", "kind", "rate or throughput (95% interval, or the % in brackets)", "latency", "n",
                                         "outliers", "cache suspects", "fast outliers (not the page cache)",
                                         "cache below the file system", "drift"], rows) + note
-            + "<h2>Warnings</h2>" + (warn or "<p>No warning: no outliers, cache hits or drift were found.</p>"))
+            + "<h2>Warnings</h2>" + (warn or "<p>No warning: no outliers, cache hits or drift were found.</p>")
+            + (f"<h2>Notes</h2>{notes}" if notes else ""))
 
 
 @dataclass(frozen=True)

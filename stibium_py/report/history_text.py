@@ -59,6 +59,10 @@ def check_line(result: Any, threshold_percent: float) -> str:
         more = len(result.slower) - 1
         return (f"history check: {worst.drive.drive.label}: {latest_text(worst.point)}: slower beyond "
                 f"{threshold_percent:g} %" + (f"; {more} more point{'s' if more != 1 else ''} too" if more else ""))
-    return (f"history check: no step down beyond {threshold_percent:g} % in the latest run of {result.drives} "
+    said = (f"history check: no step down beyond {threshold_percent:g} % in the latest run of {result.drives} "
             f"drive{'s' if result.drives != 1 else ''} ({result.points} point{'s' if result.points != 1 else ''} "
-            f"checked against the runs before them)")
+            f"checked against the runs since their last step)")
+    if result.last_step is None:
+        return said + "; no step in any point's history"
+    drive, point, step = result.last_step
+    return said + f"; the last step: {drive.drive.label}: {step_text(point, step)}"

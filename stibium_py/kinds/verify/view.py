@@ -102,15 +102,17 @@ def plan_note(test: Any) -> str:
     """What a verify test will write, read and check, and how long it takes, in words."""
     writes = [o for o in test.ops if o.op == "write"]
     total = sum(o.bytes for o in writes)
-    of_free = (f", {total / test.free_bytes:.0%} of the {format_size(test.free_bytes)} free on the target now"
+    of_free = (f", {total / test.free_bytes:.0%} of the {format_bytes(test.free_bytes)} free on the target now"
                if test.free_bytes else "")
     times = " and ".join(f"{format_seconds(2 * total / r)} at {format_bytes(r)}/s" for r in SUSTAINED_RATES_BYTES_PER_S)
-    return (f"  {test.name}: fills {format_size(total)}{of_free} in {len(writes)} file{'s' if len(writes) > 1 else ''} "
-            f"of {format_size(writes[0].size_bytes)}, every block signed, {format_size(writes[0].chunk_bytes)} a "
-            f"request, each file fully synced; then empties the page cache and reads every block back; takes about "
-            f"{times} (written and read).\n"
-            f"  [yellow]Wears the drive:[/] {format_size(total)} of real writes to its flash count against its rated "
-            f"endurance (TBW); the files are removed at the end.")
+    # the bytes as the run says them when it starts ("wears the drive: 298 MB"): the same number, one unit
+    return (f"  {test.name}: fills {total:,} bytes ({format_bytes(total)}){of_free} in {len(writes)} "
+            f"file{'s' if len(writes) > 1 else ''} of {format_size(writes[0].size_bytes)}"
+            f"{' (the last one the rest)' if len(writes) > 1 and writes[-1].bytes != writes[0].bytes else ''}, every "
+            f"block signed, {format_size(writes[0].chunk_bytes)} a request, each file fully synced; then empties the "
+            f"page cache and reads every block back; takes about {times} (written and read).\n"
+            f"  [yellow]Wears the drive:[/] {format_bytes(total)} of real writes to its flash count against its "
+            f"rated endurance (TBW); the files are removed at the end.")
 
 
 VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", sections, lines)
