@@ -44,6 +44,12 @@ class _Console(Console):
         self.quiet = True
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
+    def as_log(self) -> None:
+        """Lines of plain text, no progress bar redrawn and no colour: under an MPI launcher, whose ranks see a
+        terminal (Open MPI gives each a pty) even where the launcher's own output goes to a file."""
+        self._force_terminal = False
+        self._color_system = None
+
 
 console = _Console(stderr=False)
 PIPE_CLOSED = "the output's reader closed it (as `| head` does); the rest of it was not printed"
@@ -172,6 +178,8 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     except ValueError as e:
         raise RunError(f"--link-rate: {e}", 2) from None
     team = join(silence_s=client_silence)      # many clients under mpiexec or srun; else one
+    if team.size > 1:
+        console.as_log()
     if team.rank:
         console.quiet = True       # rank 0 speaks for the run
     loaded = read_plan_once(team, plan)
@@ -220,6 +228,8 @@ def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bo
     options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else _recorder(history_path),
                          target=target, keep_files=keep_files, allow_nonempty=allow_nonempty,
                          history_db=default_database(history_path))
+    if team.size > 1:
+        console.as_log()
     if team.rank:
         console.quiet = True
 
