@@ -30,7 +30,6 @@ from .errors import HistoryError, PathError, PlanError, RunDirError, RunError, S
 from . import registry
 from .paths import existing_folder
 from .plan.find import builtin_plans, plan_description, resolve_plan_path
-from .units import format_bytes, format_seconds, format_size, in_flight_label, op_label
 
 class _Console(Console):
     """The terminal's console; when the reader of stdout goes away (`| head`), the rest of the output goes
@@ -518,66 +517,9 @@ def plan_show(plan: str, seed: int | None, show_all: bool) -> None:
 
 
 def _show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
-    from .plan.expand import (ASSUMED_OP_OVERHEAD_S, ASSUMED_PARALLEL_REQUESTS, ASSUMED_RATE_BYTES_PER_S,
-                              ASSUMED_REQUEST_S, estimated_bytes)
-    console.print(f"[bold]{parsed.name}[/]: {parsed.description}")
-    flights = any(o.queue_depth * o.threads > 1 for o in expanded.ops)
-    columns = ["seq", "test", "op", "access", "file size / span", "granularity", "stride"] + \
-        (["in flight"] if flights else []) + ["trial", "file"]
-    table = Table(*columns)
-    for test in expanded.tests:
-        ops = test.ops[:6] if brief else test.ops
-        for o in ops:
-            by = "" if o.instrument == "helper" else f" ({o.instrument})"
-            table.add_row(str(o.seq), o.test, op_label(o.op, o.read_fraction) + by, o.access, format_size(o.size_bytes),
-                          f"{o.phase.files:,} files" if o.phase else format_size(o.granularity_bytes),     # a phase of a tree
-                          format_size(o.stride_bytes),
-                          *([in_flight_label(o.queue_depth, o.threads) or "Q1T1"] if flights else []), str(o.trial),
-                          o.file)
-        if len(ops) < len(test.ops):
-            table.add_row("...", test.name, f"{len(test.ops) - len(ops)} more", *[""] * (len(columns) - 3))
-    console.print(table)
-    for test in expanded.tests:
-        moved = [estimated_bytes(o) for o in test.planned_ops]
-        written = round(sum(w for _, w in moved)) + test.layout_bytes + test.precondition_bytes
-        read = sum(r for r, _ in moved)
-        timed = [o for o in test.ops if o.duration_s]
-        about = (f" (by time: about, at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s); each measurement runs "
-                 f"{format_seconds(timed[0].duration_s)}" + (f" after a {format_seconds(timed[0].warmup_s)} warm-up"
-                                                            if timed[0].warmup_s else "") if timed else "")
-        rounds = test.ops[0].steady_max_rounds if test.ops else 0
-        at_most = (f" at most (rounds until steady: up to {rounds}, stopping at the first window of "
-                   f"{test.ops[0].steady_window} rounds in which every point is steady)" if rounds else "")
-        pre = (f"; preconditioning writes the span twice ({format_size(test.precondition_bytes)}) first"
-               if test.precondition_bytes else "")
-        wall = test.ops[0].stonewall_s if test.ops else 0.0
-        walled = (f"; each measurement stops at its stonewall, {format_seconds(wall)} after its start, if its "
-                  f"bytes take longer (the bytes are at most these)" if wall else "")
-        benched = [o for o in test.ops if o.instrument != "helper"]
-        bench = ""
-        if benched:
-            how = (f"the job file {benched[0].bench_job} once a trial, its jobs' time their own and not in the estimate"
-                   if benched[0].bench_job else "the equivalent job of each point, interleaved with the helper's")
-            bench = f"; {len(benched)} of them by fio (bench: fio), {how}"
-        count = len(test.planned_ops)
-        at_most += (f" where no count of streams drops (of {len(test.ops)} a search may ask for)"
-                    if count < len(test.ops) else "")
-        console.print(f"  {test.name}: {count} measurements{at_most}; writes {written} bytes "
-                      f"({format_size(written)}), reads {format_size(read)}{about}{pre}{walled}{bench}")
-    for test in expanded.tests:
-        note = registry.spec(test.kind).plan_note        # what `plan show` says beyond its operations
-        if note is not None:
-            console.print(note(test))
-    planned = sum(len(t.planned_ops) for t in expanded.tests)
-    console.print(f"measurements: {planned}" + (f" ({len(expanded.ops)} expanded: a search skips the counts it does "
-                                                 f"not ask for)" if planned < len(expanded.ops) else ""))
-    console.print(f"bytes written: {expanded.bytes_written} ({format_size(expanded.bytes_written)})")
-    console.print(f"space needed: {expanded.space_needed_bytes()} ({format_size(expanded.space_needed_bytes())}) "
-                  f"at the peak, test files are removed after each test")
-    console.print(f"estimated duration: {format_seconds(expanded.estimated_s)} "
-                  f"(at {format_bytes(ASSUMED_RATE_BYTES_PER_S)}/s, {ASSUMED_REQUEST_S * 1e6:.0f} us a request one "
-                  f"at a time and up to {ASSUMED_PARALLEL_REQUESTS} at once, {ASSUMED_OP_OVERHEAD_S * 1e3:.0f} ms a "
-                  f"measurement)")
+    from .report.plan_show import plan_lines
+    for line in plan_lines(parsed, expanded, brief, console.width):
+        console.print(line, highlight=False)
 
 
 @main.command(short_help="List the built-in plans.")

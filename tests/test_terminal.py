@@ -77,6 +77,28 @@ def test_a_table_without_an_interval_says_nothing_of_intervals(tmp_path):
     assert "fill" in text and "intervals" not in text
 
 
+@pytest.mark.parametrize("width", [80, 120])
+def test_plan_show_gives_every_operation_one_line_with_its_values_whole(width):
+    """`plan show quick | less` at 80 columns wrapped cells over three lines and cut "sequential" to "sequen…":
+    one line a row, the columns that may go left out and said under the table."""
+    from click.testing import CliRunner
+    from stibium_py import cli
+    console = cli.console
+    saved = console._width
+    console._width = width
+    try:
+        out = CliRunner().invoke(cli.main, ["plan", "show", "quick"]).output
+    finally:
+        console._width = saved
+    lines = out.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= width
+    rows = [line.split() for line in lines if line.strip()[:3].strip().isdigit()]
+    assert len(rows) == 6 + 5 + 6 and all(r[1] in ("files", "random-4k", "sequential-1m") for r in rows)
+    assert all(r[-1].isdigit() or r[-1].endswith(".bin") for r in rows)       # the trial (or the file) ends the line
+    if width == 80:
+        assert "left out at this width: file, stride (a wider terminal has them)" in out
+
+
 def test_bash_completion_of_commands_and_plans():
     env = dict(os.environ, _STIBIUM_COMPLETE="bash_source")
     script = subprocess.run(["stibium"], env=env, capture_output=True, text=True).stdout
