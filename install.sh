@@ -85,4 +85,10 @@ if [ "$managed" = "True" ]; then
   esac
 else
   "$py" -m pip install -q ".${extras}"
+  where=$("$py" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  scripts=$("$py" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+  say "installed into $py's own packages ($where), the stibium command in $scripts; \`$py -m pip uninstall stibium\` removes it"
+  if [ "$(id -u)" -eq 0 ] && [ -z "${VIRTUAL_ENV:-}" ]; then
+    say "as root, into that Python for every user of this machine; a virtual environment keeps it apart: $py -m venv .venv && . .venv/bin/activate && ./install.sh"
+  fi
 fi

@@ -59,3 +59,29 @@ def test_only_an_older_python_stops_with_one_line(tmp_path):
     assert proc.stderr == ("install.sh: stibium needs Python 3.10 or later, but found only python3 3.9.6; install one "
                            "(macOS: brew install python, or python.org; Debian/Ubuntu: apt-get install python3) or "
                            "set PYTHON=/path/to/python3\n")
+
+
+def test_an_install_into_a_python_of_its_own_says_where(tmp_path):
+    """A Python without PEP 668's marker (pyenv's, python.org's) takes stibium into its own packages: install.sh
+    says where, and how to take it out; as root, that every user of the machine gets it. The Python is a stand-in
+    that answers the marker's question and records what pip was asked; the rest is this Python's."""
+    real = sys.executable            # a virtual environment's own: its packages are this process's
+    tools = _tools(tmp_path / "tools")
+    os.symlink(shutil.which("id"), tools / "id")
+    asked = tmp_path / "asked"
+    stub = tmp_path / "py" / "python3"
+    stub.parent.mkdir()
+    # a Python without the marker, whatever this one's base has: install.sh's question answered so
+    stub.write_text(f'#!/bin/sh\nif [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "$@" > {asked}; exit 0; fi\n'
+                    f'case "$2" in *EXTERNALLY-MANAGED*) echo False; exit 0;; esac\nexec {real} "$@"\n')
+    stub.chmod(0o755)
+    env = {"PATH": str(tools), "HOME": str(tmp_path / "home"), "PYTHON": str(stub)}
+    proc = subprocess.run(["/bin/bash", str(INSTALL)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert asked.read_text().split()[:3] == ["-m", "pip", "install"]
+    import sysconfig
+    said = [line for line in proc.stderr.splitlines() if line.startswith("install.sh: installed")]
+    assert said == [f"install.sh: installed into {stub}'s own packages ({sysconfig.get_path('purelib')}), the stibium "
+                    f"command in {sysconfig.get_path('scripts')}; `{stub} -m pip uninstall stibium` removes it"]
+    as_root = "install.sh: as root, into that Python for every user of this machine" in proc.stderr
+    assert as_root == (os.getuid() == 0)
