@@ -149,6 +149,10 @@ class _Row(NamedTuple):
     fill: Optional[str] = None             # what the writes put on the disk (fills.py); older files: run.json's plan
     frames: Optional[FrameFacts] = None    # a stream's own part (fps, streams, stream, buffer_frames)
     blocks: Optional[BlockCounts] = None   # a verify's own part (block_bytes, first_block, the counts, bad_blocks)
+    # a playback's stream: how long it waited for the drive to go quiet, and whether it did (False: the wait's bound
+    # came first); last, as every new column is, so that a file written before them still reads
+    quiet_wait_s: Optional[float] = None
+    quiet: Optional[bool] = None
 
     @property
     def ok(self) -> bool:
@@ -434,6 +438,11 @@ DESCRIPTIONS = {
     "stream": "stream tests: which of them the row is, from 0",
     "buffer_frames": "stream tests: the frames the player or recorder holds; a frame done later than they cover is "
                      "dropped",
+    "quiet_wait_s": "stream tests, a playback's stream (the row without a chunk): the seconds from its files' "
+                    "eviction until the drive was quiet (nothing in flight or written back for 150 ms; at most 30 s), "
+                    "when its frames began; empty where the drive's counters cannot be read",
+    "quiet": "stream tests, a playback's stream: whether the drive went quiet before it (false: the wait's bound, "
+             "STIBIUM_QUIET_WAIT_S, came first); empty where not asked",
     "block_bytes": "verify tests: the signed block, the file system's (at least 4 KiB): each carries the run's id, "
                    "its index in the fill, a checksum and a payload drawn from the seed and the index",
     "first_block": "verify tests: the index in the fill of the file's first block (its byte in the fill is this "

@@ -89,7 +89,7 @@ def _ram_bytes() -> int | None:
         return None
 
 
-def _sys_disk(device: str | None, sys_root: Path = Path("/sys")) -> Path | None:
+def sys_disk(device: str | None, sys_root: Path = Path("/sys")) -> Path | None:
     """The sysfs folder of the whole disk behind a /dev path (a partition's parent), or None (Linux)."""
     if not device or not device.startswith("/dev/"):
         return None
@@ -107,7 +107,7 @@ def hwmon_temperature_c(device: str | None, sys_root: Path = Path("/sys")) -> fl
     """The temperature of the disk behind a /dev path from its hwmon sensor (Linux): an NVMe controller's
     (`device/hwmon*/temp1_input`) or a SATA drive's through drivetemp (`device/hwmon/hwmon*/temp1_input`),
     in millidegrees there; None where the disk has none (virtual disks, USB bridges, no drivetemp)."""
-    disk = _sys_disk(device, sys_root)
+    disk = sys_disk(device, sys_root)
     if disk is None:
         return None
     for pattern in ("device/hwmon*/temp1_input", "device/hwmon/hwmon*/temp1_input"):
@@ -206,7 +206,7 @@ def device_temperature_c(device: str | None) -> tuple[float | None, str]:
 
 def _device_model(device: str | None) -> str | None:
     """The model of the block device behind a /dev path, from sysfs (Linux)."""
-    disk = _sys_disk(device)
+    disk = sys_disk(device)
     if disk is None:
         return None
     name = os.path.basename(os.path.realpath(device or ""))
@@ -307,7 +307,7 @@ def drive_facts(device: str | None) -> dict[str, Any]:
     if not device or not device.startswith("/dev/"):
         return {}
     if sys.platform != "darwin":
-        return linux_drive(_sys_disk(device))
+        return linux_drive(sys_disk(device))
     whole = _darwin_whole_disk(device)
     if whole is None:
         return {}

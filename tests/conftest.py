@@ -18,6 +18,22 @@ MEMORY_FILE_SYSTEMS = {"tmpfs", "ramfs"}
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _no_wait_for_a_quiet_drive():
+    """A playback waits for the target's disk to go quiet (run/quiet.py), which this machine's disk never is while
+    the tests' other worker writes: the tests ask for no wait (STIBIUM_QUIET_WAIT_S=0, which the commands they
+    start inherit); the tests of the wait give their own."""
+    previous = os.environ.get("STIBIUM_QUIET_WAIT_S")
+    os.environ["STIBIUM_QUIET_WAIT_S"] = "0"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("STIBIUM_QUIET_WAIT_S", None)
+        else:
+            os.environ["STIBIUM_QUIET_WAIT_S"] = previous
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _history_of_the_tests():
     """Every run a test makes is recorded in a history of the test session's own (STIBIUM_HOME, which the
     commands the tests start inherit), never in the person's; removed at the end."""

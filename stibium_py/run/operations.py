@@ -201,10 +201,19 @@ class Operations:
         self.done.add(op.seq)
         self.advance(op, op.bytes, m.seconds)
 
-    def measure_together(self, ops: list[Op]) -> None:
-        """Operations that run at once, each in a helper of its own (run/together.py)."""
+    def quiet(self) -> Any:
+        """Wait until the target's disk is quiet (run/quiet.py): how long and whether it went quiet (quiet.Waited),
+        or None where its counters cannot be read or no wait is asked."""
+        from .. import sysinfo
+        from .quiet import max_wait_s, read_counters, wait_quiet
+        disk = sysinfo.sys_disk(self.run.target_facts.get("device"))
+        return None if disk is None else wait_quiet(lambda: read_counters(disk), max_wait_s())
+
+    def measure_together(self, ops: list[Op], waited: Any = None) -> None:
+        """Operations that run at once, each in a helper of its own (run/together.py); waited: the wait for a quiet
+        drive before them (quiet.Waited), kept on their rows."""
         try:
-            measure_together(self, ops)
+            measure_together(self, ops, waited)
         except OpFailedTogether as e:
             raise OpFailed(str(e)) from None
 

@@ -37,10 +37,11 @@ def _wait_until(t_ns: int) -> None:
             time.sleep((left - SPIN_NS) / 1e9)
 
 
-def measure_together(d: Any, ops: list[Op]) -> None:
+def measure_together(d: Any, ops: list[Op], waited: Any = None) -> None:
     """Each operation of `ops` in a helper session of its own, all started together; d is the driver's
     Operations (run/operations.py). Raises OpFailedTogether after keeping every row where any of them failed or
-    hung."""
+    hung. waited (run/quiet.Waited, before a playback) goes on each operation's own row (the one without a
+    chunk)."""
     assert d.helper is not None
     d.step()
     if any(op.sequence for op in ops) and raw_clock_ns() is None:
@@ -127,6 +128,8 @@ def measure_together(d: Any, ops: list[Op]) -> None:
                     d.advance(op, got.bytes, got.seconds)
     problems = []
     for op, m, error in sorted(answers, key=lambda a: a[0].seq):
+        if m is not None and waited is not None:
+            m = m._replace(quiet_wait_s=waited.seconds, quiet=waited.quiet)
         d.keep(m if m is not None else failed(op, error, started_s))
         if m is not None and not error:
             d.done.add(op.seq)

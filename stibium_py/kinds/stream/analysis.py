@@ -9,6 +9,8 @@ makes the next one start late, so a disk slower than the stream needs drops more
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,8 +18,8 @@ import numpy as np
 
 from ...analysis.summary import Pending, SummaryContext
 from ...table import Table
-from ...units import format_rate, format_size
 from . import formats
+from .burst import Burst, burst_of, carried_by_burst, wrong_way
 from .expand import FRAME_ALIGN_BYTES
 from .model import MAX_STREAMS
 
@@ -79,7 +81,17 @@ class StreamResult:
     # frames not counted: of a stream that did not run to its last frame (a measurement cut by an interruption,
     # done again on resume, or a trial left out)
     left_out: int = 0
+    burst: Burst | None = None      # the smallest count that dropped: the drive's rate after its burst (burst.py)
+    wrong_way: list[tuple[int, int, int]] = field(default_factory=list)   # (trial, dropped, a larger clean count)
+    # playbacks: each group's wait for a quiet drive before it, (streams, trial, seconds, went quiet) (run/quiet.py)
+    quiet_waits: list[tuple[int, int, float, bool]] = field(default_factory=list)
     kind: str = "stream"
+
+    @property
+    def carried_by_burst(self) -> list[int]:
+        """The counts that ran without a drop in every trial though they need more than the drive sustained."""
+        clean = [p.streams for p in self.points if not p.dropped]
+        return carried_by_burst(clean, self.stream_bytes_per_s * self.clients, self.burst)
 
     @property
     def n(self) -> int:
@@ -114,6 +126,9 @@ class StreamResult:
                 "stream_bytes_per_s": self.stream_bytes_per_s,
                 "most_streams": self.most, "most_streams_by_trial": self.most_by_trial, "clients": self.clients,
                 "sequential_bytes_per_s": self.sequential_bytes_per_s, "promised_streams": self.promised,
+                "burst": self.burst.to_json() if self.burst is not None else None,
+                "carried_by_burst": self.carried_by_burst,
+                "wrong_way": [{"trial": t, "dropped": a, "clean": b} for t, a, b in self.wrong_way],
                 "points": [p.to_json() for p in self.points]}
 
 
@@ -153,13 +168,24 @@ def clients_of(rows: Table) -> list[int]:
     return sorted({int(r) for r in rank[np.isfinite(rank)]}) or [0]
 
 
-def frames(n: int) -> str:
-    return f"{n:,} frame{'s' if n != 1 else ''}"
-
-
 def _number(rows: Table, name: str) -> np.ndarray:
     """A column as floats, NaN where it is empty."""
     return np.array([np.nan if v is None else v for v in rows.col(name)], dtype=float)
+
+
+def _quiet_waits(rows: Table) -> list[tuple[int, int, float, bool]]:
+    """Each group's wait for a quiet drive (its streams' own rows, the longest of them), where one was made."""
+    out: dict[tuple[int, int], tuple[float, bool]] = {}
+    for k in range(len(rows)):
+        m = rows.row(k)
+        f = m.frames
+        # a received file's wait that is no time (negative, NaN, endless) is not one
+        if m.chunk is None and f is not None and f.streams is not None and m.quiet_wait_s is not None \
+                and 0 <= m.quiet_wait_s < math.inf:
+            key = (int(f.streams), int(m.trial))
+            seconds, quiet = out.get(key, (0.0, True))
+            out[key] = (max(seconds, float(m.quiet_wait_s)), quiet and m.quiet is not False)
+    return [(n, t, s, q) for (n, t), (s, q) in sorted(out.items())]
 
 
 def _frames(rows: Table) -> np.ndarray:
@@ -233,6 +259,7 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
     """The result of one test's capture or playback; None before any group of streams is whole. With many
     clients, a count is each client's streams, every client's at once: a group is whole when every client's
     streams ran to their last frame, and its frames are all of theirs."""
+    waits = _quiet_waits(rows)
     rows = rows.take(np.flatnonzero(_frames(rows) & (_number(rows, "fps") > 0)))
     streams = frames_by_stream(rows)
     if not streams:
@@ -245,7 +272,7 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
     trials = sorted({t for _, t, _, _ in streams})
     whole = {(n, t) for n in counts for t in trials
              if all((n, t, c, s) in streams for c in clients for s in range(n))}
-    points, trials_of = [], []
+    points, trials_of, burst = [], [], None
     for n in counts:
         mine = sorted(t for m, t in whole if m == n)
         if not mine:
@@ -255,6 +282,11 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
         every = np.concatenate(list(late.values()))
         seconds = np.concatenate([streams[(n, *k)].seconds for k in late])
         dropped = {k: int((x > allowed_s).sum()) for k, x in late.items()}
+        if burst is None and any(dropped.values()):      # the smallest count that dropped shows the drive's rate
+            keys = [(c, s) for c in clients for s in range(n)]
+            burst = burst_of(n, [(np.concatenate([streams[(n, t, *k)].start_ns for k in keys]),
+                                  np.concatenate([streams[(n, t, *k)].end_ns for k in keys]),
+                                  np.concatenate([late[(t, *k)] for k in keys])) for t in mine], frame_bytes)
         dropped_by_trial = [sum(d for (t, _, _), d in dropped.items() if t == trial) for trial in mine]
         by_client = {c: sum(d for (_, cc, _), d in dropped.items() if cc == c) for c in clients}
         # a straggler drops where another client drops nothing: the client, not the store, is short
@@ -300,7 +332,8 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
             hosts[int(rank)] = str(host)
     return StreamResult(name, op, rows, frame_bytes, fps, buffer, points, most_by_trial, sequential,
                         formats.named(frame_bytes, fps, FRAME_ALIGN_BYTES), sorted(begun - whole), len(clients),
-                        hosts, left_out=len(rows) - sum(p.frames for p in points))
+                        hosts, left_out=len(rows) - sum(p.frames for p in points), burst=burst,
+                        wrong_way=wrong_way(drops), quiet_waits=waits)
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
@@ -308,79 +341,5 @@ def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
     return lambda: [result] if result is not None else []
 
 
-def sentence(e: StreamResult) -> str:
-    """The result in one sentence: "clips playback: 3 streams ran without a drop in every trial, 4 dropped 2.1 %
-    of their frames; one stream's frames moved at 412 MB/s, a sequential rate that promises 111 streams"."""
-    def streams(n: int) -> str:
-        each = f"{n} stream{'s' if n != 1 else ''}"
-        return each if e.clients == 1 else f"{e.clients} clients x {each} ({e.clients * n} on the store)"
-    above = next((p for p in e.points if p.streams > e.most and p.dropped), None)
-    if e.most:
-        said = f"{streams(e.most)} ran without a drop in every trial"
-        if e.most == e.points[-1].streams:
-            said += (f" (the most a test may ask for, {MAX_STREAMS}: more may run)" if e.most == MAX_STREAMS else
-                     " (the most the test asked for: more may run)")
-        elif above is not None:
-            more = str(above.streams) if e.clients == 1 else \
-                f"{e.clients} x {above.streams} ({e.clients * above.streams})"
-            said += f", {more} dropped {_percent(above.dropped_share)} of their frames"
-    else:
-        first = e.points[0]
-        said = f"even {streams(first.streams)} dropped {_percent(first.dropped_share)} of their frames"
-    straggling = next((p for p in e.points if p.stragglers), None)
-    if straggling is not None:
-        said += (f"; {client_names(e, straggling.stragglers)} dropped frames at {straggling.streams} a client where "
-                 f"the others dropped none (a straggler)")
-    if e.promised is not None and e.sequential_bytes_per_s is not None:
-        said += (f"; one stream's frames moved at {format_rate(e.sequential_bytes_per_s)}, a sequential rate that "
-                 f"promises {e.promised} stream{'s' if e.promised != 1 else ''}")
-    return f"{e.name} {e.action}{f' ({e.format_title})' if e.format_title else ''}: {said}"
-
-
-def described(e: StreamResult) -> str:
-    """The test's format (or its frame and rate) in words, as a comparison and a series name it."""
-    return (f"{e.format_title}: " if e.format_title else "") + (
-        f"{format_size(e.frame_bytes)} at {e.fps:.3f} fps, {format_rate(e.stream_bytes_per_s)} a stream")
-
-
-def client_names(e: StreamResult, ranks: list[int]) -> str:
-    """ "client 2 (edit-3)", "clients 1 (edit-2) and 3 (edit-4)"."""
-    names = [f"{r} ({e.hosts[r]})" if r in e.hosts else str(r) for r in ranks]
-    joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return f"client{'s' if len(names) > 1 else ''} {joined}"
-
-
-def _percent(share: float) -> str:
-    pct = 100 * share
-    return f"{pct:.1f} %" if pct >= 0.1 else f"{pct:.2g} %"
-
-
-def add_warnings(e: StreamResult, add: Any) -> None:
-    label = f"{e.name} ({e.op})"
-    if e.promised is not None and e.promised > e.most and e.most < max(p.streams for p in e.points):
-        add("info", label, f"a sequential rate alone promises {e.promised} streams of this format; "
-            f"{e.most} ran without a drop in every trial", "plan for the streams that ran, not for the rate: frames "
-            "must arrive by their time, and streams at once share the disk")
-    if not e.most:
-        first = e.points[0]
-        on = f" a client on {e.clients} clients" if e.clients > 1 else ""
-        add("warning", label, f"even {first.streams} stream{'s' if first.streams > 1 else ''}{on} dropped "
-            f"{first.dropped:,} of {first.frames:,} frames (a buffer of {frames(e.buffer_frames)})",
-            f"{client_names(e, first.stragglers)} dropped alone: see to that client before the store"
-            if first.stragglers else
-            f"this {'store' if e.clients > 1 else 'disk'} does not carry the format: choose a lighter codec, a "
-            f"larger buffer or a faster {'store' if e.clients > 1 else 'disk'}")
-    for p in e.points:
-        if p.stragglers:
-            lost = sum(p.dropped_by_client[c] for c in p.stragglers)
-            add("warning", label, f"{p.streams} stream{'s' if p.streams > 1 else ''} a client: "
-                f"{client_names(e, p.stragglers)} dropped {lost:,} frames where the other clients dropped none",
-                "the store carried the others: look at the straggler's own link, mount and load")
-    if e.left_out:
-        add("info", label, f"{frames(e.left_out)} of streams cut short are not counted (a measurement cut by an "
-            f"interruption and done again on resume{', or a trial left out' if e.cut else ''})",
-            "nothing to do: every count is of streams that ran whole")
-    for n, t in e.cut:
-        add("warning", label, f"{n} stream{'s' if n > 1 else ''}{' a client' if e.clients > 1 else ''}, trial "
-            f"{t + 1}: not every stream ran to its last "
-            f"frame; the trial is left out", "resume the run to measure it again")
+# the words of a result live in words.py; the kind's spec finds add_warnings here (registry.folder_spec)
+from .words import add_warnings, client_names, described, sentence  # noqa: E402,F401

@@ -58,16 +58,18 @@ def _remove(d: Steps, ops: list[Op], test: ExpandedTest) -> None:
 
 def _run_group(d: Steps, test: ExpandedTest, streams: list[Op]) -> None:
     """One group's streams at once (unless a resumed run measured them all), playbacks meeting their files
-    laid out and evicted."""
+    laid out and evicted, on a drive gone quiet (run/quiet.py)."""
     if all(o.seq in d.done for o in streams):
         return
+    waited = None
     if streams[0].op == "read":
         for o in streams:
             _ready_to_play(d, o, test)
         d.step()
         for o in streams:
             _evict(d, o, test)
-    d.measure_together(streams)
+        waited = d.quiet()          # a playback measures a drive that is idle, not one still writing its layout
+    d.measure_together(streams, waited)
 
 
 def _dropped(d: Steps, test: ExpandedTest, op: str, streams: int, trial: int) -> bool:

@@ -12,7 +12,8 @@ from ...report.figures import layout
 from ...report.page import esc, figure, table
 from ...report.terminal import Column, fitted_table, with_caption
 from ...units import format_rate, format_seconds, format_size
-from .analysis import StreamResult, client_names, frames, sentence
+from .analysis import StreamResult
+from .words import client_names, frames, sentence
 
 
 def _streams(n: int) -> str:

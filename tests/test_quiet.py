@@ -1,0 +1,55 @@
+"""The wait for a quiet drive before a playback (run/quiet.py): quiet after QUIET_SAMPLES samples with nothing in
+flight and no sector written, bounded, and nothing asked where the counters cannot be read or the person asks
+for no wait; the disk's counters as /sys/block gives them."""
+
+from __future__ import annotations
+
+import pytest
+
+from stibium_py.run.quiet import Counters, QUIET_SAMPLES, SAMPLE_S, max_wait_s, read_counters, wait_quiet
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+
+def _wait(samples, bound_s=10.0):
+    clock, it = _Clock(), iter(samples)
+    return wait_quiet(lambda: next(it), bound_s, clock.sleep, clock)
+
+
+def test_a_drive_still_writing_is_waited_for_until_it_is_quiet():
+    draining = [Counters(3, 100 + 8 * k) for k in range(10)]          # half a second of writes in flight
+    quiet = [Counters(0, 180)] * QUIET_SAMPLES
+    waited = _wait(draining + quiet)
+    assert waited is not None and waited.quiet
+    assert waited.seconds == pytest.approx((len(draining) + QUIET_SAMPLES - 1) * SAMPLE_S)
+
+
+def test_an_idle_drive_is_quiet_in_its_first_samples():
+    waited = _wait([Counters(0, 5)] * QUIET_SAMPLES)
+    assert waited is not None and waited.quiet and waited.seconds == pytest.approx((QUIET_SAMPLES - 1) * SAMPLE_S)
+
+
+def test_sectors_written_with_nothing_in_flight_at_the_samples_are_not_quiet():
+    waited = _wait([Counters(0, 8 * k) for k in range(400)], bound_s=2.0)
+    assert waited is not None and not waited.quiet and waited.seconds >= 2.0
+
+
+def test_no_wait_where_the_counters_cannot_be_read_or_none_is_asked(tmp_path, monkeypatch):
+    assert _wait([None]) is None
+    assert _wait([Counters(0, 0)] * QUIET_SAMPLES, bound_s=0) is None
+    assert read_counters(tmp_path) is None                              # no inflight, no stat
+    (tmp_path / "inflight").write_text("       2        1\n")
+    (tmp_path / "stat").write_text("  10 0 80 5 20 0 160 7 3 12 12 0 0 0 0 0 0\n")
+    assert read_counters(tmp_path) == Counters(3, 160)
+    for value, bound in (("2.5", 2.5), ("0", 0.0), ("-1", 10.0), ("soon", 10.0)):
+        monkeypatch.setenv("STIBIUM_QUIET_WAIT_S", value)
+        assert max_wait_s() == bound
