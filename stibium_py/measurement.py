@@ -438,11 +438,6 @@ DESCRIPTIONS = {
     "stream": "stream tests: which of them the row is, from 0",
     "buffer_frames": "stream tests: the frames the player or recorder holds; a frame done later than they cover is "
                      "dropped",
-    "quiet_wait_s": "stream tests, a playback's stream (the row without a chunk): the seconds from its files' "
-                    "eviction until the drive was quiet (nothing in flight or written back for 150 ms; at most 30 s), "
-                    "when its frames began; empty where the drive's counters cannot be read",
-    "quiet": "stream tests, a playback's stream: whether the drive went quiet before it (false: the wait's bound, "
-             "STIBIUM_QUIET_WAIT_S, came first); empty where not asked",
     "block_bytes": "verify tests: the signed block, the file system's (at least 4 KiB): each carries the run's id, "
                    "its index in the fill, a checksum and a payload drawn from the seed and the index",
     "first_block": "verify tests: the index in the fill of the file's first block (its byte in the fill is this "
@@ -459,6 +454,12 @@ DESCRIPTIONS = {
                   "in the fill), kind (moved, corrupt or unreadable), holds (moved: the block it holds), bits and "
                   "copy_of (corrupt: the bits that differ, and the block it is a damaged copy of where it is nearer "
                   "another block than its own), errno and error (unreadable)",
+    "quiet_wait_s": "stream tests, a playback's stream (the row without a chunk): the seconds from its files' "
+                    "eviction until the target's disk was quiet (nothing in flight or written for 150 ms; at most "
+                    "STIBIUM_QUIET_WAIT_S, 10 s by default), when its frames began; empty where the disk's counters "
+                    "cannot be read or no wait was asked",
+    "quiet": "stream tests, a playback's stream: whether the disk went quiet before it (false: the wait's bound "
+             "came first); empty where no wait was made",
 }
 # The file of a row that holds a step of many clients together (analysis/clients.py's aggregate).
 ALL_CLIENTS = "(all clients)"

@@ -51,7 +51,8 @@ def test_an_answer_that_goes_the_wrong_way_is_found_per_trial():
 
 
 def test_the_findings_are_said_with_what_to_do():
-    from stibium_py.kinds.stream.analysis import StreamPoint, StreamResult, add_warnings
+    from stibium_py.kinds.stream.analysis import StreamPoint, StreamResult
+    from stibium_py.kinds.stream.words import add_warnings
     from stibium_py.table import Table
 
     def point(n: int, dropped: int) -> StreamPoint:

@@ -14,7 +14,8 @@ from rich.console import Console
 
 from stibium_py.helper import find_helper
 from stibium_py.kinds.stream import formats
-from stibium_py.kinds.stream.analysis import sentence, stream_result
+from stibium_py.kinds.stream.analysis import stream_result
+from stibium_py.kinds.stream.words import sentence
 from stibium_py.pipeline import load_run
 from stibium_py.plan.expand import expand
 from stibium_py.plan.load import load_plan
@@ -558,7 +559,7 @@ def test_many_clients_add_up_on_the_store_and_a_client_that_drops_alone_is_the_s
                                 "their frames; client 2 (bay-3) dropped frames at 2 a client where the others "
                                 "dropped none (a straggler)")
     said = []
-    from stibium_py.kinds.stream.analysis import add_warnings
+    from stibium_py.kinds.stream.words import add_warnings
     add_warnings(result, lambda level, test, message, advice: said.append(message))
     assert "2 streams a client: client 2 (bay-3) dropped 34 frames where the other clients dropped none" in said
     # every client slow alike: the store is short, no client is a straggler
@@ -580,7 +581,7 @@ def _result(**changed):
 
 
 def _warned(result) -> list[tuple[str, str, str]]:
-    from stibium_py.kinds.stream.analysis import add_warnings
+    from stibium_py.kinds.stream.words import add_warnings
     said: list[tuple[str, str, str]] = []
     add_warnings(result, lambda level, test, message, todo: said.append((level, message, todo)))
     return said

@@ -43,19 +43,23 @@ def drive(run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFact
     return Finished(run_dir, status, driver.removal)
 
 
-class Driver(Operations):
-    """The run's life: its operations in each test's order (Operations carries them out), then its end, whatever
-    ends it, with the status written and the test files removed."""
+class Driver:
+    """The run's life: its operations in each test's order (its Operations, `ops`, carries them out and is what
+    the orders are given: orders.Steps), then its end, whatever ends it, with the status written and the test
+    files removed."""
 
     def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFactory,
                  progress: bool, console: Console, crew: Crew | None = None, remove_beside_report: bool = False,
                  on_end: Callable[[Path], None] | None = None):
-        super().__init__(run_dir, run, expanded, crew, console)
+        self.ops = Operations(run_dir, run, expanded, crew, console, helpers)
+        # what does not change while the run goes on, named here too; the rest (the record, the rows done, the
+        # helper in use) is the operations' own
+        self.crew, self.run_dir, self.console, self.work, self.place = self.ops.crew, run_dir, console, \
+            self.ops.work, self.ops.place
         self.on_end = on_end
         self.remove_beside_report = remove_beside_report
         self.removal: Removal | None = None
         self.expanded = expanded
-        self.helpers = helpers
         self.show_progress = progress
 
     def execute(self) -> RunStatus:
@@ -64,23 +68,23 @@ class Driver(Operations):
         if leads:
             rows, _ = read_measurements(self.run_dir)
             done = completed_seqs(rows)
-            for name in self.rounds:
-                self.rounds[name] = list(rows.take(rows.test == name))
-        self.done = set(self.crew.team.share(done))       # one set for every rank: they move in step
-        pending = [o for o in self.expanded.ops if o.seq not in self.done]
-        self.log = MeasurementLog(self.run_dir) if leads else None
+            for name in self.ops.rounds:
+                self.ops.rounds[name] = list(rows.take(rows.test == name))
+        self.ops.done = set(self.crew.team.share(done))       # one set for every rank: they move in step
+        pending = [o for o in self.expanded.ops if o.seq not in self.ops.done]
+        self.ops.log = MeasurementLog(self.run_dir) if leads else None
         previous = catch_ending_signals()
         status = RunStatus.FAILED
         awake = keep_awake(sys.platform, os.getpid())
         try:
-            with self.helpers.session() as helper, \
+            with self.ops.helpers.session() as helper, \
                     ProgressBar(pending, self.console, self.show_progress and leads) as bar:
-                self.helper = helper
-                self.advance, self.skip = bar.advance, bar.skip
+                self.ops.helper = helper
+                self.ops.advance, self.ops.skip = bar.advance, bar.skip
                 if leads:
                     self._measure_memory(pending)
                 status = self._run_tests()
-                self.step()                                # the last rows reach rank 0
+                self.ops.step()                                # the last rows reach rank 0
         except (KeyboardInterrupt, Interrupted) as e:
             self._interrupted(e)
         except Silent as e:
@@ -99,8 +103,8 @@ class Driver(Operations):
                            f"{self.run_dir}` builds a report from them", 1) from None
         finally:
             restore(previous)
-            if self.log:
-                self.log.close()
+            if self.ops.log:
+                self.ops.log.close()
             if awake is not None:
                 awake.terminate()
                 try:
@@ -128,7 +132,7 @@ class Driver(Operations):
         self._stop(RunStatus.INTERRUPTED, said, together=not isinstance(e, Interrupted))
         self._quiet_unless_leading(130)
         kept = [t.name for t in self.expanded.tests if registry.spec(t.kind).order.kept_when_cut
-                and not self.run.keep_files and any(o.seq in self.done for o in t.ops)]
+                and not self.ops.run.keep_files and any(o.seq in self.ops.done for o in t.ops)]
         try:        # after SIGHUP the terminal may be gone (a write to it fails): the run is marked already
             # the way to finish it is the last line (the RunError below), said once
             self.console.print(f"[yellow]Interrupted ({name}).[/] Every completed measurement is kept in "
@@ -183,8 +187,8 @@ class Driver(Operations):
             raise SystemExit(code)
 
     def _kill_helper(self) -> None:
-        if self.helper:
-            self.helper.kill()
+        if self.ops.helper:
+            self.ops.helper.kill()
 
     def _stop(self, status: RunStatus, reason: str, together: bool) -> None:
         """End the run on this rank: with many clients, a last step tells every rank to stop and brings their
@@ -192,14 +196,14 @@ class Driver(Operations):
         if self.crew.many:
             if together:
                 try:
-                    verdict = self._step_with((status, reason), None)[0]
+                    verdict = self.ops._step_with((status, reason), None)[0]
                     if verdict is not None:          # the stop rank 0 settled on, as every rank sent it
                         status, reason = RunStatus(verdict[0]), verdict[1]
                 except (KeyboardInterrupt, Interrupted):
                     pass
             elif self.crew.leads:
-                self._receive([self.outbox])       # rank 0's own rows of the step, marked as cut short
-                self.outbox = []
+                self.ops._receive([self.ops.outbox])       # rank 0's own rows of the step, marked as cut short
+                self.ops.outbox = []
         self._finish(status, reason)
 
     def _finish(self, status: RunStatus, stopped_by: str | None = None) -> None:
@@ -209,13 +213,13 @@ class Driver(Operations):
             return
         self.work.unlink(memory.PROBE_FILE)    # the memory probe's file is not the user's to keep
         later = status == "complete" and self.remove_beside_report
-        if status != "waiting-for-reboot" and not self.run.keep_files and not later:
+        if status != "waiting-for-reboot" and not self.ops.run.keep_files and not later:
             self._remove_test_files(cut=status == "interrupted", resumable=status == "interrupted")
-        self.run = replace(self.run, status=status, ended_epoch_s=time.time(),
+        self.ops.run = replace(self.ops.run, status=status, ended_epoch_s=time.time(),
                            ended_utc=iso(utc_now()) if status != "running" else None,
                            stopped_by=stopped_by if status in ("interrupted", "failed") else None)
-        write_run_json(self.run_dir, self.run)
-        if later and not self.run.keep_files:
+        write_run_json(self.run_dir, self.ops.run)
+        if later and not self.ops.run.keep_files:
             self.removal = Removal(self._remove_test_files)
         if self.on_end is not None and status in ("complete", "interrupted"):
             self.on_end(self.run_dir)
@@ -236,31 +240,31 @@ class Driver(Operations):
     def _measure_memory(self, pending: list[Op]) -> None:
         """What memory does for each read shape still to measure (memory.py), once a run: the yardstick of a
         cache below the file system. Kept in run.json; a resumed run measures only shapes it lacks."""
-        shapes = memory.shapes_of(pending) - set(self.run.memory_rates)
+        shapes = memory.shapes_of(pending) - set(self.ops.run.memory_rates)
         if not shapes:
             return
         try:
-            found = memory.probe(self.helper_ok, self.work.path / memory.PROBE_FILE, shapes, lambda size: (
+            found = memory.probe(self.ops.helper_ok, self.work.path / memory.PROBE_FILE, shapes, lambda size: (
                 memory.probe_sync(sys.platform, size, memory.linux_background_bytes())))
         finally:
             self.work.unlink(memory.PROBE_FILE)     # at once: unsynced, it is never written back
-        self.run = replace(self.run, memory_reads=(*self.run.memory_reads, *found))
-        write_run_json(self.run_dir, self.run)
+        self.ops.run = replace(self.ops.run, memory_reads=(*self.ops.run.memory_reads, *found))
+        write_run_json(self.run_dir, self.ops.run)
 
     def _run_tests(self) -> RunStatus:
         # Removing a test's files (a TRIM on file systems mounted with discard) is disk work that would
         # disturb the next test: it waits for the end of the run when the free space allows.
         needed = self.expanded.space_needed_bytes(keep_files=True) * self.crew.team.size
         remove_at_end = self.crew.team.share(shutil.disk_usage(self.work.path).free >= needed)
-        self.run = replace(self.run, cleanup="end of run" if remove_at_end else "after each test")
+        self.ops.run = replace(self.ops.run, cleanup="end of run" if remove_at_end else "after each test")
         for test in self.expanded.tests:
-            if all(o.seq in self.done for o in test.ops):
+            if all(o.seq in self.ops.done for o in test.ops):
                 continue
             order = registry.spec(test.kind).order
-            if order.run(self, test) == "waiting-for-reboot":
+            if order.run(self.ops, test) == "waiting-for-reboot":
                 return RunStatus.WAITING_FOR_REBOOT
-            if not self.run.keep_files and (not remove_at_end or not order.files_wait_for_end):
-                self.step()                   # every rank is done with the files before rank 0 removes them
+            if not self.ops.run.keep_files and (not remove_at_end or not order.files_wait_for_end):
+                self.ops.step()                   # every rank is done with the files before rank 0 removes them
                 if self.crew.leads:
                     self.work.remove_files(self.place.files(test))
         return RunStatus.COMPLETE

@@ -1,7 +1,7 @@
 """What a kind's order asks of the driver (orders.Steps), carried out: each operation through the helper (or fio)
 with its rows made and kept, the files laid out, evicted and their residency read, and with many clients the
 crew moved in step (every rank begins an operation together; rank 0 keeps every rank's rows). The driver
-(driver.py) is this and the run's life around it: its start, its end, its signals."""
+(driver.py) holds one and lives the run around it: its start, its end, its signals."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any, Callable
 from rich.console import Console
 
 from ..fio.job import Fio, find_fio, job_text, keep_output, row_of, rows_of_jobs, run_job
-from ..helper import HelperSession, HelperTimeout, device_block_of, layout_args, measure_args, op_timeout_s, \
+from ..helper import HelperFactory, HelperSession, HelperTimeout, device_block_of, layout_args, measure_args, op_timeout_s, \
     raw_clock_ns, tree_args
 from ..measurement import Measurement, failed, from_answer, from_chunk, from_tree_answer
 from ..op import Op
@@ -46,8 +46,10 @@ CUT_SHORT = "cut short: the run stopped before every client finished this step; 
 class Operations:
     """The operations of a run as the orders ask for them (all of orders.Steps), and the rows they give, kept."""
 
-    def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, crew: Crew | None, console: Console):
+    def __init__(self, run_dir: Path, run: RunRecord, expanded: Expanded, crew: Crew | None, console: Console,
+                 helpers: HelperFactory):
         self.crew = crew or Crew()
+        self.helpers = helpers                   # helper sessions of their own (operations at once: together.py)
         self.console = console
         self.place = self.crew.place
         self.tests = {t.name: t for t in expanded.tests}

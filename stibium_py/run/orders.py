@@ -21,7 +21,7 @@ from ..workdir import WorkDir
 
 
 class Steps(Protocol):
-    """What an order asks of the driver (driver.Driver, its operations in operations.Operations)."""
+    """What an order asks of the driver: operations.Operations, which driver.Driver holds and hands each order."""
 
     done: set[int]
     run: RunRecord

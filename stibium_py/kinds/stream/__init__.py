@@ -5,8 +5,12 @@ format this disk or store sustains (docs/methods.md, "Streams and deadlines"). I
 
 from __future__ import annotations
 
-from ...registry import folder_spec
+from dataclasses import replace
+
+from ...registry import Later, folder_spec
 from .model import StreamTest
 
-SPEC = folder_spec(__name__, model=StreamTest, spanned=False, plan_note=True, points=False,
-                   aggregated=False, compare=True, series=True)
+# its notices are in words.py with its sentence, beside the analysis that makes its results
+SPEC = replace(folder_spec(__name__, model=StreamTest, spanned=False, plan_note=True, points=False,
+                           aggregated=False, compare=True, series=True),
+               warnings=Later(f"{__name__}.words", "add_warnings"))

@@ -340,6 +340,3 @@ def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
     result = stream_result(name, op, rows)
     return lambda: [result] if result is not None else []
 
-
-# the words of a result live in words.py; the kind's spec finds add_warnings here (registry.folder_spec)
-from .words import add_warnings, client_names, described, sentence  # noqa: E402,F401

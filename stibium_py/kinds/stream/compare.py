@@ -10,7 +10,8 @@ from typing import Any
 
 from ...analysis.settings import Settings
 from ...table import Table
-from .analysis import described, results_of_run
+from .analysis import results_of_run
+from .words import described
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from typing import Any
 
 from ...analysis.settings import Settings
 from ...table import Table
-from .analysis import described, results_of_run
+from .analysis import results_of_run
+from .words import described
 
 
 def _differ(runs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
