@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__
-from .errors import HistoryError, PathError, PlanError, RunDirError, RunError, SizeError, StibiumError
+from .errors import HistoryError, PathError, PlanError, RunDirError, RunError, StibiumError
 from . import registry
 from .paths import existing_folder
 from .plan.find import builtin_plans, plan_description, resolve_plan_path

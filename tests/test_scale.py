@@ -102,16 +102,17 @@ def test_the_bootstrap_of_many_points_spreads_as_the_exact_one():
     bootstrap's own, not inflated by the pair sampling (which made it 1.27 times as wide at this size,
     and 3.2 times at 50,400 points)."""
     from stibium_py.analysis import regression
+    from stibium_py.analysis.stats import bootstrap, theil_sen
     rng = np.random.default_rng(11)
     x = np.repeat(np.geomspace(1e4, 2e9, 14), 250)
     y = 1e-4 + x / 5e8 * (1 + 0.05 * rng.standard_normal(len(x)))
-    slopes, intercepts = regression.bootstrap_lines(x, y, 2000, 1)
+    slopes, intercepts = bootstrap.bootstrap_lines(x, y, 2000, 1)
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], y[order]
-    strata = regression._strata(xs)
-    exact = [regression.fast_theil_sen_slope(xs[idx], ys[idx]) for idx in (
+    strata = bootstrap.strata_of(xs)
+    exact = [theil_sen.fast_theil_sen_slope(xs[idx], ys[idx]) for idx in (
         np.concatenate([g[rng.integers(0, len(g), len(g))] for g in strata]) for _ in range(300))]
     assert 0.88 <= np.std(slopes) / np.std(exact) <= 1.14
     line = regression.theil_sen(x, y)
     assert abs(np.median(slopes) / line.slope_s_per_byte - 1) < 1e-3        # centred on the data's line
-    assert intercepts is not None and len(intercepts) == regression.INTERCEPT_RESAMPLES
+    assert intercepts is not None and len(intercepts) == bootstrap.INTERCEPT_RESAMPLES

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from stibium_py.analysis import stats
-from stibium_py.analysis.stats import lines
+from stibium_py.analysis.stats import theil_sen as lines
 
 REL = 1e-12
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stibium_py.analysis.steady import PTS_WINDOW, STEADY_WINDOW, first_steady, judge, sen_interval
+from stibium_py.analysis.steady import PTS_WINDOW, STEADY_WINDOW, first_steady, judge
+from stibium_py.analysis.stats.theil_sen import sen_interval
 
 SERIES = 600
 ROUNDS = 25

@@ -19,6 +19,7 @@ from ..table import Table
 from . import runs as runs_analysis
 from .estimate import Estimate
 from .stats import norm_ppf
+from .stats.bootstrap import two_level_draws
 from .. import registry
 from .rates import PointDraws, PointKey, draws_per_run, key_json
 from .settings import Settings
@@ -148,8 +149,8 @@ def compare_points(a: list[tuple[str, RunPoints]], b: list[tuple[str, RunPoints]
             est = Estimate(point, math.nan, math.nan, f"no interval: {refused}", n_a + n_b)
             ratios = np.array([])
         else:
-            da = runs_analysis.two_level_draws([r.draws for r in ra], s.resamples, s.seed + 7919 * (2 * i + 1))
-            db = runs_analysis.two_level_draws([r.draws for r in rb], s.resamples, s.seed + 7919 * (2 * i + 2))
+            da = two_level_draws([r.draws for r in ra], s.resamples, s.seed + 7919 * (2 * i + 1))
+            db = two_level_draws([r.draws for r in rb], s.resamples, s.seed + 7919 * (2 * i + 2))
             m = min(len(da), len(db))
             ratios = db[:m] / da[:m]
             factor = runs_analysis.widening(s.confidence, la, lb)

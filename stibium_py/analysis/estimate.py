@@ -89,13 +89,6 @@ def percentile_interval(values: Any, confidence: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def bootstrap_medians(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """Medians of `resamples` bootstrap resamples of values."""
-    values = np.asarray(values, float)
-    rng = np.random.default_rng(seed)
-    return np.median(values[rng.integers(0, len(values), size=(resamples, len(values)))], axis=1)
-
-
 def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
     """A distribution-free interval of the median from order statistics, interpolated between the two
     neighbouring ones to the confidence asked (Hettmansperger and Sheather 1986): (low, high, the

@@ -22,7 +22,8 @@ from ..registry import Kind
 from ..table import Table
 from ..units import format_exact_size, format_rate, format_size, in_flight_label, op_label
 from . import regression
-from .estimate import Estimate, bootstrap_medians, median_estimate
+from .estimate import Estimate, median_estimate
+from .stats.bootstrap import bootstrap_medians
 from .settings import Settings
 
 

@@ -18,7 +18,6 @@ Pure functions of per-run rates and their within-run bootstrap draws:
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from .estimate import Estimate, percentile_interval
 from .stats import norm_ppf, t_ppf
+from .stats.bootstrap import two_level_draws
 
 MAD_TO_SD = 1.4826
 
@@ -52,23 +52,6 @@ def run_rate(run: str, estimate: float, draws: np.ndarray, n: int, confidence: f
 def refusal(rates: Sequence[RunRate]) -> str | None:
     """Why rates of runs give no interval together: the first run's refusal (one trial, one size, ...)."""
     return next((r.refused for r in rates if r.refused is not None), None)
-
-
-def two_level_draws(draws: Sequence[np.ndarray], resamples: int, seed: int) -> np.ndarray:
-    """Resample the runs, then one within-run draw of each picked run: geometric means of the picks.
-    With one run this is its own draws."""
-    if len(draws) == 1:
-        return np.asarray(draws[0], float)[:resamples]
-    width = min(len(d) for d in draws)
-    table = np.vstack([np.asarray(d, float)[:width] for d in draws])
-    rng = np.random.default_rng(seed)
-    k = len(draws)
-    picked = rng.integers(0, k, size=(resamples, k))
-    column = rng.integers(0, width, size=(resamples, k))
-    # a pick whose draws are all NaN (a resample without a rate) is NaN, which the percentile interval leaves out
-    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)         # nanmean's "Mean of empty slice"
-        return np.exp(np.nanmean(np.log(table[picked, column]), axis=1))
 
 
 def _variance_term(log_rates: Sequence[float]) -> tuple[float, int]:

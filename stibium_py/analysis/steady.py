@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import fills
 from ..table import Table
-from .stats import kendall_p_exact
+from .stats.theil_sen import sen_interval
 from .rates import SHAPE_FIELDS, PointKey, label
 
 PTS_WINDOW = 5
@@ -34,22 +34,6 @@ PTS_MAX_EXCURSION = 0.10      # of the window's mean, across the window
 # 10 %, so no rule can tell it from a flat figure (92 % of such series were called steady within 25 rounds at
 # 1 % noise, the interval rule included: tests/test_steady.py); across ten rounds it moves 18 %
 STEADY_WINDOW = 10
-
-
-def sen_interval(y: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """The Theil-Sen slope of y against 0, 1, 2, ... (per round) with Sen's interval: the k-th smallest and
-    k-th largest of the pairwise slopes, k as large as the exact distribution of Kendall's S allows at this
-    confidence (with five rounds the interval is the smallest to the largest slope, 98.3 %)."""
-    y = np.asarray(y, float)
-    n = len(y)
-    i, j = np.triu_indices(n, 1)
-    slopes = np.sort((y[j] - y[i]) / (j - i))
-    # k - 1: the most pairs out of order that the two-sided test of no trend still rejects at this confidence
-    k = 1
-    while 2 * k <= len(slopes) and kendall_p_exact(n, k - 1) <= 1 - confidence:
-        k += 1
-    k = max(k - 1, 1)
-    return float(np.median(slopes)), float(slopes[k - 1]), float(slopes[len(slopes) - k])
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ import numpy as np
 from ..units import format_bytes, format_rate
 from .drift import change_points
 from .estimate import Estimate, estimate_text, percentile_interval
+from .stats.bootstrap import moving_blocks
+from .stats.theil_sen import row_slopes, slope_of
 
 if TYPE_CHECKING:
     from ..table import Table
@@ -90,59 +92,20 @@ def est_text(e: Estimate, fmt: Any) -> str:
     return estimate_text(e, fmt)
 
 
-def _slope(t: np.ndarray, b: np.ndarray) -> float:
-    """Theil-Sen slope of b against t: the median of all pairwise slopes, as regression.theil_sen's (scipy's
-    theilslopes) but without the intervals scipy computes beside it, which a bootstrap of 400 resamples
-    does not use (the same slope; through stats.theil_sen_joint the sustained tests took far longer:
-    docs/performance.md). Above MAX_PAIRS_POINTS chunks every k-th is used."""
-    if len(t) < 2:
-        return math.nan
-    return float(_slopes(t[None, :], b[None, :])[0])
-
-
-PASS_ELEMENTS = 250_000       # pairwise slopes computed at once (2 MB an array): resamples a pass = this / pairs
-
-
-def _slopes(t: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """_slope of each row of b against the same row of t (one resample a row), the rows a pass at a time:
-    one median over many rows instead of a Python loop over them (docs/performance.md)."""
-    step = max(1, t.shape[1] // MAX_PAIRS_POINTS)
-    t, b = t[:, ::step], b[:, ::step]
-    i, j = np.triu_indices(t.shape[1], 1)
-    rows = max(1, PASS_ELEMENTS // len(i))
-    out = np.empty(len(t))
-    for first in range(0, len(t), rows):
-        dt = t[first:first + rows, j] - t[first:first + rows, i]
-        db = b[first:first + rows, j] - b[first:first + rows, i]
-        ok = dt > 0
-        if ok.all():
-            out[first:first + rows] = np.median(db / dt, axis=1)
-        else:       # a chunk timed at zero seconds: its pairs have no slope
-            out[first:first + rows] = [np.median(r[k] / d[k]) if k.any() else math.nan
-                                       for r, d, k in zip(db, dt, ok)]
-    return out
-
-
-def _blocks(n: int, rng: np.random.Generator) -> np.ndarray:
-    """Indices of a moving-block bootstrap resample of n items (blocks of BLOCK in a row, cut to n)."""
-    starts = rng.integers(0, max(1, n - BLOCK + 1), size=-(-n // BLOCK))
-    return (starts[:, None] + np.arange(BLOCK)[None, :]).ravel()[:n] % n
-
-
 def stretch_rate(seconds: np.ndarray, nbytes: np.ndarray, confidence: float, seed: int) -> Estimate:
     """The Theil-Sen rate of a stretch's chunks (their durations and bytes, in order) with a moving-block
     bootstrap interval."""
     t = np.cumsum(seconds)
     b = np.cumsum(nbytes).astype(float)
-    rate = _slope(np.concatenate([[0.0], t]), np.concatenate([[0.0], b]))
+    rate = slope_of(np.concatenate([[0.0], t]), np.concatenate([[0.0], b]), MAX_PAIRS_POINTS)
     if len(seconds) < MIN_INTERVAL_CHUNKS:
         return Estimate(rate, math.nan, math.nan, f"no interval: {len(seconds)} chunks, a bootstrap in blocks of "
                         f"{BLOCK} needs {MIN_INTERVAL_CHUNKS}; use a smaller chunk or write more", len(seconds))
     rng = np.random.default_rng(seed)
-    idx = np.stack([_blocks(len(seconds), rng) for _ in range(RESAMPLES)])
+    idx = np.stack([moving_blocks(len(seconds), rng, BLOCK) for _ in range(RESAMPLES)])
     zero = np.zeros((RESAMPLES, 1))
-    draws = _slopes(np.hstack([zero, np.cumsum(seconds[idx], axis=1)]),
-                    np.hstack([zero, np.cumsum(nbytes[idx], axis=1).astype(float)]))
+    draws = row_slopes(np.hstack([zero, np.cumsum(seconds[idx], axis=1)]),
+                       np.hstack([zero, np.cumsum(nbytes[idx], axis=1).astype(float)]), MAX_PAIRS_POINTS)
     lo, hi = percentile_interval(draws, confidence)
     return Estimate(rate, lo, hi, f"theil-sen of bytes against time, moving-block bootstrap ({BLOCK} chunks, "
                     f"B={RESAMPLES})", len(seconds))
@@ -218,8 +181,8 @@ def _cliff_interval(log_rate: np.ndarray, starts: list[int], bytes_done: np.ndar
     m1, m2 = np.median(log_rate[a:first]), np.median(log_rate[first:b])
     draws = np.empty(RESAMPLES)
     for k in range(RESAMPLES):
-        series = np.concatenate([m1 + (log_rate[a:first] - m1)[_blocks(first - a, rng)],
-                                 m2 + (log_rate[first:b] - m2)[_blocks(b - first, rng)]])
+        series = np.concatenate([m1 + (log_rate[a:first] - m1)[moving_blocks(first - a, rng, BLOCK)],
+                                 m2 + (log_rate[first:b] - m2)[moving_blocks(b - first, rng, BLOCK)]])
         at = a + _best_split(series)
         draws[k] = bytes_done[at] - chunk_bytes[at]
     lo, hi = percentile_interval(draws, confidence)

@@ -23,6 +23,7 @@ import numpy as np
 from common import run_measured, scratch
 from stibium_py.analysis import files as files_analysis
 from stibium_py.analysis import outliers, regression
+from stibium_py.analysis.stats import bootstrap
 from stibium_py.analysis.settings import SUMMARY
 from stibium_py.analysis.summary import summarize
 from stibium_py.measurement import COLUMN_DEFAULTS, COLUMNS, INT_COLUMNS
@@ -96,7 +97,7 @@ def stages(d: Path) -> dict[str, float]:
         rows = good.take(idx)
         x, y = rows.size_bytes.astype(float), rows.seconds
         stage("fits (Theil-Sen)", t, regression.theil_sen, x, y)
-        stage("bootstrap", t, regression.bootstrap_lines, x, y, SUMMARY.resamples, SUMMARY.seed)
+        stage("bootstrap", t, bootstrap.bootstrap_lines, x, y, SUMMARY.resamples, SUMMARY.seed)
         fit = stage("fit_rate (fit + bootstrap + intervals, once more)", t, regression.fit_rate, x, y,
                     SUMMARY.resamples, SUMMARY.seed, SUMMARY.confidence)
         r = stage("outliers", t, outliers.log_residuals, y, fit.line.predict(x))

@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from stibium_py.analysis import regression
+from stibium_py.analysis.stats import bootstrap, theil_sen
 
 
 def main() -> None:
@@ -31,9 +32,9 @@ def main() -> None:
           f"{100 * (rate.high - rate.low) / rate.estimate:.3f} % wide ({time.perf_counter() - t0:.1f} s)")
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], y[order]
-    strata = regression._strata(xs)
+    strata = bootstrap.strata_of(xs)
     t0 = time.perf_counter()
-    exact = np.array([regression.fast_theil_sen_slope(xs[idx], ys[idx]) for idx in (
+    exact = np.array([theil_sen.fast_theil_sen_slope(xs[idx], ys[idx]) for idx in (
         np.concatenate([g[rng.integers(0, len(g), len(g))] for g in strata]) for _ in range(a.exact_resamples))])
     lo, hi = np.quantile(1 / exact, [0.025, 0.975])
     print(f"exact-slope bootstrap B={a.exact_resamples}: [{lo:.6g}, {hi:.6g}], "

@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from stibium_py.analysis import estimate, runs
+from stibium_py.analysis import runs
+from stibium_py.analysis.stats import bootstrap
 
 TRUE_RATIO = 1.10        # machine B is 10 % faster
 BETWEEN_RUNS = 0.20      # runs vary by 20 % (log-normal sd)
@@ -31,7 +32,7 @@ def _side(rng: np.random.Generator, rate: float, n_runs: int, resamples: int) ->
         run_rate = rate * math.exp(rng.normal(0, BETWEEN_RUNS))
         trials = run_rate * np.exp(rng.normal(0, WITHIN_RUN, TRIALS))
         logs.append(math.log(float(np.median(trials))))
-        draws.append(estimate.bootstrap_medians(trials, resamples, int(rng.integers(2**31))))
+        draws.append(bootstrap.bootstrap_medians(trials, resamples, int(rng.integers(2**31))))
     return logs, draws
 
 
@@ -44,8 +45,8 @@ def coverage(n_runs: int, simulations: int, seed: int, two_level: bool, resample
         la, da = _side(rng, 1.0, n_runs, resamples)
         lb, db = _side(rng, TRUE_RATIO, n_runs, resamples)
         if two_level:
-            a = runs.two_level_draws(da, resamples, seed + 2 * s)
-            b = runs.two_level_draws(db, resamples, seed + 2 * s + 1)
+            a = bootstrap.two_level_draws(da, resamples, seed + 2 * s)
+            b = bootstrap.two_level_draws(db, resamples, seed + 2 * s + 1)
             factor = runs.widening(CONFIDENCE, la, lb)
         else:
             a, b, factor = np.concatenate(da)[:resamples], np.concatenate(db)[:resamples], 1.0

@@ -5,8 +5,11 @@ each analysis asks one surface for them and the library is imported only by the 
 - trend (scipy.stats, ruptures): kendall_tau (Mann-Kendall's test of the drift), change_points (binary
   segmentation with the l1 cost), and kendall_p_exact, Kendall's exact distribution at a given count of pairs
   out of order, which scipy computes only inside its test of two series;
-- lines (scipy.stats, statsmodels): siegel (repeated medians), tukey_biweight_line (robust regression, RLM),
-  and theil_sen_joint, the median pairwise slope computed size by size;
+- robust (scipy.stats, statsmodels): siegel (repeated medians), tukey_biweight_line (robust regression, RLM);
+- theil_sen: every Theil-Sen variant the analyses draw (theil_sen_joint, the median pairwise slope computed size
+  by size; fast_theil_sen_slope; row_slopes; sen_interval), each with its measured reason;
+- bootstrap: every bootstrap they resample with (the stratified bootstrap of lines, medians, moving blocks, the
+  two-level draws of runs);
 - imports: library, how every analysis imports these libraries where it first needs them (one at a time: the
   summary's threads would otherwise import statsmodels at once, which deadlocks in Python's import system).
 
@@ -16,7 +19,8 @@ many points each, where scipy forms every pair in an n x n matrix; the same floa
 (no library surface gives it for a count)."""
 
 from .imports import library
-from .lines import DENSE_ABOVE_GROUPS, pair_count, siegel, sorted_groups, theil_sen_joint, tukey_biweight_line
+from .robust import siegel, tukey_biweight_line
+from .theil_sen import DENSE_ABOVE_GROUPS, pair_count, sorted_groups, theil_sen_joint
 from .quantiles import binom_cdf, norm_ppf, t_ppf
 from .trend import change_points, kendall_p_exact, kendall_tau
 
