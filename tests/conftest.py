@@ -3,6 +3,7 @@ file system, never tmpfs, removed after each test."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -15,6 +16,14 @@ import pytest
 from stibium_py.helper import find_helper
 
 MEMORY_FILE_SYSTEMS = {"tmpfs", "ramfs"}
+
+# The tests of the MPI team start Open MPI in the test process itself (mpi4py, a singleton), whose shared memory
+# segments (sm_segment.*, 16 MiB each) went into /dev/shm and stayed there after the process: one a test worker a
+# session. They go into a folder of the session's own, removed when the process ends (set before mpi4py is first
+# imported; the launched jobs of tests/test_mpi.py set their own).
+_MPI_SHM = tempfile.mkdtemp(prefix="stibium-mpi-shm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+os.environ["OMPI_MCA_btl_sm_backing_directory"] = _MPI_SHM
+atexit.register(shutil.rmtree, _MPI_SHM, True)
 
 
 @pytest.fixture(scope="session", autouse=True)
