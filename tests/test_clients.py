@@ -239,7 +239,7 @@ def test_an_internal_error_on_one_of_many_ranks_ends_every_rank(monkeypatch):
             raise SystemExit(code)
     many = Many()
     monkeypatch.setattr(team, "_joined", [many])
-    monkeypatch.setattr("stibium_py.cli.builtin_plans", lambda: (_ for _ in ()).throw(RuntimeError("boom")))
+    monkeypatch.setattr("stibium_py.commands.results.builtin_plans", lambda: (_ for _ in ()).throw(RuntimeError("boom")))
     done = CliRunner().invoke(main, ["plans"])
     assert many.aborted == [1] and done.exit_code == 1
     assert done.output == ("stibium: internal error: RuntimeError: boom; run again with STIBIUM_DEBUG=1 for the "

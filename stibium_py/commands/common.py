@@ -1,0 +1,157 @@
+"""What the commands share: the terminal's console (a pipe closed under it ends nothing; under MPI plain lines), the
+one line an error is said in with its exit status, the options several commands take, the completion of plan
+names, and what a run's end does (its history line, its report beside the removal of its files)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+
+from ..errors import StibiumError
+from ..paths import existing_folder
+from ..plan.find import builtin_plans
+
+
+class _Console(Console):
+    """The terminal's console; when the reader of stdout goes away (`| head`), the rest of the output goes
+    nowhere and the command carries on to its end (rich's own way ends the process: a run cut so would leave its
+    files behind and its record saying running); command_line says it on stderr and exits 1."""
+
+    pipe_closed = False
+
+    def on_broken_pipe(self) -> None:
+        self.pipe_closed = True
+        self.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+    def as_log(self) -> None:
+        """Lines of plain text, no progress bar redrawn and no colour: under an MPI launcher, whose ranks see a
+        terminal (Open MPI gives each a pty) even where the launcher's own output goes to a file."""
+        self._force_terminal = False
+        self._color_system = None
+
+
+console = _Console(stderr=False)
+
+
+PIPE_CLOSED = "the output's reader closed it (as `| head` does); the rest of it was not printed"
+
+
+def say(message: str) -> None:
+    from ..visible import visible         # a message may quote a record's words: no escape sequence reaches the terminal
+    try:
+        click.echo("stibium: " + "\n".join(visible(line) for line in message.split("\n")), err=True)
+    except OSError:         # no terminal to say it on (closed: SIGHUP); the exit status still says it
+        pass
+
+
+def fail(message: str, code: int) -> None:
+    say(message)
+    sys.exit(code)
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the project's errors into one line and an exit status."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except StibiumError as e:            # every error of ours: its line and its exit status
+            fail(str(e), e.exit_code)
+        except OSError as e:
+            fail(f"{e.filename or ''}: {e.strerror or e}", 1)
+        except Exception as e:  # a bug of ours: one line, and the traceback on request
+            team = sys.modules.get("stibium_py.team")
+            if team is not None and isinstance(e, team.Silent):     # outside a run's steps: before it began
+                names = ", ".join(map(str, e.ranks))
+                say(f"rank{'s' if len(e.ranks) > 1 else ''} {names} not heard from for {e.waited_s:.0f} s before "
+                     f"the run began; check that every host can reach the others, then run again")
+                team.end_every_rank(2)
+                raise SystemExit(2) from None
+            if os.environ.get("STIBIUM_DEBUG"):
+                raise
+            message = (f"internal error: {type(e).__name__}: {e}; run again with STIBIUM_DEBUG=1 for the traceback "
+                       f"and report it")
+            team = sys.modules.get("stibium_py.team")
+            if team is not None and team.joined_many():    # one of many ranks: none may wait for this one
+                say(message)
+                team.end_every_rank(1)
+            fail(message, 1)
+
+    return wrapper
+
+
+def history_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--no-history", is_flag=True, help="Do not record the run in the history.")(fn)
+    return click.option("--history", "history_path", type=click.Path(path_type=Path),
+                        help="The history database (default: STIBIUM_HOME, else the platform's data folder; see "
+                             "`stibium history --help`).")(fn)
+
+
+def silence_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    # the default is team.SILENCE_S, written here so that --help does not import the team
+    return click.option("--client-silence", type=click.FloatRange(min=1.0), default=120.0, show_default=True,
+                        metavar="SECONDS", help="With many clients: a client not heard from for this long (or for ten "
+                        "times as long as rank 0's own part of a step, where that is longer) is taken for lost, and "
+                        "the run stops, marked, naming its host.")(fn)
+
+
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    console.quiet = value
+    return value
+
+
+quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False, callback=_set_quiet,
+                            help="Print no table, progress or notices (for scripts: the exit status says how it "
+                                 "went, and the files it writes say the rest).")
+
+
+def complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Shell completion of PLAN: the built-in plans' names that begin so, else files. Never both: click's bash
+    script empties the list when a file item comes (COMPREPLY=(), then the shell's own file names), so names
+    given beside one were dropped and TAB only rang the bell. A path (./, ../, /) completes files."""
+    from click.shell_completion import CompletionItem
+    names = [CompletionItem(n) for n in builtin_plans() if n.startswith(incomplete)]
+    return names or [CompletionItem(incomplete, type="file")]
+
+
+def recorder(given: Path | None) -> Callable[[Path], None]:
+    """What a run calls as it ends: the history records it, and says where (or, on stderr, why not)."""
+    from ..history.where import default_database
+    database = default_database(given)
+
+    def record(run_dir: Path) -> None:
+        from ..history.remember import remember
+        from ..visible import visible
+        line = visible(remember(run_dir, database))     # the drive's label is the drive's (a serial may hold [/x])
+        if line.startswith("history: not written"):
+            click.echo(line, err=True)
+        else:
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
+    return record
+
+
+def after_run(finished: Any, open_report: bool) -> dict[str, Any] | None:
+    """The report of a complete run, built while its test files are removed (run.options.Removal); the command
+    ends when both are done. The summary's JSON form, where the run is complete."""
+    summary = None
+    try:
+        if finished.status == "complete":
+            from ..publish import publish_report
+            summary = publish_report(finished.path, console, open_report)
+    finally:
+        finished.wait_for_removal()
+    if not console.quiet:            # --quiet prints nothing: the exit status and the run directory say it all
+        click.echo(f"run directory: {finished.path} ({finished.status})")
+    return summary
+
+
+def check_run_dir(path: Path) -> None:
+    existing_folder(path, "run directory", "give a folder that `stibium run` wrote (reports/...)")
