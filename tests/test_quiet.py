@@ -53,3 +53,32 @@ def test_no_wait_where_the_counters_cannot_be_read_or_none_is_asked(tmp_path, mo
     for value, bound in (("2.5", 2.5), ("0", 0.0), ("-1", 10.0), ("soon", 10.0)):
         monkeypatch.setenv("STIBIUM_QUIET_WAIT_S", value)
         assert max_wait_s() == bound
+
+
+def test_the_bound_is_ten_seconds_unless_the_person_says_otherwise(monkeypatch):
+    monkeypatch.delenv("STIBIUM_QUIET_WAIT_S", raising=False)
+    assert max_wait_s() == 10.0
+
+
+class _Ticks:
+    """A clock that starts at 100 s and moves a quarter of a second a sleep (exact in binary)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += 0.25
+
+
+def test_the_wait_is_timed_from_its_first_sample_and_ends_at_its_bound():
+    ticks = _Ticks()
+    busy = iter([Counters(1, k) for k in range(100)])
+    waited = wait_quiet(lambda: next(busy), 1.0, ticks.sleep, ticks)
+    assert waited is not None and waited.quiet is False and waited.seconds == 1.0      # not 1.25: the bound ends it
+    ticks = _Ticks()
+    idle = iter([Counters(0, 7)] * QUIET_SAMPLES)
+    waited = wait_quiet(lambda: next(idle), 0.8, ticks.sleep, ticks)                    # a bound under a second
+    assert waited is not None and waited.quiet is True and waited.seconds == (QUIET_SAMPLES - 1) * 0.25

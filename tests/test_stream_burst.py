@@ -75,3 +75,108 @@ def test_the_findings_are_said_with_what_to_do():
             "stop what else uses the drive and run again, or give the wait longer (STIBIUM_QUIET_WAIT_S)") in said
     assert ("info", "a playback waited up to 2.4 s for the drive to go quiet after its layout (1 stream, trial 1)",
             "nothing to do: it began once the drive was quiet") in said
+
+
+def _trial(base_ns: int = 10**12):
+    """Seven frames of one stream done at 0.5, 1, 1.5, 2, 3, 4 and 5 s after the first began at base_ns; the
+    fourth exactly at its due time (lateness 0, not late), the last three late."""
+    ends = np.array([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0])
+    start = base_ns + (np.arange(7) * 0.5e9).astype(np.int64)
+    end = base_ns + (ends * 1e9).astype(np.int64)
+    late = np.array([-0.5, -0.5, -0.5, 0.0, 0.5, 1.0, 1.5])
+    return start, end, late
+
+
+def test_one_trial_is_timed_from_its_first_frame_to_its_first_late_one_and_after():
+    from stibium_py.kinds.stream.burst import _one_trial
+    start, end, late = _trial()
+    # on time until 3 s (5 frames), then 2 frames in the 2 s after the first late one
+    assert _one_trial(start, end, late, MB) == (3.0, 5.0 * MB, 1.0 * MB)
+    # one frame after the first late one: too few to time
+    assert _one_trial(start[:6], end[:6], late[:6], MB) is None
+    # two frames after it within one second: timed
+    end2 = end.copy()
+    end2[5], end2[6] = end[4] + 500_000_000, end[4] + 1_000_000_000
+    assert _one_trial(start, end2, late, MB) == (3.0, 5.0 * MB, 2.0 * MB)
+    assert _one_trial(start, end, np.full(7, -0.1), MB) is None                     # none late
+
+
+def test_a_burst_is_kept_from_the_trials_on_time_for_half_a_second_or_more():
+    start, end, late = _trial()
+    found = burst_of(4, [(start, end, late)], MB)
+    assert found == Burst(4, 3.0, 5.0 * MB, 1.0 * MB)
+    assert found.to_json() == {"streams": 4, "served_s": 3.0, "served_bytes": 5.0 * MB, "sustained_bytes_per_s": MB}
+    # on time for exactly half a second: kept; the medians over trials
+    half = (start, start[0] + np.arange(1, 8) * 100_000_000, np.array([-1, -1, -1, -1, 1, 1, 1.0]))
+    assert burst_of(2, [half], MB) == Burst(2, 0.5, 5.0 * MB, 2 * MB / ((7e8 - 5e8) / 1e9))
+    assert burst_of(2, [(start, end, late), (start, end, late), half], MB).served_s == 3.0
+
+
+def test_a_count_is_carried_only_past_1_05_times_the_sustained_rate():
+    b = Burst(3, 2.0, 1e8, 100.0)
+    assert carried_by_burst([1, 2, 3], 52.5, b) == [3]          # 2 x 52.5 = 105.0 is not past 1.05 x 100
+    assert carried_by_burst([1, 2, 3], 52.6, b) == [2, 3]
+
+
+def test_the_wrong_way_is_judged_within_each_trial_alone():
+    # trial 0 clean at 2 where 1 dropped; trial 1 clean at 1, dropped at 2: only trial 0 goes the wrong way
+    drops = {(1, 0): 3, (2, 0): 0, (1, 1): 0, (2, 1): 4}
+    assert wrong_way(drops) == [(0, 1, 2)]
+    # the largest clean count above the first that dropped is named
+    assert wrong_way({(1, 2): 1, (2, 2): 0, (3, 2): 0, (4, 2): 9}) == [(2, 1, 3)]
+
+
+def _said(result):
+    from stibium_py.kinds.stream.words import add_warnings
+    out: list[tuple[str, str, str, str]] = []
+    add_warnings(result, lambda level, test, message, todo: out.append((level, test, message, todo)))
+    return out
+
+
+def _result(points, burst=None, waits=(), clients=1, wrong=()):
+    from stibium_py.kinds.stream.analysis import StreamResult
+    from stibium_py.table import Table
+    return StreamResult("clips", "read", Table.empty(), MB, 30.0, 2, points, [1, 1], None, "", [], clients, {},
+                        burst=burst, wrong_way=list(wrong), quiet_waits=list(waits))
+
+
+def _point(n: int, dropped: int):
+    from stibium_py.kinds.stream.analysis import StreamPoint
+    return StreamPoint(n, 2, 100 * n, 100 * n - dropped, 0, dropped, [dropped, 0],
+                       {"p50": 0.01, "p99": 0.02, "p999": 0.02, "max": 0.03}, 0.0)
+
+
+def test_a_burst_that_carried_no_count_is_a_note_and_every_finding_names_its_test():
+    said = _said(_result([_point(1, 0), _point(2, 50)], burst=Burst(2, 1.5, 9e7, 50e6)))
+    assert ("info", "clips (read)", "a burst or a cache served the first frames: 2 streams' frames came on time for "
+            "1.5 s (90 MB), then all together at about 50 MB/s",
+            "nothing to do: the counts that ran clean need no more than the rate after it") in said
+
+
+def test_the_sustained_count_and_the_clients_are_said_as_they_are():
+    # two clients of 30 MB/s streams: a count of n needs 60 n MB/s; the drive sustained 125 MB/s: 2 counts of it
+    said = _said(_result([_point(1, 0), _point(2, 0), _point(3, 0), _point(4, 80)], burst=Burst(4, 1.0, 1e8, 125e6),
+                         clients=2))
+    warning = next(s for s in said if s[2].startswith("3 streams ran without a drop"))
+    assert warning[1] == "clips (read)" and "but 3 need 180 MB/s, more than" in warning[2]
+    assert warning[3].endswith("count on 2 streams at the sustained rate")
+    said = _said(_result([_point(1, 0), _point(2, 0), _point(3, 80)], burst=Burst(3, 1.0, 1e8, 40e6)))
+    assert [s[3] for s in said if s[2].startswith("2 streams ran")] == [
+        "a playback longer than the burst lasts may drop at that count: make the test longer (seconds) to measure "
+        "past it, and count on 1 stream at the sustained rate"]
+
+
+def test_the_waits_are_said_with_their_counts_and_the_longest():
+    waits = [(1, 0, 0.5, True), (4, 1, 0.7, True), (2, 0, 3.0, False), (3, 1, 9.0, False)]
+    said = _said(_result([_point(1, 0)], waits=waits))
+    assert ("warning", "clips (read)", "the drive did not go quiet before 2 playbacks (the first: 2 streams, trial "
+            "1, after 3 s): their frames met a drive still busy, with the layout's writes or another program's",
+            "stop what else uses the drive and run again, or give the wait longer (STIBIUM_QUIET_WAIT_S)") in said
+    assert ("info", "clips (read)", "a playback waited up to 700 ms for the drive to go quiet after its layout "
+            "(4 streams, trial 2)", "nothing to do: it began once the drive was quiet") in said
+    said = _said(_result([_point(1, 0)], waits=[(1, 0, 0.5, True)]))       # half a second: said, for 1 stream
+    assert [s[2] for s in said] == ["a playback waited up to 500 ms for the drive to go quiet after its layout "
+                                    "(1 stream, trial 1)"]
+    assert _said(_result([_point(1, 0)], waits=[(1, 0, 0.49, True)])) == []
+    said = _said(_result([_point(1, 0)], wrong=[(0, 1, 2)]))
+    assert said[0][:2] == ("warning", "clips (read)")

@@ -223,3 +223,50 @@ def test_an_earlier_record_that_names_files_a_verify_does_not_make_is_refused(tm
                           text=True)
     assert done.returncode == 2 and done.stderr.startswith(f"stibium: {run_dir / 'verify.json'}: folder: String "
                                                            f"should match pattern")
+
+
+def test_the_command_s_sizes_plan_and_refusals_in_its_own_words():
+    """kinds/verify/command.py in process: sizes read as a plan reads them, the plan it runs, the file count it
+    holds, a refusal of the plan's key said with the option."""
+    from stibium_py.errors import PlanError
+    from stibium_py.kinds.verify.command import MAX_FILES, SOURCE, files_checked, in_command_words, size_given
+    assert size_given("--size", "10MB") == 10_000_000 and size_given("--file-size", "1GiB") == 1 << 30
+    for value, said in (("0", "--size: 0 is no size to fill; give a size above 0 (such as 1GB)"),
+                        ("ten", "--size: cannot read the size 'ten'; write a number with a unit, such as 10MB or "
+                                "4KiB")):
+        with pytest.raises(RunError) as e:
+            size_given("--size", value)
+        assert (str(e.value), e.value.exit_code) == (said, 2)
+    files_checked(None, 1)
+    files_checked(MAX_FILES * 4, 4)                       # exactly the most files a verify holds
+    with pytest.raises(RunError) as e:
+        files_checked(MAX_FILES * 4 + 1, 4)
+    assert e.value.exit_code == 2 and str(e.value) == (
+        f"--size 2 MB in files of 4 B makes {MAX_FILES + 1:,} files, and a verify holds at most {MAX_FILES:,}; "
+        f"give a larger --file-size")
+    for key, option in (("bytes", "--size"), ("fraction_of_free", "--size"), ("file_size", "--file-size")):
+        found = in_command_words(PlanError(f"{SOURCE}:8: tests[0] (fill).{key}: too many"))
+        assert (str(found), found.exit_code) == (f"{option}: too many", 2)
+    other = in_command_words(PlanError("plan.yaml:3: something else"))
+    assert str(other) == "plan.yaml:3: something else"
+
+
+def test_the_command_s_plan_is_one_verify_test_of_the_size_asked():
+    sized = verify_plan(10_000_000, 4 * MiB)
+    (test,) = sized.plan.tests
+    assert (sized.plan.name, test.name, test.kind, test.bytes, test.fraction_of_free) == (
+        "verify", "fill", "verify", 10_000_000, None)
+    assert sized.plan.description == "stibium verify: 10,000,000 bytes written as signed blocks and read back"
+    assert str(sized.source) == "stibium verify" and '"bytes": 10000000' in sized.text
+    (most,) = verify_plan(None, 1 << 30).plan.tests
+    assert (most.bytes, most.fraction_of_free, most.max_bytes) == (None, 0.98, None)
+
+
+def test_the_exit_status_holds_every_verify_test_and_only_them():
+    good = {"kind": "verify", "op": "read", "written_bytes": 8, "ok_bytes": 8, "unknown_bytes": 0,
+            "rejected_files": 0}
+    assert not kept_everything({"tests": [{**good, "written_bytes": 0, "ok_bytes": 0}]})    # nothing written
+    assert not kept_everything({"tests": [{**good, "rejected_files": 1}]})
+    assert not kept_everything({"tests": [good, {**good, "name": "second", "ok_bytes": 0}]})
+    assert kept_everything({"tests": [good, {"kind": "stream", "op": "read", "written_bytes": 0}]})
+    assert not kept_everything({})
