@@ -99,6 +99,7 @@ def test_one_trial_is_timed_from_its_first_frame_to_its_first_late_one_and_after
     end2[5], end2[6] = end[4] + 500_000_000, end[4] + 1_000_000_000
     assert _one_trial(start, end2, late, MB) == (3.0, 5.0 * MB, 2.0 * MB)
     assert _one_trial(start, end, np.full(7, -0.1), MB) is None                     # none late
+    assert _one_trial(start, end, np.array([-1, -1, -1, 0.0, -1, -1, -1]), MB) is None  # on time to the ns: not late
 
 
 def test_a_burst_is_kept_from_the_trials_on_time_for_half_a_second_or_more():
@@ -160,6 +161,8 @@ def test_the_sustained_count_and_the_clients_are_said_as_they_are():
     warning = next(s for s in said if s[2].startswith("3 streams ran without a drop"))
     assert warning[1] == "clips (read)" and "but 3 need 180 MB/s, more than" in warning[2]
     assert warning[3].endswith("count on 2 streams at the sustained rate")
+    said = _said(_result([_point(1, 0), _point(2, 0), _point(3, 0), _point(4, 80)], burst=Burst(4, 1.0, 1e8, 40e6)))
+    assert [s[2][:52] for s in said if s[0] == "warning"] == ["2, 3 streams ran without a drop, but 3 need 90 MB/s,"]
     said = _said(_result([_point(1, 0), _point(2, 0), _point(3, 80)], burst=Burst(3, 1.0, 1e8, 40e6)))
     assert [s[3] for s in said if s[2].startswith("2 streams ran")] == [
         "a playback longer than the burst lasts may drop at that count: make the test longer (seconds) to measure "
@@ -174,6 +177,12 @@ def test_the_waits_are_said_with_their_counts_and_the_longest():
             "stop what else uses the drive and run again, or give the wait longer (STIBIUM_QUIET_WAIT_S)") in said
     assert ("info", "clips (read)", "a playback waited up to 700 ms for the drive to go quiet after its layout "
             "(4 streams, trial 2)", "nothing to do: it began once the drive was quiet") in said
+    # the longest wait, whatever its count; a drive not quiet before one playback of 1 stream
+    said = _said(_result([_point(1, 0)], waits=[(4, 0, 0.6, True), (1, 1, 2.0, True), (1, 0, 12.0, False)]))
+    assert [s[2] for s in said] == [
+        "the drive did not go quiet before 1 playback (the first: 1 stream, trial 1, after 12 s): their frames met a "
+        "drive still busy, with the layout's writes or another program's",
+        "a playback waited up to 2 s for the drive to go quiet after its layout (1 stream, trial 2)"]
     said = _said(_result([_point(1, 0)], waits=[(1, 0, 0.5, True)]))       # half a second: said, for 1 stream
     assert [s[2] for s in said] == ["a playback waited up to 500 ms for the drive to go quiet after its layout "
                                     "(1 stream, trial 1)"]

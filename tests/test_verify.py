@@ -231,6 +231,7 @@ def test_the_command_s_sizes_plan_and_refusals_in_its_own_words():
     from stibium_py.errors import PlanError
     from stibium_py.kinds.verify.command import MAX_FILES, SOURCE, files_checked, in_command_words, size_given
     assert size_given("--size", "10MB") == 10_000_000 and size_given("--file-size", "1GiB") == 1 << 30
+    assert size_given("--size", "1") == 1
     for value, said in (("0", "--size: 0 is no size to fill; give a size above 0 (such as 1GB)"),
                         ("ten", "--size: cannot read the size 'ten'; write a number with a unit, such as 10MB or "
                                 "4KiB")):
@@ -248,7 +249,9 @@ def test_the_command_s_sizes_plan_and_refusals_in_its_own_words():
         found = in_command_words(PlanError(f"{SOURCE}:8: tests[0] (fill).{key}: too many"))
         assert (str(found), found.exit_code) == (f"{option}: too many", 2)
     other = in_command_words(PlanError("plan.yaml:3: something else"))
-    assert str(other) == "plan.yaml:3: something else"
+    assert (str(other), other.exit_code) == ("plan.yaml:3: something else", 2)
+    chunk = in_command_words(PlanError(f"{SOURCE}: tests[0] (fill).chunk: not whole\nsee the plan"))
+    assert str(chunk) == "chunk: not whole\nsee the plan"      # a key of no option: its own name, every line
 
 
 def test_the_command_s_plan_is_one_verify_test_of_the_size_asked():
@@ -258,8 +261,12 @@ def test_the_command_s_plan_is_one_verify_test_of_the_size_asked():
         "verify", "fill", "verify", 10_000_000, None)
     assert sized.plan.description == "stibium verify: 10,000,000 bytes written as signed blocks and read back"
     assert str(sized.source) == "stibium verify" and '"bytes": 10000000' in sized.text
-    (most,) = verify_plan(None, 1 << 30).plan.tests
+    assert sized.text.startswith('{\n  "name": "verify",\n')
+    loaded = verify_plan(None, 1 << 30)
+    (most,) = loaded.plan.tests
     assert (most.bytes, most.fraction_of_free, most.max_bytes) == (None, 0.98, None)
+    assert loaded.plan.description == ("stibium verify: the free space less the run's margin written as signed "
+                                       "blocks and read back")
 
 
 def test_the_exit_status_holds_every_verify_test_and_only_them():
@@ -270,3 +277,4 @@ def test_the_exit_status_holds_every_verify_test_and_only_them():
     assert not kept_everything({"tests": [good, {**good, "name": "second", "ok_bytes": 0}]})
     assert kept_everything({"tests": [good, {"kind": "stream", "op": "read", "written_bytes": 0}]})
     assert not kept_everything({})
+    assert kept_everything({"tests": [{**good, "written_bytes": 1, "ok_bytes": 1}]})
