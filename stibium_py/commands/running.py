@@ -125,7 +125,8 @@ def show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
 @click.argument("target", type=click.Path(path_type=Path))
 @click.option("--size", help="Bytes to fill, such as 64GB (GB is 1000^3 bytes, GiB 1024^3; default: the free space "
               "less the run's margin, 5 % of the fill and 64 MB).")
-@click.option("--file-size", default="1GiB", show_default=True, help="Bytes in each file of the fill.")
+@click.option("--file-size", default="1GiB", show_default=True,
+              help="Bytes in each file of the fill, in whole 4 MiB requests (rounded down, one at the least).")
 @click.option("--keep", is_flag=True, help="Leave the fill's files in the target.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder for the verify's run directory.")
