@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stibium_py import cli
+from stibium_py.commands import common
 from stibium_py.cli import main
 from stibium_py.plan import MAX_PLAN_BYTES
 
@@ -198,7 +198,7 @@ INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError", "_Unusa
 def test_a_rank_silent_before_the_run_began_is_one_line_with_status_2(capsys):
     from stibium_py.team import Silent
 
-    @cli.user_errors
+    @common.user_errors
     def raises() -> None:
         raise Silent([2, 3], 12.4, 10.0)
     with pytest.raises(SystemExit) as e:
@@ -213,7 +213,7 @@ def test_every_exception_stibium_raises_on_bad_input_is_one_line(capsys):
     assert {e.__name__ for e in kinds} >= {"PlanError", "RunDirError", "CompareError", "PathError", "RunError",
                                           "HelperError", "HelperTimeout", "SizeError"}
     for kind in kinds:
-        @cli.user_errors
+        @common.user_errors
         def raises() -> None:
             raise kind("the message")
         with pytest.raises(SystemExit) as e:
