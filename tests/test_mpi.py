@@ -557,7 +557,10 @@ def test_a_client_whose_clock_is_offset_is_placed_by_its_measured_offset(tmp_pat
     [point] = summary["clients"]["points"]
     each = [c["rate_bytes_per_s"] for c in point["clients"]]
     aggregate = next(p for t in summary["tests"] for p in t.get("points", []))["throughput_bytes_per_s"]["estimate"]
-    assert aggregate >= 0.9 * max(each), (aggregate, each)
+    # the step's bytes over its span from the first start to the last end: at least the slower client's rate (both
+    # moved the same bytes), where a misplaced clock gave 33.6 KB/s. Not the faster one's: under load one client
+    # read at 512 MB/s beside the other's 1269 (aggregate 1024, twice the slower: a CI run)
+    assert aggregate >= 0.9 * min(each), (aggregate, each)
 
 
 def test_streams_run_on_every_client_at_once_and_the_store_counts_them_all(tmp_path):
