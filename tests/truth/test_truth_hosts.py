@@ -332,6 +332,9 @@ def test_a_host_whose_process_is_killed_is_named_and_the_run_resumes(tmp_path, h
         _end(proc)
     record = _status(run_dir)
     assert record["status"] == "interrupted"
-    assert record["stopped_by"] == ("rank 1 (host2) gone before it reached the step in progress: MPI reports it failed "
-                                    "(MPI_ERR_PROC_FAILED: Process Failure): its process ended, or its machine")
+    # named where rank 0 was waiting for its rows when MPI reported it; where rank 0 was sending (every send done),
+    # MPI does not say which rank failed, and the record says so (one CI run in several)
+    said = ("gone before it reached the step in progress: MPI reports it failed (MPI_ERR_PROC_FAILED: Process "
+            "Failure): its process ended, or its machine")
+    assert record["stopped_by"] in (f"rank 1 (host2) {said}", f"a rank (MPI did not say which) {said}")
     _resumed_whole(h, tmp_path, run_dir)
