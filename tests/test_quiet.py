@@ -9,19 +9,21 @@ import pytest
 from stibium_py.run.quiet import Counters, QUIET_SAMPLES, SAMPLE_S, max_wait_s, read_counters, wait_quiet
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
+class _Ticks:
+    """A clock that starts at `start` and moves `step` seconds a sleep, whatever the sleep asks."""
+
+    def __init__(self, start: float = 100.0, step: float = 0.25) -> None:
+        self.now, self.step = start, step       # 100 s and a quarter of a second: exact in binary
 
     def __call__(self) -> float:
         return self.now
 
     def sleep(self, s: float) -> None:
-        self.now += s
+        self.now += self.step
 
 
 def _wait(samples, bound_s=10.0):
-    clock, it = _Clock(), iter(samples)
+    clock, it = _Ticks(0.0, SAMPLE_S), iter(samples)
     return wait_quiet(lambda: next(it), bound_s, clock.sleep, clock)
 
 
@@ -60,17 +62,6 @@ def test_the_bound_is_ten_seconds_unless_the_person_says_otherwise(monkeypatch):
     assert max_wait_s() == 10.0
 
 
-class _Ticks:
-    """A clock that starts at 100 s and moves a quarter of a second a sleep (exact in binary)."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, s: float) -> None:
-        self.now += 0.25
 
 
 def test_the_wait_is_timed_from_its_first_sample_and_ends_at_its_bound():

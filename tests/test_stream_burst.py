@@ -189,3 +189,19 @@ def test_the_waits_are_said_with_their_counts_and_the_longest():
     assert _said(_result([_point(1, 0)], waits=[(1, 0, 0.49, True)])) == []
     said = _said(_result([_point(1, 0)], wrong=[(0, 1, 2)]))
     assert said[0][:2] == ("warning", "clips (read)")
+
+
+def test_the_waits_are_read_from_each_stream_s_own_row_and_a_received_wait_that_is_no_time_is_not_one():
+    from stibium_py.kinds.stream.analysis import _quiet_waits
+    from stibium_py.measurement import Measurement
+    from stibium_py.table import Table
+
+    def row(streams: int, trial: int, chunk, wait, quiet):
+        return Measurement(seq=0, test="clips", op="read", kind="stream", access="sequential", size_bytes=MB,
+                           granularity_bytes=MB, stride_bytes=0, trial=trial, file="f", bytes=MB, seconds=0.1,
+                           fps=30.0, streams=streams, stream=0, buffer_frames=2, chunk=chunk, quiet_wait_s=wait,
+                           quiet=quiet)
+    rows = Table.from_rows([row(2, 0, None, 0.4, True), row(2, 0, None, 1.5, True), row(2, 0, 3, 9.0, False),
+                            row(1, 1, None, 12.0, False), row(3, 0, None, -1.0, True), row(3, 1, None, None, None)])
+    # the longest of a group's own rows; a frame's row (a chunk) and a wait below 0 or none are not read
+    assert _quiet_waits(rows) == [(1, 1, 12.0, False), (2, 0, 1.5, True)]

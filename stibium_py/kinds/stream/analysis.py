@@ -174,17 +174,19 @@ def _number(rows: Table, name: str) -> np.ndarray:
 
 
 def _quiet_waits(rows: Table) -> list[tuple[int, int, float, bool]]:
-    """Each group's wait for a quiet drive (its streams' own rows, the longest of them), where one was made."""
+    """Each group's wait for a quiet drive (its streams' own rows, the longest of them), where one was made. The
+    own rows are picked by column, not row by row: a playback's frames are most of a large run's rows."""
     out: dict[tuple[int, int], tuple[float, bool]] = {}
-    for k in range(len(rows)):
-        m = rows.row(k)
-        f = m.frames
-        # a received file's wait that is no time (negative, NaN, endless) is not one
-        if m.chunk is None and f is not None and f.streams is not None and m.quiet_wait_s is not None \
-                and 0 <= m.quiet_wait_s < math.inf:
-            key = (int(f.streams), int(m.trial))
-            seconds, quiet = out.get(key, (0.0, True))
-            out[key] = (max(seconds, float(m.quiet_wait_s)), quiet and m.quiet is not False)
+    wait = _number(rows, "quiet_wait_s")
+    # a stream's own row (no chunk); a received file's wait that is no time (negative, NaN, endless) is not one
+    with np.errstate(invalid="ignore"):
+        own = np.isnan(_number(rows, "chunk")) & np.isfinite(wait) & (wait >= 0) & np.isfinite(_number(rows, "streams"))
+    for k in np.flatnonzero(own):
+        m = rows.row(int(k))
+        assert m.frames is not None and m.frames.streams is not None
+        key = (int(m.frames.streams), int(m.trial))
+        seconds, quiet = out.get(key, (0.0, True))
+        out[key] = (max(seconds, float(wait[k])), quiet and m.quiet is not False)
     return [(n, t, s, q) for (n, t), (s, q) in sorted(out.items())]
 
 
