@@ -278,3 +278,17 @@ def test_the_exit_status_holds_every_verify_test_and_only_them():
     assert kept_everything({"tests": [good, {"kind": "stream", "op": "read", "written_bytes": 0}]})
     assert not kept_everything({})
     assert kept_everything({"tests": [{**good, "written_bytes": 1, "ok_bytes": 1}]})
+
+
+def test_verify_resume_carries_on_only_a_verify(tmp_path):
+    """`stibium verify T --resume RUN` resumes a verify, not another plan's run (that is `stibium resume`'s, with
+    its own rules for where it may write)."""
+    from synthetic import make_run
+    from stibium_py.kinds.verify.command import is_verify
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    (tmp_path / "t").mkdir()
+    done = _verify(str(tmp_path / "t"), "--resume", str(run))
+    assert (done.returncode, done.stderr.splitlines()) == (2, [
+        f"stibium: {run} is a run of a plan with other tests than a verify; carry it on with `stibium resume {run}`"])
+    assert is_verify({"tests": [{"kind": "verify", "name": "fill"}]})
+    assert not is_verify({"tests": []}) and not is_verify(None) and not is_verify({"tests": "verify"})

@@ -155,6 +155,10 @@ def verify(target: Path, size: str | None, file_size: str, keep: bool, out_dir: 
         if registry.part("verify", "earlier").holds(resume_dir):
             raise RunError(f"{resume_dir} is a verify of an earlier stibium, which this one reads but does not carry "
                            f"on; `stibium report {resume_dir}` shows its verdict; start a new verify of {target}", 2)
+        from ..store import is_series, read_run_json
+        if is_series(resume_dir) or not command.is_verify(read_run_json(resume_dir).plan.as_given):
+            raise RunError(f"{resume_dir} is a run of a plan with other tests than a verify; carry it on with "
+                           f"`stibium resume {resume_dir}`", 2)
         finished = resume_run(resume_dir, options, console)
     else:
         size_bytes = None if size is None else command.size_given("--size", size)

@@ -78,3 +78,10 @@ def kept_everything(summary: dict[str, Any]) -> bool:
     reads = [t for t in summary.get("tests", []) if t.get("kind") == "verify" and t.get("op") == "read"]
     return bool(reads) and all(t["written_bytes"] > 0 and t["ok_bytes"] == t["written_bytes"] and
                                not t["unknown_bytes"] and not t["rejected_files"] for t in reads)
+
+
+def is_verify(plan_as_given: dict[str, Any] | None) -> bool:
+    """Whether a run's plan (run.json's `plan.as_given`) is a verify's: its tests all of kind verify."""
+    tests = (plan_as_given or {}).get("tests")
+    return isinstance(tests, list) and bool(tests) and all(isinstance(t, dict) and t.get("kind") == "verify"
+                                                           for t in tests)
