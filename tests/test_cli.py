@@ -169,7 +169,7 @@ def test_info_reports_the_target(disk_dir):
     assert data["target"]["fs_type"] and data["clock"]
 
 
-def test_info_says_each_fact_in_words_in_order_and_cuts_none(disk_dir):
+def test_info_says_each_fact_in_words_in_order_and_cuts_none(disk_dir, monkeypatch):
     """`stibium info`, which users send with a bug report: no Python (no {'ops': ...}, True, None), the facts in
     their names' order, sizes with their unit, the helper's path whole at 80 columns, no clock reading."""
     from stibium_py.helper import find_helper
@@ -181,7 +181,11 @@ def test_info_says_each_fact_in_words_in_order_and_cuts_none(disk_dir):
         ("target.fs_type", "apfs"), ("translated", "no")]
     from click.testing import CliRunner
     from stibium_py.cli import main
-    out = CliRunner().invoke(main, ["info", "--target", str(disk_dir)], env={"COLUMNS": "80"}).output
+    from stibium_py.commands.common import console
+    # the console's width is fixed from COLUMNS when it is made, at import: a terminal of 80 columns, whatever
+    # runs the tests (a fresh Debian container's was 100)
+    monkeypatch.setattr(console, "_width", 80)
+    out = CliRunner().invoke(main, ["info", "--target", str(disk_dir)]).output
     cells = [[c.strip() for c in line.split("│")[1:3]] for line in out.splitlines() if line.startswith("│")]
     names = [c[0] for c in cells if c[0]]
     assert names == sorted(names) and "now_ns" not in names
