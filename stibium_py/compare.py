@@ -13,7 +13,7 @@ from typing import Any
 
 from . import registry
 from .errors import CompareError  # noqa: F401 (raised here, declared apart)
-from .analysis import below, steady
+from .analysis import below, rates
 from .analysis.durability import sync_caution
 from .analysis.comparison import Drawn, ManyRuns, SideFacts, TwoRuns, advice, compare_points
 from .analysis.rates import PointKey, by_point, describe, draw_inputs, shape_matches
@@ -88,7 +88,7 @@ def run_of(loaded: Any) -> Run | None:
     """A loaded run directory (pipeline.LoadedRun) as compare reads it: its valid measurements (a test by rounds:
     its window's); None when it has none."""
     path, good = loaded.path, loaded.valid
-    rated, judged = steady.rated(good)
+    rated, judged = rates.rated(good)
     return Run(path, loaded.record, rated,
                frozenset(name for name, s in judged.items() if not s.steady)) if len(good) else None
 

@@ -39,6 +39,9 @@ AddNotice = Callable[[str, str, str, str], None]
 
 # the kind folders of stibium_py/kinds, in the order the report's page shows their sections
 BUILTIN: tuple[str, ...] = ("files", "sustained", "pattern", "tree", "stream", "verify")
+# the kind whose pairs compare's JSON and the series summary's keep under a key of their own, as the formats had them
+# before kinds compared and put together their own results (every other kind's are under "kinds")
+KEPT_APART = "sustained"
 
 
 @dataclass(frozen=True)
@@ -77,10 +80,14 @@ class KindSpec:
                                                # series_section), or None: points, or none
     history: Callable[..., Any] | None         # history: (its rows, settings) -> the rates a history keeps of it
                                                # beyond points, each (label, key, unit, Estimate, n), or None
+    # analysis: (every valid row of a run) -> the rows its rates are of (a pattern test by rounds keeps the rounds
+    # of its steady window) and its verdicts by test (each with `steady`), which every view rates alike (the
+    # summary, compare, a series), or None: every row is rated
+    rated: Callable[..., tuple[Any, dict[str, Any]]] | None
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            if f.name not in ("plan_note", "points", "below", "overlay", "compare", "series", "history") and \
+            if f.name not in ("plan_note", "points", "below", "overlay", "compare", "series", "history", "rated") and \
                     getattr(self, f.name) is None:
                 raise TypeError(f"kind {self.name!r}: {f.name} is needed")
 
@@ -115,13 +122,14 @@ class Later:
 
 def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
                 aggregated: bool, compare: bool = False, series: bool = False, history: bool = False,
-                below: bool = False) -> KindSpec:
+                below: bool = False, rated: bool = False) -> KindSpec:
     """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
     `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
     `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page), and
     `analysis.below_reads` (a kind whose reads are judged against memory speed), `compare.pairs` (a kind without
     points that compares its own results), `series.across_runs` (one that puts
-    its own results of a series together) and `history.rates` (one whose rates a history keeps), each imported
+    its own results of a series together), `history.rates` (one whose rates a history keeps) and `steady.rated` (one
+    that rates some of its rows only), each imported
     when first used. `home` is the folder's package (its
     `__name__`), whose last part is the kind's name."""
     def part(module: str, attribute: str) -> Later:
@@ -135,7 +143,8 @@ def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: 
                     overlay=part("view", "overlay") if points else None,
                     compare=part("compare", "pairs") if compare else None,
                     series=part("series", "across_runs") if series else None,
-                    history=part("history", "rates") if history else None)
+                    history=part("history", "rates") if history else None,
+                    rated=part("steady", "rated") if rated else None)
 
 
 _KINDS: dict[str, KindSpec] = {}

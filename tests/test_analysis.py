@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from stibium_py.analysis import drift, estimate, patterns, regression
+from stibium_py.analysis import drift, estimate, regression
+from stibium_py.kinds.pattern import result as patterns
 from stibium_py.analysis.stats import theil_sen
-from stibium_py.analysis.files import files_result
+from stibium_py.kinds.files.result import files_result
 from stibium_py.analysis.settings import Settings
 from stibium_py.measurement import Measurement
 from stibium_py.table import Table
@@ -176,7 +177,7 @@ def test_cached_direct_writes_and_split_calls_are_warned_about():
 
 
 def test_the_knee_uses_the_size_of_the_calls_made():
-    from stibium_py.analysis.patterns import pattern_result
+    from stibium_py.kinds.pattern.result import pattern_result
 
     rows = []
     for k, g in enumerate([1 << 20, 16 << 20, 256 << 20, 1 << 30]):
@@ -279,7 +280,7 @@ def test_a_tree_phase_is_summarised_at_the_confidence_the_settings_ask():
     lies inside the 95 % one, between other order statistics."""
     from stibium_py import registry
     from stibium_py.analysis.summary import SummaryContext
-    from stibium_py.analysis.tree import tree_result
+    from stibium_py.kinds.tree.result import tree_result
     seconds = [0.010, 0.011, 0.009, 0.0125, 0.0105, 0.0095, 0.0102, 0.0108, 0.0099, 0.0121, 0.0093, 0.0111]
     rows = Table.from_rows([Measurement(seq=i, test="t", op="stat", kind="tree", access="", size_bytes=1000,
                                         granularity_bytes=0, stride_bytes=0, trial=i, file=f"t/tree-{i}", bytes=0,

@@ -19,7 +19,8 @@ from stibium_py.analysis.summary import summarize
 from stibium_py.cli import main
 from stibium_py.memory import CAP_BYTES, Shape, shape_of
 from stibium_py.record import RunRecord
-from stibium_py.report.build import SMALLEST_NOTE, terminal_table
+from stibium_py.kinds.files.view import SMALLEST_NOTE
+from stibium_py.report.build import terminal_table
 from stibium_py.store import read_measurements, read_run_json
 from synthetic import SIZES, make_run
 

@@ -10,11 +10,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from stibium_py.analysis.comparison import advice, compare_sustained, ratio_of_intervals, runs_needed
+from stibium_py.analysis.comparison import advice, ratio_of_intervals, runs_needed
+from stibium_py.kinds.sustained.compare import compare_sustained
 from stibium_py.analysis.estimate import Estimate
 from stibium_py.analysis.settings import Settings
 from stibium_py.analysis.stats import norm_ppf
-from stibium_py.analysis.sustained import Stretch, SustainedResult
+from stibium_py.kinds.sustained.result import Stretch, SustainedResult
 
 Z = norm_ppf(0.975)
 
@@ -198,7 +199,7 @@ def three_runs(tmp_path_factory):
 def test_a_sustained_test_is_summarised_with_the_settings_of_the_run(three_runs):
     from stibium_py import registry
     from stibium_py.analysis.summary import SummaryContext
-    from stibium_py.analysis.sustained import sustained_results
+    from stibium_py.kinds.sustained.result import sustained_results
     from stibium_py.store import read_measurements
     rows, _ = read_measurements(three_runs[0])
     rows = rows.take(rows.kind == "sustained")

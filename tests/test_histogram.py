@@ -29,7 +29,7 @@ def test_a_damaged_bin_is_refused_in_one_line():
 
 
 def test_a_pattern_point_carries_its_trials_histogram_and_a_damaged_one_leaves_it_without():
-    from stibium_py.analysis.patterns import points
+    from stibium_py.kinds.pattern.result import points
     from stibium_py.measurement import Measurement
     from stibium_py.table import Table
 
@@ -45,9 +45,9 @@ def test_a_pattern_point_carries_its_trials_histogram_and_a_damaged_one_leaves_i
 
 
 def test_the_cdf_figure_has_a_curve_per_granularity_and_panel_each_named_once():
-    from stibium_py.analysis.patterns import pattern_result
+    from stibium_py.kinds.pattern.result import pattern_result
     from stibium_py.measurement import Measurement
-    from stibium_py.report import figures
+    from stibium_py.kinds.pattern import figures
     from stibium_py.table import Table
 
     rows = [Measurement(seq=k, test="p", op="read", kind="pattern", access=access, size_bytes=2**24,

@@ -481,7 +481,7 @@ tests:
 
 
 def test_a_sustained_test_is_in_the_history_by_its_stretches(disk_dir):
-    from stibium_py.analysis.sustained import sustained_results
+    from stibium_py.kinds.sustained.result import sustained_results
     from stibium_py.compare import _load_one
     (disk_dir / "sus.yaml").write_text(SUSTAINED_PLAN)
     db = disk_dir / "h.sqlite"

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from stibium_py.analysis.estimate import Estimate
-from stibium_py.analysis.patterns import queue_depth_knee
+from stibium_py.kinds.pattern.result import queue_depth_knee
 from stibium_py.measurement import COLUMNS
 from stibium_py.cli import main
 from stibium_py.plan import PlanError, load_and_expand

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import run_helper
-from stibium_py.analysis.patterns import pattern_result
+from stibium_py.kinds.pattern.result import pattern_result
 from stibium_py.analysis.rates import by_point, label
 from stibium_py.measurement import Measurement
 from stibium_py.plan import PlanError, load_and_expand
@@ -240,7 +240,7 @@ def test_quartets_mix_option_adds_a_mixed_column_to_the_disk_mark_table(tmp_path
     from rich.console import Console
 
     from stibium_py.plan.find import resolve_plan_path
-    from stibium_py.report import in_flight
+    from stibium_py.kinds.pattern import in_flight
 
     text = resolve_plan_path("quartet").read_text().replace("# read_fraction: 0.7", "read_fraction: 0.7")
     e = _plan_text(tmp_path, text)

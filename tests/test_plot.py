@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import pkgutil
 import math
 import re
 from types import SimpleNamespace
@@ -21,7 +22,7 @@ from stibium_py import registry
 from stibium_py.report import plot
 from synthetic import make_run
 
-VIEWS = ("figures", "in_flight", "steady", "sustained", "clients", "bench", "compare_page", "series_page", "tree")
+VIEWS = ("figures", "clients", "compare_page", "series_page")
 SHORT = {"i1": np.int8, "u1": np.uint8, "i2": np.int16, "u2": np.uint16, "i4": np.int32, "u4": np.uint32,
          "f4": np.float32, "f8": np.float64}
 
@@ -71,13 +72,17 @@ def with_plotly(monkeypatch):
     def use() -> None:
         for name in VIEWS:
             monkeypatch.setattr(import_module(f"stibium_py.report.{name}"), "plot", shim)
-        for name in ("page", "clients", "compare_page", "series_page", "sustained", "tree"):
+        for name in ("page", "clients", "compare_page", "series_page"):
             monkeypatch.setattr(import_module(f"stibium_py.report.{name}"), "figure", _plotly_figure)
-        for kind in registry.BUILTIN:          # each kind's own views, in its folder
-            view = import_module(f"stibium_py.kinds.{kind}.view")
-            for name, value in (("plot", shim), ("figure", _plotly_figure)):
-                if hasattr(view, name):
-                    monkeypatch.setattr(view, name, value)
+        for kind in registry.BUILTIN:          # each kind's own views and figures, in its folder
+            folder = import_module(f"stibium_py.kinds.{kind}")
+            for found in pkgutil.iter_modules(folder.__path__):
+                if found.ispkg:
+                    continue
+                module = import_module(f"{folder.__name__}.{found.name}")
+                for name, value in (("plot", shim), ("figure", _plotly_figure)):
+                    if hasattr(module, name):
+                        monkeypatch.setattr(module, name, value)
     return use
 
 

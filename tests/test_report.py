@@ -62,8 +62,8 @@ def _pattern_rows(granularities, accesses=("sequential",), trials=3):
 
 
 def test_many_granularities_give_a_latency_heatmap_per_access():
-    from stibium_py.analysis.patterns import pattern_result
-    from stibium_py.report import figures
+    from stibium_py.kinds.pattern.result import pattern_result
+    from stibium_py.kinds.pattern import figures
     e = pattern_result("p", "read", _pattern_rows([4096 << k for k in range(4)], ("sequential", "random", "strided")),
                        200, 1, 0.95)
     fig = figures.latency_percentiles([e])
@@ -74,8 +74,8 @@ def test_many_granularities_give_a_latency_heatmap_per_access():
 
 
 def test_one_granularity_shows_its_trials_not_a_granularity_axis():
-    from stibium_py.analysis.patterns import pattern_result
-    from stibium_py.report import figures
+    from stibium_py.kinds.pattern.result import pattern_result
+    from stibium_py.kinds.pattern import figures
     e = pattern_result("p", "read", _pattern_rows([1 << 20], trials=5), 200, 1, 0.95)
     fig = figures.throughput_vs_granularity([e])
     (trace,) = fig.data

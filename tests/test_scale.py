@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from stibium_py.analysis.files import files_result
+from stibium_py.kinds.files.result import files_result
 from stibium_py.analysis.settings import Settings
 from stibium_py.measurement import Measurement
-from stibium_py.report import figures
+from stibium_py.kinds.files import figures
 from stibium_py.store import _read_columns, _read_rows
 from stibium_py.table import Table
 from synthetic import make_run

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stibium_py.analysis.steady import PTS_WINDOW, STEADY_WINDOW, first_steady, judge
+from stibium_py.kinds.pattern.steady import PTS_WINDOW, STEADY_WINDOW, first_steady, judge
 from stibium_py.analysis.stats.theil_sen import sen_interval
 
 SERIES = 600
@@ -97,7 +97,7 @@ def _rows(rates_mb_s: list[float], window: int, max_rounds: int, op: str = "writ
 def test_a_rate_switched_mid_run_is_steady_only_in_rounds_after_the_switch():
     """Eight rounds at 100 MB/s, then 50 MB/s, 1 % noise (seed 3): the first steady window begins after the
     switch, and the rates are of it alone."""
-    from stibium_py.analysis.steady import steadiness, window_rows
+    from stibium_py.kinds.pattern.steady import steadiness, window_rows
     rng = np.random.default_rng(3)
     rates = [100.0] * 8 + [50.0] * 22
     rows = _rows([r * np.exp(rng.normal(0, 0.01)) for r in rates], window=10, max_rounds=30)
@@ -111,7 +111,7 @@ def test_a_rate_switched_mid_run_is_steady_only_in_rounds_after_the_switch():
 
 
 def test_rounds_count_only_while_every_point_has_its_measurement():
-    from stibium_py.analysis.steady import steadiness
+    from stibium_py.kinds.pattern.steady import steadiness
     from stibium_py.table import Table
     reads = _rows([100.0] * 6, window=4, max_rounds=10, op="read")
     writes = _rows([100.0] * 4, window=4, max_rounds=10)         # the writes of rounds 5 and 6 are missing
@@ -257,7 +257,7 @@ def test_rounds_and_preconditioning_plan_errors(tmp_path, extra, message):
 
 
 def test_a_tests_points_are_judged_in_the_reports_order():
-    from stibium_py.analysis.steady import steadiness
+    from stibium_py.kinds.pattern.steady import steadiness
     from stibium_py.table import Table
     rows = [_rows([100.0] * 4, window=4, max_rounds=4)]
     for g in (16384, 1 << 20):

@@ -112,7 +112,7 @@ def test_one_client_run_with_a_stonewall_keeps_what_moved_and_says_so(tmp_path):
     from rich.console import Console
 
     from stibium_py.pipeline import summarize_run
-    from stibium_py.report.mix import terminal_lines
+    from stibium_py.kinds.pattern.mix_view import terminal_lines
     from stibium_py.run import LoadedPlan, RunOptions, start_run
     path = tmp_path / "plan.yaml"
     path.write_text("name: sw\ntests:\n  - {name: p, kind: pattern, op: write, granularities: [64KiB], bytes: 4MiB, "

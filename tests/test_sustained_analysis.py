@@ -1,4 +1,4 @@
-"""The analysis of sustained writes (stibium_py/analysis/sustained.py) on simulated chunk rows of known
+"""The analysis of sustained writes (stibium_py/kinds/sustained/result.py) on simulated chunk rows of known
 truth: a rate that halves after a known number of bytes is found there (within 10 %) with both rates
 (within 3 %), a constant rate gives no cliff, and by simulation with fixed seeds: the intervals cover the
 truth and a steady drive is almost never given a cliff."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stibium_py.analysis.sustained import sustained_result
+from stibium_py.kinds.sustained.result import sustained_result
 from stibium_py.units import format_rate
 
 MiB = 2**20
@@ -95,7 +95,7 @@ def test_the_timeline_runs_on_the_raw_clock_and_marks_a_pause():
     """Three files of 4 chunks of 0.1 s, 50 us between chunks. The second follows the first by 2 ms on the
     same raw clock, although the runner's clock says 0.3 s (the helper's start-up). The third comes after a
     reboot (the raw clock restarted) 100 s later by the run's clock: a pause, timed by the run's clock."""
-    from stibium_py.analysis.sustained import sustained_test_result
+    from stibium_py.kinds.sustained.result import sustained_test_result
     from stibium_py.table import Table
     first = _file_rows(0, 0.0, 10**12, 4, 0.1, 50_000)
     second_ns = first[-2].end_ns + 2_000_000 - 100_000            # its first chunk begins 2 ms after
@@ -130,7 +130,7 @@ def test_the_ratio_of_two_sustained_rates_covers_the_truth():
 
 
 def test_the_curve_draws_the_temperature_on_a_second_axis_only_where_known():
-    from stibium_py.report.sustained import rate_curve
+    from stibium_py.kinds.sustained.figures import rate_curve
     d = sustained_result(*_chunks([(32, 200e6), (32, 100e6)], 0.03, seed=5)).to_json()
     n = d["chunks"]
     d.update(name="s", op="write", pauses=[], points={"bytes_done": list(range(1, n + 1)),

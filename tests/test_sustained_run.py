@@ -18,7 +18,7 @@ import pytest
 from conftest import interruptible
 from click.testing import CliRunner
 
-from stibium_py.analysis.sustained import chunks_in_order
+from stibium_py.kinds.sustained.result import chunks_in_order
 from stibium_py.cli import main
 from stibium_py.pipeline import load_run
 

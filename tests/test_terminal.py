@@ -157,7 +157,7 @@ def test_the_disk_mark_table_is_one_line_a_row_with_every_value_whole(tmp_path, 
     from click.testing import CliRunner
     from stibium_py.cli import main
     from stibium_py.pipeline import summarize_run
-    from stibium_py.report.in_flight import mark_rows, mark_table_terminal
+    from stibium_py.kinds.pattern.in_flight import mark_rows, mark_table_terminal
     fixtures = Path(__file__).parent / "fixtures" / "fio"
     done = CliRunner().invoke(main, ["import", "fio", str(fixtures / "shapes.json"), str(fixtures / "shapes-2.json"),
                                      "--out", str(tmp_path)])

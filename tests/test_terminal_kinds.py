@@ -66,7 +66,7 @@ def _table_rows(lines: list[str], title_words: str, n: int) -> list[str]:
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_every_kind_s_lines_fit_and_its_tables_are_one_line_a_row(every_kind, width):
     from stibium_py.pipeline import summarize_run
-    from stibium_py.report.in_flight import mark_rows
+    from stibium_py.kinds.pattern.in_flight import mark_rows
     lines = _printed(every_kind, width)
     assert all(len(ln) <= width for ln in lines), [ln for ln in lines if len(ln) > width]
     _, _, summary = summarize_run(every_kind)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stibium_py.analysis.tree import COLD, tree_result
+from stibium_py.kinds.tree.result import COLD, tree_result
 from stibium_py.errors import MeasurementError
 from stibium_py.measurement import Measurement, from_tree_answer
 from stibium_py.plan import PlanError, load_and_expand

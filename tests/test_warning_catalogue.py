@@ -15,7 +15,7 @@ from stibium_py import registry
 from stibium_py.analysis import warnings as w
 from stibium_py.analysis.cache import RESIDENT_THRESHOLD
 from stibium_py.analysis.stonewall import Stonewall
-from stibium_py.analysis.sustained import MIN_SIZE
+from stibium_py.kinds.sustained.result import MIN_SIZE
 from stibium_py.measurement import Measurement
 from stibium_py.stack import Stack
 from stibium_py.table import Table
@@ -101,7 +101,7 @@ def _pattern(**changed) -> NS:
 
 
 def _steadiness(rounds: int, max_rounds: int, points: int = 1):
-    from stibium_py.analysis.steady import PointRounds, Steadiness, SteadyVerdict
+    from stibium_py.kinds.pattern.steady import PointRounds, Steadiness, SteadyVerdict
     verdict = SteadyVerdict(False, rounds - 4, rounds, 1e8, 0.3, 0.25, 1e6, 5e5, 2e6, 0.95,
                             "the range is 30% of the mean (over 20%)")
     pts = tuple(PointRounds(("write", "random", 4096 << k, 0, 32, 1, None, "helper", "random"), (1e8,) * rounds, verdict)

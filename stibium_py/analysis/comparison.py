@@ -23,12 +23,10 @@ from .stats.bootstrap import two_level_draws
 from .. import registry
 from .rates import PointDraws, PointKey, draws_per_run, key_json
 from .settings import Settings
-from .sustained import SustainedTestResult
 
 RunPoints = dict[PointKey, Table]
-# the kind whose own results compare's and the series summary's JSON keep under a key of their own, as the formats
-# had them before kinds compared and put together their own results (every other kind's are under "kinds")
-OWN_KEY = "sustained"
+# the kind whose own results compare's and the series summary's JSON keep under a key of their own (registry.py)
+OWN_KEY = registry.KEPT_APART
 REFUSAL_HINT = "a side has no interval, as in its summary: add trials (patterns), or sizes and repeats (files)"
 
 
@@ -194,26 +192,6 @@ def _groups(points: list[PointRatio], draws_by_key: dict[PointKey, np.ndarray],
     return out
 
 
-# ---------------------------------------------------------------- sustained tests
-
-@dataclass(frozen=True)
-class SustainedRatio:
-    """One number of two sustained results (the fast rate, the rate after the cliff, the cliff's place) with
-    B / A and its interval."""
-
-    test: str
-    op: str
-    what: str
-    a: Estimate
-    b: Estimate
-    ratio: Estimate
-    verdict: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"test": self.test, "op": self.op, "what": self.what, "a": self.a.as_dict(), "b": self.b.as_dict(),
-                "ratio": self.ratio.as_dict(), "verdict": self.verdict}
-
-
 def ratio_of_intervals(a: Estimate, b: Estimate) -> Estimate:
     """B / A from two independent estimates with their intervals: each log estimate taken as normal, its
     interval's half-width on the log scale a multiple of its spread; the spreads add in quadrature, so the
@@ -226,26 +204,6 @@ def ratio_of_intervals(a: Estimate, b: Estimate) -> Estimate:
     half = math.hypot(*[(math.log(e.high) - math.log(e.low)) / 2 for e in (a, b)])
     return Estimate(point, point * math.exp(-half), point * math.exp(half),
                     "ratio of two independent bootstrap estimates, log-normal from their intervals", a.n + b.n)
-
-
-def compare_sustained(a: SustainedTestResult, b: SustainedTestResult, s: Settings) -> list[SustainedRatio]:
-    """The fast rate (the first stretch), the rate after the cliff and the cliff's place, where both sides
-    have them: a side without a cliff compares its one steady rate as its fast rate."""
-    steady = a.result.cliff_bytes is None and b.result.cliff_bytes is None
-    pairs = [("steady rate" if steady else "fast rate (first stretch)", a.result.stretches[0].rate_bytes_per_s,
-              b.result.stretches[0].rate_bytes_per_s)]
-    if a.result.cliff_bytes is not None and b.result.cliff_bytes is not None:
-        pairs += [("rate after the cliff", a.result.stretches[1].rate_bytes_per_s,
-                   b.result.stretches[1].rate_bytes_per_s),
-                  ("cliff at (bytes)", a.result.cliff_bytes, b.result.cliff_bytes)]
-    out = []
-    for what, ea, eb in pairs:
-        ratio = ratio_of_intervals(ea, eb)
-        word = verdict(ratio, s.noise_band)[0]
-        if what.startswith("cliff"):
-            word = {"faster": "later", "slower": "earlier"}.get(word, word)
-        out.append(SustainedRatio(a.name, a.op, what, ea, eb, ratio, word))
-    return out
 
 
 # ---------------------------------------------------------------- the comparison of two sides, typed
@@ -274,23 +232,6 @@ class SideFacts:
 
 
 @dataclass(frozen=True)
-class SustainedPair:
-    """A sustained test both sides ran: each side's result (its first run) and the ratios of its numbers."""
-
-    a: SustainedTestResult
-    b: SustainedTestResult
-    ratios: list[SustainedRatio]
-
-    @property
-    def test(self) -> str:
-        return self.a.name
-
-    def to_json(self) -> dict[str, Any]:
-        return {"test": self.a.name, "op": self.a.op, "a": self.a.to_json(), "b": self.b.to_json(),
-                "ratios": [r.to_json() for r in self.ratios]}
-
-
-@dataclass(frozen=True)
 class TwoRuns:
     """B against A: the ratios per point and per test and op, the sustained tests, the cautions (points served
     by a cache below the file system), whether both ran on one machine, what the verdicts cover (advice),
@@ -315,7 +256,7 @@ class TwoRuns:
         return self.comparison.points
 
     @property
-    def sustained(self) -> list[SustainedPair]:
+    def sustained(self) -> list[Any]:
         """The sustained tests both sides ran (the sustained kind's pairs)."""
         return self.kinds.get(OWN_KEY, [])
 
@@ -328,7 +269,7 @@ class TwoRuns:
                 "scope": self.comparison.scope, "same_machine": self.same_machine, "advice": self.advice,
                 "differences": self.differences,
                 "rows": [{**p.to_json(), "caution": self.cautions.get(p.key)} for p in self.points],
-                "summaries": [g.to_json() for g in self.groups], "sustained": [s.to_json() for s in self.sustained],
+                "summaries": [g.to_json() for g in self.groups], OWN_KEY: [s.to_json() for s in self.sustained],
                 "unmatched": {"only_in_a": self.only_in_a, "only_in_b": self.only_in_b},
                 "kinds": {kind: [p.to_json() for p in pairs] for kind, pairs in self.kinds.items()
                           if kind != OWN_KEY}}
@@ -400,9 +341,9 @@ class ManyRuns:
                 "runs": [pair.b.to_json() for pair in self.pairs], "settings": self.pairs[0].settings.to_json(),
                 "rows": [r.to_json() for r in self.rows],
                 "summaries": [{**g.to_json(), "run": pair.b.run} for pair in self.pairs for g in pair.groups],
-                "sustained": [{"test": s.a.name, "op": s.a.op, "run": pair.b.run, "label": pair.b.label,
-                               "headline": s.b.result.headline, "reference_headline": s.a.result.headline,
-                               "ratios": [r.to_json() for r in s.ratios]} for pair in self.pairs for s in pair.sustained],
+                OWN_KEY: [{"test": s.a.name, "op": s.a.op, "run": pair.b.run, "label": pair.b.label,
+                           "headline": s.b.result.headline, "reference_headline": s.a.result.headline,
+                           "ratios": [r.to_json() for r in s.ratios]} for pair in self.pairs for s in pair.sustained],
                 "kinds": {kind: [{**p.to_json(), "run": pair.b.run, "label": pair.b.label}
                                  for pair in self.pairs for p in pair.kinds.get(kind, [])]
                           for kind in dict.fromkeys(k for pair in self.pairs for k in pair.kinds)

@@ -118,6 +118,18 @@ def bytes_per_s(op: str) -> Callable[[float | None], str]:
     return format_rate
 
 
+def rated(rows: Table) -> tuple[Table, dict[str, Any]]:
+    """Valid measurements as every view rates them (the summary, compare, series): each kind that rates some of its
+    rows only keeps those (KindSpec.rated: a pattern test by rounds, its steady window's), with its verdicts by
+    test."""
+    judged: dict[str, Any] = {}
+    for spec in registry.specs():
+        if spec.rated is not None:
+            rows, verdicts = spec.rated(rows)
+            judged.update(verdicts)
+    return rows, judged
+
+
 def by_point(rows: Table) -> dict[PointKey, Table]:
     """The measurements of each test point: tests in the order the run reached them, and inside a test
     by op, access, granularity, stride, queue depth and threads (not the run's shuffled order)."""

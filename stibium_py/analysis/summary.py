@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 from .. import registry
 from ..memory import Shape
 from ..table import Table
-from . import steady
+from . import rates
 from .settings import SUMMARY, Settings
 from ..registry import KindResult
 from .warnings import Notice, warnings
@@ -46,7 +46,7 @@ class SummaryContext:
     ceiling_bytes_per_s: float | None
     memory_rates: dict[Shape, float]
     executor: Executor | None
-    judged: dict[str, steady.Steadiness]      # tests by rounds, by name
+    judged: dict[str, Any]                    # tests by rounds, by name (their verdicts: KindSpec.rated)
     valid: Table | None = None                # every valid measurement of the run (a verify's read meets its writes)
 
 
@@ -61,7 +61,7 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     memory_rates: what memory does for each read shape (run.json's memory_reads), the yardstick of a cache
     below the file system; target_facts: run.json's, whose stack names the layers below it."""
     good = rows.valid()
-    rated, judged = steady.rated(good)      # a test by rounds: its window's rounds, and its verdict
+    rated, judged = rates.rated(good)      # a test by rounds: its window's rounds, and its verdict
     ctx = SummaryContext(s, ceiling_bytes_per_s, memory_rates or {}, executor, judged, good)
     # tests in the order the run began them (failed measurements count)
     order = {key: int(rows.seq[idx[0]]) for key, idx in rows.groups("test", "op").items()}

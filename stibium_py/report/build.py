@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 
 from dataclasses import dataclass
@@ -15,14 +14,13 @@ from ..analysis import calibration
 from .. import registry
 from ..analysis.below import BELOW_SHARE
 from ..analysis.estimate import Estimate, estimate_text
-from ..analysis.files import FilesResult
 from ..analysis.summary import Summary
 from ..registry import KindResult as Result
 from ..link import Link
 from ..record import RunRecord
 from ..stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_size
-from . import clients, in_flight
+from . import clients
 from .terminal import DEFAULT_COLUMNS, Column, fitted_table, left_out, notices
 from .page import esc, page, table
 
@@ -35,8 +33,9 @@ def terminal(summary: Summary, width: int) -> list[Any]:
         out += spec.view.lines([e for e in summary.tests if e.kind == spec.name], width)
     if summary.clients is not None:
         out += clients.terminal_lines(summary.clients, width)
-    if in_flight.shows_mark_table(summary):
-        out.append(in_flight.mark_table_terminal(summary, width))
+    for spec in registry.specs():
+        if spec.view.summary_lines is not None:
+            out += spec.view.summary_lines(summary, width)
     return out + notices(summary.warnings, "the report")
 
 
@@ -49,17 +48,15 @@ def plus_minus(e: Estimate) -> str:
     return estimate_text(e, format_rate, compact=True)
 
 
-SMALLEST_MARK = "*"
-SMALLEST_NOTE = ("* the median time of the smallest size: the fitted latency (the line's intercept) is below zero, "
-                 "which no time can be; the report explains")
-
-
-def negative_latency(e: Result) -> bool:
-    """A files result whose fitted latency is below zero: the latency column shows the smallest size's median
-    time instead, marked."""
-    if not isinstance(e, FilesResult) or e.latency_smallest_size_s is None:
-        return False
-    return math.isfinite(e.fit.line.intercept_s) and e.fit.line.intercept_s < 0
+def _table_notes(summary: Summary) -> list[tuple[str, str]]:
+    """What each kind says under the summary table of its results' cells (the terminal's words, the page's)."""
+    said = []
+    for spec in registry.specs():
+        if spec.view.table_note is not None:
+            note = spec.view.table_note([e for e in summary.tests if e.kind == spec.name])
+            if note is not None:
+                said.append(note)
+    return said
 
 
 def short_size(n: int) -> str:
@@ -123,8 +120,7 @@ def terminal_table(summary: Summary, width: int = DEFAULT_COLUMNS) -> Table:
         notes.append(CONFIDENCE_NOTES[shown])
     elif any(AN_INTERVAL.search(cell) for cell in cells):      # a table of verdicts and counts has none to speak of
         notes.append("intervals: 95 %")
-    if any(negative_latency(e) for e in summary.tests):
-        notes.append(SMALLEST_NOTE)
+    notes += [said[0] for said in _table_notes(summary)]
     if notes:
         t.caption, t.caption_justify = "\n".join(notes), "left"
     return t
@@ -219,11 +215,7 @@ def _summary_section(summary: Summary) -> str:
                        f"{esc(w.message)}. <i>What to do:</i> {esc(w.what_to_do)}.</div>"
                        for w in summary.warnings if (w.level == "warning") == (level == "warning"))
     warn, notes = said("warning"), said("info")
-    note = ("<p class=\"muted\">* The latency of a files test is the intercept of its line of time against size: "
-            "the time a file of no bytes would take. Where noise or a cache tilts the line, the intercept can fall "
-            "below zero, which no time can be; the table then shows the median time of the smallest size measured "
-            "(an upper bound of the latency, since it includes that size's bytes), and summary.json keeps the "
-            "fitted value.</p>" if any(negative_latency(e) for e in summary.tests) else "")
+    note = "".join(f"<p class=\"muted\">{said[1]}</p>" for said in _table_notes(summary))
     return ("<h2>Summary</h2>" + table(["test", "op", "kind", "rate or throughput (95% interval, or the % in brackets)", "latency", "n",
                                         "outliers", "cache suspects", "fast outliers (not the page cache)",
                                         "cache below the file system", "drift"], rows) + note
@@ -251,12 +243,20 @@ class KindView:
     # a kind that puts its own results of a series together (KindSpec.series): them on the terminal and the page
     series_lines: Callable[[list[dict[str, Any]]], list[str]] | None = None
     series_section: Callable[[list[dict[str, Any]]], str] | None = None
+    # what the kind says under the summary table of its results' cells (their results -> the terminal's words and
+    # the page's HTML, or None: nothing to say)
+    table_note: Callable[[list[Any]], tuple[str, str] | None] | None = None
+    # a table of the kind's over the whole run (the pattern kind's disk-mark table): on the page after the summary
+    # table (the summary -> sections), on the terminal after the lines of many clients (summary, width -> lines)
+    summary_sections: Callable[[Summary], list[str]] | None = None
+    summary_lines: Callable[[Summary, int], list[Any]] | None = None
 
 
 def render(run: RunRecord, summary: Summary) -> str:
     sections = [_header(run), _summary_section(summary)]
-    if in_flight.shows_mark_table(summary):
-        sections.append(in_flight.mark_table_html(summary))
+    for spec in registry.specs():
+        if spec.view.summary_sections is not None:
+            sections += spec.view.summary_sections(summary)
     n = 0
     if summary.clients is not None:
         drawn_clients, n = clients.section(summary.clients, n)

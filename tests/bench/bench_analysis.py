@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from common import run_measured, scratch
-from stibium_py.analysis import files as files_analysis
+from stibium_py.kinds.files import result as files_analysis
 from stibium_py.analysis import outliers, regression
 from stibium_py.analysis.stats import bootstrap
 from stibium_py.analysis.settings import SUMMARY

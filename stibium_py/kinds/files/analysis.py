@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...analysis import below
-from ...analysis.files import FilesResult, files_inputs, files_numbers
+from .result import FilesResult, files_inputs, files_numbers
 from ...analysis.rates import ONE_SIZE, PointKey, PointRule, bytes_per_s, files_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...table import Table

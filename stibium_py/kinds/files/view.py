@@ -3,16 +3,41 @@ Draws only."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...analysis.comparison import Drawn, PointRatio, TwoRuns
-from ...analysis.files import FilesResult
-from ...report import figures, plot
-from ...report.build import SMALLEST_MARK, TABLE_ROWS, KindView, est_text, negative_latency, plus_minus
+from .result import FilesResult
+from ...report import plot
+from . import figures
+from ...report.build import TABLE_ROWS, KindView, est_text, plus_minus
 from ...report.compare_page import COLORS
 from ...report.figures import DENSITY_ABOVE_POINTS, density, layout
 from ...report.page import esc, figure, table
 from ...units import format_bytes, format_rate, format_seconds
+
+
+SMALLEST_MARK = "*"
+SMALLEST_NOTE = ("* the median time of the smallest size: the fitted latency (the line's intercept) is below zero, "
+                 "which no time can be; the report explains")
+SMALLEST_PAGE_NOTE = (
+    "* The latency of a files test is the intercept of its line of time against size: the time a file of no bytes "
+    "would take. Where noise or a cache tilts the line, the intercept can fall below zero, which no time can be; the "
+    "table then shows the median time of the smallest size measured (an upper bound of the latency, since it "
+    "includes that size's bytes), and summary.json keeps the fitted value.")
+
+
+def negative_latency(e: FilesResult) -> bool:
+    """A result whose fitted latency is below zero: the latency column shows the smallest size's median time
+    instead, marked."""
+    if e.latency_smallest_size_s is None:
+        return False
+    return math.isfinite(e.fit.line.intercept_s) and e.fit.line.intercept_s < 0
+
+
+def table_note(results: list[FilesResult]) -> tuple[str, str] | None:
+    return (SMALLEST_NOTE, SMALLEST_PAGE_NOTE) if any(negative_latency(e) for e in results) else None
 
 
 def drift(e: FilesResult) -> str:
@@ -92,4 +117,4 @@ def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure:
 VIEW = KindView(headline,
                 lambda e: [str(len(e.outliers)), str(len(e.cache_suspects)), str(len(e.below_cache)),
                            str(len(e.fast_outliers))],
-                drift, sections, lambda results, width: [])
+                drift, sections, lambda results, width: [], table_note=table_note)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...analysis import below
 from ...analysis.fill_rates import sentence as fill_sentence
-from ...analysis.patterns import PatternResult, pattern_result
+from .result import PatternResult, pattern_result
 from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, bytes_per_s, pattern_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...analysis.warnings import MIX_SHARE_TOLERANCE, PRECONDITION_ADVICE

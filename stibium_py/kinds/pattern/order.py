@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ...analysis.steady import steadiness
+from .steady import steadiness
 from ...helper import precondition_args
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps

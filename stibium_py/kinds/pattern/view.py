@@ -4,8 +4,10 @@ page. Draws only."""
 from __future__ import annotations
 
 from ...analysis.comparison import Drawn, PointRatio, TwoRuns
-from ...analysis.patterns import PatternResult
-from ...report import bench, figures, in_flight, mix, plot, steady
+from .result import PatternResult
+from . import bench_view as bench, in_flight, mix_view as mix, steady_view as steady
+from ...report import plot
+from . import figures
 from ...report.build import KindView, est_text, plus_minus, short_size
 from ...report.compare_page import COLORS
 from ...report.figures import layout
@@ -95,4 +97,8 @@ def one_granularity(result: TwoRuns, test: str, op: str) -> bool:
 
 VIEW = KindView(headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"], lambda e: "-", sections,
                 lambda results, width: [line for e in results for line in
-                                        steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)])
+                                        steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)],
+                summary_sections=lambda summary: ([in_flight.mark_table_html(summary)]
+                                                  if in_flight.shows_mark_table(summary) else []),
+                summary_lines=lambda summary, width: ([in_flight.mark_table_terminal(summary, width)]
+                                                      if in_flight.shows_mark_table(summary) else []))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...analysis.summary import Pending, SummaryContext
-from ...analysis.sustained import MIN_SIZE, SustainedTestResult, sustained_results
+from .result import MIN_SIZE, SustainedTestResult, sustained_results
 from ...table import Table
 from ...units import format_bytes
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...analysis.estimate import Estimate
 from ...analysis.settings import Settings
-from ...analysis.sustained import sustained_results
+from .result import sustained_results
 from ...table import Table
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...analysis.settings import Settings
-from ...analysis.sustained import sustained_results
+from .result import sustained_results
 from ...table import Table
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from ...analysis.comparison import SustainedPair, SustainedRatio
+from .compare import SustainedPair, SustainedRatio
 from ...analysis.estimate import ratio_text
-from ...analysis.sustained import SustainedTestResult
-from ...report import sustained
+from .result import SustainedTestResult
+from . import figures as sustained
 from ...report.build import KindView, plus_minus
 from ...report.compare_page import COLORS
 from ...report.page import esc, table

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...analysis.comparison import Drawn, PointRatio, TwoRuns
 from ...report import plot
-from ...report import tree as tree_view
+from . import figures as tree_view
 from ...report.build import KindView
 from ...report.compare_page import COLORS
 from ...report.figures import layout

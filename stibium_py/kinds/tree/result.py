@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from ..table import Table
-from ..tree import rate_unit
-from . import rates
-from .estimate import Estimate
-from .histogram import HistogramError, LatencyHistogram
+from ...table import Table
+from ...tree import rate_unit
+from ...analysis import rates
+from ...analysis.estimate import Estimate
+from ...analysis.histogram import HistogramError, LatencyHistogram
 
 LATENCY_QUANTILES = {"lat_p50_s": 0.5, "lat_p90_s": 0.9, "lat_p99_s": 0.99, "lat_p999_s": 0.999}
 MOVES_BYTES = ("create", "read", "copy")

@@ -4,10 +4,10 @@ by time (its duration, its warm-ups kept out of the rates) or by a stonewall (wh
 
 from __future__ import annotations
 
-from ..analysis.estimate import estimate_text
-from ..analysis.patterns import Mix, PatternPoint, PatternResult
-from ..units import format_bytes, format_rate, format_seconds, format_size, in_flight_label, op_label
-from .page import esc, table
+from ...analysis.estimate import estimate_text
+from .result import Mix, PatternPoint, PatternResult
+from ...units import format_bytes, format_rate, format_seconds, format_size, in_flight_label, op_label
+from ...report.page import esc, table
 
 
 def _point(p: PatternPoint) -> str:

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from ..table import Table
-from .comparison import verdict
-from .estimate import Estimate, percentile_interval
-from .rates import SHAPE_FIELDS, pattern_rate
+from ...table import Table
+from ...analysis.comparison import verdict
+from ...analysis.estimate import Estimate, percentile_interval
+from ...analysis.rates import SHAPE_FIELDS, pattern_rate
 
 ROAD = "helper"
 ROUNDING_FREE_S = 0.5            # a fio trial this long or longer: its millisecond runtime is within 0.1 %

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import fills
-from ..table import Table
-from .stats.theil_sen import sen_interval
-from .rates import SHAPE_FIELDS, PointKey, label
+from ... import fills
+from ...table import Table
+from ...analysis.stats.theil_sen import sen_interval
+from ...analysis.rates import SHAPE_FIELDS, PointKey, label
 
 PTS_WINDOW = 5
 PTS_MAX_RANGE = 0.20          # of the window's mean

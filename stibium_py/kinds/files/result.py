@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..table import Table
-from . import below, cache, drift, outliers, rates, regression
-from .estimate import Estimate, median_estimate
-from .stats import siegel
-from .settings import Settings
+from ...table import Table
+from ...analysis import below, cache, drift, outliers, rates, regression
+from ...analysis.estimate import Estimate, median_estimate
+from ...analysis.stats import siegel
+from ...analysis.settings import Settings
 
 BURST_FACTOR = 1.5
 NONLINEAR_RESAMPLES = 500
@@ -252,7 +252,7 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
     several_sizes = len(np.unique(x)) > 1
     kinds = np.full(len(x), "", dtype=object)
     reasons: dict[int, list[str]] = {}
-    without_suspects = lambda: None  # noqa: E731
+    without_suspects: Callable[[], regression.Fit | None] = lambda: None  # noqa: E731
     if op == "read":
         resident = cols["resident_before"]
         reasons = cache.suspects(r, y, predicted, rate, resident, ceiling_bytes_per_s)

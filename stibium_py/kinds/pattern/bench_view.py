@@ -6,15 +6,15 @@ imported) says whose they are."""
 
 from __future__ import annotations
 
-from . import plot
+from ...report import plot
 
-from ..analysis.bench import BenchAlone, BenchPair
-from ..analysis.estimate import estimate_text, ratio_text
-from ..analysis.patterns import PatternResult
-from ..analysis.rates import PointKey, label
-from ..units import format_rate
-from .figures import layout
-from .page import esc, table
+from .bench import BenchAlone, BenchPair
+from ...analysis.estimate import estimate_text, ratio_text
+from .result import PatternResult
+from ...analysis.rates import PointKey, label
+from ...units import format_rate
+from ...report.figures import layout
+from ...report.page import esc, table
 
 
 def _point(e: PatternResult, b: BenchPair | BenchAlone) -> str:

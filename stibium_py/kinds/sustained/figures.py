@@ -7,15 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from . import plot
+from ...report import plot
 
-from ..analysis.comparison import SustainedPair
-from ..analysis.estimate import estimate_text, ratio_text as ratio_interval
-from ..analysis.sustained import SustainedTestResult
-from ..units import format_bytes, format_rate, format_seconds
-from .figures import layout
-from .page import esc, figure, table
-from .terminal import Column, fitted_table, with_caption
+from .compare import SustainedPair
+from ...analysis.estimate import estimate_text, ratio_text as ratio_interval
+from .result import SustainedTestResult
+from ...units import format_bytes, format_rate, format_seconds
+from ...report.figures import layout
+from ...report.page import esc, figure, table
+from ...report.terminal import Column, fitted_table, with_caption
 
 STRETCH_COLOURS = (plot.GREEN, plot.RED, plot.PURPLE, plot.BROWN, plot.PINK)
 TEMPERATURE_COLOUR = plot.ORANGE

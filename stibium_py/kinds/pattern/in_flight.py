@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import plot
+from ...report import plot
 
-from ..analysis.estimate import Estimate
-from ..analysis.patterns import PatternPoint, PatternResult
-from ..analysis.summary import Summary
-from ..analysis.estimate import estimate_text
-from ..units import format_rate, op_label
-from .figures import layout
-from .page import esc, table
-from .terminal import Column, fitted_table
+from ...analysis.estimate import Estimate
+from .result import PatternPoint, PatternResult
+from ...analysis.summary import Summary
+from ...analysis.estimate import estimate_text
+from ...units import format_rate, op_label
+from ...report.figures import layout
+from ...report.page import esc, table
+from ...report.terminal import Column, fitted_table
 
 ACCESS_ORDER = {"sequential": 0, "strided": 1, "random": 2}
 ACCESS_SHORT = {"sequential": "SEQ", "strided": "STR", "random": "RND"}

@@ -12,17 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from .. import fills
-from ..table import Table
-from ..units import format_size, in_flight_label
-from . import below
-from .estimate import Estimate
-from . import rates
-from .fill_rates import FillRate, fill_rates
+from ... import fills
+from ...table import Table
+from ...units import format_size, in_flight_label
+from ...analysis import below
+from ...analysis.estimate import Estimate
+from ...analysis import rates
+from ...analysis.fill_rates import FillRate, fill_rates
 from .bench import BenchAlone, BenchPair, alone, pairs, road_rows
-from .histogram import HistogramError, LatencyHistogram
+from ...analysis.histogram import HistogramError, LatencyHistogram
 from .steady import Steadiness
-from .stonewall import Stonewall, stonewall
+from ...analysis.stonewall import Stonewall, stonewall
 
 KNEE_FRACTION = 0.9
 

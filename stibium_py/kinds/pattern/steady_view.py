@@ -5,13 +5,13 @@ same numbers as a table. Draws `Steadiness` (analysis/steady.py); computes nothi
 
 from __future__ import annotations
 
-from . import plot
+from ...report import plot
 
-from ..analysis.patterns import PatternResult
-from ..analysis.steady import PointRounds, Steadiness, SteadyVerdict
-from ..units import format_rate
-from .figures import layout
-from .page import esc, table
+from .result import PatternResult
+from .steady import PointRounds, Steadiness, SteadyVerdict
+from ...units import format_rate
+from ...report.figures import layout
+from ...report.page import esc, table
 
 
 def verdict(name: str, st: Steadiness) -> str:

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..units import format_bytes, format_rate
-from .drift import change_points
-from .estimate import Estimate, estimate_text, percentile_interval
-from .stats.bootstrap import moving_blocks
-from .stats.theil_sen import row_slopes, slope_of
+from ...units import format_bytes, format_rate
+from ...analysis.drift import change_points
+from ...analysis.estimate import Estimate, estimate_text, percentile_interval
+from ...analysis.stats.bootstrap import moving_blocks
+from ...analysis.stats.theil_sen import row_slopes, slope_of
 
 if TYPE_CHECKING:
-    from ..table import Table
+    from ...table import Table
 
 MIN_SIZE = 10                 # chunks a stretch needs (the drift machinery's minimum segment)
 MIN_STEP = 0.10               # neighbouring stretches closer than this in rate are one stretch

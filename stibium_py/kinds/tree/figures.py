@@ -7,14 +7,14 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from . import plot
+from ...report import plot
 
-from ..analysis.estimate import estimate_text
-from ..analysis.tree import ENGINES, TreeResult
-from ..units import format_bytes, format_per_s, format_rate, format_seconds
-from .figures import layout
-from .page import esc, figure, table
-from .terminal import Column, fitted_table, with_caption
+from ...analysis.estimate import estimate_text
+from .result import ENGINES, TreeResult
+from ...units import format_bytes, format_per_s, format_rate, format_seconds
+from ...report.figures import layout
+from ...report.page import esc, figure, table
+from ...report.terminal import Column, fitted_table, with_caption
 
 
 def _per_s(e: TreeResult) -> Callable[[float | None], str]:
