@@ -115,17 +115,6 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None, we
                    wearout=wearout and bool(op.stonewall_s), fps=repr(op.frames.fps) if op.frames else None)
 
 
-def tree_args(op: "Op", root: Path, list_path: Path, phase: str | None = None) -> list[str]:
-    """The helper command of one phase of a tree (`phase` overrides the operation's: the untimed steps that
-    bring a tree back after an interruption); the files are the list's lines, relative to root."""
-    phase = phase or op.op
-    args = ["tree", "--path", str(root), "--list", str(list_path), "--phase", phase, "--threads", str(op.threads),
-            "--engine", op.engine]
-    if phase == "create":
-        args += ["--sync", op.sync if phase == op.op else "none", "--data-seed", str(op.data_seed)]
-    return args
-
-
 PRECONDITION_GRANULARITY_BYTES = 128 * 1024
 
 

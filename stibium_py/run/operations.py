@@ -14,8 +14,8 @@ from rich.console import Console
 
 from ..fio.job import Fio, find_fio, job_text, keep_output, row_of, rows_of_jobs, run_job
 from ..helper import HelperFactory, HelperSession, HelperTimeout, device_block_of, layout_args, measure_args, op_timeout_s, \
-    raw_clock_ns, tree_args
-from ..measurement import Measurement, failed, from_answer, from_chunk, from_tree_answer
+    raw_clock_ns
+from ..measurement import Measurement, failed, from_answer, from_chunk
 from ..op import Op
 from ..plan import Expanded, ExpandedTest
 from ..record import RunRecord
@@ -154,29 +154,36 @@ class Operations:
             "resident")
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
-    def measure_with(self, op: Op, args: list[str], chunk_row: Callable[[dict[str, Any], float], Measurement],
+    def measure_with(self, op: Op, args: list[str],
+                     chunk_row: Callable[[dict[str, Any], float], Measurement] | None,
                      answer_row: Callable[[bool, dict[str, Any], float], Measurement],
-                     written_by: int | None = None) -> None:
-        """An operation a kind asks of the helper in its own command (a verify's sign), its rows made by the kind:
-        a row for each chunk as it comes, the answer's row after it; the operation done, or OpFailed."""
+                     written_by: int | None = None, what: str | None = None) -> None:
+        """An operation a kind asks of the helper in its own command (a verify's sign, a tree's phase), its rows
+        made by the kind: a row for each chunk as it comes (chunk_row; None: the command sends none), the answer's
+        row after it; the operation done, or OpFailed, whose words name it as `what` (else its op and file)."""
         assert self.helper is not None
         self.step()                      # many clients: every rank begins the operation together
         started_s = time.time() - self.t0
+        what = what or f"{op.op} {op.file}"
 
         def on_row(row: dict[str, Any]) -> None:
+            assert chunk_row is not None
             m = chunk_row(row, started_s)
             self.keep(m, written_by)
             self.advance(op, m.bytes, m.seconds)
 
         try:
-            result = self.helper.call(args, timeout_s=op_timeout_s(op), on_row=on_row)
+            result = self.helper.call(args, timeout_s=op_timeout_s(op), on_row=on_row if chunk_row else None)
         except HelperTimeout as e:
             self.keep(failed(op, str(e), started_s), written_by)
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) hung: {e}") from None
-        self.keep(answer_row(result.ok, result.data, started_s), written_by)
+            raise OpFailed(f"operation {op.seq} ({op.test}: {what}) hung: {e}") from None
+        m = answer_row(result.ok, result.data, started_s)
+        self.keep(m, written_by)
         if not result.ok:
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} {op.file}) failed: {result.error}")
+            raise OpFailed(f"operation {op.seq} ({op.test}: {what}) failed: {result.error}")
         self.done.add(op.seq)
+        if chunk_row is None:            # its progress is its one row's
+            self.advance(op, op.bytes, m.seconds)
 
     def helper_ok(self, args: list[str]) -> dict[str, Any]:
         assert self.helper is not None
@@ -184,24 +191,6 @@ class Operations:
         if not result.ok:
             raise OpFailed(f"{args[0]} {Path(args[2]).name if len(args) > 2 else ''} failed: {result.error}")
         return result.data
-
-    def measure_phase(self, op: Op, tree: str, root: Path, list_path: Path, dropped: bool) -> None:
-        """One phase of a tree: one helper call, one row."""
-        assert self.helper is not None
-        self.step()                      # many clients: every rank begins the phase together
-        op = replace(op, file=tree)
-        started_s = time.time() - self.t0
-        try:
-            result = self.helper.call(tree_args(op, root, list_path), timeout_s=op_timeout_s(op))
-        except HelperTimeout as e:
-            self.keep(failed(op, str(e), started_s))
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} of the tree {op.file}) hung: {e}") from None
-        m = from_tree_answer(op, result.ok, result.data, started_s, dropped)
-        self.keep(m)
-        if not result.ok:
-            raise OpFailed(f"operation {op.seq} ({op.test}: {op.op} of the tree {op.file}) failed: {result.error}")
-        self.done.add(op.seq)
-        self.advance(op, op.bytes, m.seconds)
 
     def quiet(self) -> Any:
         """Wait until the target's disk is quiet (run/quiet.py): how long and whether it went quiet (quiet.Waited),

@@ -7,7 +7,6 @@ from types import TracebackType
 
 import math
 import time
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from ...helper import tree_args
+from .rows import from_tree_answer, tree_args
 from ...op import Op
 from ...plan.expand import ExpandedTest
 from ...preflight import drop_caches
@@ -58,11 +59,18 @@ def order(d: Steps, test: ExpandedTest) -> str:
                     d.step()
                     drop_caches()
                 d.work.folder(tree)             # not a link: the helper's tree phases open plain paths below it
-                d.measure_phase(op, tree, root, list_for(op.op), dropped)
+                _measure_phase(d, replace(op, file=tree), root, list_for(op.op), dropped)
             if not d.run.keep_files:
                 d.work.remove_files(_tree_files(tree, shape))  # the files (delete left the folders)
     return "complete"
 
+
+
+def _measure_phase(d: Steps, op: Op, root: Path, list_path: Path, dropped: bool) -> None:
+    """One phase of a tree (its op's file the tree's folder): one helper call, one row."""
+    d.measure_with(op, tree_args(op, root, list_path), None,
+                   lambda ok, answer, started_s: from_tree_answer(op, ok, answer, started_s, dropped),
+                   what=f"{op.op} of the tree {op.file}")
 
 
 def _tree_files(tree: str, shape: TreeShape) -> set[str]:
