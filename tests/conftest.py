@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stibium_py.helper import find_helper
+from stibium_py.run.helper import find_helper
 
 MEMORY_FILE_SYSTEMS = {"tmpfs", "ramfs"}
 

@@ -1,4 +1,4 @@
-"""A helper in Python for the runner's tests (stibium_py.helper.HelperFactory): it writes and reads the
+"""A helper in Python for the runner's tests (stibium_py.run.helper.HelperFactory): it writes and reads the
 files the runner names, with buffered I/O, and answers as the compiled helper does, with seconds from a
 model (a fixed rate and latency) so that the numbers are known. No compiled binary is needed; the tests
 of the real helper stay in test_helper.py and the truth tests.
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from stibium_py.helper import HelperResult, raw_clock_ns
+from stibium_py.run.helper import HelperResult, raw_clock_ns
 
 RATE_BYTES_PER_S = 500e6
 LATENCY_S = 1e-4

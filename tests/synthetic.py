@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from stibium_py.measurement import Measurement
-from stibium_py.record import RUN_FORMAT
-from stibium_py.store import MeasurementLog, write_json_atomic
+from stibium_py.rundir.measurement import Measurement
+from stibium_py.rundir.record import RUN_FORMAT
+from stibium_py.rundir.store import MeasurementLog, write_json_atomic
 
 SIZES = np.geomspace(1e6, 64e6, 7).round()
 

@@ -11,8 +11,8 @@ from stibium_py.kinds.pattern import result as patterns
 from stibium_py.analysis.stats import theil_sen
 from stibium_py.kinds.files.result import files_result
 from stibium_py.analysis.settings import Settings
-from stibium_py.measurement import Measurement
-from stibium_py.table import Table
+from stibium_py.rundir.measurement import Measurement
+from stibium_py.rundir.table import Table
 
 RATE = 500e6        # bytes/s
 LATENCY = 0.0002    # s
@@ -140,7 +140,7 @@ def test_knee_is_the_smallest_granularity_near_the_plateau():
 
 def test_sizes_too_small_for_a_rate_give_a_warning_not_a_crash():
     from stibium_py.analysis.summary import summarize
-    from stibium_py.record import RunRecord
+    from stibium_py.rundir.record import RunRecord
     from stibium_py.report.build import render
     rows = _rows(np.random.default_rng(2), repeats=3, noise=0.0, rate=1e30, latency=0.001)
     for r in rows:

@@ -13,15 +13,15 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from stibium_py import stack
+from stibium_py.machine import stack
 from stibium_py.analysis.settings import Settings
 from stibium_py.analysis.summary import summarize
 from stibium_py.cli import main
-from stibium_py.memory import CAP_BYTES, Shape, shape_of
-from stibium_py.record import RunRecord
+from stibium_py.machine.memory import CAP_BYTES, Shape, shape_of
+from stibium_py.rundir.record import RunRecord
 from stibium_py.kinds.files.view import SMALLEST_NOTE
 from stibium_py.report.build import terminal_table
-from stibium_py.store import read_measurements, read_run_json
+from stibium_py.rundir.store import read_measurements, read_run_json
 from synthetic import SIZES, make_run
 
 LOOP_WHY = ("the loop device reads its backing file /images/disk.img through the page cache (dio 0), so reads this "
@@ -254,7 +254,7 @@ def test_a_negative_fitted_latency_is_never_printed_as_a_latency(tmp_path):
 
 
 def test_the_memory_probe_is_synced_where_its_data_would_reach_the_device_anyway(tmp_path):
-    from stibium_py.memory import linux_background_bytes, probe_sync
+    from stibium_py.machine.memory import linux_background_bytes, probe_sync
     size = CAP_BYTES
     # Linux below the background threshold: never written back before its removal
     assert probe_sync("linux", size, 2 << 30) == "none"

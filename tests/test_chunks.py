@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from stibium_py.helper import Helper
+from stibium_py.run.helper import Helper
 
 MiB = 2**20
 GAP_BOUND_NS = 5_000_000      # the stated bound of a row's writing out: a median of 41 us and at most 1.6 ms over

@@ -172,7 +172,7 @@ def test_info_reports_the_target(disk_dir):
 def test_info_says_each_fact_in_words_in_order_and_cuts_none(disk_dir, monkeypatch):
     """`stibium info`, which users send with a bug report: no Python (no {'ops': ...}, True, None), the facts in
     their names' order, sizes with their unit, the helper's path whole at 80 columns, no clock reading."""
-    from stibium_py.helper import find_helper
+    from stibium_py.run.helper import find_helper
     from stibium_py.report.facts import fact_rows
     assert fact_rows({"translated": False, "now_ns": 5, "io_method_reason": "", "page_size_bytes": 16384,
                       "engine_capabilities": {"direct": {"ops": ["read", "write"], "uncached": True}},

@@ -11,12 +11,12 @@ import pytest
 
 from stibium_py.analysis.clients import aggregate, stragglers
 from stibium_py.errors import RunError
-from stibium_py.measurement import Measurement
-from stibium_py.op import Op
+from stibium_py.rundir.measurement import Measurement
+from stibium_py.rundir.op import Op
 from stibium_py.plan import ExpandedTest
-from stibium_py.sharing import Place, client_file, read_shift
-from stibium_py.table import Table
-from stibium_py.team import Solo, clock_offset, join, launched_size, verdict
+from stibium_py.clients.sharing import Place, client_file, read_shift
+from stibium_py.rundir.table import Table
+from stibium_py.clients.team import Solo, clock_offset, join, launched_size, verdict
 
 
 def _op(op: str = "write", file: str = "p/data.bin", size: int = 1 << 20, kind: str = "pattern") -> Op:
@@ -187,7 +187,7 @@ def test_a_sigint_in_the_middle_of_a_step_is_raised_at_its_end():
     # ever for messages the others had sent for the first. The test sets SIGINT's disposition itself (a
     # shell's background job inherits it ignored) and restores it.
     import signal
-    from stibium_py.team import MpiTeam
+    from stibium_py.clients.team import MpiTeam
     received = []
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
@@ -209,7 +209,7 @@ def test_a_sigint_in_the_middle_of_a_step_is_raised_at_its_end():
 
 def test_a_sigint_in_a_collective_made_of_others_is_raised_once_at_the_end():
     import signal
-    from stibium_py.team import MpiTeam
+    from stibium_py.clients.team import MpiTeam
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         comm = _HalfwayComm()
@@ -225,7 +225,7 @@ def test_an_internal_error_on_one_of_many_ranks_ends_every_rank(monkeypatch):
     # a failure of ours outside the steps where ranks stop together: the other ranks would wait for this one for
     # ever (mpi4py's MPI_Finalize at exit waits too), so every rank is ended at once (MPI_Abort), after the line
     from click.testing import CliRunner
-    from stibium_py import team
+    from stibium_py.clients import team
     from stibium_py.cli import main
 
     class Many:

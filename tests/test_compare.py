@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from stibium_py import cli
 from stibium_py.cli import main
 from stibium_py.analysis.settings import Settings
-from stibium_py.compare import CompareError, compare_runs, load_side
+from stibium_py.results.compare import CompareError, compare_runs, load_side
 from synthetic import make_run
 
 
@@ -34,7 +34,7 @@ def test_one_trial_a_side_gives_no_interval_and_no_verdict(tmp_path, monkeypatch
     """The summary gives a point of one trial no interval; compare says the same, in the same words, and draws
     no verdict (it used to print a zero-width "95 %" interval and "faster")."""
     import numpy as np
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, trials=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 1.06, seed=2, trials=1)
     result = compare_runs(load_side(a), load_side(b)).to_json()
@@ -64,7 +64,7 @@ def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch
     """One size gives a files test no rate (the summary warns "one size: a rate needs two sizes"); compare
     says so instead of failing inside the bootstrap of lines."""
     import numpy as np
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, sizes=np.array([4e6]))
     b = make_run(tmp_path / "b", rate_bytes_per_s=300e6, seed=2, sizes=np.array([4e6]))
     result = compare_runs(load_side(a), load_side(b)).to_json()
@@ -211,7 +211,7 @@ def test_many_machines_in_one_table(tmp_path):
 
 
 def test_the_ratio_averaged_across_granularities_heads_the_page(tmp_path):
-    from stibium_py.compare import drawn
+    from stibium_py.results.compare import drawn
     from stibium_py.report.compare_page import render
     a = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=200e6 * 2.97, seed=2)
@@ -249,7 +249,7 @@ def test_two_macs_with_fsync_compare_without_a_caution(tmp_path):
 
 
 def test_a_macs_fsync_writes_are_a_notice_of_the_run(tmp_path):
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     run = make_run(tmp_path / "a", rate_bytes_per_s=200e6, seed=1, platform="darwin", sync_used="fsync")
     _, _, summary = summarize_run(run)
     notices = [n for n in summary.warnings if "drive's write cache" in n.message]
@@ -320,7 +320,7 @@ def test_the_verdicts_say_where_they_are_printed_that_a_difference_inside_the_no
 
 def test_a_key_left_to_its_kind_s_default_is_not_a_difference_from_the_same_value_written():
     """A test that leaves trials out ran the kind's default, 3: compare said "trials None in A, 3 in B"."""
-    from stibium_py.definitions import differences, test_definitions
+    from stibium_py.results.definitions import differences, test_definitions
     a = test_definitions({"tests": [{"name": "clips", "kind": "stream", "trials": 3, "buffer_frames": 2}]})
     b = test_definitions({"tests": [{"name": "clips", "kind": "stream"}]})
     assert differences(a, b, {"clips"}) == ([], [])

@@ -200,7 +200,7 @@ def test_a_sustained_test_is_summarised_with_the_settings_of_the_run(three_runs)
     from stibium_py import registry
     from stibium_py.analysis.summary import SummaryContext
     from stibium_py.kinds.sustained.result import sustained_results
-    from stibium_py.store import read_measurements
+    from stibium_py.rundir.store import read_measurements
     rows, _ = read_measurements(three_runs[0])
     rows = rows.take(rows.kind == "sustained")
     s = Settings(resamples=300, seed=7, confidence=0.8)
@@ -217,7 +217,7 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def test_the_many_runs_json_says_what_the_typed_comparison_holds(three_runs):
-    from stibium_py.compare import compare_many, load_side
+    from stibium_py.results.compare import compare_many, load_side
     s = Settings(resamples=200, seed=3)
     many = compare_many([load_side(r) for r in three_runs], settings=s)
     data = many.to_json()
@@ -248,7 +248,7 @@ def test_the_many_runs_json_says_what_the_typed_comparison_holds(three_runs):
 
 
 def test_two_runs_json_carries_each_side_s_sustained_curve_and_ratios(three_runs):
-    from stibium_py.compare import compare_runs, load_side
+    from stibium_py.results.compare import compare_runs, load_side
     pair = compare_runs(load_side(three_runs[0]), load_side(three_runs[1]), settings=Settings(resamples=200, seed=3))
     (sp,) = pair.sustained
     data = sp.to_json()

@@ -44,8 +44,8 @@ def reader(request, monkeypatch):
     """Both readers of measurements.csv: a file this small is read row by row; the columnar reader (pyarrow)
     is made to read it too."""
     if request.param == "columns":
-        import stibium_py.store
-        monkeypatch.setattr(stibium_py.store, "ROW_READER_MAX_BYTES", 0)
+        import stibium_py.rundir.store
+        monkeypatch.setattr(stibium_py.rundir.store, "ROW_READER_MAX_BYTES", 0)
     return request.param
 
 
@@ -140,7 +140,7 @@ def _interrupted(tmp_path: Path) -> tuple[Path, list[str]]:
     """An interrupted run (the fake helper), and the names of its test files."""
     from rich.console import Console
     from stibium_py.plan import load_and_expand
-    from stibium_py.preflight import RunError
+    from stibium_py.run.preflight import RunError
     from stibium_py.run import LoadedPlan, RunOptions, start_run
     from fake_helper import FakeHelpers
     plan = tmp_path / "fake.yaml"
@@ -168,7 +168,7 @@ def _victim(folder: Path, names: list[str]) -> dict[str, bytes]:
 ])
 def test_resume_of_a_run_json_pointing_work_dir_elsewhere_removes_nothing_there(tmp_path, where, why):
     from rich.console import Console
-    from stibium_py.preflight import RunError
+    from stibium_py.run.preflight import RunError
     from stibium_py.run import RunOptions, resume_run
     from fake_helper import FakeHelpers
     run_dir, names = _interrupted(tmp_path)
@@ -208,7 +208,7 @@ def test_resume_into_an_empty_folder_of_the_run_s_name_marks_it_and_completes(tm
 
 def test_resume_into_a_work_dir_outside_the_recorded_target_is_refused_and_creates_nothing(tmp_path):
     from rich.console import Console
-    from stibium_py.preflight import RunError
+    from stibium_py.run.preflight import RunError
     from stibium_py.run import RunOptions, resume_run
     from fake_helper import FakeHelpers
     run_dir, _ = _interrupted(tmp_path)
@@ -303,7 +303,7 @@ def test_rows_whose_names_or_fill_no_plan_could_say_are_skipped_as_damaged(tmp_p
 
 
 def test_a_run_json_whose_plan_says_a_fill_no_plan_could_say_leaves_those_older_rows_out(tmp_path):
-    from stibium_py.pipeline import load_run
+    from stibium_py.results.pipeline import load_run
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     names = load_run(run).measurements.test.tolist()
     doc = json.loads((run / "run.json").read_text())

@@ -130,7 +130,7 @@ for line in sys.stdin:
 
 def test_a_hung_helper_is_stopped_after_its_timeout(disk_dir):
     # a helper that never answers: the per-operation timeout ends the wait and kills it
-    from stibium_py.helper import Helper, HelperTimeout
+    from stibium_py.run.helper import Helper, HelperTimeout
     hung = disk_dir / "hung-helper"
     hung.write_text("#!/bin/sh\nexec sleep 60\n")
     hung.chmod(0o755)
@@ -148,7 +148,7 @@ def test_a_hung_helper_is_stopped_after_its_timeout(disk_dir):
 
 def test_a_failing_purge_is_one_line_that_says_sudo(tmp_path, monkeypatch):
     # macOS's `purge` without root: exit status 1 and a complaint; stibium says what to do
-    from stibium_py import preflight
+    from stibium_py.run import preflight
 
     fake = tmp_path / "bin"
     fake.mkdir()

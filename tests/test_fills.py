@@ -17,11 +17,11 @@ from stibium_py.analysis.fill_rates import FillRate, sentence
 from stibium_py.analysis.rates import PointKey, key_json, key_of, label
 from stibium_py.errors import PlanError
 from stibium_py.fio.job import job_text
-from stibium_py.helper import find_helper
-from stibium_py.pipeline import load_run
+from stibium_py.run.helper import find_helper
+from stibium_py.results.pipeline import load_run
 from stibium_py.plan.expand import expand
 from stibium_py.plan.load import load_plan
-from stibium_py.publish import CompareRequest, publish_compare, publish_run
+from stibium_py.report.publish import CompareRequest, publish_compare, publish_run
 from stibium_py.run import LoadedPlan, RunOptions, start_run
 from stibium_py.units import format_rate
 

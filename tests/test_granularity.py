@@ -13,7 +13,7 @@ import pytest
 
 from conftest import run_helper
 from stibium_py.plan import load_and_expand
-from stibium_py.preflight import RunError, check_memory, largest_request_bytes
+from stibium_py.run.preflight import RunError, check_memory, largest_request_bytes
 
 KiB, MiB, GiB = 1024, 2**20, 2**30
 CALL = re.compile(r"^(?:\d+ +)?(pread64|pwrite64)\((\d+), .*, (\d+), (\d+)\) += (-?\d+)")

@@ -30,8 +30,8 @@ def test_a_damaged_bin_is_refused_in_one_line():
 
 def test_a_pattern_point_carries_its_trials_histogram_and_a_damaged_one_leaves_it_without():
     from stibium_py.kinds.pattern.result import points
-    from stibium_py.measurement import Measurement
-    from stibium_py.table import Table
+    from stibium_py.rundir.measurement import Measurement
+    from stibium_py.rundir.table import Table
 
     def row(seq, hist):
         return Measurement(seq=seq, test="p", op="read", kind="pattern", access="random", size_bytes=2**20,
@@ -46,9 +46,9 @@ def test_a_pattern_point_carries_its_trials_histogram_and_a_damaged_one_leaves_i
 
 def test_the_cdf_figure_has_a_curve_per_granularity_and_panel_each_named_once():
     from stibium_py.kinds.pattern.result import pattern_result
-    from stibium_py.measurement import Measurement
+    from stibium_py.rundir.measurement import Measurement
     from stibium_py.kinds.pattern import figures
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
 
     rows = [Measurement(seq=k, test="p", op="read", kind="pattern", access=access, size_bytes=2**24,
                         granularity_bytes=g, stride_bytes=0, trial=0, file="p/data.bin", bytes=2**20, seconds=0.01,

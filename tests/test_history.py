@@ -21,8 +21,8 @@ from stibium_py.history import db as history_db
 from stibium_py.history.db import MIGRATIONS, SCHEMA, History
 from stibium_py.history.entry import Drive, PointEntry, RunEntry, drive_of, read_entry
 from stibium_py.history.where import database_path
-from stibium_py.record import RunRecord
-from stibium_py.sysinfo import linux_drive, parse_diskutil_drive, parse_system_profiler_drive
+from stibium_py.rundir.record import RunRecord
+from stibium_py.machine.sysinfo import linux_drive, parse_diskutil_drive, parse_system_profiler_drive
 
 from conftest import interruptible, is_root
 
@@ -482,7 +482,7 @@ tests:
 
 def test_a_sustained_test_is_in_the_history_by_its_stretches(disk_dir):
     from stibium_py.kinds.sustained.result import sustained_results
-    from stibium_py.compare import _load_one
+    from stibium_py.results.compare import _load_one
     (disk_dir / "sus.yaml").write_text(SUSTAINED_PLAN)
     db = disk_dir / "h.sqlite"
     result = CliRunner().invoke(main, ["run", str(disk_dir / "sus.yaml"), "--target", str(disk_dir / "t"), "--out",

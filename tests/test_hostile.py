@@ -156,7 +156,7 @@ def test_resume_on_a_different_device_is_refused(tmp_path, monkeypatch):
     plan.write_text("name: p\ntests:\n  - name: f\n    kind: files\n    sizes: [1MB]\n    repeats: 1\n")
     from stibium_py.plan import load_plan
     from stibium_py.plan.expand import expand
-    from stibium_py.record import ops_digest
+    from stibium_py.rundir.record import ops_digest
     parsed, text = load_plan(plan)
     meta.update(status="interrupted", work_dir=str(work), target_device=os.stat(tmp_path).st_dev + 1,
                 plan={"name": "p", "source": str(plan), "text": text}, seed=None, started_epoch_s=0.0,
@@ -196,7 +196,7 @@ INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError", "_Unusa
 
 
 def test_a_rank_silent_before_the_run_began_is_one_line_with_status_2(capsys):
-    from stibium_py.team import Silent
+    from stibium_py.clients.team import Silent
 
     @common.user_errors
     def raises() -> None:

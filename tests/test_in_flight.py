@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from stibium_py.analysis.estimate import Estimate
 from stibium_py.kinds.pattern.result import queue_depth_knee
-from stibium_py.measurement import COLUMNS
+from stibium_py.rundir.measurement import COLUMNS
 from stibium_py.cli import main
 from stibium_py.plan import PlanError, load_and_expand
-from stibium_py.record import ops_digest
-from stibium_py.store import read_measurements
+from stibium_py.rundir.record import ops_digest
+from stibium_py.rundir.store import read_measurements
 
 PLAN = """\
 name: inflight

@@ -1,4 +1,4 @@
-"""macOS's write-cache fact (stibium_py/iokit.py): the walk up the I/O Registry, with Darwin's chain of classes, and
+"""macOS's write-cache fact (stibium_py/machine/iokit.py): the walk up the I/O Registry, with Darwin's chain of classes, and
 the ctypes binding itself, loaded against a stand-in library built here with IOKit's and CoreFoundation's
 prototypes (tests/fixtures/iokit_standin.c), so that every argument crosses a real C call as it would on a Mac."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stibium_py.iokit import IOKitRegistry, darwin_write_cache, write_cache_state
+from stibium_py.machine.iokit import IOKitRegistry, darwin_write_cache, write_cache_state
 
 STANDIN = Path(__file__).parent / "fixtures" / "iokit_standin.c"
 
@@ -117,7 +117,7 @@ def test_a_mac_s_drive_facts_carry_the_write_cache_its_driver_reports(monkeypatc
     by its name; where the driver says nothing, no write_cache is claimed."""
     import plistlib
 
-    from stibium_py import iokit, sysinfo
+    from stibium_py.machine import iokit, sysinfo
     monkeypatch.setattr(sysinfo.sys, "platform", "darwin")
     monkeypatch.setattr(sysinfo, "_darwin_whole_disk", lambda device: "/dev/disk4")
     monkeypatch.setattr(sysinfo, "_diskutil_plist", lambda device: plistlib.dumps({"MediaName": "Samsung PSSD T7"}))

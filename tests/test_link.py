@@ -14,11 +14,11 @@ from click.testing import CliRunner
 
 from stibium_py.analysis.link_speed import LINK_MARGIN, faster_than_link, links_of
 from stibium_py.cli import main
-from stibium_py.link import (Link, _v4_route_interface, _v6_route_interface, darwin_route_interface,
-                             darwin_speed_bytes_per_s, link_of, linux_speed_bytes_per_s, parse_rate, server_of)
-from stibium_py.measurement import Measurement
-from stibium_py.pipeline import summarize_run
-from stibium_py.table import Table
+from stibium_py.machine.link import (Link, _v4_route_interface, _v6_route_interface, darwin_route_interface,
+    darwin_speed_bytes_per_s, link_of, linux_speed_bytes_per_s, parse_rate, server_of)
+from stibium_py.rundir.measurement import Measurement
+from stibium_py.results.pipeline import summarize_run
+from stibium_py.rundir.table import Table
 from synthetic import make_run
 
 

@@ -1,4 +1,4 @@
-"""Whether a run that says running still runs (stibium_py/liveness.py): only on this machine, in the boot that
+"""Whether a run that says running still runs (stibium_py/rundir/liveness.py): only on this machine, in the boot that
 started it, while its process is alive and is stibium; else every reader reads it as interrupted."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from stibium_py import sysinfo
-from stibium_py.liveness import CUT_OFF, as_found, process_is_stibium, still_running
-from stibium_py.record import RunRecord
+from stibium_py.machine import sysinfo
+from stibium_py.rundir.liveness import CUT_OFF, as_found, process_is_stibium, still_running
+from stibium_py.rundir.record import RunRecord
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def stibium_process(tmp_path):
     (b"", False),
 ])
 def test_a_command_line_runs_stibium_only_as_its_command(cmdline, runs):
-    from stibium_py.liveness import runs_stibium
+    from stibium_py.rundir.liveness import runs_stibium
     assert runs_stibium(cmdline) is runs
 
 
@@ -111,7 +111,7 @@ def test_asking_whether_a_process_runs_sends_it_no_signal(stibium_process):
 def test_on_macos_a_live_process_counts_and_pid_0_does_not(stibium_process, monkeypatch):
     """Darwin has no /proc to read a command line from: a live pid counts (the boot id has matched already),
     pid 0 (the process group, not a process) does not."""
-    import stibium_py.liveness as liveness
+    import stibium_py.rundir.liveness as liveness
     monkeypatch.setattr(liveness.sys, "platform", "darwin")
     assert process_is_stibium(stibium_process)
     assert not process_is_stibium(0)
@@ -120,7 +120,7 @@ def test_on_macos_a_live_process_counts_and_pid_0_does_not(stibium_process, monk
 def test_where_proc_cannot_be_read_a_live_process_counts_as_running(stibium_process, monkeypatch):
     """Without /proc (a container that lacks it) a live pid is all that can be told: a run read as cut off while
     it runs would be resumed beside itself, so it counts as running."""
-    import stibium_py.liveness as liveness
+    import stibium_py.rundir.liveness as liveness
 
     def no_proc(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", path)

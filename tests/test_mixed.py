@@ -13,9 +13,9 @@ import pytest
 from conftest import run_helper
 from stibium_py.kinds.pattern.result import pattern_result
 from stibium_py.analysis.rates import by_point, label
-from stibium_py.measurement import Measurement
+from stibium_py.rundir.measurement import Measurement
 from stibium_py.plan import PlanError, load_and_expand
-from stibium_py.table import Table
+from stibium_py.rundir.table import Table
 
 KiB = 1024
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from stibium_py import sysinfo
+from stibium_py.machine import sysinfo
 
 MPIEXEC = shutil.which("mpiexec") or str(Path(sys.executable).parent / "mpiexec")
 STIBIUM = [sys.executable, "-m", "stibium_py"]
@@ -144,7 +144,7 @@ def test_four_clients_in_step_with_both_layouts_and_reads_of_another_clients_wri
 
 
 def test_the_aggregate_of_a_step_is_every_clients_bytes_over_its_whole_span(four):
-    from stibium_py.pipeline import load_run
+    from stibium_py.results.pipeline import load_run
     run_dir, _, _ = four
     loaded = load_run(run_dir)
     rows = rows_of(run_dir)
@@ -218,7 +218,7 @@ def test_a_rank_whose_helper_fails_before_its_stonewall_stops_the_run_in_the_exc
     """Rank 3's helper dies in its first stonewalled measurement: the others, waiting in the exchange of
     counts, meet its stop there (a step like any other): the run ends failed, naming rank 3, without a hang and
     without files left in the target."""
-    from stibium_py.helper import find_helper
+    from stibium_py.run.helper import find_helper
     (tmp_path / "plan.yaml").write_text(STONEWALL_PLAN)
     (tmp_path / "failing.py").write_text(FAILING_HELPER)
     wrapper = tmp_path / "failing-helper"
@@ -441,7 +441,7 @@ def test_a_rank_that_stops_answering_is_named_after_the_silence_bound_and_the_ru
 
 def test_the_command_line_s_silence_default_is_the_team_s():
     from stibium_py.cli import run
-    from stibium_py.team import SILENCE_S
+    from stibium_py.clients.team import SILENCE_S
     option = next(p for p in run.params if p.name == "client_silence")
     assert option.default == SILENCE_S
 
@@ -520,7 +520,7 @@ def test_the_readme_s_one_machine_line_works_as_written(tmp_path):
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_the_slowest_clients_table_is_one_line_a_point_at_every_width(four, width):
     from rich.console import Console
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     from stibium_py.report.build import terminal
     run_dir, _, _ = four
     _, _, summary = summarize_run(run_dir)

@@ -87,7 +87,7 @@ def with_plotly(monkeypatch):
 
 
 def test_every_figure_of_a_report_is_plotlys(tmp_path, with_plotly):
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     from stibium_py.report import build
     run_dir = make_run(tmp_path / "r", rate_bytes_per_s=2e8, repeats=4, trials=6)
     run, _, summary = summarize_run(run_dir)
@@ -103,7 +103,7 @@ def test_every_figure_of_a_tree_report_is_plotlys(tmp_path, disk_dir, with_plotl
     """A tree test's figures (its rates against threads, its latency distributions), from a real small run."""
     import subprocess
     import sys
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     from stibium_py.report import build
     (tmp_path / "plan.yaml").write_text("name: t\ntests:\n  - name: t\n    kind: tree\n    files: 40\n"
                                         "    file_size: {from: 1KB, to: 8KB}\n    dirs: 4\n    threads: [1, 2]\n"

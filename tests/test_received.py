@@ -158,8 +158,8 @@ def test_integers_past_sqlite_s_range_are_refused_in_one_line(tmp_path):
 
 
 def test_a_dangling_measurements_link_is_refused_and_nothing_is_made_outside(tmp_path):
-    from stibium_py.received import Refused
-    from stibium_py.store import MeasurementLog
+    from stibium_py.rundir.received import Refused
+    from stibium_py.rundir.store import MeasurementLog
     run = tmp_path / "r"
     run.mkdir()
     outside = tmp_path / "outside.csv"
@@ -170,7 +170,7 @@ def test_a_dangling_measurements_link_is_refused_and_nothing_is_made_outside(tmp
 
 
 def test_a_half_written_row_is_cut_at_its_line_and_rows_append_after_it(tmp_path):
-    from stibium_py.received import cut_to_last_line
+    from stibium_py.rundir.received import cut_to_last_line
     path = tmp_path / "m.csv"
     path.write_bytes(b"a,b\n1,2\n3,")
     cut_to_last_line(path)
@@ -185,7 +185,7 @@ def test_a_hard_link_among_a_verify_s_fill_is_never_written_through(tmp_path):
     again on resume): the write removes the name first and writes a file of its own."""
     from rich.console import Console
     from stibium_py.errors import RunError
-    from stibium_py.helper import CompiledHelper, find_helper
+    from stibium_py.run.helper import CompiledHelper, find_helper
     from stibium_py.kinds.verify.command import verify_plan
     from stibium_py.run import RunOptions, resume_run, start_run
     from test_verify import MiB, _CutAtEviction
@@ -224,7 +224,7 @@ def test_a_received_run_whose_test_folder_is_gone_writes_only_where_the_person_s
 def test_a_resumed_run_keeps_its_files_only_where_the_person_says_so(tmp_path):
     from stibium_py.run.resume import _resumed
     from stibium_py.run import RunOptions
-    from stibium_py.record import RunRecord
+    from stibium_py.rundir.record import RunRecord
     run = RunRecord(keep_files=True, status="interrupted")
     assert _resumed(run, RunOptions()).keep_files is False
     assert _resumed(run, RunOptions(keep_files=True)).keep_files is True
@@ -327,8 +327,8 @@ def test_a_count_past_a_64_bit_integer_in_a_row_is_a_damaged_row(tmp_path, monke
     import csv
     import io
     if columnar:                              # the columnar reader (pyarrow) reads it first, then the row reader
-        import stibium_py.store
-        monkeypatch.setattr(stibium_py.store, "ROW_READER_MAX_BYTES", 0)
+        import stibium_py.rundir.store
+        monkeypatch.setattr(stibium_py.rundir.store, "ROW_READER_MAX_BYTES", 0)
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     path = run / "measurements.csv"
     rows = list(csv.DictReader(io.StringIO(path.read_text())))
@@ -363,7 +363,7 @@ def test_a_received_database_with_a_run_of_endless_points_is_refused(tmp_path):
 
 
 def test_a_record_s_facts_of_the_wrong_type_read_as_absent():
-    from stibium_py.record import facts_held
+    from stibium_py.rundir.record import facts_held
     given = {"ram_bytes": "x", "cpu_count": [1], "cpu": "Apple M1", "virtualization": None, "boot_id": {"a": 1},
              "clock_resolution_ns": 2 ** 64, "direct_honoured": "yes", "direct_how": "O_DIRECT",
              "drive": {"model": "M", "capacity_bytes": "big", "serial": "S"}, "stack": [{"kind": "loop"}],

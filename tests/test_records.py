@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from stibium_py.cli import main
-from stibium_py.helper import measure_args
-from stibium_py.measurement import (COLUMNS, DROPPED_KEYS, MeasurementError, failed, from_answer)
-from stibium_py.op import Op
-from stibium_py.record import RUN_FORMAT, RecordError, RunRecord, ops_digest
-from stibium_py.store import MeasurementLog, read_measurements
+from stibium_py.run.helper import measure_args
+from stibium_py.rundir.measurement import COLUMNS, DROPPED_KEYS, MeasurementError, failed, from_answer
+from stibium_py.rundir.op import Op
+from stibium_py.rundir.record import RUN_FORMAT, RecordError, RunRecord, ops_digest
+from stibium_py.rundir.store import MeasurementLog, read_measurements
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run-0741864"
 OP = Op(seq=3, test="t", kind="pattern", op="write", access="random", size_bytes=1 << 20, granularity_bytes=4096,
@@ -169,20 +169,20 @@ def test_a_run_directory_from_before_the_records_compares(tmp_path):
 
 
 def test_the_generated_reference_pages_are_up_to_date():
-    from stibium_py.reference import PAGES
+    from stibium_py.report.reference import PAGES
     docs = Path(__file__).parent.parent / "docs"
     for name, make in PAGES.items():
         assert (docs / name).read_text(encoding="utf-8") == make(), \
-            f"docs/{name} is out of date: run `python -m stibium_py.reference docs`"
+            f"docs/{name} is out of date: run `python -m stibium_py.report.reference docs`"
 
 
 def test_every_column_is_described():
-    from stibium_py.measurement import DESCRIPTIONS
+    from stibium_py.rundir.measurement import DESCRIPTIONS
     assert list(DESCRIPTIONS) == list(COLUMNS)
 
 
 def test_a_table_holds_the_same_measurements_and_the_same_rule_of_validity():
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
     ms = [from_answer(OP, True, _answer(seconds=s), started_s=0.0) for s in (0.01, 0.0, -1.0)]
     ms += [failed(OP, "hung", 1.0), ms[0]._replace(error=None, direct_honoured=False)]
     table = Table.from_rows(ms)
@@ -193,7 +193,7 @@ def test_a_table_holds_the_same_measurements_and_the_same_rule_of_validity():
 
 
 def test_series_json_is_a_typed_record_that_keeps_newer_keys():
-    from stibium_py.record import SeriesRecord
+    from stibium_py.rundir.record import SeriesRecord
     record = SeriesRecord(plan="quick", runs=5, source="plans/quick.yaml", target="/t", started_utc="2026-11-23T01:00:00Z",
                           seed=3, keep_files=True)
     data = record.to_json()
@@ -210,7 +210,7 @@ def test_series_json_is_a_typed_record_that_keeps_newer_keys():
 
 def test_json_files_hold_the_same_values_with_plain_containers_on_one_line():
     import math
-    from stibium_py.store import json_text
+    from stibium_py.rundir.store import json_text
     data = {"format": "x", "settings": {"seed": 1, "ceiling": math.inf},
             "tests": [{"name": "files", "points": [{"seq": 3, "rate": 1.5, "file": "a/b"}, {"seq": 4, "rate": math.nan}],
                        "empty": [], "nothing": {}, "pair": (1, 2), "by_seq": {7: "seven", None: 0, True: 1, 2.5: "x"},
@@ -232,7 +232,7 @@ def test_a_kind_s_own_part_of_an_operation_is_flat_in_its_dict_as_before_the_par
     """A stream's frames and a tree's phase are parts of their own in `Op`; run.json's operations and their digest
     (what resume checks a run directory by) keep them flat, so that a run made before still resumes."""
     from dataclasses import replace
-    from stibium_py.op import Frames, Phase
+    from stibium_py.rundir.op import Frames, Phase
     stream = replace(OP, kind="stream", chunk_bytes=4096, frames=Frames(24.0, 2, 1, 3, "dpx"))
     assert stream.as_dict() == {**OP.as_dict(), "kind": "stream", "chunk_bytes": 4096, "fps": 24.0, "streams": 2,
                                 "stream": 1, "buffer_frames": 3, "sequence": "dpx"}
@@ -248,8 +248,8 @@ def test_a_kind_s_own_columns_are_a_typed_part_of_the_measurement_and_flat_in_th
     every other row; built and replaced by the columns' names, kept flat and in their order in the CSV and the
     table, and whole across a pickle (the rows many clients send rank 0)."""
     import pickle
-    from stibium_py.measurement import COLUMNS, BlockCounts, FrameFacts, Measurement, TreeCounts
-    from stibium_py.table import Table
+    from stibium_py.rundir.measurement import COLUMNS, BlockCounts, FrameFacts, Measurement, TreeCounts
+    from stibium_py.rundir.table import Table
     plain = from_answer(OP, True, _answer(), started_s=1.5)
     assert (plain.tree, plain.frames, plain.blocks) == (None, None, None)
     framed = plain._replace(fps=25.0, streams=2, stream=1, buffer_frames=3)

@@ -46,8 +46,8 @@ def test_report_is_self_contained_and_escaped(disk_dir):
 
 
 def _pattern_rows(granularities, accesses=("sequential",), trials=3):
-    from stibium_py.measurement import Measurement
-    from stibium_py.table import Table
+    from stibium_py.rundir.measurement import Measurement
+    from stibium_py.rundir.table import Table
     rows = []
     for access in accesses:
         for g in granularities:
@@ -90,7 +90,7 @@ def test_facts_nobody_could_read_are_said_unknown(tmp_path):
     # a target whose device cannot be resolved (a container, a chroot) and a file system that does not say
     # whether it honours direct I/O (a network share): the page says unknown, never Python's None
     from synthetic import make_run
-    from stibium_py.publish import publish_report
+    from stibium_py.report.publish import publish_report
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     publish_report(run, None, False)
     page = (run / "report.html").read_text()

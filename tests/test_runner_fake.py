@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from stibium_py.preflight import RunError
+from stibium_py.run.preflight import RunError
 from stibium_py.run import LoadedPlan, RunOptions, resume_run, start_run
-from stibium_py.store import read_measurements, read_run_json
+from stibium_py.rundir.store import read_measurements, read_run_json
 
 from fake_helper import LATENCY_S, RATE_BYTES_PER_S, FakeHelpers
 
@@ -61,7 +61,7 @@ def test_a_run_measures_every_operation_in_order_and_cleans_up(tmp_path):
 
 def test_the_disks_block_size_reaches_every_measurement_where_the_facts_know_it(tmp_path, monkeypatch):
     # macOS: diskutil's DeviceBlockSize is the unit of xnu's uncached-read rule; the helper cannot ask the disk
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     real = sysinfo.target_facts
     monkeypatch.setattr(sysinfo, "target_facts", lambda target: {**real(target), "device_block_bytes": 512})
     helpers = FakeHelpers()
@@ -97,7 +97,7 @@ def test_an_interrupted_run_resumes_without_repeating_a_measurement(tmp_path):
 
 
 def test_a_reboot_between_writes_and_reads_waits_and_resumes_after_the_restart(tmp_path, monkeypatch):
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     path = tmp_path / "boot.yaml"
     path.write_text("name: boot\ntests:\n  - name: f\n    kind: files\n    sizes: [64KiB, 128KiB]\n    repeats: 3\n"
                     "    between: reboot\n")
@@ -125,7 +125,7 @@ def _interrupted_on_volume(tmp_path, monkeypatch, uuid: str):
     changed since (an external disk that came back as another diskN)."""
     import json
 
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     real = sysinfo.target_facts
     monkeypatch.setattr(sysinfo, "target_facts", lambda target: {**real(target), "volume_uuid": uuid})
     helpers = FakeHelpers(interrupt_at=5)
@@ -139,7 +139,7 @@ def _interrupted_on_volume(tmp_path, monkeypatch, uuid: str):
 
 
 def test_resume_follows_the_volume_uuid_not_the_device_number(tmp_path, monkeypatch):
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     run_dir, helpers = _interrupted_on_volume(tmp_path, monkeypatch, "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB")
     monkeypatch.setattr(sysinfo, "volume_uuid", lambda path: "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB"
                         if path == tmp_path / "t" else None)        # asked of the target's folder
@@ -147,7 +147,7 @@ def test_resume_follows_the_volume_uuid_not_the_device_number(tmp_path, monkeypa
 
 
 def test_resume_on_another_volume_is_refused_by_its_uuid(tmp_path, monkeypatch):
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     run_dir, helpers = _interrupted_on_volume(tmp_path, monkeypatch, "5E1F0A3C-7D2B-4C1E-9A8F-0123456789AB")
     monkeypatch.setattr(sysinfo, "volume_uuid", lambda path: "0F00BA44-0000-4000-8000-000000000000")
     with pytest.raises(RunError) as e:
@@ -160,7 +160,7 @@ def test_resume_on_another_volume_is_refused_by_its_uuid(tmp_path, monkeypatch):
 
 def test_the_memory_probes_file_is_gone_before_the_first_measurement(tmp_path, monkeypatch):
     # unsynced where Linux would not write it back before its removal, and removed at once (memory.probe_sync)
-    from stibium_py import memory
+    from stibium_py.machine import memory
     monkeypatch.setattr(memory, "linux_background_bytes", lambda: 1 << 30)
     monkeypatch.setattr("sys.platform", "linux")
     helpers = FakeHelpers()
@@ -203,7 +203,7 @@ def test_beside_a_report_the_files_are_removed_after_the_status_is_written(tmp_p
 
 
 def test_a_removal_that_fails_is_raised_where_the_caller_waits(tmp_path, monkeypatch):
-    from stibium_py.workdir import WorkDir
+    from stibium_py.run.workdir import WorkDir
 
     def refused(self, names):
         raise PermissionError(13, "Permission denied")
@@ -241,7 +241,7 @@ def test_in_a_series_a_runs_files_are_gone_before_the_next_run_measures(tmp_path
 def test_a_series_whose_first_run_is_refused_leaves_no_folder(tmp_path):
     """The helper's `info` fails at the first run's start (after the series' own check of the plan and the
     target): the refusal in one line, and neither the series folder nor the folders made for it are left."""
-    from stibium_py.helper import HelperResult
+    from stibium_py.run.helper import HelperResult
     from stibium_py.run import start_series
 
     class Failing(FakeHelpers):
@@ -258,7 +258,7 @@ def test_a_series_cut_by_a_signal_says_so_and_resumes_from_that_run(tmp_path):
     """The first run of a series of two interrupted: the series is marked interrupted as its run is, and its
     resume finishes that run, runs the second and marks the series complete."""
     from stibium_py.run import resume_series, start_series
-    from stibium_py.store import read_series_json
+    from stibium_py.rundir.store import read_series_json
     out = tmp_path / "r"
     with pytest.raises(RunError):
         start_series(_plan(tmp_path), _options(tmp_path), 2, Console(quiet=True), FakeHelpers(interrupt_at=5))
@@ -274,7 +274,7 @@ def test_a_series_cut_by_a_signal_says_so_and_resumes_from_that_run(tmp_path):
 def test_the_resumed_record_is_this_process_s_on_this_boot_with_one_more_resumption(tmp_path, monkeypatch):
     import os
 
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     helpers = FakeHelpers(interrupt_at=5)
     with pytest.raises(RunError):
         start_run(_plan(tmp_path), RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False, seed=7),
@@ -317,7 +317,7 @@ def test_a_run_that_cannot_go_on_here_is_refused_in_one_line_with_status_2(tmp_p
     from click.testing import CliRunner
 
     from stibium_py.cli import main
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     with pytest.raises(RunError):
         start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
     run_dir = next((tmp_path / "r").iterdir())
@@ -438,7 +438,7 @@ def test_a_run_json_without_what_resume_needs_names_the_field(tmp_path, field):
 
 def test_resume_on_another_device_without_a_volume_uuid_is_refused_by_its_device_number(tmp_path, monkeypatch):
     import json
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     monkeypatch.chdir("/dev")          # another file system than the target's: the target's own device is looked at
     real = sysinfo.target_facts
     monkeypatch.setattr(sysinfo, "target_facts", lambda target: {k: v for k, v in real(target).items()
@@ -460,7 +460,7 @@ def test_resume_on_another_device_without_a_volume_uuid_is_refused_by_its_device
 
 def test_a_test_folder_removed_since_is_made_again_and_one_that_cannot_be_is_refused(tmp_path, monkeypatch):
     import errno
-    from stibium_py.workdir import WorkDir
+    from stibium_py.run.workdir import WorkDir
     with pytest.raises(RunError):
         start_run(_plan(tmp_path), _options(tmp_path), Console(quiet=True), FakeHelpers(interrupt_at=5))
     run_dir = next((tmp_path / "r").iterdir())
@@ -609,14 +609,14 @@ class _LooseClocks(_RankZero):
         return [value] * 3
 
     def clocks(self, read_ns, boot_id=None):
-        from stibium_py.team import ClientClock
+        from stibium_py.clients.team import ClientClock
         return [ClientClock(0, "here", 1, 0, 0, 0, 0, True), ClientClock(1, "here", 2, 0, 0, 8_000, 40, True),
                 ClientClock(2, "far", 3, 123_000_000, 6_000_000, 12_000_000, 123_000_000, False)]
 
 
 def test_a_rank_whose_clock_cannot_be_placed_within_the_bound_is_named_and_the_run_refused(tmp_path):
     from stibium_py.run.crew import join_crew
-    from stibium_py.workdir import WorkDir
+    from stibium_py.run.workdir import WorkDir
     work = WorkDir(tmp_path / "target" / "stibium-x", "x")
     (tmp_path / "target").mkdir()
     with pytest.raises(RunError) as e:

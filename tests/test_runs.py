@@ -20,9 +20,9 @@ from bench.bench_runs_coverage import coverage
 from stibium_py.cli import main
 from stibium_py.analysis.rates import by_point, draws_per_run
 from stibium_py.analysis.settings import Settings
-from stibium_py.compare import compare_runs, load_side
-from stibium_py.pool import WhenWorthIt, start_method, workers
-from stibium_py.series import summarize_series
+from stibium_py.results.compare import compare_runs, load_side
+from stibium_py.analysis.pool import WhenWorthIt, start_method, workers
+from stibium_py.results.series import summarize_series
 from synthetic import make_run
 
 def test_two_level_interval_covers_the_true_ratio_with_5_runs_per_side():

@@ -9,10 +9,10 @@ import numpy as np
 
 from stibium_py.kinds.files.result import files_result
 from stibium_py.analysis.settings import Settings
-from stibium_py.measurement import Measurement
+from stibium_py.rundir.measurement import Measurement
 from stibium_py.kinds.files import figures
-from stibium_py.store import _read_columns, _read_rows
-from stibium_py.table import Table
+from stibium_py.rundir.store import _read_columns, _read_rows
+from stibium_py.rundir.table import Table
 from synthetic import make_run
 
 
@@ -74,7 +74,7 @@ def test_below_the_threshold_every_measurement_is_a_point():
 def test_the_files_tests_in_parallel_give_the_same_summary(tmp_path):
     from stibium_py.analysis.settings import SUMMARY
     from stibium_py.analysis.summary import summarize
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8, repeats=6, trials=4)
     _, table, parallel = summarize_run(run)                       # the files tests on threads
     assert parallel.to_json() == summarize(table, SUMMARY).to_json()

@@ -68,7 +68,7 @@ def test_the_report_of_an_ordinary_run_loads_no_plotly_objects(tmp_path):
     import os
     from synthetic import make_run
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
-    probe = ("import sys; from stibium_py.publish import publish_report; from pathlib import Path; "
+    probe = ("import sys; from stibium_py.report.publish import publish_report; from pathlib import Path; "
              f"publish_report(Path({str(run)!r}), None, False); "
              "print(sorted(m for m in sys.modules if m.startswith(('plotly.graph_objs', "
              "'_plotly_utils.basevalidators'))))")

@@ -86,8 +86,8 @@ def test_a_figure_that_changes_once_is_steady_only_after_the_change():
 
 def _rows(rates_mb_s: list[float], window: int, max_rounds: int, op: str = "write"):
     """A test by rounds of one point whose round k moved 10 MB at rates_mb_s[k]."""
-    from stibium_py.measurement import Measurement
-    from stibium_py.table import Table
+    from stibium_py.rundir.measurement import Measurement
+    from stibium_py.rundir.table import Table
     return Table.from_rows(Measurement(seq=k, test="t", op=op, kind="pattern", access="random", size_bytes=10**7,
                                        granularity_bytes=4096, stride_bytes=0, trial=k, file="t/data.bin",
                                        bytes=10**7, seconds=10 / r, steady_window=window, steady_max_rounds=max_rounds)
@@ -112,7 +112,7 @@ def test_a_rate_switched_mid_run_is_steady_only_in_rounds_after_the_switch():
 
 def test_rounds_count_only_while_every_point_has_its_measurement():
     from stibium_py.kinds.pattern.steady import steadiness
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
     reads = _rows([100.0] * 6, window=4, max_rounds=10, op="read")
     writes = _rows([100.0] * 4, window=4, max_rounds=10)         # the writes of rounds 5 and 6 are missing
     judged = steadiness(Table.concat([reads, writes]))
@@ -147,7 +147,7 @@ def test_the_rounds_stop_at_the_first_steady_window(tmp_path):
     rounds of its nine, complete, and the report says where."""
     from fake_helper import FakeHelpers
 
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     finished = _run(tmp_path, FakeHelpers())
     assert finished.status == "complete"
     _, rows, summary = summarize_run(finished.path)
@@ -161,9 +161,9 @@ def test_an_interrupted_run_by_rounds_resumes_and_stops_where_it_would_have(tmp_
     from fake_helper import FakeHelpers
 
     from rich.console import Console
-    from stibium_py.preflight import RunError
+    from stibium_py.run.preflight import RunError
     from stibium_py.run import RunOptions, resume_run
-    from stibium_py.store import read_measurements
+    from stibium_py.rundir.store import read_measurements
     helpers = FakeHelpers(interrupt_at=3)
     with pytest.raises(RunError):
         _run(tmp_path, helpers)
@@ -178,8 +178,8 @@ def test_a_rate_that_keeps_falling_runs_every_round_and_is_not_steady(tmp_path):
     how far the rounds went and what to do, and compare says the comparison is not of steady-state rates."""
     from fake_helper import FakeHelpers
 
-    from stibium_py.compare import compare_runs, load_side
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.compare import compare_runs, load_side
+    from stibium_py.results.pipeline import summarize_run
     finished = _run(tmp_path, FakeHelpers(slower=lambda k: 1.06 ** k))
     _, rows, summary = summarize_run(finished.path)
     assert len(rows) == 18
@@ -258,7 +258,7 @@ def test_rounds_and_preconditioning_plan_errors(tmp_path, extra, message):
 
 def test_a_tests_points_are_judged_in_the_reports_order():
     from stibium_py.kinds.pattern.steady import steadiness
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
     rows = [_rows([100.0] * 4, window=4, max_rounds=4)]
     for g in (16384, 1 << 20):
         rows.append(Table.from_rows(m._replace(granularity_bytes=g) for m in _rows([100.0] * 4, window=4, max_rounds=4)))

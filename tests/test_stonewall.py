@@ -14,11 +14,11 @@ import pytest
 
 from conftest import run_helper
 from fake_helper import FakeHelpers
-from stibium_py.measurement import ALL_CLIENTS
+from stibium_py.rundir.measurement import ALL_CLIENTS
 from stibium_py.analysis.stonewall import stonewall
-from stibium_py.measurement import Measurement
+from stibium_py.rundir.measurement import Measurement
 from stibium_py.plan import PlanError
-from stibium_py.table import Table
+from stibium_py.rundir.table import Table
 
 KiB = 1024
 BIG = "32MiB"                # 8192 requests of 4 KiB: more than a millisecond's worth on any disk
@@ -111,7 +111,7 @@ def test_one_client_run_with_a_stonewall_keeps_what_moved_and_says_so(tmp_path):
     says so."""
     from rich.console import Console
 
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     from stibium_py.kinds.pattern.mix_view import terminal_lines
     from stibium_py.run import LoadedPlan, RunOptions, start_run
     path = tmp_path / "plan.yaml"

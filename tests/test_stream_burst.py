@@ -53,7 +53,7 @@ def test_an_answer_that_goes_the_wrong_way_is_found_per_trial():
 def test_the_findings_are_said_with_what_to_do():
     from stibium_py.kinds.stream.analysis import StreamPoint, StreamResult
     from stibium_py.kinds.stream.words import add_warnings
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
 
     def point(n: int, dropped: int) -> StreamPoint:
         return StreamPoint(n, 2, 100 * n, 100 * n - dropped, 0, dropped, [dropped // 2, dropped - dropped // 2],
@@ -136,7 +136,7 @@ def _said(result):
 
 def _result(points, burst=None, waits=(), clients=1, wrong=()):
     from stibium_py.kinds.stream.analysis import StreamResult
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
     return StreamResult("clips", "read", Table.empty(), MB, 30.0, 2, points, [1, 1], None, "", [], clients, {},
                         burst=burst, wrong_way=list(wrong), quiet_waits=list(waits))
 
@@ -193,8 +193,8 @@ def test_the_waits_are_said_with_their_counts_and_the_longest():
 
 def test_the_waits_are_read_from_each_stream_s_own_row_and_a_received_wait_that_is_no_time_is_not_one():
     from stibium_py.kinds.stream.analysis import _quiet_waits
-    from stibium_py.measurement import Measurement
-    from stibium_py.table import Table
+    from stibium_py.rundir.measurement import Measurement
+    from stibium_py.rundir.table import Table
 
     def row(streams: int, trial: int, chunk, wait, quiet):
         return Measurement(seq=0, test="clips", op="read", kind="stream", access="sequential", size_bytes=MB,

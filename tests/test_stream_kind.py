@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from stibium_py.helper import find_helper
+from stibium_py.run.helper import find_helper
 from stibium_py.kinds.stream import formats
 from stibium_py.kinds.stream.analysis import stream_result
 from stibium_py.kinds.stream.words import sentence
-from stibium_py.pipeline import load_run
+from stibium_py.results.pipeline import load_run
 from stibium_py.plan.expand import expand
 from stibium_py.plan.load import load_plan
-from stibium_py.publish import publish_run
+from stibium_py.report.publish import publish_run
 from stibium_py.run import LoadedPlan, RunOptions, start_run
 
 from fake_helper import FakeHelpers
@@ -194,7 +194,7 @@ def test_a_run_cut_in_the_middle_of_a_group_of_streams_resumes_the_group_whole(t
     assert not list((tmp_path / "t").rglob("*.mov"))          # every group's files removed
     # the frames of the group cut short stay in measurements.csv and are not counted: n is the frames counted
     assert result.n == 150 and result.left_out == len(result.measurements) - 150 == 25
-    from stibium_py.publish import publish_run
+    from stibium_py.report.publish import publish_run
     summary = publish_run(run, Console(quiet=True)).to_json()
     assert next(t["n"] for t in summary["tests"] if t["name"] == "clips" and t["op"] == "write") == 150
     note = (f"{result.left_out} frames of streams cut short are not counted (a measurement cut by an interruption "
@@ -242,9 +242,9 @@ def test_the_stream_figures_render_without_javascript_errors(tmp_path):
 def test_compare_sets_two_runs_stream_counts_side_by_side(tmp_path):
     """A disk that plays 1 stream against one that plays 2 (each trial alike): compare says B carried more in
     every trial than A in any, on the terminal and the page; two runs alike show no difference."""
-    from stibium_py.compare import load_side
-    from stibium_py.compare import compare_many, compare_runs
-    from stibium_py.compare import drawn
+    from stibium_py.results.compare import load_side
+    from stibium_py.results.compare import compare_many, compare_runs
+    from stibium_py.results.compare import drawn
     from stibium_py.report import compare_page, compare_terminal
     fast = lambda name, k: 0.010          # noqa: E731
     one = lambda name, k: 0.010 if name.startswith("1x") else 0.050          # noqa: E731
@@ -287,7 +287,7 @@ def _series(tmp_path: Path, frame_s, test: str = CUSTOM, out: str = "series") ->
 def _series_said(path: Path) -> tuple[dict, str, str]:
     """A series' summary, its terminal (one line of words) and its page."""
     from stibium_py.report import series_page
-    from stibium_py.series import summarize_series
+    from stibium_py.results.series import summarize_series
     summary = summarize_series(path)
     console = Console(record=True, width=200)
     for line in series_page.terminal(summary, {}, 200):
@@ -341,7 +341,7 @@ def test_a_run_of_another_frame_under_the_test_s_name_is_left_out_and_said_why(t
     """A run of the same test name at 30 frames a second beside two at 25: left out of the test's entry, named with
     its own frame and rate and the others' (not said to have had no whole trial)."""
     from stibium_py.analysis.settings import SERIES
-    from stibium_py.compare import load_side
+    from stibium_py.results.compare import load_side
     from stibium_py.kinds.stream.series import across_runs
     runs = [(r.path.name, r.rows) for r in load_side(_series(tmp_path, lambda name, k: 0.010)).runs]
     other = load_side(_series(tmp_path, lambda name, k: 0.010, CUSTOM.replace("fps: 25", "fps: 30"), "other")).runs[0]
@@ -532,7 +532,7 @@ def test_a_search_cut_short_resumes_on_the_same_path(tmp_path):
 def _client_frames(rank: int, host: str, streams: int, frames: int, took_s: float) -> list:
     """One client's rows of a group of `streams` streams at 25 fps, each frame taking took_s (issued at its time,
     or when the one before ended), as the helper's --fps schedule gives them."""
-    from stibium_py.measurement import Measurement
+    from stibium_py.rundir.measurement import Measurement
     rows, period_ns = [], 40_000_000
     for s in range(streams):
         end = 0
@@ -550,7 +550,7 @@ def _client_frames(rank: int, host: str, streams: int, frames: int, took_s: floa
 def test_many_clients_add_up_on_the_store_and_a_client_that_drops_alone_is_the_straggler():
     """Three clients of two streams each: clients 0 and 1 keep 25 fps (10 ms a frame), client 2 takes 50 ms a
     frame, 10 ms behind each frame time, and drops from its 8th frame on (17 of 25 in each stream)."""
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
     rows = Table.from_rows([*_client_frames(0, "bay-1", 2, 25, 0.010), *_client_frames(1, "bay-2", 2, 25, 0.010),
                             *_client_frames(2, "bay-3", 2, 25, 0.050)])
     result = stream_result("clips", "read", rows)
@@ -573,7 +573,7 @@ def test_many_clients_add_up_on_the_store_and_a_client_that_drops_alone_is_the_s
 
 def _result(**changed):
     from stibium_py.kinds.stream.analysis import StreamPoint, StreamResult
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
     point = dict(streams=1, trials=3, frames=90, on_time=90, late=0, dropped=0, dropped_by_trial=[0, 0, 0],
                  frame_s={"p50": 0.01, "p99": 0.02, "p999": 0.02, "max": 0.03}, latest_s=-0.01)
     points = [StreamPoint(**{**point, **p}) for p in changed.pop("points", [{}])]

@@ -76,7 +76,7 @@ def test_by_simulation_steady_drives_get_no_cliff_and_intervals_cover():
 
 def _file_rows(seq: int, started_s: float, start_ns: int, chunks: int, chunk_s: float, gap_ns: int) -> list:
     """The chunk rows and the file's row of one file of a sustained test, on a raw clock from start_ns."""
-    from stibium_py.measurement import Measurement
+    from stibium_py.rundir.measurement import Measurement
     base = dict(seq=seq, test="s", op="write", kind="sustained", access="sequential", size_bytes=chunks * CHUNK,
                 granularity_bytes=MiB, stride_bytes=0, trial=seq, file=f"s/s-{seq}.bin", started_s=started_s,
                 engine="direct")
@@ -96,7 +96,7 @@ def test_the_timeline_runs_on_the_raw_clock_and_marks_a_pause():
     same raw clock, although the runner's clock says 0.3 s (the helper's start-up). The third comes after a
     reboot (the raw clock restarted) 100 s later by the run's clock: a pause, timed by the run's clock."""
     from stibium_py.kinds.sustained.result import sustained_test_result
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
     first = _file_rows(0, 0.0, 10**12, 4, 0.1, 50_000)
     second_ns = first[-2].end_ns + 2_000_000 - 100_000            # its first chunk begins 2 ms after
     second = _file_rows(1, 0.7, second_ns, 4, 0.1, 50_000)

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from stibium_py.kinds.sustained.result import chunks_in_order
 from stibium_py.cli import main
-from stibium_py.pipeline import load_run
+from stibium_py.results.pipeline import load_run
 
 from test_chunks import GAP_BOUND_NS
 
@@ -231,7 +231,7 @@ def test_the_drive_temperature_goes_with_each_chunk_read_at_most_once_a_period(d
     its period (a second) shortened to 20 ms so that a short run asks several times: every chunk row
     carries the last reading, the sensor is asked at most once a period, and the summary and the report
     carry the temperature."""
-    from stibium_py import sysinfo
+    from stibium_py.machine import sysinfo
     from stibium_py.run.progress import Temperature
     monkeypatch.setattr(Temperature, "READ_EVERY_S", 0.02)
     asked = []

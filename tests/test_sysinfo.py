@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import plistlib
 
-from stibium_py.sysinfo import (parse_df_mount, parse_diskutil_plist, parse_meminfo_available, parse_mount_options,
-                                parse_vm_stat_available)
+from stibium_py.machine.sysinfo import (parse_df_mount, parse_diskutil_plist, parse_meminfo_available,
+    parse_mount_options, parse_vm_stat_available)
 
 DF_WITH_SPACES = """Filesystem 512-blocks Used Available Capacity Mounted on
 /dev/disk4s1 1953456128 1049152 1952406976 1% /Volumes/Samsung T7 Shield
@@ -60,7 +60,7 @@ def test_diskutil_plist_facts():
 
 
 def test_a_linux_volume_uuid_is_the_by_uuid_link_to_its_device(tmp_path):
-    from stibium_py.sysinfo import linux_volume_uuid
+    from stibium_py.machine.sysinfo import linux_volume_uuid
     (tmp_path / "dev").mkdir()
     (tmp_path / "dev/sdb1").touch()
     (tmp_path / "by-uuid").mkdir()
@@ -122,7 +122,7 @@ def _fake_sysfs(root):
 
 
 def test_a_disk_temperature_from_its_hwmon_sensor(tmp_path):
-    from stibium_py.sysinfo import hwmon_temperature_c
+    from stibium_py.machine.sysinfo import hwmon_temperature_c
     _fake_sysfs(tmp_path)
     assert hwmon_temperature_c("/dev/nvme0n1p2", tmp_path) == 38.85      # a partition: its disk's controller
     assert hwmon_temperature_c("/dev/nvme0n1", tmp_path) == 38.85
@@ -133,7 +133,7 @@ def test_a_disk_temperature_from_its_hwmon_sensor(tmp_path):
 
 
 def test_a_disk_temperature_from_smartctl_json():
-    from stibium_py.sysinfo import parse_smartctl_temperature
+    from stibium_py.machine.sysinfo import parse_smartctl_temperature
     assert parse_smartctl_temperature('{"temperature": {"current": 37, "drive_trip": 84}}') == 37.0
     assert parse_smartctl_temperature('{"smartctl": {"exit_status": 2}}') is None     # no temperature reported
     assert parse_smartctl_temperature('{"temperature": {"current": true}}') is None
@@ -145,7 +145,7 @@ def test_the_whole_disk_behind_a_mac_volume_and_its_temperature_from_diskutil():
     volume's parent disk; an internal NVMe disk's SMART temperature in kelvins, or degrees where small."""
     import plistlib
 
-    from stibium_py.sysinfo import parse_diskutil_temperature, parse_diskutil_whole_disk
+    from stibium_py.machine.sysinfo import parse_diskutil_temperature, parse_diskutil_whole_disk
     apfs = {"DeviceIdentifier": "disk3s1s1", "ParentWholeDisk": "disk3", "APFSContainerReference": "disk3",
             "APFSPhysicalStores": [{"APFSPhysicalStore": "disk0s2"}]}
     assert parse_diskutil_whole_disk(plistlib.dumps(apfs)) == "/dev/disk0"
@@ -166,7 +166,7 @@ def test_the_helper_s_clock_is_read_from_python_where_it_is_the_same_clock():
     """Linux: CLOCK_MONOTONIC_RAW; macOS: time.monotonic where CPython takes it from mach_absolute_time (the
     helper's clock there); elsewhere, or a macOS Python with another source, no reading (the run's-clock
     columns stay empty)."""
-    from stibium_py.helper import raw_clock_ns, raw_clock_source
+    from stibium_py.run.helper import raw_clock_ns, raw_clock_source
     assert raw_clock_source("linux", "clock_gettime(CLOCK_MONOTONIC)", True) == "monotonic_raw"
     assert raw_clock_source("linux", "clock_gettime(CLOCK_MONOTONIC)", False) is None
     assert raw_clock_source("darwin", "mach_absolute_time()", False) == "monotonic"

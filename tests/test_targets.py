@@ -70,7 +70,7 @@ def test_a_folder_holding_only_the_finders_view_files_counts_as_empty(disk_dir):
 
 
 def test_the_test_folder_is_kept_from_spotlight_on_macos_and_its_view_files_removed(tmp_path):
-    from stibium_py.workdir import WorkDir, work_dir_name
+    from stibium_py.run.workdir import WorkDir, work_dir_name
     assert work_dir_name("quick-host-20261124", "darwin") == "stibium-quick-host-20261124.noindex"
     assert work_dir_name("quick-host-20261124", "linux") == "stibium-quick-host-20261124"
     work = WorkDir(tmp_path / "stibium-r.noindex", "r")
@@ -152,14 +152,14 @@ def test_bad_plans_leave_nothing_behind(disk_dir, name, expected):
     ("linux", 0, None, True, None),
 ])
 def test_drop_caches_says_how_to_run_as_root(platform, euid, purge, writable, message):
-    from stibium_py.preflight import between_refusal
+    from stibium_py.run.preflight import between_refusal
     assert between_refusal(platform, euid, purge, writable) == message
 
 
 def test_another_clients_probe_file_is_not_foreign(tmp_path):
     """Clients on one host check one shared target at once: the helper's probe file of another client
     (`.stibium-probe-PID`, made and removed at once) may be there when this one lists it."""
-    from stibium_py.preflight import foreign_entries
+    from stibium_py.run.preflight import foreign_entries
     (tmp_path / ".stibium-probe-27204").write_bytes(b"")
     assert foreign_entries(tmp_path) == []
     for name in (".stibium-probe-x", ".stibium-probe-1.bak", "stibium-probe-1"):
@@ -170,7 +170,7 @@ def test_another_clients_probe_file_is_not_foreign(tmp_path):
 def test_clean_up_follows_no_link_planted_in_the_test_folder(tmp_path):
     # someone with write access to a shared target replaces a folder of the run's test folder by a link to a
     # folder of theirs holding files of the same names: clean-up removes the run's own files and nothing there
-    from stibium_py.workdir import WorkDir
+    from stibium_py.run.workdir import WorkDir
     work = WorkDir(tmp_path / "target" / "stibium-r", "r")
     work.create(parents=True)
     for name in ("files/f-1.bin", "files/f-2.bin", "tree/a/b/x.dat", "top.bin"):
@@ -193,7 +193,7 @@ def test_clean_up_follows_no_link_planted_in_the_test_folder(tmp_path):
 
 
 def test_clean_up_removes_the_run_s_files_and_emptied_folders(tmp_path):
-    from stibium_py.workdir import WorkDir
+    from stibium_py.run.workdir import WorkDir
     work = WorkDir(tmp_path / "stibium-r", "r")
     work.create()
     names = {"a/b/c/1.bin", "a/b/2.bin", "a/3.bin", "4.bin"}
@@ -209,7 +209,7 @@ def test_a_test_folder_left_with_a_file_in_it_keeps_its_marker_and_stays_resumab
     """Clean-up that cannot empty the folder (another client wrote a file after rank 0 removed the run's, or a
     network mount still shows a removed one) leaves the folder with its marker: a resume must find it stibium's
     (a run of three hosts on sshfs was refused its resume for want of it)."""
-    from stibium_py.workdir import WorkDir, made_for
+    from stibium_py.run.workdir import WorkDir, made_for
     work = WorkDir(tmp_path / "t" / "stibium-r", "r")
     work.create(parents=True)
     (work.path / "late.bin").write_bytes(b"x")
@@ -238,7 +238,7 @@ def test_a_file_is_not_made_through_a_folder_someone_replaced_by_a_link(tmp_path
     it (the helper refuses such a path too: test_helper.py); a tree's own folder, which the helper's tree phases
     open plain paths below, the same."""
     from stibium_py.errors import RunError
-    from stibium_py.workdir import WorkDir
+    from stibium_py.run.workdir import WorkDir
     work = WorkDir(tmp_path / "target" / "stibium-r", "r")
     work.create(parents=True)
     work.file("files/f-1.bin").write_bytes(b"run's own")
@@ -266,8 +266,8 @@ def test_a_start_refused_after_the_target_was_made_leaves_no_folder(tmp_path):
     """The target's folders a start made (it creates a missing target, as mkdir -p does) are removed again when the
     start is refused before anything is measured; the folders that were there stay."""
     from rich.console import Console
-    from stibium_py.helper import HelperResult
-    from stibium_py.preflight import RunError
+    from stibium_py.run.helper import HelperResult
+    from stibium_py.run.preflight import RunError
     from stibium_py.run import LoadedPlan, RunOptions, start_run
     from fake_helper import FakeHelpers
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from stibium_py.analysis.settings import Settings
 from stibium_py.analysis.summary import summarize
 from stibium_py.report.build import terminal_table
-from stibium_py.store import read_measurements
+from stibium_py.rundir.store import read_measurements
 from synthetic import make_run
 
 
@@ -21,7 +21,7 @@ LONG_NAME = "random-reads-of-the-whole-span-as-a-database-would-make-them-q1"   
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_the_summary_is_one_line_per_row_with_every_value_whole(tmp_path, width):
     from stibium_py.report.build import headline
-    from stibium_py.table import Table
+    from stibium_py.rundir.table import Table
     run = make_run(tmp_path / "r", rate_bytes_per_s=4.88e8, repeats=4, trials=5)
     rows, _ = read_measurements(run)
     rows = Table.from_rows(m._replace(test=LONG_NAME) if m.test == "pat" else m
@@ -69,7 +69,7 @@ def test_a_table_without_an_interval_says_nothing_of_intervals(tmp_path):
     """A verify's rows (the median chunk, done once): no "intervals: 95 %" over no interval."""
     from test_verify_kind import SMALL, _plan, _run
     from fake_helper import FakeHelpers
-    from stibium_py.pipeline import load_run
+    from stibium_py.results.pipeline import load_run
     run = _run(tmp_path, _plan(SMALL), FakeHelpers())
     console = Console(width=120, record=True, force_terminal=False)
     console.print(terminal_table(summarize(load_run(run).measurements, Settings(resamples=300)), console.width))
@@ -129,7 +129,7 @@ def test_tab_in_bash_offers_the_built_in_plans(tmp_path):
 
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_the_comparison_is_one_line_per_point_in_a_readable_order(tmp_path, width):
-    from stibium_py.compare import compare_runs, load_side
+    from stibium_py.results.compare import compare_runs, load_side
     from stibium_py.report.compare_terminal import two_runs
     a = make_run(tmp_path / "a", rate_bytes_per_s=2e8, seed=1)
     b = make_run(tmp_path / "b", rate_bytes_per_s=3e8, seed=2)
@@ -156,7 +156,7 @@ def test_the_disk_mark_table_is_one_line_a_row_with_every_value_whole(tmp_path, 
     from pathlib import Path
     from click.testing import CliRunner
     from stibium_py.cli import main
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     from stibium_py.kinds.pattern.in_flight import mark_rows, mark_table_terminal
     fixtures = Path(__file__).parent / "fixtures" / "fio"
     done = CliRunner().invoke(main, ["import", "fio", str(fixtures / "shapes.json"), str(fixtures / "shapes-2.json"),

@@ -46,7 +46,7 @@ def every_kind(disk_dir) -> Path:
 
 
 def _printed(run: Path, width: int) -> list[str]:
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     from stibium_py.report.build import terminal
     _, _, summary = summarize_run(run)
     console = Console(width=width, record=True, force_terminal=False)
@@ -65,7 +65,7 @@ def _table_rows(lines: list[str], title_words: str, n: int) -> list[str]:
 
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_every_kind_s_lines_fit_and_its_tables_are_one_line_a_row(every_kind, width):
-    from stibium_py.pipeline import summarize_run
+    from stibium_py.results.pipeline import summarize_run
     from stibium_py.kinds.pattern.in_flight import mark_rows
     lines = _printed(every_kind, width)
     assert all(len(ln) <= width for ln in lines), [ln for ln in lines if len(ln) > width]
@@ -98,7 +98,7 @@ def test_every_kind_s_lines_fit_and_its_tables_are_one_line_a_row(every_kind, wi
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_many_runs_against_a_reference_are_one_line_a_point(every_kind, tmp_path, width):
     from stibium_py.analysis.settings import Settings
-    from stibium_py.compare import compare_many, load_side
+    from stibium_py.results.compare import compare_many, load_side
     from stibium_py.report.compare_terminal import many_runs
     result = compare_many([load_side(every_kind)] * 3, settings=Settings(resamples=200, seed=1))
     console = Console(width=width, record=True, force_terminal=False)

@@ -18,11 +18,11 @@ import pytest
 
 from stibium_py.kinds.tree.result import COLD, tree_result
 from stibium_py.errors import MeasurementError
-from stibium_py.measurement import Measurement
+from stibium_py.rundir.measurement import Measurement
 from stibium_py.kinds.tree.rows import from_tree_answer
 from stibium_py.plan import PlanError, load_and_expand
-from stibium_py.preflight import tree_refusal
-from stibium_py.table import Table
+from stibium_py.run.preflight import tree_refusal
+from stibium_py.rundir.table import Table
 from stibium_py.tree import TreeShape
 
 PLAN = """\

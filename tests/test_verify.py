@@ -19,10 +19,10 @@ import pytest
 from rich.console import Console
 
 from stibium_py.errors import RunError
-from stibium_py.helper import CompiledHelper, Helper, find_helper
+from stibium_py.run.helper import CompiledHelper, Helper, find_helper
 from stibium_py.kinds.verify.analysis import verify_result
 from stibium_py.kinds.verify.command import kept_everything, verify_plan
-from stibium_py.pipeline import load_run
+from stibium_py.results.pipeline import load_run
 from stibium_py.run import RunOptions, resume_run, start_run
 
 MiB = 1 << 20

@@ -17,10 +17,10 @@ from rich.console import Console
 from stibium_py.errors import RunError
 from stibium_py.kinds.verify.analysis import verify_result
 from stibium_py.kinds.verify.order import signature_id
-from stibium_py.pipeline import load_run
+from stibium_py.results.pipeline import load_run
 from stibium_py.plan.expand import expand
 from stibium_py.plan.load import load_plan
-from stibium_py.publish import publish_run
+from stibium_py.report.publish import publish_run
 from stibium_py.units import format_bytes
 from stibium_py.run import LoadedPlan, RunOptions, resume_run, start_run
 from stibium_py.kinds.verify.earlier.verdict import sentence_of

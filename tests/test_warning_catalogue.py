@@ -16,9 +16,9 @@ from stibium_py.analysis import warnings as w
 from stibium_py.analysis.cache import RESIDENT_THRESHOLD
 from stibium_py.analysis.stonewall import Stonewall
 from stibium_py.kinds.sustained.result import MIN_SIZE
-from stibium_py.measurement import Measurement
-from stibium_py.stack import Stack
-from stibium_py.table import Table
+from stibium_py.rundir.measurement import Measurement
+from stibium_py.machine.stack import Stack
+from stibium_py.rundir.table import Table
 
 
 def _said(check, result) -> list[tuple[str, str, str, str]]:
@@ -280,7 +280,7 @@ def test_a_mac_s_fsync_writes_and_gnustep_are_said_on_their_platforms():
 
 
 def test_layers_below_the_file_system_are_said_by_what_they_do_with_reads():
-    from stibium_py.stack import Layer
+    from stibium_py.machine.stack import Layer
     layers = [Layer("ext4", "file system"), Layer("loop0", "loop", "dio 0", reads="memory", why="w"),
               Layer("nbd0", "nbd", reads="may cache", why="w"), Layer("vda", "virtio")]
     target = {"stack": Stack(tuple(layers)).to_json()}
@@ -313,8 +313,8 @@ class _Said:
 @pytest.mark.parametrize("status", ["complete", "running", "interrupted"])
 def test_how_a_run_ended_is_said_first_and_trials_advice_follows_it(tmp_path, status):
     from stibium_py.analysis.rates import ONE_TRIAL
-    from stibium_py.pipeline import held_to_plan
-    from stibium_py.record import RunRecord
+    from stibium_py.results.pipeline import held_to_plan
+    from stibium_py.rundir.record import RunRecord
     one = w.Notice("warning", "p (read)", f"1 of 2 points have {ONE_TRIAL}: x", "set trials: 6 or more in the plan")
     record = RunRecord(status=status, pid=4242, expanded={"ops_count": 12},
                        stopped_by="SIGHUP" if status == "interrupted" else None)

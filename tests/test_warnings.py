@@ -7,8 +7,8 @@ import numpy as np
 
 from stibium_py.analysis.cache import PAGE_CACHE, RESIDENT_THRESHOLD, classify, suspects
 from stibium_py.analysis.warnings import warnings
-from stibium_py.measurement import Measurement
-from stibium_py.table import Table
+from stibium_py.rundir.measurement import Measurement
+from stibium_py.rundir.table import Table
 
 
 def _mixed_rows(syscalls: int, largest: int, warmup_requests: int | None) -> Table:
@@ -59,7 +59,7 @@ def test_page_cache_residency_is_judged_at_its_threshold():
 def test_advice_the_plan_follows_already_is_not_given(tmp_path):
     from dataclasses import replace
     from stibium_py.analysis.warnings import PRECONDITION_ADVICE, Notice
-    from stibium_py.pipeline import held_to_plan, summarize_run
+    from stibium_py.results.pipeline import held_to_plan, summarize_run
     from synthetic import make_run
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     record, rows, summary = summarize_run(run)

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..memory import Shape, shape_of
-from ..table import Table
+from ..machine.memory import Shape, shape_of
+from ..rundir.table import Table
 from .cache import RESIDENT_THRESHOLD
 
 BELOW_SHARE = 0.4

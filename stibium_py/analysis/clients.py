@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from .. import registry
-from ..measurement import ALL_CLIENTS
-from ..table import Table
+from ..rundir.measurement import ALL_CLIENTS
+from ..rundir.table import Table
 from . import outliers
 from .histogram import HistogramError, LatencyHistogram
 from .rates import PointKey, by_point, draw_inputs, key_json, label, point_rate

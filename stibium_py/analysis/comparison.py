@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..table import Table
+from ..rundir.table import Table
 from . import runs as runs_analysis
 from .estimate import Estimate
 from .stats import norm_ppf

@@ -13,8 +13,8 @@ import math
 import numpy as np
 
 from .. import fills
-from ..link import Link
-from ..table import Table
+from ..machine.link import Link
+from ..rundir.table import Table
 from ..units import format_rate
 from .rates import by_point, draw_inputs, label, point_rate
 from .warnings import Notice

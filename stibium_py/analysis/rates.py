@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import fills, registry
 from ..registry import Kind
-from ..table import Table
+from ..rundir.table import Table
 from ..units import format_exact_size, format_rate, format_size, in_flight_label, op_label
 from . import regression
 from .estimate import Estimate, median_estimate

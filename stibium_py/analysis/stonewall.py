@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..measurement import ALL_CLIENTS
-from ..table import Table
+from ..rundir.measurement import ALL_CLIENTS
+from ..rundir.table import Table
 
 
 @dataclass(frozen=True)

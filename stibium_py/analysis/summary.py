@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .. import registry
-from ..memory import Shape
-from ..table import Table
+from ..machine.memory import Shape
+from ..rundir.table import Table
 from . import rates
 from .settings import SUMMARY, Settings
 from ..registry import KindResult

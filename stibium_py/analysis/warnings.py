@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from .. import registry
-from ..table import Table
-from ..stack import MAY_CACHE, MEMORY, Stack
+from ..rundir.table import Table
+from ..machine.stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_seconds, format_size
 from .durability import MAC_ADVICE, flushes_drive_cache, unflushed_count
 from ..registry import AddNotice, KindResult

@@ -44,7 +44,7 @@ PIPE_CLOSED = "the output's reader closed it (as `| head` does); the rest of it 
 
 
 def say(message: str) -> None:
-    from ..visible import visible         # a message may quote a record's words: no escape sequence reaches the terminal
+    from ..report.visible import visible
     try:
         click.echo("stibium: " + "\n".join(visible(line) for line in message.split("\n")), err=True)
     except OSError:         # no terminal to say it on (closed: SIGHUP); the exit status still says it
@@ -68,7 +68,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except OSError as e:
             fail(f"{e.filename or ''}: {e.strerror or e}", 1)
         except Exception as e:  # a bug of ours: one line, and the traceback on request
-            team = sys.modules.get("stibium_py.team")
+            team = sys.modules.get("stibium_py.clients.team")
             if team is not None and isinstance(e, team.Silent):     # outside a run's steps: before it began
                 names = ", ".join(map(str, e.ranks))
                 say(f"rank{'s' if len(e.ranks) > 1 else ''} {names} not heard from for {e.waited_s:.0f} s before "
@@ -79,7 +79,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             message = (f"internal error: {type(e).__name__}: {e}; run again with STIBIUM_DEBUG=1 for the traceback "
                        f"and report it")
-            team = sys.modules.get("stibium_py.team")
+            team = sys.modules.get("stibium_py.clients.team")
             if team is not None and team.joined_many():    # one of many ranks: none may wait for this one
                 say(message)
                 team.end_every_rank(1)
@@ -129,7 +129,7 @@ def recorder(given: Path | None) -> Callable[[Path], None]:
 
     def record(run_dir: Path) -> None:
         from ..history.remember import remember
-        from ..visible import visible
+        from ..report.visible import visible
         line = visible(remember(run_dir, database))     # the drive's label is the drive's (a serial may hold [/x])
         if line.startswith("history: not written"):
             click.echo(line, err=True)
@@ -144,7 +144,7 @@ def after_run(finished: Any, open_report: bool) -> dict[str, Any] | None:
     summary = None
     try:
         if finished.status == "complete":
-            from ..publish import publish_report
+            from ..report.publish import publish_report
             summary = publish_report(finished.path, console, open_report)
     finally:
         finished.wait_for_removal()

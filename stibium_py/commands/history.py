@@ -49,7 +49,7 @@ def history_group(ctx: click.Context, history_path: Path | None, drive: str | No
     if ctx.invoked_subcommand is not None:
         return
     from ..history.actions import histories
-    from ..publish import publish_history
+    from ..report.publish import publish_history
     publish_history(histories(ctx.obj, drive, _since(since)), ctx.obj, out_dir, console, open_page)
 
 
@@ -103,7 +103,7 @@ def history_check(database: Path, drive: str | None, since: str | None, threshol
     step) beyond their intervals and by more than THRESHOLD percent at some point; 0 otherwise. One line says why."""
     from ..history.actions import check
     from ..report.history_text import check_line
-    from ..visible import visible
+    from ..report.visible import visible
     result = check(database, threshold / 100, drive, _since(since))
     click.echo(visible(check_line(result, threshold)))
     if result.slower:

@@ -28,7 +28,7 @@ from .running import show_plan
 @user_errors
 def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
     """Analyse RUN_DIR (a run, a series of runs, or a verify): write summary.json and report.html."""
-    from ..publish import publish_report
+    from ..report.publish import publish_report
     check_run_dir(run_dir)
     earlier = registry.part("verify", "earlier")      # a verify an earlier stibium wrote: its own record
     if earlier.holds(run_dir):
@@ -59,7 +59,7 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
             allow_different_plans: bool, allow_mixed_clients: bool) -> None:
     """Compare RUN_B with RUN_A (ratios B / A with intervals, and a comparison page); or three runs or more,
     each against the first (or --reference), in one table."""
-    from ..publish import CompareRequest, publish_compare
+    from ..report.publish import CompareRequest, publish_compare
     if len(runs) < 2:
         raise RunDirError("compare needs two runs or more: stibium compare RUN_A RUN_B [RUN_C ...]")
     if reference is not None and reference not in runs:
@@ -89,7 +89,7 @@ def import_group() -> None:
 def import_fio_command(results: tuple[Path, ...], out_dir: Path, name: str | None) -> None:
     """Read fio's JSON output (RESULTS: --output-format=json or json+, each file a trial) into a run directory."""
     from ..fio.imported import import_fio
-    from ..publish import publish_report
+    from ..report.publish import publish_report
     if name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
         raise PathError(f"--name {name!r}: use letters, digits, . _ - (at most 64), starting with a letter or digit")
     from ..paths import folder_to_write
@@ -152,7 +152,7 @@ def plans() -> None:
 @user_errors
 def info(target: Path | None, as_json: bool) -> None:
     """The helper, its clock and engines, and direct I/O on the target's file system."""
-    from ..helper import find_helper, run_once
+    from ..run.helper import find_helper, run_once
     helper = find_helper()
     args = ["info"] + (["--path", str(target)] if target else [])
     if target:
@@ -182,8 +182,8 @@ def info(target: Path | None, as_json: bool) -> None:
 @user_errors
 def selftest(target: Path, json_path: Path | None) -> None:
     """Prove on this machine and disk that uncached I/O is uncached and the clock sound (about 10 s)."""
-    from ..selftest import run_selftest
-    from ..store import utc_now, write_json_atomic
+    from ..run.selftest import run_selftest
+    from ..rundir.store import utc_now, write_json_atomic
 
     result = run_selftest(target)
     colour = {"pass": "green", "fail": "bold red", "cannot tell": "yellow"}

@@ -39,10 +39,10 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         history_path: Path | None, no_history: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     from ..plan import expand_at
-    from ..preflight import preflight
-    from ..link import parse_rate
+    from ..run.preflight import preflight
+    from ..machine.link import parse_rate
     from ..run import RunOptions, read_plan_once, start_series
-    from ..team import join
+    from ..clients.team import join
     try:
         link_bytes_per_s = parse_rate(link_rate) if link_rate is not None else None
     except ValueError as e:
@@ -91,8 +91,8 @@ def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bo
     (the folder's marker, or the history); else give the folder with --target."""
     from ..run import RunOptions, resume_run, resume_series
     from ..run.crew import every_rank_or_none
-    from ..store import is_series
-    from ..team import join
+    from ..rundir.store import is_series
+    from ..clients.team import join
     team = join(silence_s=client_silence)
     from ..history.where import default_database
     options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else recorder(history_path),
@@ -155,7 +155,7 @@ def verify(target: Path, size: str | None, file_size: str, keep: bool, out_dir: 
         if registry.part("verify", "earlier").holds(resume_dir):
             raise RunError(f"{resume_dir} is a verify of an earlier stibium, which this one reads but does not carry "
                            f"on; `stibium report {resume_dir}` shows its verdict; start a new verify of {target}", 2)
-        from ..store import is_series, read_run_json
+        from ..rundir.store import is_series, read_run_json
         if is_series(resume_dir) or not command.is_verify(read_run_json(resume_dir).plan.as_given):
             raise RunError(f"{resume_dir} is a run of a plan with other tests than a verify; carry it on with "
                            f"`stibium resume {resume_dir}`", 2)

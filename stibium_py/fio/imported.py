@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, received
+from .. import __version__
+from ..rundir import received
 from ..errors import FioError
-from ..measurement import Measurement
+from ..rundir.measurement import Measurement
 from ..analysis.rates import SHAPE_FIELDS
-from ..record import PlanRecord, RunRecord
-from ..store import MeasurementLog, iso, new_run_dir, write_run_json
+from ..rundir.record import PlanRecord, RunRecord
+from ..rundir.store import MeasurementLog, iso, new_run_dir, write_run_json
 from .result import INSTRUMENT, FioResult, Job, Shape, parse, point_columns, shape
 
 SAVED = "fio"                 # the folder of the run directory that keeps the files as given

@@ -16,8 +16,8 @@ from typing import Any
 
 from .. import fills
 from ..errors import FioError
-from ..measurement import OP_FIELDS, Measurement
-from ..op import Op
+from ..rundir.measurement import OP_FIELDS, Measurement
+from ..rundir.op import Op
 from .jobfile import check_job_file
 from .result import INSTRUMENT, Job, Side, measured, parse, point_columns, shape
 
@@ -211,7 +211,7 @@ def rows_of_jobs(op: Op, output: str, failure: str | None, fio: Fio, started_s: 
 
 def keep_output(run_dir: Path, seq: int, text: str, output: str) -> None:
     """fio's job and its whole output, a line of fio.jsonl in the run directory (what stibium's row leaves out)."""
-    from .. import received
+    from ..rundir import received
     with received.open_append(run_dir / FIO_OUTPUTS) as f:        # a resumed run's folder may have come from anyone
         f.write(json.dumps({"seq": seq, "job": text, "output": output}, separators=(",", ":")) + "\n")
 

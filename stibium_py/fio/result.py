@@ -18,7 +18,7 @@ from typing import Any
 
 from ..analysis.histogram import LatencyHistogram
 from ..errors import FioError  # noqa: F401 (raised here, declared apart)
-from ..jsonread import JsonRefused, load_json
+from ..rundir.jsonread import JsonRefused, load_json
 
 INSTRUMENT = "fio"                  # the rows' instrument column
 

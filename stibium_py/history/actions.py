@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HistoryError, RecordError, RunDirError
-from ..store import RUN_JSON, is_series, series_run_dirs
+from ..rundir.store import RUN_JSON, is_series, series_run_dirs
 from .db import History, is_history_file
 from ..analysis.history import Step
 from .drives import DriveHistory, PointHistory, drive_history
@@ -162,7 +162,7 @@ def check(database: Path, threshold: float, drive: str | None = None, since_utc:
 
 
 def export(database: Path, out: Path, drive: str | None = None) -> int:
-    from ..store import write_json_atomic
+    from ..rundir.store import write_json_atomic
     with History(database, create=False) as history:
         keys = {h.drive.key for h in histories(database, drive)} if drive else None
         entries = [e for e in history.runs() if keys is None or e.drive.key in keys]

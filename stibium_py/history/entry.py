@@ -15,7 +15,7 @@ from typing import Any
 from .. import registry
 from ..analysis import rates
 from ..analysis.settings import SUMMARY, Settings
-from ..record import MAX_COUNT, MAX_RANKS, RunRecord
+from ..rundir.record import MAX_COUNT, MAX_RANKS, RunRecord
 
 # the statuses a run ends with that the history keeps: measured to the end, or cut short (marked so)
 KEPT_STATUSES = ("complete", "interrupted")
@@ -132,9 +132,9 @@ def point_entries(rows: Any, settings: Settings = SUMMARY) -> tuple[PointEntry, 
 def read_entry(run_dir: Path) -> RunEntry | None:
     """A run directory as a history entry; None for a run that is not over (running, waiting for a reboot)
     or that failed. RunDirError and RecordError reach the caller for a folder that is no run."""
-    from ..compare import run_of
-    from ..store import is_series
-    from ..pipeline import load_run
+    from ..results.compare import run_of
+    from ..rundir.store import is_series
+    from ..results.pipeline import load_run
     loaded = load_run(run_dir)          # read once: the record and the rows
     record = loaded.record
     if record.status not in KEPT_STATUSES:

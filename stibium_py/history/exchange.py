@@ -13,10 +13,10 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .. import received
+from ..rundir import received
 from ..errors import HistoryError
-from ..jsonread import JsonRefused, load_json
-from ..record import MAX_COUNT, MAX_RANKS
+from ..rundir.jsonread import JsonRefused, load_json
+from ..rundir.record import MAX_COUNT, MAX_RANKS
 from .entry import KEPT_STATUSES, Drive, PointEntry, RunEntry
 
 FORMAT = "stibium-history/1"

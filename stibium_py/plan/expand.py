@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import registry
 from ..registry import Kind
-from ..op import Op
+from ..rundir.op import Op
 from ..tree import TreeShape
 
 if TYPE_CHECKING:       # a plan's job file is read by the run (run/jobs.py); expanding a plan needs only its type

@@ -16,9 +16,9 @@ from ..analysis.below import BELOW_SHARE
 from ..analysis.estimate import Estimate, estimate_text
 from ..analysis.summary import Summary
 from ..registry import KindResult as Result
-from ..link import Link
-from ..record import RunRecord
-from ..stack import MAY_CACHE, MEMORY, Stack
+from ..machine.link import Link
+from ..rundir.record import RunRecord
+from ..machine.stack import MAY_CACHE, MEMORY, Stack
 from ..units import format_bytes, format_rate, format_size
 from . import clients
 from .terminal import DEFAULT_COLUMNS, Column, fitted_table, left_out, notices

@@ -11,7 +11,7 @@ from ..analysis.history import MIN_SEGMENT
 from ..history.db import DriveSummary
 from ..history.drives import DriveHistory
 from .history_text import day, latest_text, step_text
-from ..visible import as_markup, visible
+from .visible import as_markup, visible
 from .terminal import Column, fitted_table, with_caption
 
 

@@ -11,9 +11,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import registry
-from ..series import kind_entries
+from ..results.series import kind_entries
 from ..analysis.estimate import estimate_text
-from ..store import REPORT_HTML
+from ..rundir.store import REPORT_HTML
 from ..analysis.rates import key_of, rate_format, unit_of
 from .figures import interval_bars, layout
 from .page import esc, figure, page, table

@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import sysinfo
+from ..machine import sysinfo
 from ..errors import PathError, SizeError
-from ..helper import HelperError, raw_clock_ns
+from .helper import HelperError, raw_clock_ns
 from ..plan import PlanError, load_plan
-from ..preflight import RunError
-from ..sharing import Place, read_shift
-from ..store import iso, utc_now
-from ..team import Solo, Team
-from ..workdir import WorkDir
+from .preflight import RunError
+from ..clients.sharing import Place, read_shift
+from ..rundir.store import iso, utc_now
+from ..clients.team import Solo, Team
+from .workdir import WorkDir
 from .options import LoadedPlan
 
 

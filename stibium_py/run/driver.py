@@ -17,15 +17,16 @@ from typing import Callable
 
 from rich.console import Console
 
-from .. import memory, registry
-from ..helper import HelperError, HelperFactory
-from ..measurement import MeasurementError
-from ..op import Op
+from ..machine import memory
+from .. import registry
+from .helper import HelperError, HelperFactory
+from ..rundir.measurement import MeasurementError
+from ..rundir.op import Op
 from ..plan import Expanded
-from ..preflight import RunError
-from ..record import RunRecord, RunStatus
-from ..store import MeasurementLog, completed_seqs, iso, read_measurements, utc_now, write_run_json
-from ..team import Silent
+from .preflight import RunError
+from ..rundir.record import RunRecord, RunStatus
+from ..rundir.store import MeasurementLog, completed_seqs, iso, read_measurements, utc_now, write_run_json
+from ..clients.team import Silent
 from .awake import keep_awake
 from .crew import Crew
 from .operations import OpFailed, Operations, Stopped

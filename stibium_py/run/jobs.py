@@ -9,12 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from .. import received
+from ..rundir import received
 from ..errors import FioError
 from ..fio.job import JOB_FILES, JobFile, checked_job_file, find_fio
 from ..fio.jobfile import read_plan_file
 from ..plan import Expanded
-from ..preflight import RunError
+from .preflight import RunError
 
 JobSource = Callable[[str, str], tuple[bytes, str]]     # (test, bench_job as given) -> the file's bytes, its name
 

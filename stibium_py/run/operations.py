@@ -13,14 +13,14 @@ from typing import Any, Callable
 from rich.console import Console
 
 from ..fio.job import Fio, find_fio, job_text, keep_output, row_of, rows_of_jobs, run_job
-from ..helper import HelperFactory, HelperSession, HelperTimeout, device_block_of, layout_args, measure_args, op_timeout_s, \
-    raw_clock_ns
-from ..measurement import Measurement, failed, from_answer, from_chunk
-from ..op import Op
+from .helper import (HelperFactory, HelperSession, HelperTimeout, device_block_of, layout_args, measure_args,
+    op_timeout_s, raw_clock_ns)
+from ..rundir.measurement import Measurement, failed, from_answer, from_chunk
+from ..rundir.op import Op
 from ..plan import Expanded, ExpandedTest
-from ..record import RunRecord
-from ..store import MeasurementLog
-from ..workdir import WorkDir
+from ..rundir.record import RunRecord
+from ..rundir.store import MeasurementLog
+from .workdir import WorkDir
 from .crew import Crew
 from .progress import Temperature
 from .together import OpFailedTogether, measure_together
@@ -195,7 +195,7 @@ class Operations:
     def quiet(self) -> Any:
         """Wait until the target's disk is quiet (run/quiet.py): how long and whether it went quiet (quiet.Waited),
         or None where its counters cannot be read or no wait is asked."""
-        from .. import sysinfo
+        from ..machine import sysinfo
         from .quiet import max_wait_s, read_counters, wait_quiet
         disk = sysinfo.sys_disk(self.run.target_facts.get("device"))
         return None if disk is None else wait_quiet(lambda: read_counters(disk), max_wait_s())

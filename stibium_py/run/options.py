@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import memory
-from ..helper import CompiledHelper, HelperError, HelperFactory, find_helper
+from ..machine import memory
+from .helper import CompiledHelper, HelperError, HelperFactory, find_helper
 from ..plan import Expanded, ExpandedTest, Plan, load_plan
-from ..preflight import RunError
-from ..record import RunStatus
+from .preflight import RunError
+from ..rundir.record import RunStatus
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from typing import Any, Callable, Protocol
 
 from rich.console import Console
 
-from ..measurement import Measurement
-from ..op import Op
+from ..rundir.measurement import Measurement
+from ..rundir.op import Op
 from ..plan import ExpandedTest
-from ..record import RunRecord
-from ..sharing import Place
-from ..workdir import WorkDir
+from ..rundir.record import RunRecord
+from ..clients.sharing import Place
+from .workdir import WorkDir
 
 
 class Steps(Protocol):

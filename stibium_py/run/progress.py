@@ -11,8 +11,8 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from .. import sysinfo
-from ..op import Op
+from ..machine import sysinfo
+from ..rundir.op import Op
 from ..plan.expand import estimated_bytes
 from ..tree import rate_unit
 from ..units import format_per_s, format_rate, middle_cut, op_label

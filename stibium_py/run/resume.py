@@ -10,17 +10,18 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .. import __version__, sysinfo
-from ..helper import HelperFactory
-from ..liveness import still_running
+from .. import __version__
+from ..machine import sysinfo
+from .helper import HelperFactory
+from ..rundir.liveness import still_running
 from ..paths import device_of, volume_change
 from ..plan import Expanded, PlanError, load_plan
 from ..plan.expand import expand
-from ..preflight import WORK_MARKER, RunError
-from ..record import RunRecord, RunStatus, ops_digest
-from ..store import iso, read_run_json, utc_now, write_run_json
-from ..team import Solo, Team
-from ..workdir import WorkDir, holds_marker, made_for
+from .preflight import WORK_MARKER, RunError
+from ..rundir.record import RunRecord, RunStatus, ops_digest
+from ..rundir.store import iso, read_run_json, utc_now, write_run_json
+from ..clients.team import Solo, Team
+from .workdir import WorkDir, holds_marker, made_for
 from .crew import Crew, every_rank_or_none, join_crew
 from .driver import drive
 from .jobs import bench_checked, kept, with_job_files

@@ -9,18 +9,19 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .. import received, sysinfo
+from ..rundir import received
+from ..machine import sysinfo
 from ..errors import RunDirError
-from ..helper import HelperFactory
+from .helper import HelperFactory
 from ..paths import missing_folders, remove_empty
 from ..plan import expand_at
 from ..plan.load import load_plan
-from ..preflight import RunError, preflight
-from ..record import RunStatus, SeriesRecord
-from ..store import (RUN_JSON, SERIES_JSON, iso, new_run_dir, read_run_json, read_series_json, series_run_dirs,
-                     utc_now, write_series_json)
-from ..team import Solo, Team
-from ..workdir import holds_marker
+from .preflight import RunError, preflight
+from ..rundir.record import RunStatus, SeriesRecord
+from ..rundir.store import (RUN_JSON, SERIES_JSON, iso, new_run_dir, read_run_json, read_series_json, series_run_dirs,
+    utc_now, write_series_json)
+from ..clients.team import Solo, Team
+from .workdir import holds_marker
 from .crew import every_rank_or_none
 from .options import Finished, LoadedPlan, RunOptions
 from .resume import resume_run, started_here

@@ -11,18 +11,19 @@ from typing import Any
 
 from rich.console import Console
 
-from .. import __version__, registry, sysinfo
-from ..helper import HelperFactory, device_block_of
-from ..link import link_of
+from .. import __version__, registry
+from ..machine import sysinfo
+from .helper import HelperFactory, device_block_of
+from ..machine.link import link_of
 from ..plan import Expanded, expand_at
 from ..paths import missing_folders, remove_empty
 from ..plan.expand import expand
-from ..preflight import RunError, preflight
-from ..record import PlanRecord, RunRecord, RunStatus, ops_digest
-from ..store import iso, new_run_dir, utc_now, write_run_json
-from ..team import Solo, Team
+from .preflight import RunError, preflight
+from ..rundir.record import PlanRecord, RunRecord, RunStatus, ops_digest
+from ..rundir.store import iso, new_run_dir, utc_now, write_run_json
+from ..clients.team import Solo, Team
 from ..units import format_bytes
-from ..workdir import WorkDir, work_dir_name
+from .workdir import WorkDir, work_dir_name
 from .crew import Crew, every_rank_or_none, join_crew
 from .driver import drive
 from .jobs import beside, bench_checked, keep_job_files, kept, with_job_files

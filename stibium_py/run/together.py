@@ -15,9 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..helper import HelperError, HelperTimeout, measure_args, op_timeout_s, raw_clock_ns
-from ..measurement import OP_FIELDS, Measurement, MeasurementError, failed, from_answer, from_chunk, stream_fields
-from ..op import Op
+from .helper import HelperError, HelperTimeout, measure_args, op_timeout_s, raw_clock_ns
+from ..rundir.measurement import (OP_FIELDS, Measurement, MeasurementError, failed, from_answer, from_chunk,
+    stream_fields)
+from ..rundir.op import Op
 
 # an image sequence's wait for a frame's time: a sleep to within this much of it, then the clock read until it
 # passes (a sleep wakes late by tens of microseconds, never early)

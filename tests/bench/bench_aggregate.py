@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_clients import _row  # noqa: E402
 
 from stibium_py.analysis.clients import aggregate  # noqa: E402
-from stibium_py.table import Table  # noqa: E402
+from stibium_py.rundir.table import Table
 
 
 def main() -> None:

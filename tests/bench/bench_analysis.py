@@ -26,11 +26,11 @@ from stibium_py.analysis import outliers, regression
 from stibium_py.analysis.stats import bootstrap
 from stibium_py.analysis.settings import SUMMARY
 from stibium_py.analysis.summary import summarize
-from stibium_py.measurement import COLUMN_DEFAULTS, COLUMNS, INT_COLUMNS
-from stibium_py.record import RUN_FORMAT
-from stibium_py import publish
+from stibium_py.rundir.measurement import COLUMN_DEFAULTS, COLUMNS, INT_COLUMNS
+from stibium_py.rundir.record import RUN_FORMAT
+from stibium_py.report import publish
 from stibium_py.report import build, figures
-from stibium_py.store import read_measurements, write_json_atomic
+from stibium_py.rundir.store import read_measurements, write_json_atomic
 
 
 def make_run(d: Path, n: int, pattern: bool, seed: int = 0, rate_bytes_per_s: float = 5e8) -> None:
@@ -112,7 +112,7 @@ def stages(d: Path) -> dict[str, float]:
         if isinstance(e, files_analysis.FilesResult):
             figs += stage("figures", t, lambda: [figures.time_vs_size(e), figures.residuals(e),
                                                  figures.rate_vs_size(e), figures.rate_vs_elapsed(e)])
-    from stibium_py.record import RunRecord
+    from stibium_py.rundir.record import RunRecord
     stage("HTML", t, build.render, RunRecord(), summary)
     # the target's figure: the median of three, since one run on this machine swings by 10 %
     whole = []

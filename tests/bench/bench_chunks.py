@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from common import median, scratch
-from stibium_py.helper import find_helper
+from stibium_py.run.helper import find_helper
 
 
 def _write(path, size: str, chunk: str | None, flight: list[str]) -> float:

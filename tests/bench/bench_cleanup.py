@@ -1,6 +1,6 @@
 """A tree test's clean-up (WorkDir.remove_files): 20,000 files in 2,800 folders removed by name, with 40,000
 more names of files that are gone (made under one name, renamed or copied under another), as a tree test's
-clean-up asks. With --against FILE (an older stibium_py/workdir.py, e.g. `git show REV:stibium_py/workdir.py >
+clean-up asks. With --against FILE (an older stibium_py/run/workdir.py, e.g. `git show REV:stibium_py/run/workdir.py >
 /tmp/old.py`) both are timed in turn, round by round, on the same disk.
 
     PYTHONPATH=tests/bench:. python3 tests/bench/bench_cleanup.py [--against /tmp/old.py] [--rounds 3] [--base DIR]
@@ -15,7 +15,7 @@ import shutil
 from common import median, scratch
 import time
 
-import stibium_py.workdir as current
+import stibium_py.run.workdir as current
 
 FILES, FOLDERS, SUB, GONE = 20_000, 400, 7, 40_000
 

@@ -11,7 +11,7 @@ import time
 
 from bench_analysis import make_run
 from common import run_measured, scratch
-from stibium_py.compare import compare_runs, drawn, load_side
+from stibium_py.results.compare import compare_runs, drawn, load_side
 from stibium_py.report.compare_page import render
 
 

@@ -12,8 +12,8 @@ import statistics
 import time
 from pathlib import Path
 
-from stibium_py import memory
-from stibium_py.helper import CompiledHelper, find_helper
+from stibium_py.machine import memory
+from stibium_py.run.helper import CompiledHelper, find_helper
 
 SHAPES = [memory.shape_of(64_000_000, 64_000_000, "sequential"), memory.shape_of(16 << 20, 4096, "random")]
 

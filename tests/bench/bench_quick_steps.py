@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from common import scratch
-from stibium_py.helper import find_helper
+from stibium_py.run.helper import find_helper
 
 STEPS = ("start-up", "memory probe", "layouts", "between", "timed", "rest of the run", "after the run")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "truth"))
 import devices
-from stibium_py.helper import find_helper
+from stibium_py.run.helper import find_helper
 
 H = str(find_helper())
 R, W = 52428800, 31457280

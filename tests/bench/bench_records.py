@@ -13,8 +13,8 @@ parts): building 7.7-8.0 and 7.2-8.3 us a record, from_rows 1.91-1.96 and 1.77-1
 from __future__ import annotations
 
 from common import timed
-from stibium_py.measurement import Measurement
-from stibium_py.table import Table
+from stibium_py.rundir.measurement import Measurement
+from stibium_py.rundir.table import Table
 
 ROWS = 100_000
 BASE = dict(seq=1, test="t", op="read", kind="pattern", access="random", size_bytes=1 << 20, granularity_bytes=4096,

@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from stibium_py.helper import find_helper
+from stibium_py.run.helper import find_helper
 
 PHASES = ("create", "stat", "list", "read", "copy", "rename", "delete")
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from bench_analysis import make_run
 from common import run_measured, scratch
-from stibium_py.helper import find_helper
+from stibium_py.run.helper import find_helper
 
 ROWS = ("version", "plans", "plan-show", "plan-show-floor", "completion", "run-quick", "report-quick", "report-100k", "report-1m",
         "compare-10k")

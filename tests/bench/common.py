@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from stibium_py.helper import find_helper
+from stibium_py.run.helper import find_helper
 
 
 def scratch(base: str | None) -> Path:

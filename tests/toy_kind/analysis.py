@@ -8,7 +8,7 @@ from typing import Any
 from stibium_py.analysis.estimate import Estimate
 from stibium_py.analysis.rates import PointKey, PointRule, bytes_per_s, pattern_rate
 from stibium_py.analysis.summary import Pending, SummaryContext
-from stibium_py.table import Table
+from stibium_py.rundir.table import Table
 from stibium_py.units import in_flight_label
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stibium_py.op import Op
+from stibium_py.rundir.op import Op
 from stibium_py.plan.expand import ExpandedTest, size_of
 from stibium_py.plan.model import Where
 

@@ -237,7 +237,7 @@ tests:
         ceiling = d if depth == 1 else max(d, fio_latency_s[depth])
         assert d <= p["lat_p50_s"] <= ceiling + P50_ABOVE_DELAY_S
     # each method on the same device: io_uring, and one thread per request in flight as macOS runs it
-    from stibium_py.helper import find_helper
+    from stibium_py.run.helper import find_helper
     target = device_c.mount / "methods.bin"
     subprocess.run([str(find_helper()), "write", "--path", str(target), "--bytes", "64MiB", "--granularity", "8MiB"],
                    check=True, capture_output=True)

@@ -278,7 +278,7 @@ def _end(proc: subprocess.Popen) -> None:
 
 
 def _resumed_whole(h: hosts.Hosts, tmp_path: Path, run_dir: Path) -> None:
-    from stibium_py.workdir import made_for
+    from stibium_py.run.workdir import made_for
     record = _status(run_dir)
     # the test folder as the NAS holds it (the clients' mounts are in their own namespaces)
     work = h.export / Path(record["work_dir"]).relative_to(h.store)

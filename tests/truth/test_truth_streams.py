@@ -10,7 +10,7 @@ import pytest
 import devices
 from conftest import entry, stibium_run
 from stibium_py.kinds.stream.analysis import frames_by_stream, lateness_s
-from stibium_py.pipeline import load_run
+from stibium_py.results.pipeline import load_run
 
 pytestmark = pytest.mark.truth
 KiB = 1024

@@ -12,7 +12,7 @@ from ...analysis import below
 from .result import FilesResult, files_inputs, files_numbers
 from ...analysis.rates import ONE_SIZE, PointKey, PointRule, bytes_per_s, files_rate
 from ...analysis.summary import Pending, SummaryContext
-from ...table import Table
+from ...rundir.table import Table
 from ...units import in_flight_label
 
 

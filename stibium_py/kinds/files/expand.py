@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ...op import Op
+from ...rundir.op import Op
 from ...plan.expand import ExpandedTest, check_count, derive_seed, sizes_of
 from ...plan.model import Where
 from .model import FilesTest

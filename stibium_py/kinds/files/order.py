@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ...plan.expand import ExpandedTest
-from ...preflight import drop_caches
+from ...run.preflight import drop_caches
 from ...run.orders import Order, Steps
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...table import Table
+from ...rundir.table import Table
 from ...analysis import below, cache, drift, outliers, rates, regression
 from ...analysis.estimate import Estimate, median_estimate
 from ...analysis.stats import siegel

@@ -13,7 +13,7 @@ from .result import PatternResult, pattern_result
 from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, bytes_per_s, pattern_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...analysis.warnings import MIX_SHARE_TOLERANCE, PRECONDITION_ADVICE
-from ...table import Table
+from ...rundir.table import Table
 from ...units import format_rate, format_size, in_flight_label, op_label
 
 

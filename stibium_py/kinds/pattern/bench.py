@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ...table import Table
+from ...rundir.table import Table
 from ...analysis.comparison import verdict
 from ...analysis.estimate import Estimate, percentile_interval
 from ...analysis.rates import SHAPE_FIELDS, pattern_rate

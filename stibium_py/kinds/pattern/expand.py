@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ...op import Op
+from ...rundir.op import Op
 from ...plan.expand import (ExpandedTest, check_count, checked_granularity, derive_seed, in_flight_counts,
                             in_flight_pairs, seconds_of, size_of, sizes_of)
 from ...plan.model import Access, Where

@@ -7,10 +7,10 @@ import time
 from dataclasses import replace
 
 from .steady import steadiness
-from ...helper import precondition_args
+from ...run.helper import precondition_args
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps
-from ...table import Table
+from ...rundir.table import Table
 from ...units import format_bytes
 
 

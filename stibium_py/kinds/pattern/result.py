@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ... import fills
-from ...table import Table
+from ...rundir.table import Table
 from ...units import format_size, in_flight_label
 from ...analysis import below
 from ...analysis.estimate import Estimate

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ... import fills
-from ...table import Table
+from ...rundir.table import Table
 from ...analysis.stats.theil_sen import sen_interval
 from ...analysis.rates import SHAPE_FIELDS, PointKey, label
 

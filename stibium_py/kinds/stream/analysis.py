@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...analysis.summary import Pending, SummaryContext
-from ...table import Table
+from ...rundir.table import Table
 from . import formats
 from .burst import Burst, burst_of, carried_by_burst, wrong_way
 from .expand import FRAME_ALIGN_BYTES

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...analysis.settings import Settings
-from ...table import Table
+from ...rundir.table import Table
 from .analysis import results_of_run
 from .words import described
 

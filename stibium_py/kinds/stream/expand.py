@@ -8,7 +8,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from ...op import Frames, Op
+from ...rundir.op import Frames, Op
 from ...plan.expand import ExpandedTest, check_count, counts_of, seconds_of, size_of
 from ...plan.model import Where
 from . import formats

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import groupby
 
-from ...helper import layout_args
-from ...op import Frames, Op
+from ...run.helper import layout_args
+from ...rundir.op import Frames, Op
 from ...plan.expand import ExpandedTest
 from ...run.orders import Order, Steps
-from ...table import Table
+from ...rundir.table import Table
 from .analysis import group_dropped, next_count
 from .model import MAX_STREAMS
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...analysis.settings import Settings
-from ...table import Table
+from ...rundir.table import Table
 from .analysis import results_of_run
 from .words import described
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...analysis.summary import Pending, SummaryContext
 from .result import MIN_SIZE, SustainedTestResult, sustained_results
-from ...table import Table
+from ...rundir.table import Table
 from ...units import format_bytes
 
 

@@ -11,7 +11,7 @@ from ...analysis.comparison import ratio_of_intervals, verdict
 from ...analysis.estimate import Estimate
 from ...analysis.settings import Settings
 from .result import SustainedTestResult, sustained_results
-from ...table import Table
+from ...rundir.table import Table
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...op import Op
+from ...rundir.op import Op
 from ...plan.expand import (ExpandedTest, check_count, checked_granularity, granular, in_flight_counts,
                             share_of_free, size_of)
 from ...plan.model import Where

@@ -8,7 +8,7 @@ from typing import Any
 from ...analysis.estimate import Estimate
 from ...analysis.settings import Settings
 from .result import sustained_results
-from ...table import Table
+from ...rundir.table import Table
 
 
 def rates(rows: Table, s: Settings) -> list[tuple[str, dict[str, Any], str, Estimate, int]]:

@@ -30,7 +30,7 @@ from ...analysis.stats.bootstrap import moving_blocks
 from ...analysis.stats.theil_sen import row_slopes, slope_of
 
 if TYPE_CHECKING:
-    from ...table import Table
+    from ...rundir.table import Table
 
 MIN_SIZE = 10                 # chunks a stretch needs (the drift machinery's minimum segment)
 MIN_STEP = 0.10               # neighbouring stretches closer than this in rate are one stretch

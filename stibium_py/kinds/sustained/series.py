@@ -7,7 +7,7 @@ from typing import Any
 
 from ...analysis.settings import Settings
 from .result import sustained_results
-from ...table import Table
+from ...rundir.table import Table
 
 
 def across_runs(runs: list[tuple[str, Table]], s: Settings) -> list[dict[str, Any]]:

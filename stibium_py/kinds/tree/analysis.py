@@ -9,7 +9,7 @@ from ...analysis.cache import RESIDENT_THRESHOLD
 from ...analysis.rates import PointKey, PointRule, pattern_rate
 from ...analysis.summary import Pending, SummaryContext
 from .result import tree_result
-from ...table import Table
+from ...rundir.table import Table
 from ...tree import TREE_PHASES, rate_unit
 from ...units import format_per_s
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ...op import Op, Phase
+from ...rundir.op import Op, Phase
 from ...plan.expand import ALLOCATION_BYTES, ExpandedTest, check_count, counts_of, derive_seed, size_of
 from ...plan.model import LogUniform, MAX_GRANULARITY_BYTES, MAX_THREADS, Where
 from ...tree import TreeShape

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Callable
 
 from .rows import from_tree_answer, tree_args
-from ...op import Op
+from ...rundir.op import Op
 from ...plan.expand import ExpandedTest
-from ...preflight import drop_caches
+from ...run.preflight import drop_caches
 from ...run.orders import Order, Steps
 from ...tree import TreeShape
 

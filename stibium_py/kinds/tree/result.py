@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ...table import Table
+from ...rundir.table import Table
 from ...tree import rate_unit
 from ...analysis import rates
 from ...analysis.estimate import Estimate

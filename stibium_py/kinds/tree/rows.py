@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import MeasurementError
-from ...measurement import OP_FIELDS, Measurement
-from ...op import Op
+from ...rundir.measurement import OP_FIELDS, Measurement
+from ...rundir.op import Op
 
 
 def tree_args(op: "Op", root: Path, list_path: Path, phase: str | None = None) -> list[str]:

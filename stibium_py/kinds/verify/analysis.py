@@ -16,8 +16,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from ...analysis.cache import RESIDENT_THRESHOLD
 from ...analysis.summary import Pending, SummaryContext
-from ...measurement import BlockCounts, Measurement
-from ...table import Table
+from ...rundir.measurement import BlockCounts, Measurement
+from ...rundir.table import Table
 from ...units import format_bytes, format_rate
 from .earlier.record import BAD_KEPT, BadBlock
 from .earlier.verdict import bad_text, sentence_of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...op import Op
+from ...rundir.op import Op
 from ...plan.expand import ExpandedTest, check_count, share_of_free, size_of
 from ...plan.model import Where
 from .model import VerifyTest

@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from ...errors import MeasurementError
-from ...measurement import OP_FIELDS, Measurement
-from ...op import Op
+from ...rundir.measurement import OP_FIELDS, Measurement
+from ...rundir.op import Op
 from .earlier.record import BAD_KEPT
 
 # A chunk row's keys, each to its column: the chunk's own bytes and time.

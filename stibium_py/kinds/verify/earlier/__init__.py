@@ -24,7 +24,7 @@ def summary_of(run_dir: Path) -> dict[str, Any]:
 
 def report(run_dir: Path) -> list[str]:
     """Its summary.json and report.html written from its record; the lines the terminal says, the verdict first."""
-    from ....store import write_json_atomic, write_text_atomic
+    from ....rundir.store import write_json_atomic, write_text_atomic
     from .record import read_chunks, read_state
     from .verdict import to_json, verdict_of
     from .view import lines, render

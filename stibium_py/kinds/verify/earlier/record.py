@@ -13,9 +13,9 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .... import received
+from ....rundir import received
 from ....errors import RunDirError
-from ....store import read_record_json
+from ....rundir.store import read_record_json
 
 STATE = "verify.json"
 CHUNKS = "chunks.csv"

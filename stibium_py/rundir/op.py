@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from . import registry
-from .registry import Kind
+from .. import registry
+from ..registry import Kind
 
 
 @dataclass(frozen=True)

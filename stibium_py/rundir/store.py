@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import RunDirError  # noqa: F401 (raised here, declared apart)
-from . import fills, received, registry
+from ..errors import RunDirError
+from .. import fills, registry
+from . import received
 from .jsonread import JsonRefused, load_json
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
-from .errors import RunError
+from ..errors import RunError
 
 # Environment variables an MPI launcher sets in every rank: the job's size (Open MPI, MPICH/Intel MPI's PMI,
 # Slurm's PMIx). Without one of them above 1, stibium runs alone and never imports MPI.

@@ -11,12 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .errors import RunError  # noqa: F401 (raised here, declared apart)
-from . import sysinfo
-from .paths import folder_to_write
-from .plan import Expanded
-from .plan.expand import space_wanted
-from .units import format_bytes
+from ..errors import RunError
+from ..machine import sysinfo
+from ..paths import folder_to_write
+from ..plan import Expanded
+from ..plan.expand import space_wanted
+from ..units import format_bytes
 
 WORK_MARKER = ".stibium-run"
 # files the Finder writes into any folder a user opens (its view settings, a localized name): not the user's data
@@ -133,7 +133,7 @@ def check_trees(expanded: Expanded, target: Path, clients: int = 1) -> None:
         existing = existing.parent
     st = os.statvfs(existing)
     inodes_free = st.f_favail if st.f_files else None
-    limits = {}
+    limits: dict[str, int | None] = {}
     for key in ("PC_NAME_MAX", "PC_PATH_MAX"):
         try:
             limits[key] = os.pathconf(existing, key)

@@ -11,19 +11,19 @@ from pathlib import Path
 from typing import Any
 
 
-from . import registry
-from .errors import CompareError  # noqa: F401 (raised here, declared apart)
-from .analysis import below, rates
-from .analysis.durability import sync_caution
-from .analysis.comparison import Drawn, ManyRuns, SideFacts, TwoRuns, advice, compare_points
-from .analysis.rates import PointKey, by_point, describe, draw_inputs, shape_matches
-from .analysis.settings import COMPARE, Settings
+from .. import registry
+from ..errors import CompareError
+from ..analysis import below, rates
+from ..analysis.durability import sync_caution
+from ..analysis.comparison import Drawn, ManyRuns, SideFacts, TwoRuns, advice, compare_points
+from ..analysis.rates import PointKey, by_point, describe, draw_inputs, shape_matches
+from ..analysis.settings import COMPARE, Settings
 from .definitions import differences, test_definitions
-from .table import Table
+from ..rundir.table import Table
 from .pipeline import load_run as load_run_dir
-from .pool import process_pool
-from .record import RunRecord, RunStatus
-from .store import RunDirError, is_series, series_run_dirs
+from ..analysis.pool import process_pool
+from ..rundir.record import RunRecord, RunStatus
+from ..rundir.store import RunDirError, is_series, series_run_dirs
 
 RUNS_ADVISED = 5
 # Facts that name one machine and one disk: equal on both sides means a repeatability check.

@@ -22,8 +22,8 @@ from enum import Enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import RecordError  # noqa: F401 (raised here, declared apart)
-from .memory import MemoryRead, Shape
+from ..errors import RecordError
+from ..machine.memory import MemoryRead, Shape
 
 RUN_FORMAT = "stibium-run/2"
 READABLE_RUN_FORMATS = ("stibium-run/1", RUN_FORMAT)

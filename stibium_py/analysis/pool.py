@@ -27,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExe
 from concurrent.futures import wait as first_done
 from typing import Any
 
-from . import registry
+from .. import registry
 
 
 def start_method(platform: str) -> str:

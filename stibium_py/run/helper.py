@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
-from . import fills
-from .errors import HelperError, HelperTimeout  # noqa: F401 (raised here, declared apart)
+from .. import fills
+from ..errors import HelperError, HelperTimeout
 
 if TYPE_CHECKING:
-    from .op import Op
+    from ..rundir.op import Op
 
 HELPER_NAME = "stibium-helper"
 ENV_VAR = "STIBIUM_HELPER"
@@ -36,12 +36,12 @@ def find_helper() -> Path:
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise HelperError(f"{ENV_VAR}={env} is not an executable file; unset it or point it at a built helper")
         return path
-    here = Path(__file__).resolve().parent
-    candidates = [here / HELPER_NAME]
+    package = Path(__file__).resolve().parent.parent      # stibium_py, where the build installs the helper
+    candidates = [package / HELPER_NAME]
     try:
         dist = importlib.metadata.distribution("stibium")
         candidates.append(Path(str(dist.locate_file(f"stibium_py/{HELPER_NAME}"))))
-        candidates.extend(sorted((here.parent / "build").glob(f"cp3*/helper/{HELPER_NAME}")))
+        candidates.extend(sorted((package.parent / "build").glob(f"cp3*/helper/{HELPER_NAME}")))
     except importlib.metadata.PackageNotFoundError:
         pass
     for path in candidates:

@@ -20,8 +20,8 @@ from typing import Any, Iterable, Iterator, TYPE_CHECKING
 
 import numpy as np
 
-from .measurement import (BOOL_COLUMNS, COLUMN_DEFAULTS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, OPTIONAL_INT_COLUMNS, TEXT_COLUMNS,
-                          Measurement)
+from .measurement import (BOOL_COLUMNS, COLUMN_DEFAULTS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, OPTIONAL_INT_COLUMNS,
+    TEXT_COLUMNS, Measurement)
 
 
 class Table:

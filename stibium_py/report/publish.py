@@ -13,9 +13,9 @@ from typing import Any, Iterable
 
 from rich.console import Console
 
-from .analysis.summary import Summary
-from .pipeline import summarize_run
-from .store import REPORT_HTML, SUMMARY_JSON, write_json_atomic, write_text_atomic
+from ..analysis.summary import Summary
+from ..results.pipeline import summarize_run
+from ..rundir.store import REPORT_HTML, SUMMARY_JSON, write_json_atomic, write_text_atomic
 
 
 def _print(console: Console | None, renderables: Iterable[Any]) -> None:
@@ -34,7 +34,7 @@ def _open(page: Path, open_browser: bool) -> None:
 
 def publish_run(run_dir: Path, console: Console | None = None, open_browser: bool = False) -> Summary:
     """A run's summary.json and report.html; its table and warnings on the console."""
-    from .report import build
+    from . import build
 
     run, _, summary = summarize_run(run_dir)
     write_json_atomic(run_dir / SUMMARY_JSON, summary.to_json())
@@ -48,8 +48,8 @@ def publish_run(run_dir: Path, console: Console | None = None, open_browser: boo
 
 def publish_series(series: Path, console: Console | None = None, open_browser: bool = False) -> dict[str, Any]:
     """Every run's own report, then the series' summary.json and report.html."""
-    from .report import series_page
-    from .series import summarize_series
+    from . import series_page
+    from ..results.series import summarize_series
 
     summary = summarize_series(series)
     runs_said: dict[tuple[str, str, str, str], list[str]] = {}   # each run's warnings, with the runs that gave them
@@ -67,7 +67,7 @@ def publish_series(series: Path, console: Console | None = None, open_browser: b
 
 def publish_report(run_dir: Path, console: Console | None = None, open_browser: bool = False) -> dict[str, Any]:
     """A run's report, or a series' (each run's and the one across runs); the summary's JSON form."""
-    from .store import is_series
+    from ..rundir.store import is_series
     if is_series(run_dir):
         return publish_series(run_dir, console, open_browser)
     return publish_run(run_dir, console, open_browser).to_json()
@@ -86,8 +86,8 @@ def publish_compare(request: CompareRequest, console: Console | None = None, as_
                     open_browser: bool = False) -> Any:
     """Two runs (B / A) or many against a reference: the comparison (analysis/comparison.py: TwoRuns or
     ManyRuns), its page, and its table or its JSON form."""
-    from .compare import check_clients, compare_many, compare_runs, drawn, load_side
-    from .report import compare_page, compare_terminal
+    from ..results.compare import check_clients, compare_many, compare_runs, drawn, load_side
+    from . import compare_page, compare_terminal
 
     sides = [load_side(path) for path in request.runs]
     check_clients(sides, request.allow_mixed_clients)
@@ -116,9 +116,9 @@ def publish_compare(request: CompareRequest, console: Console | None = None, as_
 def publish_history(found: list[Any], database: Path, out_dir: Path, console: Console | None = None,
                     open_browser: bool = False) -> list[Path]:
     """The drives' table and each drive's page (history/drives.py: DriveHistory), their lines on the console."""
-    from .history.db import History
-    from .report import history_page, history_terminal
-    from .report.history_text import page_name
+    from ..history.db import History
+    from . import history_page, history_terminal
+    from .history_text import page_name
 
     pages = []
     if found:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .op import Op
-from .plan import ExpandedTest
+from ..rundir.op import Op
+from ..plan import ExpandedTest
 
 
 def client_file(name: str, rank: int) -> str:

@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import sysinfo
-from .analysis.below import BELOW_SHARE, served_from_memory
+from ..machine import sysinfo
+from ..analysis.below import BELOW_SHARE, served_from_memory
 from .helper import Helper, HelperResult, find_helper, op_args, run_once
-from .paths import PathError, folder_to_write, missing_folders, remove_empty
+from ..paths import PathError, folder_to_write, missing_folders, remove_empty
 from .preflight import RunError
-from .stack import Stack
+from ..machine.stack import Stack
 
 PASS, FAIL, CANNOT_TELL = "pass", "fail", "cannot tell"
 FILE_BYTES = 32 * 2**20
@@ -181,13 +181,14 @@ def check_bypass(session: _Session) -> list[Check]:
         cacheds.append(session.io("read", "buffered"))     # served from it
     checks = []
     d_rates, c_rates = [_rate(r) for r in directs], [_rate(r) for r in cacheds]
-    numbers = {"direct_read_bytes_per_s": d_rates, "cached_read_bytes_per_s": c_rates,
+    numbers: dict[str, Any] = {"direct_read_bytes_per_s": d_rates, "cached_read_bytes_per_s": c_rates,
                "cached_resident_before": [r.data.get("resident_before") for r in cacheds]}
     if None in d_rates or None in c_rates:
         failed = next(r for r in directs + cacheds if _rate(r) is None)
         checks.append(Check("direct read bypasses the cache", CANNOT_TELL, failed.error, numbers))
     else:
-        d, c = statistics.median(d_rates), statistics.median(c_rates)
+        d = statistics.median([r for r in d_rates if r is not None])
+        c = statistics.median([r for r in c_rates if r is not None])
         ratio = c / d
         numbers["cache_speedup"] = ratio
         status = FAIL if served_from_memory(d, c) else PASS
@@ -247,7 +248,7 @@ def check_flushes(session: _Session, info: dict[str, Any], write_cache: str | No
     """Each flush the platform has, after an uncached write of one kernel page (macOS writes smaller ones
     through its cache), against that write's own time: analysis/flushes.py. The kinds take turns round by
     round at offsets drawn from a fixed seed, so that a drift of the drive meets them all alike."""
-    from .analysis.flushes import PLATFORM_FLUSHES, FlushVerdict, flush_time
+    from ..analysis.flushes import PLATFORM_FLUSHES, FlushVerdict, flush_time
     platform = str(info.get("platform"))
     page = int(info.get("kernel_page_size_bytes") or 4096)
     path = session.folder / "flush.dat"
@@ -309,7 +310,7 @@ def _checks(target: Path) -> SelftestResult:
     info = run_once(["info", "--path", str(target)], helper_path)
     if not info.ok:
         raise RunError(f"target {target}: {info.error}", 2)
-    facts = {"helper": info.data, "python": platform.python_version(), "machine": platform.machine(),
+    facts: dict[str, Any] = {"helper": info.data, "python": platform.python_version(), "machine": platform.machine(),
              "os": platform.platform(), "target": str(target.resolve()), "started_epoch_s": time.time()}
     checks = [check_space(target), check_native(info.data), check_stack(target)]
     if checks[0].status == FAIL:

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import numpy as np
 
-from . import fills
-from .analysis.rates import ONE_TRIAL
-from .analysis.link_speed import faster_than_link, links_of
-from .analysis.settings import SUMMARY, Settings
-from .analysis.summary import Summary, summarize
-from .analysis.warnings import PRECONDITION_ADVICE, Notice
+from .. import fills
+from ..analysis.rates import ONE_TRIAL
+from ..analysis.link_speed import faster_than_link, links_of
+from ..analysis.settings import SUMMARY, Settings
+from ..analysis.summary import Summary, summarize
+from ..analysis.warnings import PRECONDITION_ADVICE, Notice
 from .definitions import test_definitions
-from .liveness import as_found
-from .record import RunRecord
-from .store import RunDirError, completed_seqs, read_measurements, read_run_json, shown_host
-from .table import Table
+from ..rundir.liveness import as_found
+from ..rundir.record import RunRecord
+from ..rundir.store import RunDirError, completed_seqs, read_measurements, read_run_json, shown_host
+from ..rundir.table import Table
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     rows, unknown = fills_of_then(rows, record)
     damaged += unknown
     if record.ranks > 1:
-        from .analysis.clients import aggregate
+        from ..analysis.clients import aggregate
         return LoadedRun(run_dir, record, aggregate(rows, record.ranks), damaged, rows)
     return LoadedRun(run_dir, record, rows, damaged)
 
@@ -85,7 +85,7 @@ def summarize_run(run_dir: Path, settings: Settings = SUMMARY) -> tuple[RunRecor
                             run.record.plan.ceiling_bytes_per_s, pool, run.record.memory_rates,
                             run.record.target_facts)
         if run.per_client is not None:
-            from .analysis.clients import straggler_notices, summarize_clients
+            from ..analysis.clients import straggler_notices, summarize_clients
             clients = summarize_clients(run.per_client, run.record.clients, settings)
             summary = replace(summary, clients=clients, warnings=[*summary.warnings, *straggler_notices(clients)])
         links = links_of(run.record.target_facts, run.record.clients)

@@ -11,7 +11,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from . import sysinfo
+from ..machine import sysinfo
 from .record import RunRecord
 
 CUT_OFF = "its process ended without marking the run: a closed terminal, a kill, a crash or a power loss"

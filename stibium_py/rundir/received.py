@@ -24,7 +24,7 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from .errors import RunDirError
+from ..errors import RunDirError
 
 _NO_TTY = getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _NO_TTY

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple, Optional, get_type_hints
 
-from . import fills
-from .errors import MeasurementError  # noqa: F401 (raised here, declared apart)
+from .. import fills
+from ..errors import MeasurementError
 from .op import Op
 
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import registry
-from .analysis import runs as runs_analysis
-from .analysis.rates import by_point, draws_per_run, key_json, label
-from .analysis.comparison import OWN_KEY
-from .analysis.settings import SERIES, Settings
+from .. import registry
+from ..analysis import runs as runs_analysis
+from ..analysis.rates import by_point, draws_per_run, key_json, label
+from ..analysis.comparison import OWN_KEY
+from ..analysis.settings import SERIES, Settings
 from .compare import Side, kinds_apart, load_side
-from .pool import process_pool
-from .store import RunDirError, is_series, read_series_json
+from ..analysis.pool import process_pool
+from ..rundir.store import RunDirError, is_series, read_series_json
 
 
 def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:

@@ -38,7 +38,7 @@ def test_definitions(plan: dict[str, Any] | None) -> dict[str, dict[str, Any]] |
 
 def _model_defaults(kind: Any) -> dict[str, Any]:
     """The defaults of a kind's test model for the keys compare reads, where the model has one (None: none)."""
-    from . import registry
+    from .. import registry
     spec = registry.find(kind) if isinstance(kind, str) else None
     if spec is None:
         return {}

@@ -10,7 +10,7 @@ import stat
 import time
 from pathlib import Path
 
-from .errors import RunError
+from ..errors import RunError
 from .preflight import FOLDER_VIEW_FILES, WORK_MARKER
 
 # macOS: Spotlight does not index a folder whose name ends in .noindex, so its indexer does not read the

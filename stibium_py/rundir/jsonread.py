@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-from .errors import JsonRefused  # noqa: F401 (raised here, declared apart)
+from ..errors import JsonRefused
 
 MAX_DEPTH = 64                 # run.json nests 5 levels, fio's json+ 6: a file past 64 is not one of them
 MAX_INT_DIGITS = 30            # a byte count of 2^64 has 20 digits
