@@ -21,7 +21,8 @@ from stibium_py.machine.memory import CAP_BYTES, Shape, shape_of
 from stibium_py.rundir.record import RunRecord
 from stibium_py.kinds.files.view import SMALLEST_NOTE
 from stibium_py.report.build import terminal_table
-from stibium_py.rundir.store import read_measurements, read_run_json
+from stibium_py.rundir.store import read_run_json
+from stibium_py.rundir.csvread import read_measurements
 from synthetic import SIZES, make_run
 
 LOOP_WHY = ("the loop device reads its backing file /images/disk.img through the page cache (dio 0), so reads this "

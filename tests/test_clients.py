@@ -187,7 +187,7 @@ def test_a_sigint_in_the_middle_of_a_step_is_raised_at_its_end():
     # ever for messages the others had sent for the first. The test sets SIGINT's disposition itself (a
     # shell's background job inherits it ignored) and restores it.
     import signal
-    from stibium_py.clients.team import MpiTeam
+    from stibium_py.clients.mpi import MpiTeam
     received = []
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
@@ -209,7 +209,7 @@ def test_a_sigint_in_the_middle_of_a_step_is_raised_at_its_end():
 
 def test_a_sigint_in_a_collective_made_of_others_is_raised_once_at_the_end():
     import signal
-    from stibium_py.clients.team import MpiTeam
+    from stibium_py.clients.mpi import MpiTeam
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         comm = _HalfwayComm()

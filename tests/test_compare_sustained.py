@@ -200,7 +200,7 @@ def test_a_sustained_test_is_summarised_with_the_settings_of_the_run(three_runs)
     from stibium_py import registry
     from stibium_py.analysis.summary import SummaryContext
     from stibium_py.kinds.sustained.result import sustained_results
-    from stibium_py.rundir.store import read_measurements
+    from stibium_py.rundir.csvread import read_measurements
     rows, _ = read_measurements(three_runs[0])
     rows = rows.take(rows.kind == "sustained")
     s = Settings(resamples=300, seed=7, confidence=0.8)

@@ -44,8 +44,8 @@ def reader(request, monkeypatch):
     """Both readers of measurements.csv: a file this small is read row by row; the columnar reader (pyarrow)
     is made to read it too."""
     if request.param == "columns":
-        import stibium_py.rundir.store
-        monkeypatch.setattr(stibium_py.rundir.store, "ROW_READER_MAX_BYTES", 0)
+        import stibium_py.rundir.csvread
+        monkeypatch.setattr(stibium_py.rundir.csvread, "ROW_READER_MAX_BYTES", 0)
     return request.param
 
 

@@ -21,7 +21,7 @@ from stibium_py.fio.result import histogram_text, parse, shape, measured
 from stibium_py.analysis.histogram import LatencyHistogram
 from stibium_py.rundir.op import Op
 from stibium_py.plan import PlanError
-from stibium_py.rundir.store import read_measurements
+from stibium_py.rundir.csvread import read_measurements
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fio"
 SHAPES = [FIXTURES / n for n in ("shapes.json", "shapes-2.json", "shapes-3.json")]

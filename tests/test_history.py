@@ -22,7 +22,8 @@ from stibium_py.history.db import MIGRATIONS, SCHEMA, History
 from stibium_py.history.entry import Drive, PointEntry, RunEntry, drive_of, read_entry
 from stibium_py.history.where import database_path
 from stibium_py.rundir.record import RunRecord
-from stibium_py.machine.sysinfo import linux_drive, parse_diskutil_drive, parse_system_profiler_drive
+from stibium_py.machine.sysinfo import linux_drive
+from stibium_py.machine.parse import parse_diskutil_drive, parse_system_profiler_drive
 
 from conftest import interruptible, is_root
 

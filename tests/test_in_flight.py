@@ -19,7 +19,7 @@ from stibium_py.rundir.measurement import COLUMNS
 from stibium_py.cli import main
 from stibium_py.plan import PlanError, load_and_expand
 from stibium_py.rundir.record import ops_digest
-from stibium_py.rundir.store import read_measurements
+from stibium_py.rundir.csvread import read_measurements
 
 PLAN = """\
 name: inflight

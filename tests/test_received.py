@@ -327,8 +327,8 @@ def test_a_count_past_a_64_bit_integer_in_a_row_is_a_damaged_row(tmp_path, monke
     import csv
     import io
     if columnar:                              # the columnar reader (pyarrow) reads it first, then the row reader
-        import stibium_py.rundir.store
-        monkeypatch.setattr(stibium_py.rundir.store, "ROW_READER_MAX_BYTES", 0)
+        import stibium_py.rundir.csvread
+        monkeypatch.setattr(stibium_py.rundir.csvread, "ROW_READER_MAX_BYTES", 0)
     run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
     path = run / "measurements.csv"
     rows = list(csv.DictReader(io.StringIO(path.read_text())))

@@ -13,10 +13,13 @@ from click.testing import CliRunner
 
 from stibium_py.cli import main
 from stibium_py.run.helper import measure_args
-from stibium_py.rundir.measurement import COLUMNS, DROPPED_KEYS, MeasurementError, failed, from_answer
+from stibium_py.errors import MeasurementError
+from stibium_py.rundir.measurement import COLUMNS
+from stibium_py.rundir.answers import DROPPED_KEYS, failed, from_answer
 from stibium_py.rundir.op import Op
 from stibium_py.rundir.record import RUN_FORMAT, RecordError, RunRecord, ops_digest
-from stibium_py.rundir.store import MeasurementLog, read_measurements
+from stibium_py.rundir.store import MeasurementLog
+from stibium_py.rundir.csvread import read_measurements
 
 FIXTURE = Path(__file__).parent / "fixtures" / "run-0741864"
 OP = Op(seq=3, test="t", kind="pattern", op="write", access="random", size_bytes=1 << 20, granularity_bytes=4096,
@@ -177,7 +180,7 @@ def test_the_generated_reference_pages_are_up_to_date():
 
 
 def test_every_column_is_described():
-    from stibium_py.rundir.measurement import DESCRIPTIONS
+    from stibium_py.rundir.descriptions import DESCRIPTIONS
     assert list(DESCRIPTIONS) == list(COLUMNS)
 
 

@@ -11,7 +11,8 @@ from rich.console import Console
 
 from stibium_py.run.preflight import RunError
 from stibium_py.run import LoadedPlan, RunOptions, resume_run, start_run
-from stibium_py.rundir.store import read_measurements, read_run_json
+from stibium_py.rundir.store import read_run_json
+from stibium_py.rundir.csvread import read_measurements
 
 from fake_helper import LATENCY_S, RATE_BYTES_PER_S, FakeHelpers
 

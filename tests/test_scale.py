@@ -11,7 +11,7 @@ from stibium_py.kinds.files.result import files_result
 from stibium_py.analysis.settings import Settings
 from stibium_py.rundir.measurement import Measurement
 from stibium_py.kinds.files import figures
-from stibium_py.rundir.store import _read_columns, _read_rows
+from stibium_py.rundir.csvread import _read_columns, _read_rows
 from stibium_py.rundir.table import Table
 from synthetic import make_run
 

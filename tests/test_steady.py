@@ -163,7 +163,7 @@ def test_an_interrupted_run_by_rounds_resumes_and_stops_where_it_would_have(tmp_
     from rich.console import Console
     from stibium_py.run.preflight import RunError
     from stibium_py.run import RunOptions, resume_run
-    from stibium_py.rundir.store import read_measurements
+    from stibium_py.rundir.csvread import read_measurements
     helpers = FakeHelpers(interrupt_at=3)
     with pytest.raises(RunError):
         _run(tmp_path, helpers)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import plistlib
 
-from stibium_py.machine.sysinfo import (parse_df_mount, parse_diskutil_plist, parse_meminfo_available,
+from stibium_py.machine.parse import (parse_df_mount, parse_diskutil_plist, parse_meminfo_available,
     parse_mount_options, parse_vm_stat_available)
 
 DF_WITH_SPACES = """Filesystem 512-blocks Used Available Capacity Mounted on
@@ -133,7 +133,7 @@ def test_a_disk_temperature_from_its_hwmon_sensor(tmp_path):
 
 
 def test_a_disk_temperature_from_smartctl_json():
-    from stibium_py.machine.sysinfo import parse_smartctl_temperature
+    from stibium_py.machine.parse import parse_smartctl_temperature
     assert parse_smartctl_temperature('{"temperature": {"current": 37, "drive_trip": 84}}') == 37.0
     assert parse_smartctl_temperature('{"smartctl": {"exit_status": 2}}') is None     # no temperature reported
     assert parse_smartctl_temperature('{"temperature": {"current": true}}') is None
@@ -145,7 +145,7 @@ def test_the_whole_disk_behind_a_mac_volume_and_its_temperature_from_diskutil():
     volume's parent disk; an internal NVMe disk's SMART temperature in kelvins, or degrees where small."""
     import plistlib
 
-    from stibium_py.machine.sysinfo import parse_diskutil_temperature, parse_diskutil_whole_disk
+    from stibium_py.machine.parse import parse_diskutil_temperature, parse_diskutil_whole_disk
     apfs = {"DeviceIdentifier": "disk3s1s1", "ParentWholeDisk": "disk3", "APFSContainerReference": "disk3",
             "APFSPhysicalStores": [{"APFSPhysicalStore": "disk0s2"}]}
     assert parse_diskutil_whole_disk(plistlib.dumps(apfs)) == "/dev/disk0"

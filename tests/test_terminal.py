@@ -11,7 +11,7 @@ from rich.console import Console
 from stibium_py.analysis.settings import Settings
 from stibium_py.analysis.summary import summarize
 from stibium_py.report.build import terminal_table
-from stibium_py.rundir.store import read_measurements
+from stibium_py.rundir.csvread import read_measurements
 from synthetic import make_run
 
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from stibium_py import registry
 from stibium_py.report.publish import CompareRequest, publish_compare, publish_run
 from stibium_py.run import LoadedPlan, RunOptions, start_run
-from stibium_py.rundir.store import read_measurements
+from stibium_py.rundir.csvread import read_measurements
 
 from fake_helper import FakeHelpers
 from toy_kind import SPEC

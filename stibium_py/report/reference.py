@@ -15,7 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from ..rundir.measurement import COLUMN_TYPES, COLUMNS, DESCRIPTIONS, DROPPED_KEYS
+from ..rundir.measurement import COLUMN_TYPES, COLUMNS
+from ..rundir.answers import DROPPED_KEYS
+from ..rundir.descriptions import DESCRIPTIONS
 from ..plan.model import Clients, LogUniform, kind_models, plan_model
 from ..plan import Defaults, Size, SizeRange
 from ..plan.model import Fill, Seconds

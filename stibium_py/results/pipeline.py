@@ -21,7 +21,8 @@ from ..analysis.warnings import PRECONDITION_ADVICE, Notice
 from .definitions import test_definitions
 from ..rundir.liveness import as_found
 from ..rundir.record import RunRecord
-from ..rundir.store import RunDirError, completed_seqs, read_measurements, read_run_json, shown_host
+from ..rundir.store import RunDirError, completed_seqs, read_run_json
+from ..rundir.csvread import read_measurements, shown_host
 from ..rundir.table import Table
 
 

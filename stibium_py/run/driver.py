@@ -20,12 +20,13 @@ from rich.console import Console
 from ..machine import memory
 from .. import registry
 from .helper import HelperError, HelperFactory
-from ..rundir.measurement import MeasurementError
+from ..errors import MeasurementError
 from ..rundir.op import Op
 from ..plan import Expanded
 from .preflight import RunError
 from ..rundir.record import RunRecord, RunStatus
-from ..rundir.store import MeasurementLog, completed_seqs, iso, read_measurements, utc_now, write_run_json
+from ..rundir.store import MeasurementLog, completed_seqs, iso, utc_now, write_run_json
+from ..rundir.csvread import read_measurements
 from ..clients.team import Silent
 from .awake import keep_awake
 from .crew import Crew

@@ -15,7 +15,8 @@ from rich.console import Console
 from ..fio.job import Fio, find_fio, job_text, keep_output, row_of, rows_of_jobs, run_job
 from .helper import (HelperFactory, HelperSession, HelperTimeout, device_block_of, layout_args, measure_args,
     op_timeout_s, raw_clock_ns)
-from ..rundir.measurement import Measurement, failed, from_answer, from_chunk
+from ..rundir.measurement import Measurement
+from ..rundir.answers import failed, from_answer, from_chunk
 from ..rundir.op import Op
 from ..plan import Expanded, ExpandedTest
 from ..rundir.record import RunRecord

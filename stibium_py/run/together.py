@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .helper import HelperError, HelperTimeout, measure_args, op_timeout_s, raw_clock_ns
-from ..rundir.measurement import (OP_FIELDS, Measurement, MeasurementError, failed, from_answer, from_chunk,
-    stream_fields)
+from ..errors import MeasurementError
+from ..rundir.measurement import OP_FIELDS, Measurement
+from ..rundir.answers import failed, from_answer, from_chunk, stream_fields
 from ..rundir.op import Op
 
 # an image sequence's wait for a frame's time: a sleep to within this much of it, then the clock read until it

@@ -335,7 +335,7 @@ def _clients_held(clients: dict[str, Any], where: str) -> None:
                                             and len(a.get("clocks", [])) <= MAX_RANKS
                                             and all(isinstance(c, dict) for c in a.get("clocks", []))
                                             for a in launches)):
-        raise refuse("launches", f"a list of launches, each with a record per client's clock")
+        raise refuse("launches", "a list of launches, each with a record per client's clock")
 
 
 def _shown(value: Any) -> str:

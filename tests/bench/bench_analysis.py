@@ -30,7 +30,8 @@ from stibium_py.rundir.measurement import COLUMN_DEFAULTS, COLUMNS, INT_COLUMNS
 from stibium_py.rundir.record import RUN_FORMAT
 from stibium_py.report import publish
 from stibium_py.report import build, figures
-from stibium_py.rundir.store import read_measurements, write_json_atomic
+from stibium_py.rundir.store import write_json_atomic
+from stibium_py.rundir.csvread import read_measurements
 
 
 def make_run(d: Path, n: int, pattern: bool, seed: int = 0, rate_bytes_per_s: float = 5e8) -> None:

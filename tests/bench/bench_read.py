@@ -13,7 +13,7 @@ import shutil
 
 from bench_analysis import make_run
 from common import scratch, timed
-from stibium_py.rundir.store import read_measurements
+from stibium_py.rundir.csvread import read_measurements
 
 
 def main() -> None:

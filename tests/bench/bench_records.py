@@ -1,7 +1,7 @@
 """What the measurement record costs where records are made one by one: built with keywords (the driver, a row a
 measurement), a table of them (Table.from_rows: small files read row by row, the rounds of a test by rounds), a row's
 CSV cells (MeasurementLog, a row a measurement), and the records back from a table (Table.rows). Medians of 5, 100,000
-pattern rows. A report's million rows are read column by column (store._read_measurements) and make no record.
+pattern rows. A report's million rows are read column by column (csvread._read_measurements) and make no record.
 
 Measured 2026-11-27 here, three times in turn with the commit before the kinds' parts (flat record, then typed
 parts): building 7.7-8.0 and 7.2-8.3 us a record, from_rows 1.91-1.96 and 1.77-1.93 s, CSV cells 23.7-24.0 and

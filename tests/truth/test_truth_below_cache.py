@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from stibium_py.analysis.below import BELOW_SHARE, absent, memory_shares, reason
-from stibium_py.rundir.store import read_measurements, read_run_json
+from stibium_py.rundir.store import read_run_json
+from stibium_py.rundir.csvread import read_measurements
 
 PLAN = """
 name: below

@@ -1,0 +1,291 @@
+"""measurements.csv read back: the whole rows as a table (column by column with pyarrow above a few hundred rows,
+row by row below), each row held to what stibium writes (a count, size or time never negative, a name's
+characters, a fill and a kind this stibium knows): a run directory comes from strangers, and a row that is not
+stibium's is counted as damaged and skipped, never read into a rate or onto the terminal."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import RunDirError
+from .. import fills, registry
+from . import received
+from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
+from .table import Table, empty_column
+
+MEASUREMENTS_CSV = "measurements.csv"
+
+
+def header_of(path: Path) -> list[str]:
+    with received.open_read(path) as f:
+        header = next(csv.reader([f.readline(1 << 16).decode("utf-8", "replace")]), [])
+    return [c for c in header if c in COLUMNS] or list(COLUMNS)
+
+
+# Up to this size (about 1200 rows) measurements.csv is read row by row: below it reading the rows costs less
+# than importing pyarrow and pyarrow.compute (docs/performance.md).
+ROW_READER_MAX_BYTES = 256 * 1024
+
+
+# a count, a size or a time that stibium never writes negative or infinite: a row that has one was not written
+# by stibium (a run directory comes from strangers) and would reach the fits as a negative rate
+NON_NEGATIVE_COLUMNS = ("bytes", "seconds", "size_bytes", "granularity_bytes", "stride_bytes", "requests",
+                        "io_seconds", "sync_seconds", "open_seconds", "close_seconds", "lat_p50_s", "lat_p90_s",
+                        "lat_p99_s", "lat_p999_s", "lat_max_s", "lat_mean_s", "lat_min_s", "fps", "streams", "stream",
+                        "buffer_frames")
+
+
+# columns stibium fills with a name (a plan's test name, an op, an access, an engine, an instrument and its
+# version): what a label or a table prints of them is held to a name's characters, so that a stranger's file
+# cannot put markup, a newline or an escape sequence on the terminal
+WORD_COLUMNS = ("test", "op", "access", "engine", "instrument", "instrument_version")
+
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+
+# a client's host, printed in sentences and tables of many clients (a stream test's straggler): a host name's
+# characters, or an address with its port as fio names its clients (127.0.0.1:8765, [::1]:8765)
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}(:\d{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5})?")
+
+
+def shown_host(text: Any) -> str | None:
+    """A host name from a stranger's file as a sentence may print it: itself where it has a host's characters,
+    else None."""
+    return text if isinstance(text, str) and _HOST.fullmatch(text) else None
+
+
+def read_measurements(run_dir: Path) -> tuple[Table, int]:
+    """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped: a row cut
+    short, a value that does not parse, a count, size or time below zero or infinite (NON_NEGATIVE_COLUMNS), a
+    fill no plan could say, a name (WORD_COLUMNS) of other characters than a name's, or a kind of test this
+    stibium does not know (a row edited by hand, or of a kind a plug-in brought: nothing here can summarise it,
+    so it counts with the damaged rows rather than stopping the report)."""
+    table, damaged = _read_measurements(run_dir)
+    if not len(table):
+        return table, damaged
+    bad = np.zeros(len(table), dtype=bool)
+    kinds = table.col("kind")
+    known = set(registry.names())
+    for kind in np.unique(kinds):
+        if kind not in known:
+            bad |= kinds == kind
+    for name, pattern in [*((n, _WORD) for n in WORD_COLUMNS), ("host", _HOST)]:
+        values = table.col(name)
+        for text in set(values.tolist()) - {None, ""}:
+            if not isinstance(text, str) or not pattern.fullmatch(text):
+                bad |= values == text
+    fill = table.col("fill")
+    for text in set(fill.tolist()) - {None}:     # a label prints a point's fill: only the forms a plan may say
+        if not fills.kept(text):
+            bad |= fill == text
+    for name in NON_NEGATIVE_COLUMNS:
+        values = table.col(name)
+        if values.dtype.kind in "fi":
+            with np.errstate(invalid="ignore"):
+                bad |= (values < 0) | np.isinf(values)
+    if bad.any():
+        return table.take(np.flatnonzero(~bad)), damaged + int(bad.sum())
+    return table, damaged
+
+
+def _read_measurements(run_dir: Path) -> tuple[Table, int]:
+    """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped.
+
+    A columnar reader (pyarrow's CSV reader, multi-threaded), the fastest of those tried beside it
+    (tests/bench/bench_read.py, docs/performance.md). A file with a damaged row it cannot skip by itself (a value that does not
+    parse) is read again row by row, and so is a small file (ROW_READER_MAX_BYTES)."""
+    path = run_dir / MEASUREMENTS_CSV
+    try:
+        f = received.open_read(path)
+    except FileNotFoundError:
+        return Table.empty(), 0
+    with f:
+        return _read_measurements_from(f, path)
+
+
+def _read_measurements_from(f: Any, path: Path) -> tuple[Table, int]:
+    size = f.seek(0, os.SEEK_END)
+    if size > received.TABLE_CAP_BYTES:
+        raise received.Refused(f"{path}: larger than {received.TABLE_CAP_BYTES:,} bytes, more than stibium writes "
+                               f"there; restore the run from a copy")
+    f.seek(max(0, size - 1))
+    whole = size == 0 or f.read(1) == b"\n"
+    f.seek(0)
+    first = f.readline()
+    small = size <= ROW_READER_MAX_BYTES
+    # a large file whole is handed to the columnar reader as the open file, not read into memory first: a million
+    # rows are 220 MB of text; a row cut mid-way (the end of an interrupted run) is cut off from a copy
+    data: bytes | None = None
+    if small or not whole:
+        f.seek(0)
+        data = f.read()
+    damaged = 0
+    if data is not None and not whole:
+        data = data[: data.rfind(b"\n") + 1]
+        damaged = 1
+    header = next(csv.reader([first.decode("utf-8", "replace")]), []) if first.endswith(b"\n") else []
+    if not header:
+        return Table.empty(), damaged
+    if tuple(header[: len(COLUMNS)]) != COLUMNS[: len(header)] or "seconds" not in header:
+        raise RunDirError(f"{path}: the header is not stibium's; restore the file from a copy of the run")
+    if small:                  # a small run: importing pyarrow costs more than reading its rows
+        rows, skipped = _read_rows(data or b"", header)
+        return Table.from_rows(rows), damaged + skipped
+    if data is None:
+        f.seek(0)
+    fast = _read_columns(f if data is None else data, header)
+    if fast is not None:
+        table, skipped = fast
+        return table, damaged + skipped
+    if data is None:
+        f.seek(0)
+        data = f.read()
+    rows, skipped = _read_rows(data, header)
+    return Table.from_rows(rows), damaged + skipped
+
+
+def _read_columns(source: Any, header: list[str]) -> tuple[Table, int] | None:
+    """The fast path; None where a row is damaged in a way only the row reader can skip.
+
+    The file is parsed in blocks of READ_BLOCK_BYTES, each block's columns kept as numpy parts and the
+    parser's memory let go of: a parse of the whole file at once holds every column of it, 86 of them, as
+    arrow arrays beside the numpy ones, more than twice the peak of reading it block by block
+    (docs/performance.md). A column with
+    one value in every row (most of a run's 86: the columns of other kinds) is that value repeated without
+    memory (a read-only view)."""
+    import pyarrow as pa
+    from pyarrow import csv as pa_csv
+
+    skipped = 0
+
+    def skip(row: Any) -> str:
+        nonlocal skipped
+        skipped += 1
+        return "skip"
+
+    types = {c: pa.int64() if c in INT_COLUMNS else pa.float64() if c in NUMBER_COLUMNS
+             else pa.bool_() if c in BOOL_COLUMNS else pa.string() for c in header if c in COLUMNS}
+    parts: dict[str, list[Any]] = {c: [] for c in types}
+    text = {c: _TextParts("" if c in TEXT_COLUMNS else None) for c in types
+            if types[c] == pa.string() and c != "file"}
+    n = 0
+    try:
+        reader = pa_csv.open_csv(pa.BufferReader(source) if isinstance(source, bytes) else source,
+                                 read_options=pa_csv.ReadOptions(block_size=READ_BLOCK_BYTES),
+                                 parse_options=pa_csv.ParseOptions(invalid_row_handler=skip,
+                                                                   newlines_in_values=True),
+                                 convert_options=pa_csv.ConvertOptions(column_types=types, null_values=[""],
+                                                                       true_values=["true"],
+                                                                       false_values=["false"],
+                                                                       strings_can_be_null=True,
+                                                                       quoted_strings_can_be_null=True))
+        for batch in reader:
+            n += batch.num_rows
+            for c, col in zip(batch.schema.names, batch.columns):
+                if c not in types:
+                    continue
+                if c in INT_COLUMNS:
+                    if col.null_count:
+                        return None      # an integer every row has is missing: a damaged row
+                    parts[c].append(_numbers(col, np.int64))
+                elif c in text:
+                    text[c].add(col)
+                elif col.null_count == len(col):
+                    parts[c].append(len(col))           # a block without a value: its length only
+                elif c in NUMBER_COLUMNS or c in BOOL_COLUMNS:
+                    parts[c].append(_numbers(col.cast(pa.float64()), np.float64))
+                else:                   # the file's name, one per measurement: nothing to share
+                    parts[c].append(np.array(col.to_pylist(), dtype=object))
+    except pa.ArrowInvalid:
+        return None
+    columns: dict[str, np.ndarray] = {}
+    codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for c in COLUMNS:
+        if c in text and text[c].filled:
+            names, code = text[c].whole()
+            columns[c] = _same(names[code[0]], n) if (code == code[0]).all() else names[code]
+            codes[c] = names, code
+        elif c not in parts or all(isinstance(p, int) for p in parts[c]):
+            columns[c] = _same(empty_column(c, 1)[0], n)     # a column the file does not have, or has empty
+        else:
+            blank = None if c == "file" else math.nan       # a block without a value in a column with some
+            column = np.concatenate([np.full(p, blank) if isinstance(p, int) else p for p in parts.pop(c)])
+            same = c != "file" and n and (column == column[0]).all()
+            columns[c] = _same(column[0], n) if same else column
+    return Table(columns, codes=codes), skipped
+
+
+# a block of measurements.csv parsed at a time: 4 MB (about 18,000 rows); blocks of 1 to 16 MB read a million
+# rows in the same time within noise, and the larger the block the higher the peak (docs/performance.md)
+READ_BLOCK_BYTES = 4 << 20
+
+
+class _TextParts:
+    """A text column read block by block: the distinct values and each row's code into them (the cells
+    share one str per distinct value: a million rows of a few names cost 8 MB, not 50, and grouping by
+    the codes is free); a missing cell is `missing`, which has a code of its own."""
+
+    def __init__(self, missing: str | None):
+        self.missing = missing
+        self.index: dict[str | None, int] = {missing: 0}
+        self.codes: list[np.ndarray] = []
+        self.filled = False         # a cell with a value seen
+
+    def add(self, col: Any) -> None:
+        import pyarrow as pa
+        encoded = col.dictionary_encode()
+        values = encoded.dictionary.to_pylist()
+        self.filled = self.filled or len(col) > col.null_count
+        lookup = np.array([*(self.index.setdefault(v, len(self.index)) for v in values), 0], dtype=np.int64)
+        self.codes.append(lookup[_numbers(encoded.indices.cast(pa.int64()), np.int64, missing=len(values))])
+
+    def whole(self) -> tuple[np.ndarray, np.ndarray]:
+        names = np.empty(len(self.index), dtype=object)
+        names[:] = list(self.index)
+        return names, np.concatenate(self.codes)
+
+
+def _same(value: Any, n: int) -> np.ndarray:
+    """n times one value, in the memory of one (a read-only view; a table is never changed in place)."""
+    one = np.empty(1, dtype=object if value is None or isinstance(value, str) else type(value))
+    one[0] = value
+    return np.broadcast_to(one, (n,))
+
+
+def _numbers(a: Any, dtype: type, missing: float = math.nan) -> np.ndarray:
+    """An array of int64 or float64 values as numpy's, empty cells `missing`, read from the array's
+    buffers: pyarrow's to_numpy and fill_null import pandas on first use, for a conversion numpy does alone. Without an
+    empty cell the array is pyarrow's memory itself (read-only, kept alive by the view)."""
+    n = len(a)
+    if n == 0:
+        return np.empty(0, dtype)
+    validity, data = a.buffers()[:2]
+    values = np.frombuffer(data, dtype, n, a.offset * np.dtype(dtype).itemsize)
+    if a.null_count:
+        values = values.copy()
+        valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[a.offset:a.offset + n]
+        values[valid == 0] = missing
+    return values
+
+
+def _read_rows(data: bytes, header: list[str]) -> tuple[list[Measurement], int]:
+    """The row reader: slow, and tolerant of any damaged row."""
+    reader = csv.DictReader(io.StringIO(data.decode("utf-8", "replace")))
+    names = frozenset(header)
+    rows, damaged = [], 0
+    for raw in reader:
+        parsed = Measurement.from_row(raw, names)
+        if parsed is None:
+            damaged += 1
+        else:
+            rows.append(parsed)
+    return rows, damaged
