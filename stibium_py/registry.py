@@ -42,6 +42,11 @@ BUILTIN: tuple[str, ...] = ("files", "sustained", "pattern", "tree", "stream", "
 # the kind whose pairs compare's JSON and the series summary's keep under a key of their own, as the formats had them
 # before kinds compared and put together their own results (every other kind's are under "kinds")
 KEPT_APART = "sustained"
+# the kind whose tests fio runs beside stibium's helper (`bench: fio`) and whose rows an imported fio result becomes
+BENCHED = "pattern"
+# the kind `stibium verify` runs (its command's plan and verdict: kinds/verify/command.py), and whose run directories
+# an earlier stibium wrote its own way (kinds/verify/earlier/)
+VERIFY = "verify"
 
 
 @dataclass(frozen=True)
@@ -84,10 +89,14 @@ class KindSpec:
     # of its steady window) and its verdicts by test (each with `steady`), which every view rates alike (the
     # summary, compare, a series), or None: every row is rated
     rated: Callable[..., tuple[Any, dict[str, Any]]] | None
+    # run: (its expanded test, the target, the clients, the plan's name) -> why the target cannot hold it (a tree's
+    # names, paths and inodes), checked with the rest before anything is written, or None; None here: nothing
+    refusal: Callable[..., str | None] | None
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            if f.name not in ("plan_note", "points", "below", "overlay", "compare", "series", "history", "rated") and \
+            if f.name not in ("plan_note", "points", "below", "overlay", "compare", "series", "history", "rated",
+                              "refusal") and \
                     getattr(self, f.name) is None:
                 raise TypeError(f"kind {self.name!r}: {f.name} is needed")
 
@@ -122,14 +131,15 @@ class Later:
 
 def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
                 aggregated: bool, compare: bool = False, series: bool = False, history: bool = False,
-                below: bool = False, rated: bool = False) -> KindSpec:
+                below: bool = False, rated: bool = False, refusal: bool = False) -> KindSpec:
     """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
     `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
     `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page), and
     `analysis.below_reads` (a kind whose reads are judged against memory speed), `compare.pairs` (a kind without
     points that compares its own results), `series.across_runs` (one that puts
     its own results of a series together), `history.rates` (one whose rates a history keeps) and `steady.rated` (one
-    that rates some of its rows only), each imported
+    that rates some of its rows only) and `preflight.refusal` (one that checks the target beyond the run's checks), each
+    imported
     when first used. `home` is the folder's package (its
     `__name__`), whose last part is the kind's name."""
     def part(module: str, attribute: str) -> Later:
@@ -144,7 +154,8 @@ def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: 
                     compare=part("compare", "pairs") if compare else None,
                     series=part("series", "across_runs") if series else None,
                     history=part("history", "rates") if history else None,
-                    rated=part("steady", "rated") if rated else None)
+                    rated=part("steady", "rated") if rated else None,
+                    refusal=part("preflight", "refusal") if refusal else None)
 
 
 _KINDS: dict[str, KindSpec] = {}

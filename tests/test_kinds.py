@@ -5,6 +5,7 @@ where it is made."""
 from __future__ import annotations
 
 import ast
+import re
 import dataclasses
 import typing
 from pathlib import Path
@@ -102,3 +103,83 @@ def test_a_points_words_come_from_its_kind():
     assert label(stranger) == "s read random 4 KiB Q32T1"
     assert rate_format(tree)(1500.0) != rate_format(pattern)(1500.0)
     assert _op_order(tree) == "02" and _op_order(pattern) == "read" and _op_order(stranger) == "read"
+
+
+def _named_kinds(tree: ast.AST, kinds: tuple[str, ...]) -> list[tuple[int, str]]:
+    """Where a module names a kind: a type or function of a kind's name (TreeShape, PatternResult, tree_args), or a
+    kind's name as a string where a kind is meant: compared with a kind (`kind == "tree"`, `t.kind in (...)`), as a
+    record's kind (`{"kind": "pattern"}`, `kind="pattern"`) or asked of the registry (`registry.part("verify",
+    ...)`). The same words as a column, a key of a tool's options or a count (`"files"`) are not a kind."""
+    found: list[tuple[int, str]] = []
+    kind_type = re.compile(f"({'|'.join(k.capitalize() for k in kinds)})[A-Z_]")
+    # a function named for a kind (tree_args); not files_: many a count of files is named so (files_checked)
+    prefixes = tuple(f"{k}_" for k in kinds if k != "files")
+
+    def strings(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return [s for e in node.elts for s in strings(e)]
+        return []
+
+    def is_kind(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Name) and node.id == "kind") or \
+            (isinstance(node, ast.Attribute) and node.attr == "kind")
+
+    for node in ast.walk(tree):
+        said: list[str] = []
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and \
+                (kind_type.match(node.name) or node.name.startswith(prefixes)):
+            said.append(node.name)
+        elif isinstance(node, ast.Name) and kind_type.match(node.id):
+            said.append(node.id)
+        elif isinstance(node, ast.alias) and kind_type.match(node.asname or node.name.split(".")[-1]):
+            said.append(node.name)
+        elif isinstance(node, ast.Compare) and any(is_kind(side) for side in (node.left, *node.comparators)):
+            said += [s for side in (node.left, *node.comparators) for s in strings(side) if s in kinds]
+        elif isinstance(node, ast.Dict):
+            said += [s for k, v in zip(node.keys, node.values) if k is not None and strings(k) == ["kind"]
+                     for s in strings(v) if s in kinds]
+        elif isinstance(node, ast.keyword) and node.arg == "kind":
+            said += [s for s in strings(node.value) if s in kinds]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id == "registry" and node.args:
+            said += [s for s in strings(node.args[0]) if s in kinds]
+        found += [(getattr(node, "lineno", 0), s) for s in said]
+    return found
+
+
+def test_no_file_outside_a_kind_s_folder_names_a_built_in_kind():
+    """A kind's logic is in its folder: outside `kinds/<name>/`, only registry.py names a built-in kind, as a type
+    or as a kind (the constants the formats keep, such as the kind compare's JSON keeps apart, are its)."""
+    named = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if rel == Path("registry.py"):
+            continue
+        own = rel.parts[1] if rel.parts[0] == "kinds" and len(rel.parts) > 2 else None
+        others = tuple(k for k in registry.BUILTIN if k != own)
+        named += [f"{rel}:{line}: {what}" for line, what in _named_kinds(ast.parse(path.read_text()), others)]
+    assert named == []
+
+
+def test_the_check_finds_a_kind_named_in_each_way_it_looks_for():
+    source = ("from .kinds.tree.shape import TreeShape\n"
+              "def tree_args(op): ...\n"
+              "if test.kind == 'pattern': pass\n"
+              "if kind in ('stream', 'files'): pass\n"
+              "row = {'kind': 'sustained', 'files': 3}\n"
+              "make(kind='verify')\n"
+              "registry.part('verify', 'command')\n"
+              "columns = ('files', 'stream')\n")
+    assert sorted(_named_kinds(ast.parse(source), registry.BUILTIN)) == [
+        (1, "kinds.tree.shape.TreeShape"[17:]), (2, "tree_args"), (3, "pattern"), (4, "files"), (4, "stream"),
+        (5, "sustained"), (6, "verify"), (7, "verify")]
+
+
+def test_no_second_verify_runner_is_left():
+    """`stibium verify` is a plan run by the driver: no runner of its own (no signal handling, no state file)."""
+    assert not (PACKAGE / "verify").exists()
+    for path in (PACKAGE / "kinds" / "verify").rglob("*.py"):
+        text = path.read_text()
+        assert "import signal" not in text and "state.json" not in text, path

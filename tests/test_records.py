@@ -251,7 +251,8 @@ def test_a_kind_s_own_columns_are_a_typed_part_of_the_measurement_and_flat_in_th
     every other row; built and replaced by the columns' names, kept flat and in their order in the CSV and the
     table, and whole across a pickle (the rows many clients send rank 0)."""
     import pickle
-    from stibium_py.rundir.measurement import COLUMNS, BlockCounts, FrameFacts, Measurement, TreeCounts
+    from stibium_py.rundir.measurement import COLUMNS, BlockCounts, FrameFacts, Measurement
+    from stibium_py.rundir.measurement import PhaseCounts as TreeCounts
     from stibium_py.rundir.table import Table
     plain = from_answer(OP, True, _answer(), started_s=1.5)
     assert (plain.tree, plain.frames, plain.blocks) == (None, None, None)

@@ -21,9 +21,9 @@ from stibium_py.errors import MeasurementError
 from stibium_py.rundir.measurement import Measurement
 from stibium_py.kinds.tree.rows import from_tree_answer
 from stibium_py.plan import PlanError, load_and_expand
-from stibium_py.run.preflight import tree_refusal
+from stibium_py.kinds.tree.preflight import tree_refusal
 from stibium_py.rundir.table import Table
-from stibium_py.tree import TreeShape
+from stibium_py.kinds.tree.shape import TreeShape
 
 PLAN = """\
 name: tree-small

@@ -65,8 +65,8 @@ ONE_SIZE = "one size"
 FEW_REPEATS = "few repeats"
 
 
-def files_rate(x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confidence: float,
-               latency_interval: bool = True) -> PointRate:
+def line_rate(x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confidence: float,
+              latency_interval: bool = True) -> PointRate:
     """The Theil-Sen rate of time against size with its guards (regression.fit_rate): no rate with one size,
     no interval with fewer repeats per size than a calibrated interval needs."""
     fit = regression.fit_rate(x, y, resamples, seed, confidence, latency_interval)
@@ -83,8 +83,8 @@ def files_rate(x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confiden
     return PointRate(fit.rate_bytes_per_s, fit.latency_s, draws, refused, fit)
 
 
-def pattern_rate(x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confidence: float,
-                 with_draws: bool = True) -> PointRate:
+def median_rate(x: np.ndarray, y: np.ndarray, resamples: int, seed: int, confidence: float,
+                with_draws: bool = True) -> PointRate:
     """The median throughput over trials (x bytes moved, y seconds) with its order-statistic interval
     (estimate.median_estimate); none from one trial."""
     tput = np.asarray(x, float) / np.asarray(y, float)

@@ -30,7 +30,7 @@ def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
     """Analyse RUN_DIR (a run, a series of runs, or a verify): write summary.json and report.html."""
     from ..report.publish import publish_report
     check_run_dir(run_dir)
-    earlier = registry.part("verify", "earlier")      # a verify an earlier stibium wrote: its own record
+    earlier = registry.part(registry.VERIFY, "earlier")      # a verify an earlier stibium wrote: its own record
     if earlier.holds(run_dir):
         if as_json:
             click.echo(json.dumps(earlier.summary_of(run_dir), indent=2))

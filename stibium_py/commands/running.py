@@ -142,7 +142,7 @@ def verify(target: Path, size: str | None, file_size: str, keep: bool, out_dir: 
     corrupted and unreadable ones. A plan of one verify test, run as every plan is (resumable, in the history);
     its files go in a folder of its own in TARGET, removed at the end unless --keep. Exit status 1 where a byte
     did not read back as written."""
-    command = registry.part("verify", "command")
+    command = registry.part(registry.VERIFY, "command")
     from ..run import RunOptions, resume_run, start_series
     from ..history.where import default_database
     options = RunOptions(target=target, out_dir=out_dir, keep_files=keep, allow_nonempty=True, whole_drive=True,
@@ -152,7 +152,7 @@ def verify(target: Path, size: str | None, file_size: str, keep: bool, out_dir: 
         if size is not None:
             raise RunError("--resume carries on with the verify's own size and files; drop --size", 2)
         check_run_dir(resume_dir)
-        if registry.part("verify", "earlier").holds(resume_dir):
+        if registry.part(registry.VERIFY, "earlier").holds(resume_dir):
             raise RunError(f"{resume_dir} is a verify of an earlier stibium, which this one reads but does not carry "
                            f"on; `stibium report {resume_dir}` shows its verdict; start a new verify of {target}", 2)
         from ..rundir.store import is_series, read_run_json

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .. import __version__, registry
 from ..rundir import received
 from ..errors import FioError
 from ..rundir.measurement import Measurement
@@ -132,7 +132,7 @@ def _row(job: Job, point: _Point, trial: int, seq: int, version: str, hosts: lis
 
 def _record(name: str, files: list[Path], results: list[FioResult], points: dict[tuple[str, int], _Point],
             started: dt.datetime, hosts: list[str]) -> RunRecord:
-    tests = [{"name": p.test, "kind": "pattern", "op": p.shape.op if p.shape.op != "mixed" else None,
+    tests = [{"name": p.test, "kind": registry.BENCHED, "op": p.shape.op if p.shape.op != "mixed" else None,
               "read_fraction": p.shape.read_fraction, "access": p.shape.access,
               "granularities": [p.shape.granularity_bytes], "strides": [p.shape.stride_bytes],
               "queue_depth": p.shape.queue_depth, "threads": p.shape.threads, "trials": len(files),
@@ -143,7 +143,7 @@ def _record(name: str, files: list[Path], results: list[FioResult], points: dict
                      plan=PlanRecord(name=name, description=f"fio results imported ({version})",
                                      source=str(files[0]), text=None,
                                      as_given={"name": name, "tests": tests, "defaults": {}}),
-                     expanded={"tests": [{"name": t["name"], "kind": "pattern"} for t in tests],
+                     expanded={"tests": [{"name": t["name"], "kind": registry.BENCHED} for t in tests],
                                "ops_count": sum(len(r.jobs) for r in results)},
                      machine={"hostname": hosts[0] if len(hosts) == 1 else None},
                      started_utc=iso(started), started_epoch_s=started.timestamp(), ended_utc=iso(started),

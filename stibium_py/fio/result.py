@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import registry
 from ..analysis.histogram import LatencyHistogram
 from ..errors import FioError  # noqa: F401 (raised here, declared apart)
 from ..rundir.jsonread import JsonRefused, load_json
@@ -230,7 +231,7 @@ def measured(job: Job, op: str) -> dict[str, Any]:
 def point_columns(job: Job, s: Shape) -> dict[str, Any]:
     """A fio job's row of measurements.csv as its shape and its output give it: the point's columns (op, access,
     sizes, engine, requests in flight, read share, fio's engine as io_method, sync), then what it measured."""
-    return {"op": s.op, "kind": "pattern", "access": s.access, "size_bytes": s.span_bytes,
+    return {"op": s.op, "kind": registry.BENCHED, "access": s.access, "size_bytes": s.span_bytes,
             "granularity_bytes": s.granularity_bytes, "stride_bytes": s.stride_bytes,
             "file": job.options.get("filename", ""), "engine": "direct" if s.direct else "buffered",
             "engine_requested": "direct" if s.direct else "buffered", "queue_depth": s.queue_depth,

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from .. import registry
 from ..registry import Kind
 from ..rundir.op import Op
-from ..tree import TreeShape
 
 if TYPE_CHECKING:       # a plan's job file is read by the run (run/jobs.py); expanding a plan needs only its type
     from ..fio.job import JobFile
@@ -91,6 +90,14 @@ def estimated_bytes(o: Op) -> tuple[float, float]:
     return moved * read_share, moved * (1 - read_share)
 
 
+class Folders(Protocol):
+    """What a test whose operations' files are folders makes in each (a tree test's tree, kinds/tree/shape.py):
+    every path its files can have, relative to the folder, as made, as renamed, as copied."""
+
+    def paths(self, renamed: bool = False) -> list[str]: ...
+    def copies(self) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class ExpandedTest:
     name: str
@@ -104,7 +111,7 @@ class ExpandedTest:
     sharing: str = "per-client"                # with many clients: per-client files, or one shared file
     read_from: str = "own"                     # with many clients: own, or another client's writes
     precondition_bytes: int = 0                # pattern tests: written sequentially before the first measurement
-    tree: TreeShape | None = None              # tree tests: the tree each trial makes
+    tree: Folders | None = None                # tree tests: the tree each trial makes (its op's file a folder)
     bench_job: JobFile | None = None           # pattern tests with bench_job: the job file, as read before the run
     search_most: bool = False                  # stream tests with streams: most: the counts a search asks for run
 

@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, creat
 
 from ..errors import PlanError  # noqa: F401 (raised here, declared apart)
 from .. import fills, registry
-from ..tree import TREE_PHASES
 
 MIN_GRANULARITY_BYTES = 4000            # 4 KB
 MAX_GRANULARITY_BYTES = 2 * 1024**3     # 2 GiB
@@ -170,10 +169,6 @@ class Steady(_Strict):
             raise ValueError(f"max_rounds ({self.max_rounds}) is smaller than window ({self.window}): raise "
                              f"max_rounds to at least the window")
         return self
-
-
-MAX_TREE_FILES = 1_000_000
-TreePhase = Literal[TREE_PHASES]  # type: ignore[valid-type]
 
 
 class LogUniform(_Strict):

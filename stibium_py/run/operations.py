@@ -62,7 +62,7 @@ class Operations:
         self.done: set[int] = set()
         self.helper: HelperSession | None = None
         self.log: MeasurementLog | None = None
-        self.advance: Callable[[Op, int, float | None], None] = lambda op, nbytes, seconds: None
+        self.advance: Callable[..., None] = lambda op, nbytes, seconds, last=None: None
         self.skip: Callable[[list[Op]], None] = lambda ops: None      # rounds not needed: out of the progress
         self.temperature = Temperature(run.target_facts.get("device"))
         self.device_block_bytes = device_block_of(run.target_facts)   # macOS: what xnu's read rule uses
@@ -158,10 +158,12 @@ class Operations:
     def measure_with(self, op: Op, args: list[str],
                      chunk_row: Callable[[dict[str, Any], float], Measurement] | None,
                      answer_row: Callable[[bool, dict[str, Any], float], Measurement],
-                     written_by: int | None = None, what: str | None = None) -> None:
+                     written_by: int | None = None, what: str | None = None,
+                     rate_said: Callable[[Measurement], str] | None = None) -> None:
         """An operation a kind asks of the helper in its own command (a verify's sign, a tree's phase), its rows
         made by the kind: a row for each chunk as it comes (chunk_row; None: the command sends none), the answer's
-        row after it; the operation done, or OpFailed, whose words name it as `what` (else its op and file)."""
+        row after it; the operation done, or OpFailed, whose words name it as `what` (else its op and file).
+        rate_said: the kind's words for the rate of the answer's row beside the progress bar (else bytes/s)."""
         assert self.helper is not None
         self.step()                      # many clients: every rank begins the operation together
         started_s = time.time() - self.t0
@@ -184,7 +186,7 @@ class Operations:
             raise OpFailed(f"operation {op.seq} ({op.test}: {what}) failed: {result.error}")
         self.done.add(op.seq)
         if chunk_row is None:            # its progress is its one row's
-            self.advance(op, op.bytes, m.seconds)
+            self.advance(op, op.bytes, m.seconds, rate_said(m) if rate_said is not None else None)
 
     def helper_ok(self, args: list[str]) -> dict[str, Any]:
         assert self.helper is not None

@@ -43,7 +43,8 @@ class Steps(Protocol):
     def measure_with(self, op: Op, args: list[str],
                      chunk_row: Callable[[dict[str, Any], float], Measurement] | None,
                      answer_row: Callable[[bool, dict[str, Any], float], Measurement],
-                     written_by: int | None = None, what: str | None = None) -> None: ...
+                     written_by: int | None = None, what: str | None = None,
+                     rate_said: Callable[[Measurement], str] | None = None) -> None: ...
     def helper_ok(self, args: list[str]) -> dict[str, Any]: ...
 
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import registry
 from ..errors import RunError
 from ..machine import sysinfo
 from ..paths import folder_to_write
@@ -102,55 +103,6 @@ def check_target(target: Path, needed_bytes: int, allow_nonempty: bool, whole_dr
                        f"plus a margin ({format_bytes(want)}); free some space or choose another folder{where}", 2)
 
 
-def tree_refusal(name: str, files: int, folders: int, name_bytes: int, path_bytes: int, inodes_free: int | None,
-                 name_max: int | None, path_max: int | None) -> str | None:
-    """Why a tree test cannot run on the target, or None: more files and folders at once than the file system has
-    inodes left (None: it sets no count, as btrfs), names or paths longer than it allows."""
-    if name_max is not None and name_bytes > name_max:
-        return (f"tree test {name!r}: names of {name_bytes} bytes are longer than the target's file system allows "
-                f"({name_max} bytes); lower name_bytes to {name_max} or less")
-    if path_max is not None and path_bytes >= path_max:
-        return (f"tree test {name!r}: its deepest path is {path_bytes} bytes, and the target allows {path_max - 1}; "
-                f"lower depth or name_bytes, or choose a target with a shorter path")
-    if inodes_free is not None and files + folders > inodes_free:
-        return (f"tree test {name!r}: makes {files + folders:,} files and folders at once, but the target's file "
-                f"system has {inodes_free:,} inodes free; lower files (or clients), or choose another --target")
-    return None
-
-
-# the run's test folder, at its longest: stibium-, the plan's name, the host's (up to 64), the time, .noindex
-def _work_dir_bytes(plan_name: str) -> int:
-    return len("stibium-") + len(plan_name) + 1 + 64 + len("-20261124T214718Z") + len(".noindex")
-
-
-def check_trees(expanded: Expanded, target: Path, clients: int = 1) -> None:
-    """The tree tests' refusals on the target (tree_refusal), before anything is written."""
-    trees = [t for t in expanded.tests if t.tree is not None]
-    if not trees:
-        return
-    existing = target.expanduser().absolute()
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    st = os.statvfs(existing)
-    inodes_free = st.f_favail if st.f_files else None
-    limits: dict[str, int | None] = {}
-    for key in ("PC_NAME_MAX", "PC_PATH_MAX"):
-        try:
-            limits[key] = os.pathconf(existing, key)
-        except (OSError, ValueError):
-            limits[key] = None
-    for t in trees:
-        shape = t.tree
-        # the helper opens each file by its whole path: target, the run's folder, the tree's folder, the file
-        path_bytes = len(os.fsencode(target.expanduser().absolute())) + 1 + _work_dir_bytes(expanded.plan.name) + 1 + \
-            len(t.ops[0].file) + (len("client-0/") if clients > 1 else 0) + 1 + shape.longest_path()
-        folders = sum(shape.fan_out ** level for level in range(1, shape.depth)) + shape.dirs + 2
-        refusal = tree_refusal(t.name, shape.files * clients, folders * clients, shape.name_bytes, path_bytes,
-                               inodes_free, limits["PC_NAME_MAX"], limits["PC_PATH_MAX"])
-        if refusal:
-            raise RunError(refusal, 2)
-
-
 # sudo searches only its secure_path, which lacks ~/.local/bin where install.sh links stibium for a user
 SUDO_HOW = 'sudo "$(command -v stibium)" run ... (sudo does not search ~/.local/bin)'
 
@@ -210,8 +162,6 @@ def drop_caches() -> None:
                        f"root, or use between: evict", 1) from None
 
 
-
-
 def preflight(expanded: Expanded, target: Path, needed_bytes: int, allow_nonempty: bool,
               out_dir: Path | None = None, clients: int = 1, whole_drive: bool = False) -> None:
     """Every check before a run starts (with many clients, on every rank's machine)."""
@@ -220,6 +170,10 @@ def preflight(expanded: Expanded, target: Path, needed_bytes: int, allow_nonempt
     if out_dir is not None:
         folder_to_write(out_dir, "output folder", "choose another with --out")
     check_target(target, needed_bytes, allow_nonempty, whole_drive)
-    check_trees(expanded, target, clients)
+    for test in expanded.tests:         # what a kind checks of the target beside these (a tree's names and inodes)
+        refusal = registry.spec(test.kind).refusal
+        said = refusal(test, target, clients, expanded.plan.name) if refusal is not None else None
+        if said:
+            raise RunError(said, 2)
     check_between(expanded)
     check_memory(largest_request_bytes(expanded), sysinfo.available_memory_bytes(), largest_read_slots_bytes(expanded))

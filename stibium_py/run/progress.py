@@ -14,8 +14,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from ..machine import sysinfo
 from ..rundir.op import Op
 from ..plan.expand import estimated_bytes
-from ..tree import rate_unit
-from ..units import format_per_s, format_rate, middle_cut, op_label
+from ..units import format_rate, middle_cut, op_label
 
 
 def bytes_of(ops: list[Op]) -> int:
@@ -55,11 +54,11 @@ class ProgressBar:
         self.total -= bytes_of(ops)
         self.progress.update(self.task, total=max(self.total, 1))
 
-    def advance(self, op: Op, nbytes: int, seconds: float | None) -> None:
+    def advance(self, op: Op, nbytes: int, seconds: float | None, last: str | None = None) -> None:
+        """The bar moved by an operation's bytes; beside it its rate (`last`: its kind's words for it, such as a
+        tree's files per second, else bytes per second)."""
         what = op_label(op.op, op.read_fraction)
-        if op.phase:                   # a phase of files moves files (and, create and read, their bytes)
-            last = format_per_s(op.phase.files / seconds, rate_unit(op.op)) if seconds else ""
-        else:
+        if last is None:
             last = format_rate(nbytes / seconds) if seconds and nbytes else ""
         self.progress.update(self.task, advance=nbytes, description=middle_cut(f"{op.test} {what}", self.LABEL_CHARS),
                              last=last)

@@ -18,7 +18,7 @@ from typing import Any
 from .helper import HelperError, HelperTimeout, measure_args, op_timeout_s, raw_clock_ns
 from ..errors import MeasurementError
 from ..rundir.measurement import OP_FIELDS, Measurement
-from ..rundir.answers import failed, from_answer, from_chunk, stream_fields
+from ..rundir.answers import failed, from_answer, from_chunk, own_columns
 from ..rundir.op import Op
 
 # an image sequence's wait for a frame's time: a sleep to within this much of it, then the clock read until it
@@ -53,7 +53,7 @@ def measure_together(d: Any, ops: list[Op], waited: Any = None) -> None:
     for op in ops:
         touch = d.place.touch(op, d.tests[op.test])
         op = replace(op, file=touch.file, offset_bytes=touch.offset_bytes)
-        for name in op.stream_files():
+        for name in op.made_files():
             if op.op == "write" and not op.existing:
                 d.work.unlink(name)
             path = d.work.file(name)        # its folders made (a sequence's: the stream's folder)
@@ -81,7 +81,7 @@ def measure_together(d: Any, ops: list[Op], waited: Any = None) -> None:
         period_ns, frames = 1e9 / op.frames.fps, op.bytes // op.chunk_bytes
         first: Measurement | None = None
         last: Measurement | None = None
-        for k, name in enumerate(op.stream_files()):
+        for k, name in enumerate(op.made_files()):
             if first is not None and first.start_ns is not None:
                 _wait_until(first.start_ns + round(k * period_ns))
             frame = replace(op, file=name, bytes=op.chunk_bytes, size_bytes=op.chunk_bytes, chunk_bytes=0, frames=None)
@@ -93,11 +93,11 @@ def measure_together(d: Any, ops: list[Op], waited: Any = None) -> None:
                     answers.append((op, None, f"frame {k} ({name}): {result.error}"))
                 return
             last = m._replace(chunk=k, size_bytes=op.size_bytes, bytes_done=(k + 1) * op.chunk_bytes,
-                              **stream_fields(op))
+                              **own_columns(op))
             first = first or last
             keep(op, last)
         assert first is not None and last is not None
-        whole = Measurement(**{f: getattr(op, f) for f in OP_FIELDS}, **stream_fields(op), bytes=op.bytes,
+        whole = Measurement(**{f: getattr(op, f) for f in OP_FIELDS}, **own_columns(op), bytes=op.bytes,
                             seconds=(last.end_ns - first.start_ns) / 1e9 if last.end_ns and first.start_ns else None,
                             started_s=started_s, engine=last.engine, requests=frames, start_ns=first.start_ns,
                             end_ns=last.end_ns, sync_used=last.sync_used, direct_honoured=last.direct_honoured)

@@ -64,7 +64,7 @@ def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | Non
     asked = {"duration_s": op.duration_s, "warmup_s": op.warmup_s} if op.duration_s else {}
     if op.steady_window:
         asked.update(steady_window=op.steady_window, steady_max_rounds=op.steady_max_rounds)
-    return Measurement(**fields, **stream_fields(op), **{"bytes": op.bytes, **asked, **measured,
+    return Measurement(**fields, **own_columns(op), **{"bytes": op.bytes, **asked, **measured,
                                                          "started_s": started_s})
 
 
@@ -84,7 +84,7 @@ def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature
         raise MeasurementError(f"operation {op.seq}: a chunk row lacks {', '.join(missing)}; reinstall stibium so "
                                f"that the helper and the package match")
     fields = {f: getattr(op, f) for f in OP_FIELDS}
-    return Measurement(**fields, **stream_fields(op), **{column: row[key] for key, column in _CHUNK_KEYS.items()},
+    return Measurement(**fields, **own_columns(op), **{column: row[key] for key, column in _CHUNK_KEYS.items()},
                        chunk_gap_s=row["gap_ns"] / 1e9, started_s=started_s, engine=op.engine,
                        temperature_c=temperature_c,
                        **({} if run_clock_offset_s is None else
@@ -94,12 +94,13 @@ def from_chunk(op: Op, row: dict[str, Any], started_s: float | None, temperature
 
 def failed(op: Op, error: str, started_s: float | None) -> Measurement:
     """The row of an operation that got no answer (a hung helper)."""
-    return Measurement(**{f: getattr(op, f) for f in OP_FIELDS}, **stream_fields(op), bytes=0, started_s=started_s,
+    return Measurement(**{f: getattr(op, f) for f in OP_FIELDS}, **own_columns(op), bytes=0, started_s=started_s,
                        engine=op.engine, error=error)
 
 
-def stream_fields(op: Op) -> dict[str, Any]:
-    """A stream test's frame rate, streams, stream and buffer on each of its rows (none on other kinds' rows)."""
+def own_columns(op: Op) -> dict[str, Any]:
+    """The columns an operation's own part puts on each of its rows: a stream's frame rate, streams, stream and
+    buffer (Op.frames; none on an operation without that part)."""
     f = op.frames
     return {"fps": f.fps, "streams": f.streams, "stream": f.stream, "buffer_frames": f.buffer_frames} if f else {}
 

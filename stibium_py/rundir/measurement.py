@@ -3,7 +3,7 @@
 A `Measurement` is built from a helper's answer in answers.py (`from_answer`, which refuses an answer that
 disagrees with its operation), or by a kind's own rows module from its own command's answer; what each column
 holds is in descriptions.py. A kind's own columns are a typed part of the record (PARTS: a
-tree's TreeCounts, a stream's FrameFacts, a verify's BlockCounts); the CSV columns are the fields in order with
+tree's PhaseCounts, a stream's FrameFacts, a verify's BlockCounts); the CSV columns are the fields in order with
 each part's columns flat in its place (COLUMNS); `from_row` reads rows of any earlier column set back (a column
 a file lacks reads as None).
 
@@ -17,8 +17,8 @@ import math
 from typing import Any, NamedTuple, Optional, get_type_hints
 
 
-class TreeCounts(NamedTuple):
-    """A tree test's own part of a row: what its phase handled."""
+class PhaseCounts(NamedTuple):
+    """A phase's own part of a row (a tree test's, whose operations are phases, op.Phase): what it handled."""
 
     entries: Optional[int] = None          # the files the phase handled (list: the names its folders held)
     dirs_made: Optional[int] = None        # create: the folders made on the way
@@ -49,7 +49,7 @@ class BlockCounts(NamedTuple):
 
 
 # A kind's own part of a row, by its field: a CSV column of a part is named as the part's field (flat).
-PARTS: dict[str, Any] = {"tree": TreeCounts, "frames": FrameFacts, "blocks": BlockCounts}
+PARTS: dict[str, Any] = {"tree": PhaseCounts, "frames": FrameFacts, "blocks": BlockCounts}
 _PART_OF = {column: part for part, record in PARTS.items() for column in record._fields}
 
 
@@ -139,7 +139,7 @@ class _Row(NamedTuple):
     instrument: str = "helper"             # what measured it: helper (stibium's own) or fio (the bench beside it)
     instrument_version: Optional[str] = None  # fio's version (fio-3.33); empty for the helper (run.json has it)
     slat_mean_s: Optional[float] = None    # fio: the mean submission latency (its lat_* columns are completion's)
-    tree: Optional[TreeCounts] = None      # a tree's own part (its columns: entries, dirs_made, caches_dropped, cloned)
+    tree: Optional[PhaseCounts] = None      # a tree's own part (its columns: entries, dirs_made, caches_dropped, cloned)
     fill: Optional[str] = None             # what the writes put on the disk (fills.py); older files: run.json's plan
     frames: Optional[FrameFacts] = None    # a stream's own part (fps, streams, stream, buffer_frames)
     blocks: Optional[BlockCounts] = None   # a verify's own part (block_bytes, first_block, the counts, bad_blocks)

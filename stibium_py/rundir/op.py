@@ -77,8 +77,8 @@ class Op:
         number them (0000000.dpx)."""
         return f"{self.file}/{k:07d}.{self.sequence}"
 
-    def stream_files(self) -> list[str]:
-        """Every file a stream's operation makes: its movie (its file), or each frame's file of a sequence."""
+    def made_files(self) -> list[str]:
+        """Every file the operation makes: its file, or each frame's file of an image sequence (a stream's)."""
         return [self.frame_file(k) for k in range(self.bytes // self.chunk_bytes)] if self.sequence else [self.file]
 
     @property

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stibium_py.analysis.estimate import Estimate
-from stibium_py.analysis.rates import PointKey, PointRule, bytes_per_s, pattern_rate
+from stibium_py.analysis.rates import PointKey, PointRule, bytes_per_s, median_rate
 from stibium_py.analysis.summary import Pending, SummaryContext
 from stibium_py.rundir.table import Table
 from stibium_py.units import in_flight_label
@@ -26,7 +26,7 @@ class ToyResult:
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
-    rate = pattern_rate(rows.col("bytes").astype(float), rows.seconds, ctx.s.resamples, ctx.s.seed,
+    rate = median_rate(rows.col("bytes").astype(float), rows.seconds, ctx.s.resamples, ctx.s.seed,
                         ctx.s.confidence).rate
     result = ToyResult(name, op, len(rows), rate)
     return lambda: [result]
@@ -38,6 +38,6 @@ def add_warnings(e: ToyResult, add: Any) -> None:
             "write at least 3 (repeats: 3)")
 
 
-POINTS = PointRule(lambda test, op, *_: PointKey(test, op, "toy", "", 0, 0, 1, 1), "bytes", pattern_rate,
+POINTS = PointRule(lambda test, op, *_: PointKey(test, op, "toy", "", 0, 0, 1, 1), "bytes", median_rate,
                    "median throughput", op_rank=str, rate_format=bytes_per_s,
                    unit=lambda op: "bytes", flight=in_flight_label)

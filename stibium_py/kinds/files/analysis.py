@@ -10,7 +10,7 @@ import numpy as np
 
 from ...analysis import below
 from .result import FilesResult, files_inputs, files_numbers
-from ...analysis.rates import ONE_SIZE, PointKey, PointRule, bytes_per_s, files_rate
+from ...analysis.rates import ONE_SIZE, PointKey, PointRule, bytes_per_s, line_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...rundir.table import Table
 from ...units import in_flight_label
@@ -74,5 +74,5 @@ def add_warnings(e: FilesResult, add: Any) -> None:
 
 # a files test and op is one point: its rate is the Theil-Sen slope of seconds against file size
 POINTS = PointRule(lambda test, op, *_: PointKey(test, op, "files", "", 0, 0, 1, 1), "size_bytes",
-                   lambda x, y, b, seed, c: files_rate(x, y, b, seed, c, latency_interval=False), "theil-sen rate",
+                   lambda x, y, b, seed, c: line_rate(x, y, b, seed, c, latency_interval=False), "theil-sen rate",
                    op_rank=str, rate_format=bytes_per_s, unit=lambda op: "bytes", flight=in_flight_label)

@@ -243,7 +243,7 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
     x = cols["size_bytes"]
     y = cols["seconds"]
     rate = cols["bytes"] / y
-    point, nonlinearity = _together(lambda: rates.files_rate(x, y, s.resamples, s.seed, s.confidence),
+    point, nonlinearity = _together(lambda: rates.line_rate(x, y, s.resamples, s.seed, s.confidence),
                                     lambda: _nonlinearity(x, y, s))
     fit = point.fit
     predicted = fit.line.predict(x)

@@ -10,7 +10,7 @@ import numpy as np
 from ...analysis import below
 from ...analysis.fill_rates import sentence as fill_sentence
 from .result import PatternResult, pattern_result
-from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, bytes_per_s, pattern_rate
+from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, bytes_per_s, median_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...analysis.warnings import MIX_SHARE_TOLERANCE, PRECONDITION_ADVICE
 from ...rundir.table import Table
@@ -87,5 +87,5 @@ def add_warnings(e: PatternResult, add: Any) -> None:
 # a point per access, granularity, stride, requests in flight, read share and instrument: the median throughput
 POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument, fill: PointKey(
     test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper", fill),
-    "bytes", pattern_rate, "median throughput", op_rank=str, rate_format=bytes_per_s, unit=lambda op: "bytes",
+    "bytes", median_rate, "median throughput", op_rank=str, rate_format=bytes_per_s, unit=lambda op: "bytes",
     flight=in_flight_label)

@@ -15,7 +15,7 @@ import numpy as np
 from ...rundir.table import Table
 from ...analysis.comparison import verdict
 from ...analysis.estimate import Estimate, percentile_interval
-from ...analysis.rates import SHAPE_FIELDS, pattern_rate
+from ...analysis.rates import SHAPE_FIELDS, median_rate
 
 ROAD = "helper"
 ROUNDING_FREE_S = 0.5            # a fio trial this long or longer: its millisecond runtime is within 0.1 %
@@ -97,7 +97,7 @@ def alone(road: Table, bench: Table, resamples: int, seed: int, confidence: floa
 
 
 def _median(rows: Table, resamples: int, seed: int, confidence: float) -> tuple[Estimate, np.ndarray]:
-    rate = pattern_rate(rows.bytes, rows.seconds, resamples, seed, confidence)
+    rate = median_rate(rows.bytes, rows.seconds, resamples, seed, confidence)
     return rate.rate, rate.draws
 
 

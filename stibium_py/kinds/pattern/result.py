@@ -139,7 +139,7 @@ def _mix(rs: Table, fraction: float | None, resamples: int, seed: int, confidenc
     if fraction is None:
         return None
     read, written, seconds = rs.read_bytes, rs.write_bytes, rs.seconds
-    rate = (lambda moved: rates.pattern_rate(np.nan_to_num(moved), seconds, resamples, seed, confidence,
+    rate = (lambda moved: rates.median_rate(np.nan_to_num(moved), seconds, resamples, seed, confidence,
                                              with_draws=False).rate)
     total = float(np.nansum(read) + np.nansum(written))
     return Mix(read_fraction=float(fraction), read_rate=rate(read), write_rate=rate(written),
@@ -175,7 +175,7 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
         out.append(PatternPoint(access=access, granularity_bytes=int(gran), stride_bytes=int(stride),
                                 # rows of an older format lack the call size
                                 call_bytes=int(calls.min()) if len(calls) else int(gran),
-                                throughput=rates.pattern_rate(rs.bytes, seconds, resamples, seed, confidence,
+                                throughput=rates.median_rate(rs.bytes, seconds, resamples, seed, confidence,
                                                               with_draws=False).rate,
                                 iops=float(np.median(iops)), latency_s={k: _median(rs, k) for k in LATENCY_KEYS},
                                 trials=len(rs), resident_before_max=float(resident.max()),

@@ -44,7 +44,7 @@ def _evict(d: Steps, o: Op, test: ExpandedTest) -> None:
     if not o.sequence:
         d.evict(o, test)
         return
-    for name in _mine(d, o, test).stream_files():
+    for name in _mine(d, o, test).made_files():
         d.helper_ok(["evict", "--path", str(d.work.path / name)])
 
 
@@ -53,7 +53,7 @@ def _remove(d: Steps, ops: list[Op], test: ExpandedTest) -> None:
     if d.run.keep_files:
         return
     d.step()
-    d.work.remove_files({name for o in ops for name in _mine(d, o, test).stream_files()})
+    d.work.remove_files({name for o in ops for name in _mine(d, o, test).made_files()})
 
 
 def _run_group(d: Steps, test: ExpandedTest, streams: list[Op]) -> None:

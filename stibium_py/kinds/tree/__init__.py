@@ -6,4 +6,4 @@ from __future__ import annotations
 from ...registry import folder_spec
 from .model import TreeTest
 
-SPEC = folder_spec(__name__, model=TreeTest, spanned=False, plan_note=True, points=True, aggregated=True)
+SPEC = folder_spec(__name__, model=TreeTest, spanned=False, plan_note=True, points=True, aggregated=True, refusal=True)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ...analysis.cache import RESIDENT_THRESHOLD
-from ...analysis.rates import PointKey, PointRule, pattern_rate
+from ...analysis.rates import PointKey, PointRule, median_rate
 from ...analysis.summary import Pending, SummaryContext
 from .result import tree_result
 from ...rundir.table import Table
-from ...tree import TREE_PHASES, rate_unit
+from .shape import TREE_PHASES, rate_unit
 from ...units import format_per_s
 
 
@@ -44,7 +44,7 @@ def add_warnings(e: Any, add: Callable[..., None]) -> None:
 
 # a tree test's phase at a thread count: files (list: names) per second, the median over trials
 POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, *_: PointKey(
-    test, op, "tree", "", 0, 0, 1, int(threads)), "entries", pattern_rate, "median file rate",
+    test, op, "tree", "", 0, 0, 1, int(threads)), "entries", median_rate, "median file rate",
     # the phases in the order they run; files (list: names) per second; threads (T4; nothing for one)
     op_rank=lambda op: f"{TREE_PHASES.index(op):02d}" if op in TREE_PHASES else op,
     rate_format=lambda op: lambda v: format_per_s(v, rate_unit(op)), unit=rate_unit,

@@ -9,7 +9,7 @@ import numpy as np
 from ...rundir.op import Op, Phase
 from ...plan.expand import ALLOCATION_BYTES, ExpandedTest, check_count, counts_of, derive_seed, size_of
 from ...plan.model import LogUniform, MAX_GRANULARITY_BYTES, MAX_THREADS, Where
-from ...tree import TreeShape
+from .shape import TreeShape
 from .model import TreeTest
 
 

@@ -6,8 +6,11 @@ from typing import Literal, Union
 
 from pydantic import Field, StrictInt, model_validator
 
-from ...plan.model import LogUniform, MAX_TREE_FILES, Size, TestBase, TreePhase, not_shared
-from ...tree import TREE_PHASES
+from ...plan.model import LogUniform, Size, TestBase, not_shared
+from .shape import TREE_PHASES
+
+MAX_TREE_FILES = 1_000_000
+TreePhase = Literal[TREE_PHASES]  # type: ignore[valid-type]
 
 
 class TreeTest(TestBase):
@@ -65,3 +68,4 @@ class TreeTest(TestBase):
         if self.dirs > self.files:
             raise ValueError(f"dirs ({self.dirs}) is more than files ({self.files}): every folder holds a file")
         return self
+

@@ -12,7 +12,8 @@ from ...rundir.op import Op
 from ...plan.expand import ExpandedTest
 from ...run.preflight import drop_caches
 from ...run.orders import Order, Steps
-from ...tree import TreeShape
+from .shape import TreeShape, rate_unit
+from ...units import format_per_s
 
 
 def order(d: Steps, test: ExpandedTest) -> str:
@@ -21,7 +22,7 @@ def order(d: Steps, test: ExpandedTest) -> str:
     earlier phases an interruption left behind is made again, untimed, to the state its next phase meets;
     every tree is removed when its phases are done."""
     shape = test.tree
-    assert shape is not None
+    assert isinstance(shape, TreeShape)
     phases = [o.op for o in test.ops if o.file == test.ops[0].file]
     with tempfile.TemporaryDirectory(prefix="stibium-tree-") as folder:
         lists: dict[str, Path] = {}
@@ -70,7 +71,8 @@ def _measure_phase(d: Steps, op: Op, root: Path, list_path: Path, dropped: bool)
     """One phase of a tree (its op's file the tree's folder): one helper call, one row."""
     d.measure_with(op, tree_args(op, root, list_path), None,
                    lambda ok, answer, started_s: from_tree_answer(op, ok, answer, started_s, dropped),
-                   what=f"{op.op} of the tree {op.file}")
+                   what=f"{op.op} of the tree {op.file}", rate_said=lambda m: (
+                       format_per_s(op.phase.files / m.seconds, rate_unit(op.op)) if op.phase and m.seconds else ""))
 
 
 def _tree_files(tree: str, shape: TreeShape) -> set[str]:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...rundir.table import Table
-from ...tree import rate_unit
+from .shape import rate_unit
 from ...analysis import rates
 from ...analysis.estimate import Estimate
 from ...analysis.histogram import HistogramError, LatencyHistogram
@@ -146,12 +146,12 @@ def tree_result(name: str, phase: str, rows: Table, resamples: int, seed: int, c
         rs = rows.take(idx)
         seconds = rs.seconds
         entries = rs.col("entries").astype(float)
-        rate = rates.pattern_rate(entries, seconds, resamples, seed, confidence, with_draws=False).rate
+        rate = rates.median_rate(entries, seconds, resamples, seed, confidence, with_draws=False).rate
         rate = Estimate(rate.estimate, rate.low, rate.high, rate.method.replace("throughput", f"{rate_unit(phase)} per s"),
                         rate.n)
         moved = None
         if phase in MOVES_BYTES:
-            moved = rates.pattern_rate(rs.bytes, seconds, resamples, seed, confidence, with_draws=False).rate
+            moved = rates.median_rate(rs.bytes, seconds, resamples, seed, confidence, with_draws=False).rate
         latency, hist = _latency(rs)
         resident = rs.resident_before.astype(float)
         syncs = rs.sync_seconds.astype(float) / seconds

@@ -1,5 +1,5 @@
 """A tree phase's row: the helper's `tree` command for one phase of a tree (docs/helper-protocol.md), and its
-answer made into a row of measurements.csv, with the tree's counts (TreeCounts) in their columns. An answer of
+answer made into a row of measurements.csv, with the tree's counts (PhaseCounts) in their columns. An answer of
 another phase, file count, thread count or byte count, or with a key nobody decided about, is refused."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from ...report.build import KindView
 from ...report.compare_page import COLORS
 from ...report.figures import layout
 from ...report.page import esc
-from ...tree import rate_unit
+from .shape import rate_unit
 from ...units import format_size
 
 
