@@ -16,7 +16,8 @@ from stibium_py.rundir.op import Op
 from stibium_py.plan import ExpandedTest
 from stibium_py.clients.sharing import Place, client_file, read_shift
 from stibium_py.rundir.table import Table
-from stibium_py.clients.team import Solo, clock_offset, join, launched_size, verdict
+from stibium_py.clients.team import Solo, clock_offset, launched_size, verdict
+from stibium_py.clients.mpi import join
 
 
 def _op(op: str = "write", file: str = "p/data.bin", size: int = 1 << 20, kind: str = "pattern") -> Op:

@@ -1,6 +1,7 @@
-"""The ranks of an MPI job as a Team (mpi4py's COMM_WORLD): steps every rank begins together, what rank 0 shares
-with the others, each rank's clock placed on rank 0's, and a rank that stops answering taken for lost after the
-silence bound (team.SILENCE_S) instead of waited for for ever. A SIGINT during a collective is held until the
+"""Joining the clients of a run (`join`: one process, or the ranks of an MPI job, mpi4py imported only where a
+launcher started many), and the ranks of an MPI job as a Team (mpi4py's COMM_WORLD): steps every rank begins
+together, what rank 0 shares with the others, each rank's clock placed on rank 0's, and a rank that stops
+answering taken for lost after the silence bound (team.SILENCE_S) instead of waited for for ever. A SIGINT during a collective is held until the
 collective is whole on this rank (sigint_after), so the stopping step is whole on every rank."""
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
-from .team import (CLOCK_ROUNDS, SILENCE_FACTOR, SILENCE_S, ClientClock, Silent, _Late, _Lost, _NAP_S, _SPIN_S,
-                   clock_offset, verdict)
+from ..errors import RunError
+from .team import (CLOCK_ROUNDS, SILENCE_FACTOR, SILENCE_S, ClientClock, Silent, Solo, Team, _Late, _Lost, _NAP_S,
+                   _SPIN_S, _joined, clock_offset, launched_size, verdict)
 
 _TAG_UP, _TAG_DOWN, _TAG_CLOCK = 71, 72, 73
 
@@ -224,3 +226,33 @@ def _done(request: Any, error: type) -> bool:
         return bool(request.test()[0])
     except error:
         return False
+
+
+def join(environ: dict[str, str] | None = None, silence_s: float = SILENCE_S) -> Team:
+    """The team this process belongs to: MPI's when a launcher started more than one rank, else Solo. Under a
+    launcher without mpi4py, one line says what to install. silence_s: how long a rank may be silent before it
+    is taken for lost (SILENCE_S)."""
+    size = launched_size(dict(os.environ if environ is None else environ))
+    if size <= 1:
+        return Solo()
+    # Open MPI: a peer's failure reported to the ranks that wait for it (its fault-tolerance layer, ULFM), which
+    # the steps below turn into a stop that names it, instead of an abort of every process in MPI's C code (over
+    # TCP the default ended rank 0 without a word when another rank was killed); a person's own setting stays
+    os.environ.setdefault("OMPI_MCA_mpi_ft_enable", "1")
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise RunError(f"started as one of {size} MPI ranks, but mpi4py is not installed; install it with "
+                       f"pip install 'stibium[mpi]' (or run without mpiexec for one client)", 2) from None
+    comm = MPI.COMM_WORLD
+    if comm.Get_size() <= 1:
+        return Solo()
+    # a peer lost (its process killed, its connection closed) is an error this rank sees and acts on, naming it,
+    # not one that ends the process in MPI's C code before the run's record says what happened (Open MPI's
+    # default, MPI_ERRORS_ARE_FATAL: a rank of four over TCP ended without a word when another was killed);
+    # errors outside a communicator are raised on MPI_COMM_SELF (MPI 4.0, section 9.3)
+    for c in (comm, MPI.COMM_SELF):
+        c.Set_errhandler(MPI.ERRORS_RETURN)
+    team = MpiTeam(comm, silence_s)
+    _joined[:] = [team]
+    return team

@@ -1,5 +1,5 @@
 """The clients of a run: one process (`Solo`), or the ranks of an MPI job (`MpiTeam`) started by `mpiexec` or
-`srun` (clients/mpi.py), each driving its own helper against one shared store. MPI is the launcher and the only channel:
+`srun` (clients/mpi.py, which joins them: `join`), each driving its own helper against one shared store. MPI is the launcher and the only channel:
 stibium opens no port and runs no daemon; MPI's own launch and authentication (ssh keys, Slurm) decide who
 may start it.
 
@@ -21,7 +21,6 @@ import socket
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Protocol, Sequence
 
-from ..errors import RunError
 
 # Environment variables an MPI launcher sets in every rank: the job's size (Open MPI, MPICH/Intel MPI's PMI,
 # Slurm's PMIx). Without one of them above 1, stibium runs alone and never imports MPI.
@@ -161,8 +160,6 @@ class Solo:
         raise SystemExit(code)
 
 
-
-
 def verdict(stops: list[tuple[str, str] | None]) -> tuple[str, str] | None:
     """What the ranks' stops add up to: None where none stops; failed where any failed, else interrupted;
     every stopping rank's reason."""
@@ -186,37 +183,6 @@ def end_every_rank(code: int) -> None:
     the steps in which ranks stop together, after which the others would wait for this one for ever."""
     if joined_many():
         _joined[0].abort(code)
-
-
-def join(environ: dict[str, str] | None = None, silence_s: float = SILENCE_S) -> Team:
-    """The team this process belongs to: MPI's when a launcher started more than one rank, else Solo. Under a
-    launcher without mpi4py, one line says what to install. silence_s: how long a rank may be silent before it
-    is taken for lost (SILENCE_S)."""
-    size = launched_size(dict(os.environ if environ is None else environ))
-    if size <= 1:
-        return Solo()
-    # Open MPI: a peer's failure reported to the ranks that wait for it (its fault-tolerance layer, ULFM), which
-    # the steps below turn into a stop that names it, instead of an abort of every process in MPI's C code (over
-    # TCP the default ended rank 0 without a word when another rank was killed); a person's own setting stays
-    os.environ.setdefault("OMPI_MCA_mpi_ft_enable", "1")
-    try:
-        from mpi4py import MPI
-    except ImportError:
-        raise RunError(f"started as one of {size} MPI ranks, but mpi4py is not installed; install it with "
-                       f"pip install 'stibium[mpi]' (or run without mpiexec for one client)", 2) from None
-    comm = MPI.COMM_WORLD
-    if comm.Get_size() <= 1:
-        return Solo()
-    # a peer lost (its process killed, its connection closed) is an error this rank sees and acts on, naming it,
-    # not one that ends the process in MPI's C code before the run's record says what happened (Open MPI's
-    # default, MPI_ERRORS_ARE_FATAL: a rank of four over TCP ended without a word when another was killed);
-    # errors outside a communicator are raised on MPI_COMM_SELF (MPI 4.0, section 9.3)
-    for c in (comm, MPI.COMM_SELF):
-        c.Set_errhandler(MPI.ERRORS_RETURN)
-    from .mpi import MpiTeam          # mpi4py's team, only where a launcher started many ranks
-    team = MpiTeam(comm, silence_s)
-    _joined[:] = [team]
-    return team
 
 
 def pickled_bytes(value: Any) -> int:

@@ -42,7 +42,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     from ..run.preflight import preflight
     from ..machine.link import parse_rate
     from ..run import RunOptions, read_plan_once, start_series
-    from ..clients.team import join
+    from ..clients.mpi import join
     try:
         link_bytes_per_s = parse_rate(link_rate) if link_rate is not None else None
     except ValueError as e:
@@ -92,7 +92,7 @@ def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bo
     from ..run import RunOptions, resume_run, resume_series
     from ..run.crew import every_rank_or_none
     from ..rundir.store import is_series
-    from ..clients.team import join
+    from ..clients.mpi import join
     team = join(silence_s=client_silence)
     from ..history.where import default_database
     options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else recorder(history_path),

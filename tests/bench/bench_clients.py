@@ -18,7 +18,8 @@ import numpy as np
 from stibium_py.machine import sysinfo
 from stibium_py.run.helper import raw_clock_ns
 from stibium_py.rundir.measurement import Measurement
-from stibium_py.clients.team import join, pickled_bytes
+from stibium_py.clients.team import pickled_bytes
+from stibium_py.clients.mpi import join
 
 ROW = Measurement(seq=1, test="rnd-4k", op="read", kind="pattern", access="random", size_bytes=1 << 30,
                   granularity_bytes=4096, stride_bytes=0, trial=3, file="client-2/rnd-4k/data.bin", bytes=1 << 26,
