@@ -265,3 +265,24 @@ def test_a_stranger_s_counts_that_do_not_add_up_or_bad_lists_that_do_not_parse_a
         f"came back corrupted; what {unknown:,} bytes read back as is not known (their counts in the record do not "
         f"add up)")
     assert not [m for m in messages if "not read back" in m]
+
+
+def test_a_verify_s_verdict_comes_before_the_summary_table_where_it_is_the_run_s_answer(tmp_path):
+    """A run of verify tests only (as `stibium verify` makes): the verdict, the answer the run was made for, is
+    the first thing after the progress, before the table of rates; beside other kinds' tests it follows the table
+    as every kind's lines do."""
+    import shutil
+    from dataclasses import replace
+    from stibium_py.report.build import terminal
+    from stibium_py.results.pipeline import summarize_run
+    run = tmp_path / "r"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "run-every-kind", run)
+    _, _, summary = summarize_run(run)
+
+    def said(s) -> list[str]:
+        return [x if isinstance(x, str) else "TABLE" for x in terminal(s, 120)]
+    verdict = "v: all 15,990,784 bytes read back as written"
+    every = said(summary)
+    assert every.index("TABLE") < every.index(verdict)
+    alone = said(replace(summary, tests=[t for t in summary.tests if t.kind == "verify"], warnings=[]))
+    assert alone.index(verdict) == 0 and alone.index(verdict) < alone.index("TABLE")

@@ -27,10 +27,17 @@ from .page import esc, page, table
 
 def terminal(summary: Summary, width: int) -> list[Any]:
     """What the terminal shows of a run: the summary table, each kind's lines under it (a sustained test's
-    headline), the disk-mark table where requests were in flight, and the warnings."""
+    headline; a verify's verdict comes before the table where the run holds only verify tests: it is the run's
+    answer), the kinds' tables of the whole run (the disk-mark table where requests were in flight), and the
+    warnings."""
     out: list[Any] = [terminal_table(summary, width)]
+    kinds = {e.kind for e in summary.tests}
     for spec in registry.specs():       # the kinds in the order of the page
-        out += spec.view.lines([e for e in summary.tests if e.kind == spec.name], width)
+        lines = spec.view.lines([e for e in summary.tests if e.kind == spec.name], width)
+        if spec.view.lines_first and kinds == {spec.name}:
+            out[:0] = lines             # its lines are the run's answer: before the table
+        else:
+            out += lines
     if summary.clients is not None:
         out += clients.terminal_lines(summary.clients, width)
     for spec in registry.specs():
@@ -250,6 +257,9 @@ class KindView:
     # table (the summary -> sections), on the terminal after the lines of many clients (summary, width -> lines)
     summary_sections: Callable[[Summary], list[str]] | None = None
     summary_lines: Callable[[Summary, int], list[Any]] | None = None
+    # a kind whose results are a run's answer (a verify's verdict: does the drive keep what it is given): where the
+    # run holds only its tests, its lines come before the summary table, not after it
+    lines_first: bool = False
 
 
 def render(run: RunRecord, summary: Summary) -> str:

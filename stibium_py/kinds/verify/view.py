@@ -115,4 +115,4 @@ def plan_note(test: Any) -> str:
             f"rated endurance (TBW); the files are removed at the end.")
 
 
-VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", sections, lines)
+VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", sections, lines, lines_first=True)
