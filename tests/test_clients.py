@@ -248,3 +248,68 @@ def test_an_internal_error_on_one_of_many_ranks_ends_every_rank(monkeypatch):
     monkeypatch.setattr(team, "_joined", [])          # one process: the line and the exit status alone
     done = CliRunner().invoke(main, ["plans"])
     assert done.exit_code == 1 and done.output.count("internal error") == 1
+
+
+def test_a_step_s_aggregate_keeps_each_field_as_all_clients_together_make_it():
+    """Field by field: sums of bytes and counts (none where a client's count is missing), the time from the first
+    start to the last end on rank 0's clock, the page cache's evidence at its worst, the requests' latencies
+    merged from every client's histogram, the extremes of the clients' extremes, and no client's own fields."""
+    a = _row(0, 0, 1.0, 1.5, requests=16, syscalls=20, cached_bytes=0, direct_honoured=True, resident_before=0.0,
+             lat_min_s=0.001, lat_max_s=0.004, lat_hist_ns="1000000-2000000:10 3000000-4000000:6",
+             lat_mean_s=0.002, io_seconds=0.4, sync_seconds=0.1, open_seconds=0.01, close_seconds=0.02,
+             start_ns=5, end_ns=9, offset_bytes=0, written_by=1)
+    b = _row(0, 1, 1.2, 1.9, requests=16, syscalls=None, cached_bytes=4096, direct_honoured=False,
+             resident_before=0.25, lat_min_s=0.0005, lat_max_s=0.006, lat_hist_ns="1000000-2000000:12 "
+             "5000000-6000000:4", lat_mean_s=0.003, start_ns=6, end_ns=10, offset_bytes=1 << 20, written_by=0)
+    (step,) = aggregate(Table.from_rows([a, b]), 2).rows()
+    assert (step.bytes, step.seconds, step.started_s, step.run_start_s, step.run_end_s) == \
+        (2 << 20, pytest.approx(0.9), 1.0, 1.0, 1.9)
+    assert (step.size_bytes, step.file, step.rank, step.host, step.written_by, step.offset_bytes) == \
+        (1 << 20, "(all clients)", None, None, None, None)
+    assert (step.requests, step.syscalls, step.cached_bytes) == (32, None, 4096)
+    assert (step.direct_honoured, step.resident_before) == (False, 0.25)
+    assert (step.lat_min_s, step.lat_max_s) == (0.0005, 0.006)
+    assert step.lat_hist_ns == "1000000-2000000:22 3000000-4000000:6 5000000-6000000:4"
+    # of 32 requests: the 16th and 28th in the first bin and the third, the 32nd in the last (bins' upper bounds)
+    assert (step.lat_p50_s, step.lat_p90_s, step.lat_p99_s, step.lat_p999_s) == (0.002, 0.006, 0.006, 0.006)
+    assert (step.lat_mean_s, step.io_seconds, step.sync_seconds, step.open_seconds, step.close_seconds,
+            step.start_ns, step.end_ns) == (None,) * 7
+    # where no client has a histogram the latencies are not made up, and where one lacks residency it is left out
+    c, d = a._replace(lat_hist_ns=None, resident_before=None, direct_honoured=None), \
+        b._replace(lat_hist_ns=None, resident_before=0.5)
+    (bare,) = aggregate(Table.from_rows([c, d]), 2).rows()
+    assert (bare.lat_p50_s, bare.lat_p99_s, bare.lat_hist_ns, bare.direct_honoured, bare.resident_before) == \
+        (None, None, None, None, 0.5)
+    e, f = a._replace(resident_before=None, direct_honoured=True), b._replace(resident_before=None,
+                                                                              direct_honoured=True)
+    (honest,) = aggregate(Table.from_rows([e, f]), 2).rows()
+    assert (honest.resident_before, honest.direct_honoured) == (None, True)
+
+
+def test_a_files_step_s_size_is_every_client_s_file_and_a_tree_s_counts_are_summed():
+    files = [_row(0, r, 1.0, 2.0, nbytes=(r + 1) << 20)._replace(kind="files", access="") for r in range(2)]
+    (step,) = aggregate(Table.from_rows(files), 2).rows()
+    assert (step.size_bytes, step.bytes) == (3 << 20, 3 << 20)     # a files test's rate is fitted on the size
+    trees = [_row(0, r, 1.0, 2.0, nbytes=0, entries=100 + r, dirs_made=3, cloned=r)._replace(kind="tree", op="create")
+             for r in range(2)]
+    (phase,) = aggregate(Table.from_rows(trees), 2).rows()
+    assert (phase.tree.entries, phase.tree.dirs_made, phase.tree.cloned) == (201, 6, 1)
+
+
+def test_a_stonewalled_step_keeps_the_least_done_by_it_and_the_most_after_it():
+    rows = [_row(0, r, 1.0, 2.0, stonewall_s=0.5, stonewall_requests=10 + r, wearout_requests=5 - r,
+                 stonewall_seconds=0.5 + 0.01 * r) for r in range(3)]
+    (step,) = aggregate(Table.from_rows(rows), 3).rows()
+    assert (step.stonewall_requests, step.wearout_requests, step.stonewall_seconds) == (10, 5, 0.52)
+    plain = aggregate(Table.from_rows([_row(0, r, 1.0, 2.0) for r in range(2)]), 2).rows()[0]
+    assert (plain.stonewall_requests, plain.wearout_requests, plain.stonewall_seconds) == (None, None, None)
+
+
+def test_a_step_without_every_client_s_clock_or_of_none_valid_is_left_out():
+    rows = [_row(0, 0, 1.0, 2.0), _row(0, 1, 1.0, 2.0)._replace(run_end_s=None)]
+    assert len(aggregate(Table.from_rows(rows), 2)) == 0
+    assert len(aggregate(Table.from_rows([_row(0, 0, 1.0, 2.0, error="x")]), 1)) == 0
+    # steps come out in the order they were measured (their first rows' in the file), not by their seq: a resumed
+    # run measures a cut step again after later ones
+    later, again = [_row(5, r, 9.0, 9.5) for r in range(2)], [_row(2, r, 1.0, 1.5) for r in range(2)]
+    assert aggregate(Table.from_rows([later[0], again[0], later[1], again[1]]), 2).col("seq").tolist() == [5, 2]

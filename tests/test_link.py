@@ -181,3 +181,54 @@ def test_among_many_clients_only_the_one_faster_than_its_own_link_is_named():
     assert faster_than_link(Table.from_rows(compressible), links, hosts) == []
     assert faster_than_link(Table.from_rows(rows), {r: Link("nas", None, None, "unknown") for r in range(3)},
                             hosts) == []
+
+
+def _reads(rate_bytes_per_s: float, ranks=(None,), granularities=(1 << 20,), hosts: bool = True) -> Table:
+    """Three trials of a sequential read per rank and granularity, each at exactly the rate (the median)."""
+    rows = []
+    for g_i, g in enumerate(granularities):
+        for t in range(3):
+            for r in ranks:
+                seq = len(rows)
+                rows.append(Measurement(seq=seq, test="p", op="read", kind="pattern", access="sequential",
+                                        size_bytes=64 << 20, granularity_bytes=g, stride_bytes=0, trial=t,
+                                        file="p/data.bin", bytes=64 << 20, seconds=(64 << 20) / rate_bytes_per_s,
+                                        started_s=float(seq), engine="direct", rank=r,
+                                        host=(f"bay-{r}" if hosts and r is not None else None), fill="random"))
+    return Table.from_rows(rows)
+
+
+def test_a_read_is_judged_faster_than_its_link_only_past_the_margin():
+    link = {0: Link("nas", "eth0", 100e6, "negotiated")}
+    edge = 100e6 * (1 + LINK_MARGIN)
+    assert faster_than_link(_reads(edge * 0.999), link, {}) == []
+    (notice,) = faster_than_link(_reads(edge * 1.001), link, {})
+    assert notice.level == "warning" and notice.test == "p (read)"
+    assert notice.message == ("reads came back faster than the link to the store carries (p read sequential 1 MiB: "
+                              "this client at 105 MB/s over a link of 100 MB/s (eth0's negotiated speed)): they did "
+                              "not cross it, so this side of the link answered them (the client's own cache), not nas")
+    assert notice.what_to_do == ("read uncached (engine: direct; between: evict) or mount the store without a client "
+                                 "cache; where the link is faster than that figure, give its rate with --link-rate")
+    assert faster_than_link(_reads(edge * 1.001).take(np.array([], dtype=np.int64)), link, {}) == []
+
+
+def test_a_test_s_fast_points_are_named_to_three_and_the_rest_counted():
+    link = {0: Link("nas", "eth0", 100e6, "given")}
+    three = faster_than_link(_reads(300e6, granularities=(1 << 20, 2 << 20, 4 << 20)), link, {0: "edit-1"})
+    assert three[0].message.count("this client (edit-1) at 300 MB/s") == 3 and "more of its points" not in \
+        three[0].message
+    four = faster_than_link(_reads(300e6, granularities=(1 << 20, 2 << 20, 4 << 20, 8 << 20)), link, {0: "edit-1"})
+    assert four[0].message.count("this client (edit-1) at 300 MB/s") == 3 and \
+        "; and 1 more of its points)" in four[0].message
+
+
+def test_each_client_is_named_by_its_rank_and_host_where_it_has_one():
+    links = {r: Link("nas", None, 20e6, "given") for r in range(2)}
+    (notice,) = faster_than_link(_reads(900e6, ranks=(0, 1)), links, {1: "bay-1"})
+    assert "p read sequential 1 MiB: rank 0 at 900 MB/s over a link of 20 MB/s (the link rate given with " \
+           "--link-rate), rank 1 (bay-1) at 900 MB/s over" in notice.message
+    # a client without a link of known rate is not judged; the others are
+    (only,) = faster_than_link(_reads(900e6, ranks=(0, 1)), {0: Link("nas", None, None, "unknown"), 1: links[1]},
+                               {})
+    assert "rank 1 at 900 MB/s" in only.message and "rank 0" not in only.message
+    assert faster_than_link(_reads(900e6, ranks=(0, 1)), {0: links[0]}, {})[0].message.count(" at 900 MB/s") == 1
