@@ -32,6 +32,13 @@ def test_the_folder_stibium_made_for_the_run_is_taken(tmp_path):
     # the marker's first line is the proof: what follows it, and bytes that are not UTF-8 after it, do not matter
     (work / WORK_MARKER).write_bytes(LINE.encode() + b"\n\xff\xfe more")
     assert made_for(work, str(work.parent), RUN) is None and holds_marker(work, RUN) is True
+    # only the first line counts (a second and third line are not part of it), and a first line that is not UTF-8
+    # is not this run's, said as such
+    (work / WORK_MARKER).write_bytes(LINE.encode() + b"\nsecond\nthird\n")
+    assert made_for(work, str(work.parent), RUN) is None and holds_marker(work, RUN) is True
+    (work / WORK_MARKER).write_bytes(b"\xff" + LINE.encode() + b"\n")
+    assert made_for(work, str(work.parent), RUN) == f"its {WORK_MARKER} marker is not this run's"
+    assert holds_marker(work, RUN) is False
     # a marker of one line without its newline is the same line
     (work / WORK_MARKER).write_bytes(LINE.encode())
     assert made_for(work, str(work.parent), RUN) is None and holds_marker(work, RUN) is True

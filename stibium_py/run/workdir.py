@@ -35,7 +35,8 @@ def made_for(work: Path, target: str | None, run_name: str) -> str | None:
     if not re.fullmatch(r"stibium-[A-Za-z0-9._-]{1,250}", work.name):
         return "its name is not a stibium test folder's (stibium-<run>)"
     # the target as the run was given it (it may have been relative to where stibium started): the folder it names
-    if target is None or Path(os.path.normpath(os.path.expanduser(target))).name not in ("", ".", work.parent.name):
+    # ("." and "/" name no folder by name: "" after normpath)
+    if target is None or Path(os.path.normpath(os.path.expanduser(target))).name not in ("", work.parent.name):
         return "it is not directly inside the run's target"
     if not work.parent.is_dir() or os.path.realpath(work.parent) != str(work.parent):
         return "the run's target is not a folder here"
