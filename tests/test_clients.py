@@ -313,3 +313,51 @@ def test_a_step_without_every_client_s_clock_or_of_none_valid_is_left_out():
     # run measures a cut step again after later ones
     later, again = [_row(5, r, 9.0, 9.5) for r in range(2)], [_row(2, r, 1.0, 1.5) for r in range(2)]
     assert aggregate(Table.from_rows([later[0], again[0], later[1], again[1]]), 2).col("seq").tolist() == [5, 2]
+
+
+def test_a_straggler_is_said_in_tukey_s_words_and_a_rate_of_no_time_is_not_one():
+    flags = stragglers(np.array([100e6, 101e6, 99e6, 1e6]))
+    assert flags.tolist() == ["", "", "", "low mild"]
+    assert stragglers(np.array([100e6, 101e6, 99e6, 100e6, 1e6])).tolist() == ["", "", "", "", "low severe"]
+    # any positive rate counts, however low; a rate of zero or none is no client's rate to judge
+    assert stragglers(np.array([100e6, 100e6, 100e6, 1.0])).tolist() == ["", "", "", "low mild"]
+    assert stragglers(np.array([100e6, 101e6, 99e6, 100e6, 0.0])).tolist() == [""] * 5
+    assert stragglers(np.array([100e6, np.nan, 98e6, 30e6])).tolist() == [""] * 4
+    # three clients: the fences of three points hold every point, so none is flagged however far
+    assert stragglers(np.array([100e6, 100e6, 1e3])).tolist() == [""] * 3
+
+
+def test_a_step_s_own_fields_are_its_first_row_s_and_its_times_every_client_s():
+    a = _row(0, 0, 1.0, 1.5, syscalls=20, span_bytes=1 << 20, io_method="sync", lat_hist_ns="1000-2000:0")
+    b = _row(0, 1, 0.8, 1.4, syscalls=22, span_bytes=1 << 20, io_method="io_uring", lat_hist_ns="1000-2000:0")
+    b = b._replace(started_s=0.7)
+    (step,) = aggregate(Table.from_rows([a, b]), 2).rows()
+    assert (step.started_s, step.run_start_s, step.run_end_s, step.seconds) == (0.7, 0.8, 1.5, pytest.approx(0.7))
+    assert (step.syscalls, step.span_bytes, step.io_method) == (42, 1 << 20, "sync")
+    # histograms of no request make no latencies
+    assert (step.lat_p50_s, step.lat_hist_ns) == (None, None)
+
+
+def test_a_kind_whose_rows_are_each_client_s_passes_them_through_beside_the_steps():
+    frames = [_row(1, r, 2.0, 2.1)._replace(kind="stream", chunk=0, fps=25.0, streams=1, stream=0,
+                                            buffer_frames=2) for r in range(2)]
+    steps = [_row(0, r, 1.0, 1.5) for r in range(2)]
+    out = aggregate(Table.from_rows([*steps, *frames]), 2)
+    assert out.col("kind").tolist() == ["pattern", "stream", "stream"]
+    assert out.col("file").tolist() == ["(all clients)", "client-0/p/data.bin", "client-1/p/data.bin"]
+    only = aggregate(Table.from_rows(frames), 2)
+    assert only.col("file").tolist() == ["client-0/p/data.bin", "client-1/p/data.bin"]
+
+
+def test_a_sustained_step_is_each_chunk_and_the_file_s_row_apart():
+    rows = []
+    for r in range(2):
+        rows += [_row(0, r, 1.0 + c, 1.9 + c, chunk=c) for c in range(2)] + [_row(0, r, 1.0, 2.9)]
+    out = aggregate(Table.from_rows(rows), 2)
+    assert out.col("chunk").tolist()[:2] == [0, 1] and math.isnan(out.col("chunk")[2])
+    assert out.col("seconds").tolist() == pytest.approx([0.9, 0.9, 1.9])
+
+
+def test_a_step_some_client_did_not_finish_leaves_the_later_steps_in():
+    rows = [_row(0, r, 1.0, 1.5) for r in range(2)] + [_row(1, 0, 2.0, 2.5)] + [_row(2, r, 3.0, 3.5) for r in range(2)]
+    assert aggregate(Table.from_rows(rows), 2).col("seq").tolist() == [0, 2]

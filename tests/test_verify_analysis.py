@@ -18,10 +18,10 @@ FILE = 8 * BLOCK
 
 
 def _file(op: str, k: int, started_s: float = 0.0, **more) -> Measurement:
+    more = {"block_bytes": BLOCK, **more}
     return Measurement(seq=k if op == "write" else 10 + k, test="fill", op=op, kind="verify", access="sequential",
                        size_bytes=FILE, granularity_bytes=BLOCK, stride_bytes=0, trial=k, file=f"fill/v{k:06d}.bin",
-                       bytes=FILE, seconds=0.5, started_s=started_s, engine="direct", block_bytes=BLOCK,
-                       first_block=8 * k, **more)
+                       bytes=FILE, seconds=0.5, started_s=started_s, engine="direct", first_block=8 * k, **more)
 
 
 def _chunk(op: str, k: int, chunk: int, seconds: float, started_s: float = 0.0) -> Measurement:
@@ -130,3 +130,84 @@ def test_a_block_the_helper_never_uses_is_not_believed():
     notices = []
     add_warnings(one, lambda *n: notices.append(n))
     assert notices == []
+
+
+def _clean(k: int, **more) -> Measurement:
+    return _file("read", k, ok_blocks=8, moved_blocks=0, corrupt_blocks=0, unreadable_blocks=0, period_blocks=0,
+                 bad_blocks="[]", **more)
+
+
+def test_the_summary_of_a_read_meets_its_own_test_s_writes_only():
+    from stibium_py.analysis.settings import SUMMARY
+    from stibium_py.analysis.summary import SummaryContext
+    from stibium_py.kinds.verify.analysis import summarise
+    mine = [_file("write", k) for k in range(3)]
+    other_test = [_file("write", 5)._replace(test="other")]
+    other_kind = [_file("write", 6)._replace(kind="pattern")]
+    reads = Table.from_rows([_clean(0), _clean(1)])
+    valid = Table.from_rows([*mine, *other_test, *other_kind, *reads.rows()])
+    ctx = SummaryContext(SUMMARY, None, {}, None, {}, valid)
+    (read,) = summarise("fill", "read", reads, ctx)()
+    assert read.written_bytes == 3 * FILE and "not finished" in read.sentence()
+    (write,) = summarise("fill", "write", Table.from_rows(mine), ctx)()
+    assert (write.files, write.written_bytes) == (3, 0)
+    (alone,) = summarise("fill", "read", reads, SummaryContext(SUMMARY, None, {}, None, {}, None))()
+    assert alone.written_bytes == 0 and alone.sentence() == "all 65,536 bytes read back as written"
+
+
+def test_files_are_taken_in_their_order_and_the_fill_s_block_is_whole_4_kib_to_1_mib():
+    rows = [_clean(1)._replace(rank=1), _clean(0)._replace(rank=1), _clean(0)._replace(rank=0)]
+    bad = [_clean(0)._replace(bad_blocks=json.dumps([{"block": 3, "kind": "unreadable", "errno": 5}]),
+                              ok_blocks=7, unreadable_blocks=1, rank=r) for r in (1, 0)]
+    r = verify_result("fill", "read", Table.from_rows([*bad]), None)
+    assert [f for f, _ in r.bad_files] == ["fill/v000000.bin", "fill/v000000.bin"] and r.unreadable_blocks == 2
+    assert verify_result("fill", "read", Table.from_rows(rows), None).files == 3
+    for block, taken in ((4096, 4096), (8192, 8192), (1 << 20, 1 << 20), (2 << 20, 4096), (6144, 4096),
+                         (4097, 4096)):
+        m = _file("read", 0, block_bytes=block, ok_blocks=FILE // block if FILE % block == 0 else 1,
+                  moved_blocks=0, corrupt_blocks=0, unreadable_blocks=0, bad_blocks="[]")
+        m = m._replace(size_bytes=max(FILE, block), bytes=max(FILE, block),
+                       blocks=m.blocks._replace(ok_blocks=max(FILE, block) // block))
+        assert verify_result("fill", "read", Table.from_rows([m]), None).block_bytes == taken, block
+
+
+def test_a_chunk_s_rate_is_where_it_ended_in_the_fill_and_a_chunk_of_no_time_or_bytes_has_none():
+    rows = [_chunk("write", 1, 0, 0.5), _chunk("write", 1, 1, 0.0), _chunk("write", 1, 1, 0.25)._replace(bytes=0),
+            _chunk("write", 1, 2, 0.25)._replace(bytes_done=None),
+            _file("write", 0)._replace(seconds=None, sync_seconds=None), _file("write", 1)]
+    w = verify_result("fill", "write", Table.from_rows(rows), None)
+    assert w.rates == [(FILE, 4 * BLOCK / 0.25), (FILE + 4 * BLOCK, 4 * BLOCK / 0.5)]
+    assert (w.seconds, w.sync_seconds) == (0.5, 0.0)
+    assert w.to_json()["seconds"] == 0.5 and verify_result("fill", "write", Table.from_rows([]), None).rate_text() == ""
+
+
+def test_whether_uncached_i_o_was_honoured_is_false_where_any_file_says_so():
+    files = [_file("write", 0, direct_honoured=True), _file("write", 1, direct_honoured=False)]
+    assert verify_result("fill", "write", Table.from_rows(files), None).direct_honoured is False
+    assert verify_result("fill", "write", Table.from_rows(files[:1]), None).direct_honoured is True
+    unknown = [files[0], _file("write", 1, direct_honoured=None)]
+    assert verify_result("fill", "write", Table.from_rows(unknown), None).direct_honoured is None
+
+
+def test_the_bad_blocks_kept_are_the_first_64_and_a_longer_list_is_not_believed():
+    listed = [{"block": k, "kind": "unreadable", "errno": 5} for k in range(64)]
+    full = _clean(0)._replace(ok_blocks=0, unreadable_blocks=8)
+    r = verify_result("fill", "read", Table.from_rows([full._replace(bad_blocks=json.dumps(listed)),
+                                                       _clean(1)._replace(ok_blocks=0, unreadable_blocks=8,
+                                                                          bad_blocks=json.dumps(listed[:8]))]), None)
+    assert len(r.bad) == 64 and r.unlisted_files == 0                    # the first 64 of the fill, no more
+    longer = verify_result("fill", "read", Table.from_rows([full._replace(bad_blocks=json.dumps(
+        listed + [{"block": 64, "kind": "unreadable", "errno": 5}])), full._replace(trial=1, seq=12,
+        file="fill/v000001.bin", bad_blocks="not json")]), None)
+    assert (len(longer.bad), longer.unlisted_files) == (0, 2)
+    notices = []
+    add_warnings(longer, lambda *n: notices.append(n))
+    assert notices[-1][2] == "the list of bad blocks of 2 files could not be read (their counts stand)"
+
+
+def test_a_file_in_the_page_cache_is_said_only_past_1_percent():
+    notices = []
+    for resident in (0.01, 0.011):
+        r = verify_result("fill", "read", Table.from_rows([_clean(0, resident_before=resident)]), None)
+        add_warnings(r, lambda *n: notices.append(n))
+    assert [n[2][:9] for n in notices] == ["up to 1% "]
