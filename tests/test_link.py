@@ -217,6 +217,7 @@ def test_a_test_s_fast_points_are_named_to_three_and_the_rest_counted():
     three = faster_than_link(_reads(300e6, granularities=(1 << 20, 2 << 20, 4 << 20)), link, {0: "edit-1"})
     assert three[0].message.count("this client (edit-1) at 300 MB/s") == 3 and "more of its points" not in \
         three[0].message
+    assert "(the link rate given with --link-rate); p read sequential 2 MiB: this client" in three[0].message
     four = faster_than_link(_reads(300e6, granularities=(1 << 20, 2 << 20, 4 << 20, 8 << 20)), link, {0: "edit-1"})
     assert four[0].message.count("this client (edit-1) at 300 MB/s") == 3 and \
         "; and 1 more of its points)" in four[0].message

@@ -211,3 +211,29 @@ def test_a_file_in_the_page_cache_is_said_only_past_1_percent():
         r = verify_result("fill", "read", Table.from_rows([_clean(0, resident_before=resident)]), None)
         add_warnings(r, lambda *n: notices.append(n))
     assert [n[2][:9] for n in notices] == ["up to 1% "]
+
+
+def test_a_chunk_s_place_in_the_fill_counts_whole_files_of_the_first_file_s_size():
+    """The last file of a fill is shorter: its chunks' places are after every whole file before it."""
+    short = _file("write", 1)._replace(size_bytes=FILE // 2, bytes=FILE // 2)
+    rows = [_file("write", 0), short, _chunk("write", 1, 0, 0.5)]
+    assert verify_result("fill", "write", Table.from_rows(rows), None).rates == [(FILE + 4 * BLOCK, 4 * BLOCK / 0.5)]
+
+
+def test_a_read_s_time_and_a_file_of_another_block_and_bytes_not_believed_in_the_verdict():
+    other_block = _clean(1, block_bytes=8192)._replace(blocks=_clean(1).blocks._replace(block_bytes=8192,
+                                                                                        ok_blocks=FILE // 8192))
+    r = verify_result("fill", "read", Table.from_rows([_clean(0), other_block, _clean(2)._replace(seconds=None)]),
+                      None)
+    assert (r.files, r.rejected_files, r.seconds, r.unknown_bytes) == (2, 1, 0.5, FILE)
+    from stibium_py.kinds.verify.earlier.verdict import sentence_of
+    assert r.sentence() == sentence_of(3 * FILE, 2 * FILE, 2 * FILE, 0, 0, 0, FILE)
+
+
+def test_each_client_s_file_of_one_step_is_taken_in_rank_order():
+    rows = [_clean(0)._replace(rank=1, first_block=100, ok_blocks=7, unreadable_blocks=1,
+                               bad_blocks=json.dumps([{"block": 101, "kind": "unreadable", "errno": 5}])),
+            _clean(0)._replace(rank=0, first_block=0, ok_blocks=7, unreadable_blocks=1,
+                               bad_blocks=json.dumps([{"block": 1, "kind": "unreadable", "errno": 5}]))]
+    r = verify_result("fill", "read", Table.from_rows(rows), None)
+    assert [b.block for b in r.bad] == [1, 101] and [f for _, f in r.bad_files] == [0, 100]
