@@ -361,3 +361,12 @@ def test_a_sustained_step_is_each_chunk_and_the_file_s_row_apart():
 def test_a_step_some_client_did_not_finish_leaves_the_later_steps_in():
     rows = [_row(0, r, 1.0, 1.5) for r in range(2)] + [_row(1, 0, 2.0, 2.5)] + [_row(2, r, 3.0, 3.5) for r in range(2)]
     assert aggregate(Table.from_rows(rows), 2).col("seq").tolist() == [0, 2]
+
+
+def test_a_step_s_latencies_come_from_one_request_and_a_damaged_histogram_makes_none():
+    one = [_row(0, 0, 1.0, 1.5, lat_hist_ns="1000-2000:1"), _row(0, 1, 1.0, 1.5)]
+    (step,) = aggregate(Table.from_rows(one), 2).rows()
+    assert (step.lat_p50_s, step.lat_p999_s, step.lat_hist_ns) == (2e-6, 2e-6, "1000-2000:1")
+    damaged = [_row(0, 0, 1.0, 1.5, lat_hist_ns="1000-2000:1"), _row(0, 1, 1.0, 1.5, lat_hist_ns="1000:x")]
+    (step,) = aggregate(Table.from_rows(damaged), 2).rows()
+    assert (step.lat_p50_s, step.lat_hist_ns) == (None, None)

@@ -233,3 +233,9 @@ def test_each_client_is_named_by_its_rank_and_host_where_it_has_one():
                                {})
     assert "rank 1 at 900 MB/s" in only.message and "rank 0" not in only.message
     assert faster_than_link(_reads(900e6, ranks=(0, 1)), {0: links[0]}, {})[0].message.count(" at 900 MB/s") == 1
+
+
+def test_a_strangers_run_json_whose_clients_or_facts_are_not_records_gives_no_link_and_no_error():
+    good = {"server": "nas", "interface": "eth0", "bytes_per_s": 125e6, "source": "negotiated"}
+    assert links_of({"link": good}, ["not", "a", "record"]) == {0: Link("nas", "eth0", 125e6, "negotiated")}
+    assert links_of(["not a record"], {}) == {}

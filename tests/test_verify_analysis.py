@@ -237,3 +237,8 @@ def test_each_client_s_file_of_one_step_is_taken_in_rank_order():
                                bad_blocks=json.dumps([{"block": 1, "kind": "unreadable", "errno": 5}]))]
     r = verify_result("fill", "read", Table.from_rows(rows), None)
     assert [b.block for b in r.bad] == [1, 101] and [f for _, f in r.bad_files] == [0, 100]
+
+
+def test_without_the_first_file_s_row_a_chunk_s_place_counts_files_of_the_first_one_there():
+    rows = [_file("write", 1), _chunk("write", 1, 0, 0.5)]
+    assert verify_result("fill", "write", Table.from_rows(rows), None).rates == [(FILE + 4 * BLOCK, 4 * BLOCK / 0.5)]
