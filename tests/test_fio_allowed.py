@@ -4,6 +4,8 @@ ALLOWED that this file does not make too is a change to what a stranger's job fi
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from stibium_py.errors import FioError
@@ -143,3 +145,110 @@ def test_an_option_without_a_value_is_taken_only_where_its_form_takes_none(form)
     else:
         with pytest.raises(FioError, match=rf"^j\.fio:2: {key}: needs a value \({key}=\.\.\.\)$"):
             check_job_file(f"[j]\n{key}\n".encode(), "j.fio")
+
+
+# ------------------------------------------------------------------- the limits a job file is held to, at their edges
+
+def _refused(text: str) -> str:
+    with pytest.raises(FioError) as e:
+        check_job_file(text.encode(), "j.fio")
+    return str(e.value)
+
+
+@pytest.mark.parametrize("key, low, high", [("numjobs", 1, 64), ("iodepth", 1, 1024), ("nrfiles", 1, 4096)])
+def test_each_count_is_held_to_its_bounds_in_each_job(key, low, high):
+    for ok in (low, high):
+        check_job_file(f"[j]\n{key}={ok}\n".encode(), "j.fio")
+    for bad in (low - 1, high + 1):
+        assert _refused(f"[j]\n{key}={bad}\n") == \
+            f"j.fio:2: {key}={bad}: a plan's job file takes {low} to {high} (job j)"
+    # [global] reaches every job beneath it, named where it is refused
+    assert _refused(f"[global]\n{key}={high + 1}\n[a]\nrw=read\n") == \
+        f"j.fio:2: {key}={high + 1}: a plan's job file takes {low} to {high} (job a)"
+    check_job_file(f"[global]\n{key}={high + 1}\n[a]\n{key}={high}\n".encode(), "j.fio")   # the job's own wins
+
+
+@pytest.mark.parametrize("options, gib", [
+    ("numjobs=2\niodepth=1024\nbs=1m", None),                   # 2 GiB exactly: the most
+    ("numjobs=2\niodepth=1024\nbs=1025k", "2.0"),
+    ("numjobs=2\niodepth=1024\nbs=4k,1025k", "2.0"),            # the largest of bs's sizes
+    ("numjobs=2\niodepth=1024\nbsrange=4k-1025k", "2.0"),
+    ("numjobs=2\niodepth=1024\nbssplit=4k/50:1025k/50", "2.0"),
+    ("numjobs=2\niodepth=1024\nkb_base=1000\nbs=1m", None),     # 10^6 bytes a request
+    ("numjobs=2\niodepth=1024\nkb_base=1000\nbs=1mib", None),   # binary whatever the base
+    ("numjobs=2\niodepth=1024\nkb_base=1000\nbs=1.1m", "2.1"),  # 2.25e9 bytes
+    ("numjobs=3\niodepth=1024\nkb_base=1000\nbs=1m", "2.9"),
+    ("numjobs=64\niodepth=1024", None),                        # fio's 4k default: 256 MiB
+    ("numjobs=64\niodepth=1024\nbs=1g", "65536.0"),
+])
+def test_the_buffers_of_every_job_are_held_to_2_gib(options, gib):
+    text = "[j]\n" + options + "\n"
+    if gib is None:
+        check_job_file(text.encode(), "j.fio")
+    else:
+        assert _refused(text) == (f"j.fio: its jobs would hold {gib} GiB of buffers (numjobs x iodepth x the largest "
+                                  f"bs, over every job); a plan's job file holds at most 2 GiB")
+
+
+def test_the_buffers_of_the_jobs_add_up():
+    job = "numjobs=1\niodepth=1024\nbs=1m\n"
+    check_job_file(f"[a]\n{job}[b]\n{job}".encode(), "j.fio")                   # 1 + 1 GiB
+    assert "would hold 3.0 GiB" in _refused(f"[a]\n{job}[b]\n{job}[c]\n{job}")
+
+
+# ------------------------------------------------------------------- the file a plan names, read as a stranger's
+
+def _read_refused(folder, given: str) -> str:
+    from stibium_py.fio.jobfile import read_plan_file
+    with pytest.raises(FioError) as e:
+        read_plan_file(folder, given, "w")
+    return str(e.value)
+
+
+def test_a_path_that_is_no_path_is_refused_in_its_own_words(tmp_path):
+    for given in ("", "   "):
+        assert _read_refused(tmp_path, given) == \
+            "w: an empty path; give the job file's path relative to the plan's folder"
+    for given in ("a\x00b", "a" * 1025):
+        assert _read_refused(tmp_path, given) == ("w: not a path (a NUL byte, or over 1024 characters); give the "
+                                                  "job file's path relative to the plan's folder")
+    assert _read_refused(tmp_path, "a" * 255) == \
+        "w: no such file; give the job file's path relative to the plan's folder"
+    assert _read_refused(tmp_path, "/".join(["a"] * 512)) == \
+        "w: no such file; give the job file's path relative to the plan's folder"      # 1023 characters: a path
+    for given in ("/x.fio", "~/x.fio", "~x.fio"):
+        assert _read_refused(tmp_path, given) == ("w: an absolute path; a plan's job file lies in the plan's folder: "
+                                                  "give its path relative to it")
+    assert _read_refused(tmp_path, ".") == (f"w: outside the plan's folder {tmp_path.resolve()} (a path that climbs "
+                                            f"out of it, or a link that leads out); put the job file beside the plan")
+
+
+def test_a_path_that_cannot_be_reached_or_opened_is_said_with_the_system_s_words(tmp_path, monkeypatch):
+    (tmp_path / "loop").symlink_to("loop")
+    assert _read_refused(tmp_path, "loop") == ("w: cannot be reached (a loop of symbolic links); give the job file's "
+                                               "path relative to the plan's folder")
+    (tmp_path / "j.fio").write_text("[a]\n")
+    real = os.open
+
+    def refused(path, flags, *rest):
+        if str(path).endswith("j.fio"):
+            raise PermissionError(13, "Permission denied")
+        return real(path, flags, *rest)
+    monkeypatch.setattr(os, "open", refused)
+    assert _read_refused(tmp_path, "j.fio") == "w: cannot be opened (Permission denied); give a job file you can read"
+
+
+def test_a_socket_is_no_job_file(tmp_path):
+    import socket
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(tmp_path / "s.fio"))
+        assert _read_refused(tmp_path, "s.fio") == "w: a socket, not a job file; give a fio job file"
+
+
+def test_a_file_is_read_to_its_cap_and_refused_one_byte_past_it(tmp_path):
+    from stibium_py.fio.jobfile import read_plan_file
+    (tmp_path / "j.fio").write_bytes(b"x" * 2048)
+    assert read_plan_file(tmp_path, "j.fio", "w", cap_bytes=2048) == b"x" * 2048
+    (tmp_path / "j.fio").write_bytes(b"x" * 2049)
+    with pytest.raises(FioError, match=r"^w: larger than 2 KiB; a plan's job file is a few lines of options$"):
+        read_plan_file(tmp_path, "j.fio", "w", cap_bytes=2048)

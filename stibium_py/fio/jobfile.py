@@ -15,6 +15,7 @@ starting with `;` or `#` are comments (and the rest of a line after a blank and 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -176,14 +177,19 @@ def read_plan_file(folder: Path, given: str, what: str, cap_bytes: int = MAX_JOB
     except FileNotFoundError:
         raise FioError(f"{what}: no such file; give the job file's path relative to the plan's folder") from None
     except (OSError, RuntimeError) as e:
-        raise FioError(f"{what}: cannot be reached ({getattr(e, 'strerror', None) or e}); give the job file's path "
-                       f"relative to the plan's folder") from None
+        # a loop of links: Python before 3.13 raises RuntimeError("Symlink loop from '<path>'"), 3.13 OSError ELOOP
+        why = "a loop of symbolic links" if isinstance(e, RuntimeError) or getattr(e, "errno", None) == errno.ELOOP \
+            else getattr(e, "strerror", None) or str(e)
+        raise FioError(f"{what}: cannot be reached ({why}); give the job file's path relative to the plan's "
+                       f"folder") from None
     if not path.is_relative_to(base) or path == base:
         raise FioError(f"{what}: outside the plan's folder {base} (a path that climbs out of it, or a link that leads "
                        f"out); put the job file beside the plan")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
+        if _is_socket(path):            # a socket opens to nothing (Linux: ENXIO; macOS: EOPNOTSUPP)
+            raise FioError(f"{what}: a socket, not a job file; give a fio job file") from None
         raise FioError(f"{what}: cannot be opened ({e.strerror}); give a job file you can read") from None
     try:
         mode = os.fstat(fd).st_mode
@@ -295,6 +301,13 @@ def _option(at: str, key: str, value: str | None) -> str:
     elif not re.fullmatch(form, value, re.IGNORECASE):
         raise FioError(f"{at}: {key}={_shown(value)}: not a value of the form fio documents for {key}; mend it")
     return key
+
+
+def _is_socket(path: Path) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _held_to_limits(sections: list[tuple[str, list[Option]]], where: str) -> None:
