@@ -252,3 +252,54 @@ def test_a_file_is_read_to_its_cap_and_refused_one_byte_past_it(tmp_path):
     (tmp_path / "j.fio").write_bytes(b"x" * 2049)
     with pytest.raises(FioError, match=r"^w: larger than 2 KiB; a plan's job file is a few lines of options$"):
         read_plan_file(tmp_path, "j.fio", "w", cap_bytes=2048)
+
+
+# ------------------------------------------------------------------- the shape of a job file, at its bounds
+
+def test_a_job_file_s_size_is_held_line_by_line_and_job_by_job():
+    lines = ["[j]"] + ["; a comment"] * 4095
+    check_job_file("\n".join(lines).encode(), "j.fio")                             # 4096 lines: the most
+    assert _refused("\n".join(lines + ["; one more"])) == \
+        "j.fio: more than 4096 lines; a plan's job file is a few lines of options"
+    check_job_file(("[j]\n; " + "x" * 1022).encode(), "j.fio")                    # a line of 1024 characters
+    assert _refused("[j]\n; " + "x" * 1023) == \
+        "j.fio:2: a line over 1024 characters; a job file's lines are short"
+    jobs = "".join(f"[j{k}]\nrw=read\n" for k in range(256))
+    check_job_file(jobs.encode(), "j.fio")
+    assert _refused(jobs + "[one-more]\n") == "j.fio: more than 256 jobs; a plan's job file runs a few"
+    assert _refused("[global]\nrw=read\n") == \
+        "j.fio: it has no job (a [section] other than [global]); give a job file fio runs"
+
+
+def test_what_is_not_a_job_file_s_text_is_said():
+    assert _refused("[j]\nrw=read\x00\n") == "j.fio: holds a NUL byte; a job file is text"
+    with pytest.raises(FioError, match=r"^j\.fio: not UTF-8 text; give a fio job file$"):
+        check_job_file(b"[j]\nrw=read\xff\n", "j.fio")
+    assert _refused("rw=read\n[j]\n") == "j.fio:1: rw: an option before any [section]; put it under [global] or a job"
+    assert _refused("[j\n") == ("j.fio:1: a section name of letters, digits, . _ - (at most 64) between [ ] is "
+                                "expected; name the job plainly")
+    assert _refused("[j]\n!rw=read\n") == "j.fio:2: not an option line (key=value, or a [section]); mend the line"
+
+
+@pytest.mark.parametrize("line", ["include other.fio", "include\tother.fio", "INCLUDE other.fio", "include"])
+def test_an_include_is_refused_however_it_is_written(line):
+    assert _refused(f"[j]\n{line}\n") == "j.fio:2: include: not allowed in a plan's job file (it reads another file)"
+
+
+def test_an_option_named_like_include_is_judged_as_any_other():
+    assert _refused("[j]\nincludes=1\n") == ("j.fio:2: includes: not one of the options a plan's job file may use "
+                                             "(docs/fio.md lists them); leave it out")
+
+
+def test_comments_and_the_files_a_job_names():
+    checked = check_job_file(b"; a comment\n  # another\n[j]\nfilename=a.bin:b.bin ; two files\nrw=read # read\n",
+                             "j.fio")
+    assert checked.text == "[j]\nfilename=a.bin:b.bin\nrw=read\n" and checked.files == ("a.bin", "b.bin")
+
+
+def test_a_value_is_matched_whatever_its_case_and_the_global_section_is_not_a_job():
+    assert check_job_file(b"[global]\nrw=read\n[j]\nrw=RANDREAD\ndirect=TRUE\n", "j.fio").text == \
+        "[global]\nrw=read\n[j]\nrw=RANDREAD\ndirect=TRUE\n"
+    assert _refused("[j]\nlockfile=shared\n") == \
+        "j.fio:2: lockfile=shared: not a value of the form fio documents for lockfile; mend it"
+    assert check_job_file(b"[j]\nlockfile=readwrite\n", "j.fio").text.endswith("lockfile=readwrite\n")
