@@ -173,7 +173,7 @@ def test_the_check_finds_a_kind_named_in_each_way_it_looks_for():
               "registry.part('verify', 'command')\n"
               "columns = ('files', 'stream')\n")
     assert sorted(_named_kinds(ast.parse(source), registry.BUILTIN)) == [
-        (1, "kinds.tree.shape.TreeShape"[17:]), (2, "tree_args"), (3, "pattern"), (4, "files"), (4, "stream"),
+        (1, "TreeShape"), (2, "tree_args"), (3, "pattern"), (4, "files"), (4, "stream"),
         (5, "sustained"), (6, "verify"), (7, "verify")]
 
 
