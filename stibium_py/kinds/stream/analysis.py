@@ -252,8 +252,7 @@ def results_of_run(rows: Table) -> dict[tuple[str, str], StreamResult | None]:
     streams = rows.take(np.flatnonzero(rows.col("kind") == "stream")).valid()
     out: dict[tuple[str, str], StreamResult | None] = {}
     for (name, op), idx in streams.groups("test", "op").items():
-        e = stream_result(str(name), str(op), streams.take(idx))
-        out[(str(name), str(op))] = e if e is not None and e.most_by_trial else None
+        out[(str(name), str(op))] = stream_result(str(name), str(op), streams.take(idx))
     return out
 
 
@@ -305,6 +304,8 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
             trace_s=[float(v) for v in (trace.start_ns - trace.start_ns[0]) / 1e9],
             trace_late_s=[float(v) for v in trace_late], trace_dropped=[bool(v) for v in trace_late > allowed_s],
             dropped_by_client=by_client, stragglers=stragglers))
+    if not points:      # a stream ran to its end, but no group of them whole (a run cut in its first group)
+        return None
     # per trial in which the fewest streams ran whole: the most streams such that that count and every count below
     # it that ran in the trial ran whole without a drop (a count that dropped ends it, though a larger one may have
     # been lucky; a search runs only the counts it asks for)
@@ -323,10 +324,9 @@ def stream_result(name: str, op: str, rows: Table) -> StreamResult | None:
         most_by_trial.append(most)
     begun = {(int(n), int(t)) for n, t in rows.groups("streams", "trial")}
     # what a sequential rate alone promises: one stream's frames alone (one client, one stream)
-    fewest = points[0]
-    one = [streams[(1, t, clients[0], 0)] for t in trials if (1, t) in whole] \
-        if fewest.streams == 1 and len(clients) == 1 else []
-    rates = np.concatenate([frame_bytes / s.seconds for s in one]) if one else None
+    one = [streams[(1, t, clients[0], 0)] for t in trials if (1, t) in whole] if len(clients) == 1 else []
+    with np.errstate(divide="ignore"):     # a frame of no time is no rate (read as none below)
+        rates = np.concatenate([frame_bytes / s.seconds for s in one]) if one else None
     sequential = float(np.median(rates)) if rates is not None and np.isfinite(rates).all() else None
     hosts = {}
     for (rank, host), _ in rows.groups("rank", "host").items():
