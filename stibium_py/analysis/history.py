@@ -243,12 +243,11 @@ def check_latest(entries: Sequence[Entry], confidence: float = CONFIDENCE, seed:
     baseline = earlier[steps[-1].at:] if steps else earlier
     latest = entries[-1]
     level, level_se, df = _level(baseline)
-    logs = np.array([e.log_rate for e in baseline])
-    spread = float(np.var(logs, ddof=1)) if len(baseline) > 1 else 0.0
-    own = latest.own_se ** 2 if math.isfinite(latest.own_se) else math.nan
-    if df == 0 and not math.isfinite(own):
-        own = math.inf                           # neither the level's scatter nor the run says how far it may be
-    new_var = max(spread, own if math.isfinite(own) else 0.0) if df else own
+    own = latest.own_se ** 2 if math.isfinite(latest.own_se) else None
+    if df:      # a new run lies around the level as its runs scatter, or as far as its own interval says
+        new_var = max(float(np.var([e.log_rate for e in baseline], ddof=1)), own or 0.0)
+    else:       # one run before it: only the runs' own intervals say how far it may be
+        new_var = math.inf if own is None else own
     d, se = latest.log_rate - level, math.sqrt(new_var + level_se ** 2)
     q = _quantile(df, confidence)
     low, high = (math.exp(d - q * se), math.exp(d + q * se)) if math.isfinite(se) else (math.nan, math.nan)
