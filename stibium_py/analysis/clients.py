@@ -46,7 +46,7 @@ def aggregate(rows: Table, ranks: int) -> Table:
     kinds = ok.col("kind").astype(str)
     apart = np.isin(kinds, [k for k in np.unique(kinds) if not _aggregated(k)])
     if apart.any():
-        steps = aggregate(ok.take(np.flatnonzero(~apart)), ranks) if (~apart).any() else Table.empty()
+        steps = aggregate(ok.take(np.flatnonzero(~apart)), ranks)        # of no rows: none
         return Table.concat([steps, ok.take(np.flatnonzero(apart))])
     seq = ok.col("seq").astype(np.int64)
     chunk = np.nan_to_num(ok.col("chunk").astype(float), nan=-1.0).astype(np.int64)
@@ -97,13 +97,12 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
         lat_min_s=_extreme(step, "lat_min_s", np.nanmin), lat_max_s=_extreme(step, "lat_max_s", np.nanmax),
         lat_mean_s=None, io_seconds=None, sync_seconds=None, open_seconds=None, close_seconds=None,
         start_ns=None, end_ns=None, run_start_s=first_start_s, run_end_s=last_end_s,
-        rank=None, host=None, written_by=None, offset_bytes=None, span_bytes=row.span_bytes, **latency,
+        rank=None, host=None, written_by=None, offset_bytes=None, **latency,
         # a stonewall: the least any client had done by it, the most any added after it (the wear-out brought
-        # every client to the same count), and the longest any took to reach it
-        **({} if row.stonewall_s is None else {
-            "stonewall_requests": _whole(step, "stonewall_requests", np.nanmin),
-            "wearout_requests": _whole(step, "wearout_requests", np.nanmax),
-            "stonewall_seconds": _extreme(step, "stonewall_seconds", np.nanmax)}))
+        # every client to the same count), and the longest any took to reach it (none without a stonewall)
+        stonewall_requests=_whole(step, "stonewall_requests", np.nanmin),
+        wearout_requests=_whole(step, "wearout_requests", np.nanmax),
+        stonewall_seconds=_extreme(step, "stonewall_seconds", np.nanmax))
 
 
 def _aggregated(kind: str) -> bool:
