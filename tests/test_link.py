@@ -210,6 +210,12 @@ def test_a_read_is_judged_faster_than_its_link_only_past_the_margin():
     assert notice.what_to_do == ("read uncached (engine: direct; between: evict) or mount the store without a client "
                                  "cache; where the link is faster than that figure, give its rate with --link-rate")
     assert faster_than_link(_reads(edge * 1.001).take(np.array([], dtype=np.int64)), link, {}) == []
+    # a rate exactly at the margin is not past it (105,000,000 B in 1 s against 100 MB/s x 1.05)
+    at_edge = Table.from_rows([m._replace(bytes=105_000_000, size_bytes=105_000_000, seconds=1.0)
+                               for m in _reads(edge).rows()])
+    assert faster_than_link(at_edge, link, {}) == []
+    assert len(faster_than_link(Table.from_rows([m._replace(bytes=105_000_001) for m in at_edge.rows()]), link,
+                                {})) == 1
 
 
 def test_a_test_s_fast_points_are_named_to_three_and_the_rest_counted():

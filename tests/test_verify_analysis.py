@@ -237,6 +237,11 @@ def test_each_client_s_file_of_one_step_is_taken_in_rank_order():
                                bad_blocks=json.dumps([{"block": 1, "kind": "unreadable", "errno": 5}]))]
     r = verify_result("fill", "read", Table.from_rows(rows), None)
     assert [b.block for b in r.bad] == [1, 101] and [f for _, f in r.bad_files] == [0, 100]
+    # by rank as a number, though client-10's file name sorts before client-2's
+    named = [rows[0]._replace(rank=10, file="client-10/fill/v000000.bin"),
+             rows[1]._replace(rank=2, file="client-2/fill/v000000.bin")]
+    r = verify_result("fill", "read", Table.from_rows(named), None)
+    assert [b.block for b in r.bad] == [1, 101] and r.bad_files[0][0] == "client-2/fill/v000000.bin"
 
 
 def test_without_the_first_file_s_row_a_chunk_s_place_counts_files_of_the_first_one_there():

@@ -194,10 +194,7 @@ def read_plan_file(folder: Path, given: str, what: str, cap_bytes: int = MAX_JOB
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
-                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else \
-                "not a regular file"
-            raise FioError(f"{what}: {kind}, not a job file; give a fio job file")
+            raise FioError(f"{what}: {_named_kind(mode)}, not a job file; give a fio job file")
         data = b""
         while len(data) <= cap_bytes:
             part = os.read(fd, cap_bytes + 1 - len(data))
@@ -301,6 +298,17 @@ def _option(at: str, key: str, value: str | None) -> str:
     elif not re.fullmatch(form, value, re.IGNORECASE):
         raise FioError(f"{at}: {key}={_shown(value)}: not a value of the form fio documents for {key}; mend it")
     return key
+
+
+def _named_kind(mode: int) -> str:
+    """What a file that is not a regular one is, in a refusal's words."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
 
 
 def _is_socket(path: Path) -> bool:
