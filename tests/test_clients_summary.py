@@ -195,3 +195,10 @@ def test_a_straggler_s_rate_and_the_others_median_are_said_to_three_figures():
                               for r, x in enumerate(rates)], 0.0, 0.0)
     (notice,) = straggler_notices(ClientsSummary(4, [], 1, [], [point]))
     assert "1.24 MB/s against the other clients' median of 124 MB/s" in notice.message
+
+
+def test_a_stonewalled_step_keeps_the_least_done_by_it_and_the_most_after_it_whatever_the_first_row():
+    rows = [_row(0, r, 0.5, 1.0, stonewall_s=0.5, stonewall_requests=done, wearout_requests=after,
+                 stonewall_seconds=took) for r, done, after, took in ((0, 12, 3, 0.4), (1, 10, 5, 0.6), (2, 11, 4, 0.5))]
+    (step,) = aggregate(Table.from_rows(rows), 3).rows()
+    assert (step.stonewall_requests, step.wearout_requests, step.stonewall_seconds) == (10, 5, 0.6)

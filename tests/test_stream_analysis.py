@@ -389,3 +389,14 @@ def test_a_frame_of_no_time_warns_of_nothing():
         warnings.simplefilter("error")
         zero = Table.from_rows([*_stream(1, 0, 0, lambda k: 0.0 if k == 3 else 0.010)])
         assert stream_result("clips", "read", zero).sequential_bytes_per_s is None
+
+
+def test_the_summary_s_pending_result_is_the_stream_result_or_nothing():
+    from stibium_py.analysis.settings import SUMMARY
+    from stibium_py.analysis.summary import SummaryContext
+    from stibium_py.kinds.stream.analysis import summarise
+    ctx = SummaryContext(SUMMARY, None, {}, None, {})
+    (got,) = summarise("clips", "read", _three_counts(), ctx)()
+    assert got == stream_result("clips", "read", _three_counts())
+    assert got.name == "clips" and got.op == "read"
+    assert summarise("clips", "read", Table.from_rows(_group(2, 0)[:-1]), ctx)() == []

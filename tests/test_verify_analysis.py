@@ -178,6 +178,9 @@ def test_a_chunk_s_rate_is_where_it_ended_in_the_fill_and_a_chunk_of_no_time_or_
     w = verify_result("fill", "write", Table.from_rows(rows), None)
     assert w.rates == [(FILE, 4 * BLOCK / 0.25), (FILE + 4 * BLOCK, 4 * BLOCK / 0.5)]
     assert (w.seconds, w.sync_seconds) == (0.5, 0.0)
+    # a chunk of one byte (a stranger's row) is still a rate
+    one = [_chunk("write", 0, 0, 0.5)._replace(bytes=1), _file("write", 0)]
+    assert verify_result("fill", "write", Table.from_rows(one), None).rates == [(4 * BLOCK, 2.0)]
     assert w.to_json()["seconds"] == 0.5 and verify_result("fill", "write", Table.from_rows([]), None).rate_text() == ""
 
 

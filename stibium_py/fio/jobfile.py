@@ -238,7 +238,7 @@ def check_job_file(data: bytes, where: str) -> CheckedJobFile:
             continue
         key, eq, value = line.partition("=")
         key = key.strip().lower()
-        if key.startswith("include") and (key == "include" or key[7:8].isspace()):
+        if key.startswith("include") and key[7:8].isspace():      # `include FILE`; a bare `include` is REASONS'
             raise FioError(f"{at}: include: not allowed in a plan's job file (it reads another file)")
         if not re.fullmatch(r"[a-z_][a-z0-9_-]{0,63}", key):
             raise FioError(f"{at}: not an option line (key=value, or a [section]); mend the line")
