@@ -25,6 +25,7 @@ from .commands.common import PIPE_CLOSED, console, say
 from .commands.history import history_group
 from .commands.results import compare, import_group, info, plan_group, plans, report, selftest
 from .commands.running import resume, run, verify
+from .commands.trace import record, trace_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,7 +39,8 @@ def main() -> None:
         warnings.simplefilter("ignore", RuntimeWarning)
 
 
-for command in (run, resume, verify, report, compare, import_group, history_group, plan_group, plans, info, selftest):
+for command in (run, resume, verify, report, compare, import_group, history_group, plan_group, plans, info, selftest,
+                record, trace_group):
     main.add_command(command)
 
 

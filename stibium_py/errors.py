@@ -81,3 +81,7 @@ class HistoryError(StibiumError):
     """The history database cannot be read or written, or a file to import is not a history; one line.
     exit_code 2 (the default): bad input (a damaged database, a file that is no export); 1: the database busy or
     unwritable."""
+
+
+class TraceError(StibiumError):
+    """A trace that cannot be read or recorded; the message is one line."""

@@ -1,0 +1,66 @@
+"""`stibium record` and `stibium trace show`: what a person's program does to its files, recorded and summed."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from .common import console, say, user_errors
+
+
+@click.command(short_help="Record what a program does to a folder's files, as a trace.",
+               context_settings={"ignore_unknown_options": True})
+@click.option("--out", "out", type=click.Path(path_type=Path),
+              help="Where to write the trace (default: PROGRAM-<UTC time>.trace in the current folder).")
+@click.option("--folder", type=click.Path(path_type=Path), default=Path("."), show_default=True,
+              help="The folder whose files are recorded; the program runs in it. Calls on files outside it are "
+                   "counted, not kept.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+@user_errors
+def record(out: Path | None, folder: Path, command: tuple[str, ...]) -> None:
+    """Run COMMAND (after --) under strace and write what it did to the files of FOLDER as a trace: calls,
+    threads, times and sizes, with no file contents and no names (each name replaced by a token). Linux."""
+    from ..errors import TraceError
+    from ..trace.model import write_trace
+    from ..trace.record import record as run_recorded
+    if not folder.is_dir():
+        raise TraceError(f"record: --folder {folder}: not a folder; give the folder the program works in")
+    target = out or Path(f"{Path(command[0]).name or 'program'}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+                         f".trace")
+    if target.exists():
+        raise TraceError(f"record: {target} exists; give another --out or remove it")
+    done = run_recorded(list(command), folder)
+    write_trace(done.trace, target)
+    t = done.trace
+    console.print(f"trace: {target} ({len(t.calls):,} calls on {len(t.files):,} files and folders by {t.threads} "
+                  f"thread{'s' if t.threads != 1 else ''}; {t.outside:,} calls on files outside {folder} not kept)",
+                  markup=False, highlight=False)
+    if done.exit_status:
+        say(f"the program ended with exit status {done.exit_status}; the trace holds what it did until then")
+
+
+@click.group(name="trace", short_help="Read a trace that stibium record wrote.")
+def trace_group() -> None:
+    """Read a trace that stibium record wrote."""
+
+
+@trace_group.command(name="show", short_help="What a trace holds: its calls by kind, bytes, threads and times.")
+@click.argument("trace_path", metavar="TRACE", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@user_errors
+def show(trace_path: Path, as_json: bool) -> None:
+    """What TRACE holds: its calls by kind with their bytes and their time in the kernel, its threads and files, and
+    the time spent in calls against the time between them."""
+    from ..trace.model import read_trace
+    from ..trace.summary import summarize
+    from ..report.trace_view import summary_lines, summary_table
+    summary = summarize(read_trace(trace_path))
+    if as_json:
+        click.echo(json.dumps(summary.to_json(), indent=2))
+        return
+    for line in summary_lines(summary):
+        console.print(line, markup=False, highlight=False)
+    console.print(summary_table(summary))

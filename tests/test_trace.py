@@ -1,0 +1,263 @@
+"""Traces (stibium_py/trace/): strace's lines read into calls (every form strace 6 prints, on a file of its lines
+written by hand in tests/fixtures/strace/forms.txt), the files named by tokens with their sizes at the start, a
+trace written and read back, a stranger's trace refused in one line wherever it steps out of its format, the
+summary `stibium trace show` prints, and `stibium record` on a real program under the real strace."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from stibium_py.cli import main
+from stibium_py.errors import TraceError
+from stibium_py.trace import model
+from stibium_py.trace.model import Call, Trace, TraceFile, plain_path, read_trace, trace_text, write_trace
+from stibium_py.trace.strace import files_of, parse
+from stibium_py.trace.summary import summarize
+
+FORMS = Path(__file__).parent / "fixtures" / "strace" / "forms.txt"
+
+
+def _parsed():
+    p = parse(FORMS.read_text().splitlines(), "/srv/app", "/srv/app")
+    rel = {v: k for k, v in p.paths.items()}
+    return p, [(c.thread, c.start_ns, c.took_ns, c.call, rel.get(c.file), rel.get(c.to_file), c.handle, c.offset,
+                c.bytes, c.result, c.error) for c in p.calls]
+
+
+def test_each_form_strace_prints_is_read_into_its_call():
+    p, calls = _parsed()
+    assert calls == [
+        (0, 0, 20000, "open", "data/db.sqlite", None, 0, -1, 0, 4, ""),
+        (0, 100000, 7000, "read", "data/db.sqlite", None, 0, 0, 100, 100, ""),          # pread64: its offset
+        (0, 200000, 11000, "write", "data/db.sqlite", None, 0, 8192, 4096, 4096, ""),
+        (0, 300000, 2000000, "fdatasync", "data/db.sqlite", None, 0, -1, 0, 0, ""),
+        # a write another thread's line cut in two: timed from its start to its end, in its own thread
+        (1, 2500000, 100000, "write", "data/db.sqlite", None, 0, -1, 512, 512, ""),
+        (0, 2510000, 4000, "seek", "data/db.sqlite", None, 0, 12288, 0, 12288, ""),     # to where it went
+        (0, 3000000, 9000, "read", "data/db.sqlite", None, 0, -1, 4096, 4000, ""),      # readv: its vectors' bytes
+        (0, 3100000, 50000, "sync_range", "data/db.sqlite", None, 0, 0, 4096, 0, ""),
+        (0, 3200000, 10000, "truncate", "data/db.sqlite", None, 0, -1, 16384, 0, ""),
+        (0, 3300000, 40000, "allocate", "data/db.sqlite", None, 0, 16384, 65536, 0, ""),
+        (0, 3400000, 1000000, "fsync", "data/db.sqlite", None, 0, -1, 0, 0, ""),
+        (0, 4500000, 6000, "mmap", "data/db.sqlite", None, 0, 0, 65536, 65536, ""),
+        (0, 4600000, 3000, "close", "data/db.sqlite", None, 0, -1, 0, 0, ""),
+        (0, 4700000, 4000, "open", "data/missing", None, -1, -1, 0, -1, "ENOENT"),
+        (0, 4800000, 30000, "mkdir", "out", None, -1, -1, 0, 0, ""),
+        # a child made after chdir("out") works there; its name's escaped blank read back
+        (2, 5100000, 15000, "open", "out/a b.txt", None, 1, -1, 0, 5, ""),
+        (2, 5200000, 5000, "write", "out/a b.txt", None, 1, -1, 10, 10, ""),
+        (2, 5300000, 10000, "rename", "out/a b.txt", "data/b.txt", -1, -1, 0, 0, ""),
+        (0, 5500000, 10000, "rename", "data/b.txt", "data/c.txt", -1, -1, 0, 0, ""),    # after fchdir back
+        (0, 5600000, 8000, "open", "data", None, 2, -1, 0, 7, ""),
+        (0, 5700000, 10000, "list", "data", None, 2, -1, 32768, 112, ""),
+        (0, 5800000, 4000, "stat", "data/c.txt", None, -1, -1, 0, 0, ""),               # relative to a folder's fd
+        (0, 5900000, 3000, "stat", "data", None, 2, -1, 0, 0, ""),                      # AT_EMPTY_PATH: the fd's own
+        (0, 6000000, 6000, "open", "data/c.txt", None, 3, -1, 0, 8, ""),
+        (0, 6100000, 6000, "open", "data/d.txt", None, 4, -1, 0, 9, ""),
+        (0, 6200000, 12000, "copy", "data/c.txt", "data/d.txt", 3, -1, 10, 10, ""),     # copy_file_range
+        (0, 6300000, 10000, "copy", "data/c.txt", "data/d.txt", 3, -1, 100, 10, ""),    # sendfile(out, in)
+        (0, 6400000, 20000, "unlink", "data/d.txt", None, -1, -1, 0, 0, ""),
+        (0, 6500000, 20000, "rmdir", "out", None, -1, -1, 0, 0, "")]                     # unlinkat AT_REMOVEDIR
+    # the library opened and mapped, the folder above, the terminal: counted, not kept; a pipe is no file at all
+    assert p.outside == 4 and p.folders == {"data", "out"}
+
+
+def test_the_files_are_tokens_in_their_folders_with_their_sizes_before_the_run():
+    p, _ = _parsed()
+    files, names = files_of(p, {".": 0, "data": 0, "data/db.sqlite": 12288})
+    assert [(f.path, f.folder, f.size_bytes) for f in files] == [
+        ("n1/n2", False, 12288), ("n1/n3", False, None), ("n4", True, None), ("n4/n5", False, None),
+        ("n1/n6", False, None), ("n1/n7", False, None), ("n1", True, 0), ("n1/n8", False, None)]
+    assert names["out/a b.txt"] == "n4/n5" and all(plain_path(f.path) for f in files)
+    text = trace_text(Trace(files, tuple(p.calls), "strace 6.1", "Linux", "app", 10_000_000, p.outside))
+    assert "db.sqlite" not in text and "srv" not in text and "a b" not in text
+
+
+def _trace() -> Trace:
+    p, _ = _parsed()
+    files, _ = files_of(p, {".": 0, "data": 0, "data/db.sqlite": 12288})
+    return Trace(files, tuple(p.calls), "strace 6.1", "Linux", "app", 10_000_000, p.outside)
+
+
+def test_a_trace_written_reads_back_the_same(tmp_path):
+    write_trace(_trace(), tmp_path / "t.trace")
+    assert read_trace(tmp_path / "t.trace") == _trace()
+    empty = Trace((), (), "strace 6.1", "Linux", "true", 1000)
+    write_trace(empty, tmp_path / "e.trace")
+    assert read_trace(tmp_path / "e.trace") == empty and json.loads((tmp_path / "e.trace").read_text())["calls"] == []
+
+
+def _doc() -> dict:
+    return json.loads(trace_text(_trace()))
+
+
+def _refused(tmp_path: Path, doc, capsys=None) -> str:
+    path = tmp_path / "x.trace"
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    with pytest.raises(TraceError) as e:
+        read_trace(path)
+    return str(e.value).replace(str(path), "T")
+
+
+def _with(change) -> dict:
+    doc = _doc()
+    change(doc)
+    return doc
+
+
+TODO = "give a trace that stibium record wrote"
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda d: d["files"][0].update(path="../../etc/passwd"), "file 0's path is not a plain relative path"),
+    (lambda d: d["files"][0].update(path="/etc/passwd"), "file 0's path is not a plain relative path"),
+    (lambda d: d["files"][0].update(path="a/./b"), "file 0's path is not a plain relative path"),
+    (lambda d: d["files"][0].update(path="a//b"), "file 0's path is not a plain relative path"),
+    (lambda d: d["files"][0].update(path="/".join(["d"] * 33)), "file 0's path is not a plain relative path"),
+    (lambda d: d["files"][1].update(path=d["files"][0]["path"]), "file 1's path is named twice"),
+    (lambda d: d["files"][0].update(size_bytes=-1), "file 0's size_bytes is not a whole number from 0 to"),
+    (lambda d: d["files"][0].update(size_bytes=1.5), "file 0's size_bytes is not a whole number from 0 to"),
+    (lambda d: d["files"][0].update(folder="yes"), "file 0's folder is not true or false"),
+    (lambda d: d["files"][0].update(extra=1), "file 0 is not a record of path, folder and size_bytes"),
+    (lambda d: d["calls"][0].__setitem__(0, 4096), "call 0's thread is not a whole number from 0 to 4095"),
+    (lambda d: d["calls"][0].__setitem__(4, 99), "call 0's file is not a whole number from -1 to 7"),
+    (lambda d: d["calls"][0].__setitem__(2, -5), "call 0's took_ns is not a whole number from 0 to"),
+    (lambda d: d["calls"][0].__setitem__(8, True), "call 0's bytes is not a whole number from 0 to"),
+    (lambda d: d["calls"][0].__setitem__(3, "exec"), "call 0 is 'exec', not one of open, close, read"),
+    (lambda d: d["calls"][0].__setitem__(10, "rm -rf /"), "call 0's error is not an error's name"),
+    (lambda d: d["calls"][0].pop(), "call 0 is not a row of 11 values"),
+    (lambda d: d.update(version=2), "a trace of version 2, which this stibium does not read (it reads version 1)"),
+    (lambda d: d.update(format="other"), "not a stibium trace (its format is not 'stibium-trace')"),
+    (lambda d: d.update(columns=["thread"]), "its columns are not thread, start_ns"),
+    (lambda d: d["recorded"].update(program="a\x1b[2Jb"), "recorded.program is not a line of text"),
+    (lambda d: d["recorded"].update(elapsed_ns=-1), "recorded.elapsed_ns is not a whole number from 0 to"),
+    (lambda d: d.update(calls={}), "'calls' is not a list"),
+    (lambda d: d.update(files=[[]] * 3), "file 0 is not a record of path, folder and size_bytes"),
+])
+def test_a_stranger_s_trace_that_steps_out_of_its_format_is_refused_in_one_line(tmp_path, change, said):
+    message = _refused(tmp_path, _with(change))
+    assert message.startswith(f"T: {said}") and message.endswith(TODO) and "\n" not in message
+
+
+def test_a_trace_that_is_no_json_nests_too_deep_or_holds_too_much_is_refused(tmp_path, monkeypatch):
+    assert _refused(tmp_path, "{not json") == f"T: not JSON; {TODO}"
+    assert _refused(tmp_path, "[" * 200 + "]" * 200) == f"T: nested deeper than 64 levels; {TODO}"
+    (tmp_path / "bytes.trace").write_bytes(b"\xff{}")
+    assert _refusal(tmp_path / "bytes.trace") == f"{tmp_path / 'bytes.trace'}: not UTF-8 text; {TODO}"
+    monkeypatch.setattr(model, "MAX_CALLS", 10)
+    assert _refused(tmp_path, _doc()) == f"T: more than 10 calls; {TODO}"
+    monkeypatch.setattr(model, "MAX_THREADS", 2)           # thread 2 is the third
+    assert _refused(tmp_path, _with(lambda d: d.update(calls=d["calls"][:9] + d["calls"][15:16]))) == \
+        f"T: call 9's thread is not a whole number from 0 to 1; {TODO}"
+    monkeypatch.setattr(model, "TRACE_CAP_BYTES", 100)
+    assert _refused(tmp_path, _doc()) == "T: larger than 0 MiB; a trace holds at most 10 calls"
+
+
+def test_a_trace_path_that_is_no_file_is_refused_without_waiting(tmp_path):
+    with pytest.raises(TraceError, match="no such file; give the path of a trace"):
+        read_trace(tmp_path / "none.trace")
+    with pytest.raises(TraceError, match="a folder, not a trace"):
+        read_trace(tmp_path)
+    os.mkfifo(tmp_path / "fifo.trace")
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.append(_refusal(tmp_path / "fifo.trace")), daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():
+        os.close(os.open(tmp_path / "fifo.trace", os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("reading a FIFO waited for a writer")
+    assert said == [f"{tmp_path / 'fifo.trace'}: a FIFO, not a trace; give the path of a trace"]
+
+
+def _refusal(path: Path) -> str:
+    try:
+        read_trace(path)
+    except TraceError as e:
+        return str(e)
+    return ""
+
+
+def test_the_summary_sums_each_kind_its_bytes_and_the_time_in_and_between_calls():
+    s = summarize(_trace())
+    by = {k.call: (k.count, k.bytes, k.in_calls_ns, k.errors) for k in s.kinds}
+    assert [k.call for k in s.kinds] == ["open", "close", "read", "write", "seek", "fsync", "fdatasync",
+                                         "sync_range", "truncate", "allocate", "rename", "unlink", "mkdir", "rmdir",
+                                         "stat", "list", "copy", "mmap"]
+    assert by["read"] == (2, 4100, 16000, 0) and by["write"] == (3, 4096 + 512 + 10, 116000, 0)
+    assert by["open"] == (6, 0, 59000, 1) and by["copy"] == (2, 20, 22000, 0) and by["mmap"] == (1, 65536, 6000, 0)
+    assert s.calls == 29 and s.threads == 3 and s.files == 8 and (s.existing, s.existing_bytes) == (2, 12288)
+    assert s.in_calls_ns == sum(c.took_ns for c in _trace().calls)
+    # thread 1: one call; thread 2: 5.1 ms to 5.31 ms with 30 us in calls; thread 0: 0 to 6.52 ms
+    busy0 = sum(c.took_ns for c in _trace().calls if c.thread == 0)
+    assert s.between_ns == (6_520_000 - busy0) + 0 + (210_000 - 30_000)
+    assert (s.span_ns, s.not_replayed, s.outside) == (6_520_000, 1, 4)
+
+
+def _wide(monkeypatch) -> None:
+    import stibium_py.cli
+    monkeypatch.setattr(stibium_py.cli.console, "_width", 200)
+
+
+def test_trace_show_prints_what_the_trace_holds(tmp_path, monkeypatch):
+    _wide(monkeypatch)
+    write_trace(_trace(), tmp_path / "t.trace")
+    done = CliRunner().invoke(main, ["trace", "show", str(tmp_path / "t.trace")], terminal_width=120)
+    assert done.exit_code == 0, done.output
+    lines = done.output.splitlines()
+    assert lines[0] == ("app, recorded by strace 6.1 on Linux: 29 calls by 3 threads on 8 files and folders (2 there "
+                        "before it ran, 12.3 KB in their files)")
+    assert lines[1] == ("time in these calls 3.43 ms, between them 3.4 ms (50% of the threads' time was spent in the "
+                        "calls), from the first call to the last 6.52 ms; the program ran 10 ms")
+    assert lines[2] == ("1 call a replay cannot make (mmap: the reads and writes of a mapped file are page faults, "
+                        "which no call shows)")
+    assert lines[3] == "4 calls on files outside the recorded folder were not kept"
+    assert any(line.split()[:3] == ["│", "fsync", "│"] for line in lines)
+    as_json = CliRunner().invoke(main, ["trace", "show", "--json", str(tmp_path / "t.trace")])
+    assert json.loads(as_json.output)["calls"] == 29
+    bad = CliRunner().invoke(main, ["trace", "show", str(tmp_path / "none.trace")])
+    assert bad.exit_code == 2 and bad.output == f"stibium: {tmp_path / 'none.trace'}: no such file; give the path of a trace\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="strace is Linux's")
+def test_record_keeps_what_a_real_program_did_to_its_folder(tmp_path, monkeypatch):
+    _wide(monkeypatch)
+    assert shutil.which("strace"), "install.sh --test installs strace"
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "old.bin").write_bytes(b"x" * 3000)
+    script = tmp_path / "prog.py"
+    script.write_text("import os, threading\n"
+                      "fd = os.open('new.bin', os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                      "os.write(fd, b'y' * 5000); os.fsync(fd); os.close(fd)\n"
+                      "def t():\n    fd = os.open('old.bin', os.O_RDONLY); os.pread(fd, 1000, 2000); os.close(fd)\n"
+                      "th = threading.Thread(target=t); th.start(); th.join()\n"
+                      "os.rename('new.bin', 'renamed.bin'); os.unlink('renamed.bin')\n")
+    out = tmp_path / "p.trace"
+    done = CliRunner().invoke(main, ["record", "--folder", str(work), "--out", str(out), "--", sys.executable,
+                                     str(script)])
+    assert done.exit_code == 0, done.output
+    t = read_trace(out)
+    kept = [(c.thread, c.call, t.files[c.file].path, c.bytes, c.result) for c in t.calls
+            if c.call in ("write", "fsync", "read", "rename", "unlink")]
+    assert kept == [(0, "write", "n1", 5000, 5000), (0, "fsync", "n1", 0, 0), (1, "read", "n2", 1000, 1000),
+                    (0, "rename", "n1", 0, 0), (0, "unlink", "n3", 0, 0)]
+    sizes = {f.path: f.size_bytes for f in t.files}
+    assert sizes["n1"] is None and sizes["n2"] == 3000 and sizes["n3"] is None
+    assert t.outside > 0 and t.program == os.path.basename(sys.executable) and t.elapsed_ns > 0
+    assert sorted(p.name for p in work.iterdir()) == ["old.bin"]              # the program's own doing, no more
+    assert done.output.startswith(f"trace: {out} (")
+    again = CliRunner().invoke(main, ["record", "--folder", str(work), "--out", str(out), "--", "true"])
+    assert again.exit_code == 2 and again.output == f"stibium: record: {out} exists; give another --out or remove it\n"
+    none = CliRunner().invoke(main, ["record", "--folder", str(work), "--out", str(tmp_path / "q.trace"), "--",
+                                     "no-such-program-here"])
+    assert none.exit_code == 2 and none.output == ("stibium: record: no-such-program-here: no such program; give a "
+                                                   "program on the PATH or its path\n")
+    assert not (tmp_path / "q.trace").exists()
