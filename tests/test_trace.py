@@ -261,3 +261,75 @@ def test_record_keeps_what_a_real_program_did_to_its_folder(tmp_path, monkeypatc
     assert none.exit_code == 2 and none.output == ("stibium: record: no-such-program-here: no such program; give a "
                                                    "program on the PATH or its path\n")
     assert not (tmp_path / "q.trace").exists()
+
+
+IOLOG_V3 = """fio version 3 iolog
+2 /dev/nvme0n1 add
+872 /dev/nvme0n1 open
+878 /dev/nvme0n1 write 0 16384
+888 /dev/nvme0n1 read 16384 4096
+889 /srv/other.img read 8192 4096
+890 /dev/nvme0n1 trim 0 4096
+891 /dev/nvme0n1 sync 0 0
+892 /dev/nvme0n1 datasync 0 0
+893 /dev/nvme0n1 wait 0 1000
+10001677 /dev/nvme0n1 close
+"""
+
+
+def test_fio_s_io_log_is_a_trace_of_one_thread_with_its_files_at_the_size_its_requests_reach():
+    from stibium_py.trace.fio_iolog import read_iolog
+    done = read_iolog(IOLOG_V3, "a.iolog")
+    t = done.trace
+    assert [(c.start_ns, c.call, c.file, c.handle, c.offset, c.bytes, c.result) for c in t.calls] == [
+        (872_000, "open", 0, 0, -1, 0, 0), (878_000, "write", 0, 0, 0, 16384, 16384),
+        (888_000, "read", 0, 0, 16384, 4096, 4096),
+        (889_000, "open", 1, 1, -1, 0, 0), (889_000, "read", 1, 1, 8192, 4096, 4096),    # never opened: opened here
+        (891_000, "fsync", 0, 0, -1, 0, 0), (892_000, "fdatasync", 0, 0, -1, 0, 0),
+        (10_001_677_000, "close", 0, 0, -1, 0, 0)]
+    assert [(f.path, f.folder, f.size_bytes) for f in t.files] == [("n1", False, 20480), ("n2", False, 12288)]
+    assert done.not_kept == 2 and {c.thread for c in t.calls} == {0} and all(c.took_ns == 0 for c in t.calls)
+    assert (t.tool, t.system, t.program, t.elapsed_ns) == ("fio write_iolog (version 3)", "", "fio", 0)
+    assert "nvme" not in trace_text(t)
+    v2 = read_iolog("fio version 2 iolog\nf1 add\nf1 open\nf1 read 0 4096\nf1 write 4096 4096\nf1 close\n", "b")
+    assert [(c.start_ns, c.call) for c in v2.trace.calls] == [(0, "open"), (0, "read"), (0, "write"), (0, "close")]
+
+
+@pytest.mark.parametrize("text, said", [
+    ("fio version 4 iolog\n", "x: not fio's I/O log (its first line is not 'fio version 2 iolog' or 'fio version 3 "
+                              "iolog'); give a log fio wrote with write_iolog"),
+    ("", "x: not fio's I/O log"),
+    ("fio version 3 iolog\n5 f read 0\n", "x:2: not a line of fio's log (FILE ACTION, or FILE DIR OFFSET LENGTH, "
+                                         "after the time); mend the line"),
+    ("fio version 2 iolog\nf exec\n", "x:2: exec: not one of fio's file actions (add, open, close); mend the line"),
+    ("fio version 2 iolog\nf rm 0 1\n", "x:2: rm: not one of fio's requests"),
+    ("fio version 2 iolog\nf read -1 4096\n", "x:2: offset -1 is not a whole number from 0 to 1125899906842624"),
+    ("fio version 2 iolog\nf read 0 ²\n", "x:2: length ² is not a whole number from 0 to"),
+    ("fio version 3 iolog\n99999999999999999999 f read 0 1\n", "x:2: time 99999999999999999999 is not a whole number"),
+])
+def test_a_stranger_s_io_log_is_refused_line_by_line(text, said):
+    from stibium_py.trace.fio_iolog import read_iolog
+    with pytest.raises(TraceError) as e:
+        read_iolog(text, "x")
+    assert str(e.value).startswith(said) and "\n" not in str(e.value)
+
+
+def test_trace_import_fio_writes_the_trace_and_says_what_it_left_out(tmp_path, monkeypatch):
+    _wide(monkeypatch)
+    (tmp_path / "a.iolog").write_text(IOLOG_V3)
+    done = CliRunner().invoke(main, ["trace", "import-fio", str(tmp_path / "a.iolog"), "--out", str(tmp_path / "a.trace")])
+    assert done.exit_code == 0, done.output
+    assert done.output == (f"trace: {tmp_path / 'a.trace'} (8 calls on 2 files; 2 of its trims, range syncs and waits "
+                           f"not kept (no call of a trace does them))\n")
+    shown = CliRunner().invoke(main, ["trace", "show", str(tmp_path / "a.trace")]).output.splitlines()
+    assert shown[:2] == ["fio, recorded by fio write_iolog (version 3): 8 calls by 1 thread on 2 files and folders (2 "
+                         "there before it ran, 32.8 KB in their files)",
+                         "the trace holds no call's time in the kernel (its recorder kept none); from the first call to "
+                         "the last 10 s"]
+    again = CliRunner().invoke(main, ["trace", "import-fio", str(tmp_path / "a.iolog"), "--out", str(tmp_path / "a.trace")])
+    assert again.exit_code == 2 and "exists; give another --out or remove it" in again.output
+    (tmp_path / "bad.iolog").write_bytes(b"fio version 3 iolog\n\xff\n")
+    bad = CliRunner().invoke(main, ["trace", "import-fio", str(tmp_path / "bad.iolog"), "--out", str(tmp_path / "b.trace")])
+    assert bad.exit_code == 2 and bad.output == (f"stibium: {tmp_path / 'bad.iolog'}: not UTF-8 text; give a log fio "
+                                                 f"wrote with write_iolog\n")
+    assert not (tmp_path / "b.trace").exists()

@@ -35,9 +35,10 @@ def record(out: Path | None, folder: Path, command: tuple[str, ...]) -> None:
     done = run_recorded(list(command), folder)
     write_trace(done.trace, target)
     t = done.trace
-    console.print(f"trace: {target} ({len(t.calls):,} calls on {len(t.files):,} files and folders by {t.threads} "
-                  f"thread{'s' if t.threads != 1 else ''}; {t.outside:,} calls on files outside {folder} not kept)",
-                  markup=False, highlight=False)
+    console.print(f"trace: {target} ({len(t.calls):,} call{'s' if len(t.calls) != 1 else ''} on {len(t.files):,} "
+                  f"{'file or folder' if len(t.files) == 1 else 'files and folders'} by {t.threads} "
+                  f"thread{'s' if t.threads != 1 else ''}; {t.outside:,} call{'s' if t.outside != 1 else ''} on files "
+                  f"outside {folder} not kept)", markup=False, highlight=False)
     if done.exit_status:
         say(f"the program ended with exit status {done.exit_status}; the trace holds what it did until then")
 
@@ -64,3 +65,28 @@ def show(trace_path: Path, as_json: bool) -> None:
     for line in summary_lines(summary):
         console.print(line, markup=False, highlight=False)
     console.print(summary_table(summary))
+
+
+@trace_group.command(name="import-fio", short_help="fio's I/O log (write_iolog) as a trace.")
+@click.argument("iolog", metavar="IOLOG", type=click.Path(path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True, help="Where to write the trace.")
+@user_errors
+def import_fio(iolog: Path, out: Path) -> None:
+    """fio's I/O log IOLOG (a job's write_iolog, version 2 or 3) as a trace: its opens, closes, reads, writes and
+    syncs on one thread, its files named by tokens."""
+    from ..errors import TraceError
+    from ..trace.fio_iolog import read_iolog
+    from ..trace.model import read_capped, write_trace
+    if out.exists():
+        raise TraceError(f"trace import-fio: {out} exists; give another --out or remove it")
+    try:
+        text = read_capped(iolog, "fio's I/O log").decode("utf-8")
+    except UnicodeDecodeError:
+        raise TraceError(f"{iolog}: not UTF-8 text; give a log fio wrote with write_iolog") from None
+    done = read_iolog(text, str(iolog))
+    write_trace(done.trace, out)
+    t = done.trace
+    skipped = f"; {done.not_kept:,} of its trims, range syncs and waits not kept (no call of a trace does them)" \
+        if done.not_kept else ""
+    console.print(f"trace: {out} ({len(t.calls):,} call{'s' if len(t.calls) != 1 else ''} on {len(t.files):,} "
+                  f"file{'s' if len(t.files) != 1 else ''}{skipped})", markup=False, highlight=False)

@@ -10,22 +10,29 @@ from ..units import format_bytes, format_seconds
 
 
 def summary_lines(s: TraceSummary) -> list[str]:
-    threads = f"{s.threads} thread{'s' if s.threads != 1 else ''}"
-    lines = [f"{s.program}, recorded by {s.tool} on {s.system}: {s.calls:,} calls by {threads} on {s.files:,} files "
-             f"and folders ({s.existing:,} there before it ran, {format_bytes(s.existing_bytes)} in their files)"]
-    if s.calls:
-        share = s.in_calls_ns / (s.in_calls_ns + s.between_ns) if s.in_calls_ns + s.between_ns else 0.0
+    where = f" on {s.system}" if s.system else ""
+    lines = [f"{s.program}, recorded by {s.tool}{where}: {_count(s.calls, 'call')} by {_count(s.threads, 'thread')} "
+             f"on {_count(s.files, 'file or folder', 'files and folders')} ({s.existing:,} there before it ran, "
+             f"{format_bytes(s.existing_bytes)} in their files)"]
+    ran = f"; the program ran {format_seconds(s.elapsed_ns / 1e9)}" if s.elapsed_ns else ""
+    span = f"from the first call to the last {format_seconds(s.span_ns / 1e9)}{ran}"
+    if s.calls and s.in_calls_ns:
+        share = s.in_calls_ns / (s.in_calls_ns + s.between_ns)
         lines.append(f"time in these calls {format_seconds(s.in_calls_ns / 1e9)}, between them "
                      f"{format_seconds(s.between_ns / 1e9)} ({share:.0%} of the threads' time was spent in the calls), "
-                     f"from the first call to the last {format_seconds(s.span_ns / 1e9)}; the program ran "
-                     f"{format_seconds(s.elapsed_ns / 1e9)}")
+                     f"{span}")
+    elif s.calls:
+        lines.append(f"the trace holds no call's time in the kernel (its recorder kept none); {span}")
     if s.not_replayed:
-        lines.append(f"{s.not_replayed:,} call{'s' if s.not_replayed != 1 else ''} a replay cannot make "
-                     f"({', '.join(NOT_REPLAYED)}: the reads and writes of a mapped file are page faults, which no "
-                     f"call shows)")
+        lines.append(f"{_count(s.not_replayed, 'call')} a replay cannot make ({', '.join(NOT_REPLAYED)}: the reads "
+                     f"and writes of a mapped file are page faults, which no call shows)")
     if s.outside:
-        lines.append(f"{s.outside:,} calls on files outside the recorded folder were not kept")
+        lines.append(f"{_count(s.outside, 'call')} on files outside the recorded folder were not kept")
     return lines
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
 def summary_table(s: TraceSummary) -> Any:

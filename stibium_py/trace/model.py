@@ -110,7 +110,7 @@ def write_trace(trace: Trace, path: Path) -> None:
 def read_trace(path: Path) -> Trace:
     """The trace at `path` (a file the person named), held to its format; TraceError in one line otherwise."""
     from ..rundir.jsonread import load_json
-    data = _read(path)
+    data = read_capped(path, "a trace")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -124,19 +124,21 @@ def read_trace(path: Path) -> Trace:
     return trace_of(doc, str(path))
 
 
-def _read(path: Path) -> bytes:
+def read_capped(path: Path, what: str) -> bytes:
+    """The bytes of a file the person named (`what` it should be: "a trace"), at most TRACE_CAP_BYTES: a regular
+    file, opened without waiting on a FIFO; TraceError in one line otherwise."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise TraceError(f"{path}: no such file; give the path of a trace") from None
+        raise TraceError(f"{path}: no such file; give the path of {what}") from None
     except OSError as e:
         why = "a socket" if e.errno == errno.ENXIO else e.strerror
-        raise TraceError(f"{path}: cannot be opened ({why}); give the path of a trace") from None
+        raise TraceError(f"{path}: cannot be opened ({why}); give the path of {what}") from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
-            raise TraceError(f"{path}: {kind}, not a trace; give the path of a trace")
+            raise TraceError(f"{path}: {kind}, not {what}; give the path of {what}")
         chunks, size = [], 0
         while size <= TRACE_CAP_BYTES:
             part = os.read(fd, min(1 << 24, TRACE_CAP_BYTES + 1 - size))
