@@ -216,9 +216,11 @@ def test_trace_show_prints_what_the_trace_holds(tmp_path, monkeypatch):
                         "before it ran, 12.3 KB in their files)")
     assert lines[1] == ("time in these calls 3.43 ms, between them 3.4 ms (50% of the threads' time was spent in the "
                         "calls), from the first call to the last 6.52 ms; the program ran 10 ms")
-    assert lines[2] == ("1 call a replay cannot make (mmap: the reads and writes of a mapped file are page faults, "
+    assert lines[2] == ("the quickest call took 3 us: strace's own stop is in every call's time "
+                        "(docs/trace-format.md), so a fast call's time is mostly the tracer's")
+    assert lines[3] == ("1 call a replay cannot make (mmap: the reads and writes of a mapped file are page faults, "
                         "which no call shows)")
-    assert lines[3] == "4 calls on files outside the recorded folder were not kept"
+    assert lines[4] == "4 calls on files outside the recorded folder were not kept"
     assert any(line.split()[:3] == ["│", "fsync", "│"] for line in lines)
     as_json = CliRunner().invoke(main, ["trace", "show", "--json", str(tmp_path / "t.trace")])
     assert json.loads(as_json.output)["calls"] == 29

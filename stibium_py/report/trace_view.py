@@ -21,6 +21,9 @@ def summary_lines(s: TraceSummary) -> list[str]:
         lines.append(f"time in these calls {format_seconds(s.in_calls_ns / 1e9)}, between them "
                      f"{format_seconds(s.between_ns / 1e9)} ({share:.0%} of the threads' time was spent in the calls), "
                      f"{span}")
+        if s.tool.startswith("strace"):
+            lines.append(f"the quickest call took {format_seconds(s.quickest_ns / 1e9)}: strace's own stop is in "
+                         f"every call's time (docs/trace-format.md), so a fast call's time is mostly the tracer's")
     elif s.calls:
         lines.append(f"the trace holds no call's time in the kernel (its recorder kept none); {span}")
     if s.not_replayed:

@@ -41,6 +41,7 @@ class TraceSummary:
     span_ns: int                # the first call's start to the last call's end
     not_replayed: int           # calls a replay cannot make (mappings)
     outside: int                # calls on files outside the folder (not in the trace)
+    quickest_ns: int = 0        # the shortest time in a call (0: none timed): the recorder's floor
 
     @property
     def calls(self) -> int:
@@ -52,7 +53,7 @@ class TraceSummary:
                 "existing_bytes": self.existing_bytes, "calls": self.calls,
                 "kinds": [k.to_json() for k in self.kinds], "in_calls_ns": self.in_calls_ns,
                 "between_calls_ns": self.between_ns, "span_ns": self.span_ns, "not_replayed": self.not_replayed,
-                "outside_calls": self.outside}
+                "outside_calls": self.outside, "quickest_call_ns": self.quickest_ns}
 
 
 def summarize(trace: Trace) -> TraceSummary:
@@ -76,4 +77,5 @@ def summarize(trace: Trace) -> TraceSummary:
     existing = [f for f in trace.files if f.size_bytes is not None]
     return TraceSummary(trace.program, trace.tool, trace.system, trace.elapsed_ns, len(busy), len(trace.files),
                         len(existing), sum(f.size_bytes or 0 for f in existing if not f.folder), kinds, in_calls,
-                        between, span, sum(totals[k][0] for k in NOT_REPLAYED if k in totals), trace.outside)
+                        between, span, sum(totals[k][0] for k in NOT_REPLAYED if k in totals), trace.outside,
+                        min((c.took_ns for c in trace.calls if c.took_ns > 0), default=0))
