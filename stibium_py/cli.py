@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import importlib
 import os
 import sys
 import warnings
@@ -22,13 +23,31 @@ import click
 
 from . import __version__
 from .commands.common import PIPE_CLOSED, console, say
-from .commands.history import history_group
-from .commands.results import compare, import_group, info, plan_group, plans, report, selftest
-from .commands.running import resume, run, verify
-from .commands.trace import record, trace_group
+from .commands.names import COMMANDS
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The commands (commands/names.py), each loaded when it is run or completed: `--version` and `--help` load
+    none of them."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = COMMANDS.get(cmd_name)
+        if found is None:
+            return None
+        module = importlib.import_module(f"{__package__}.commands.{found[0]}")
+        command: click.Command = getattr(module, found[1])
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # as click's own does for a command whose short help is given: whole, wrapped
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, COMMANDS[n][2]) for n in self.list_commands(ctx)])
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="stibium")
 def main() -> None:
     """stibium: road-test file I/O the way applications do it, and see every measurement."""
@@ -37,11 +56,6 @@ def main() -> None:
         # stderr: not a word for the user. What it signals reaches them as the report's own words (NaN shown as
         # a dash, a damaged row counted); STIBIUM_DEBUG=1 shows them again.
         warnings.simplefilter("ignore", RuntimeWarning)
-
-
-for command in (run, resume, verify, report, compare, import_group, history_group, plan_group, plans, info, selftest,
-                record, trace_group):
-    main.add_command(command)
 
 
 def command_line() -> None:

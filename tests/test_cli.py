@@ -182,9 +182,9 @@ def test_info_says_each_fact_in_words_in_order_and_cuts_none(disk_dir, monkeypat
     from click.testing import CliRunner
     from stibium_py.cli import main
     from stibium_py.commands.common import console
-    # the console's width is fixed from COLUMNS when it is made, at import: a terminal of 80 columns, whatever
-    # runs the tests (a fresh Debian container's was 100)
-    monkeypatch.setattr(console, "_width", 80)
+    # the console's width is fixed from COLUMNS when it is made (at its first use): a terminal of 80 columns,
+    # whatever runs the tests (a fresh Debian container's was 100)
+    monkeypatch.setattr(console.made(), "_width", 80)
     out = CliRunner().invoke(main, ["info", "--target", str(disk_dir)]).output
     cells = [[c.strip() for c in line.split("│")[1:3]] for line in out.splitlines() if line.startswith("│")]
     names = [c[0] for c in cells if c[0]]
@@ -205,7 +205,7 @@ def test_every_help_fits_80_columns_and_no_description_is_cut():
     from click.testing import CliRunner
     from stibium_py.cli import main
     groups = [[], ["plan"], ["import"]]
-    commands = [[c] for c in main.commands] + [["plan", "check"], ["plan", "show"], ["import", "fio"]]
+    commands = [[c] for c in main.list_commands(None)] + [["plan", "check"], ["plan", "show"], ["import", "fio"]]
     for args in groups + commands:
         out = CliRunner().invoke(main, [*args, "--help"], terminal_width=80).output
         assert all(len(line) <= 80 for line in out.splitlines()), (args, out)

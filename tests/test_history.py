@@ -290,9 +290,9 @@ def test_check_since_leaves_the_older_runs_out(tmp_path):
 
 def _at_width(monkeypatch, width: int) -> None:
     """The command line's console at a width of the test's, whatever COLUMNS the test session was started with
-    (rich fixes a console's width from COLUMNS when it is made, at import)."""
+    (rich fixes a console's width from COLUMNS when it is made, at its first use)."""
     import stibium_py.cli
-    monkeypatch.setattr(stibium_py.cli.console, "_width", width)
+    monkeypatch.setattr(stibium_py.cli.console.made(), "_width", width)
 
 
 def test_the_table_and_page_mark_steps_series_interrupted_runs_and_version_changes(tmp_path, monkeypatch):

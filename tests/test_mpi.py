@@ -440,7 +440,7 @@ def test_a_rank_that_stops_answering_is_named_after_the_silence_bound_and_the_ru
 
 
 def test_the_command_line_s_silence_default_is_the_team_s():
-    from stibium_py.cli import run
+    from stibium_py.commands.running import run
     from stibium_py.clients.team import SILENCE_S
     option = next(p for p in run.params if p.name == "client_silence")
     assert option.default == SILENCE_S

@@ -47,6 +47,26 @@ def test_the_command_line_starts_without_the_heavy_libraries(args, env):
     assert sorted(loaded & set(HEAVY)) == []
 
 
+@pytest.mark.parametrize("args,env", [
+    (["--version"], None),
+    (["--help"], None),
+    ([], {"_STIBIUM_COMPLETE": "bash_complete", "COMP_WORDS": "stibium run qu", "COMP_CWORD": "2"}),
+], ids=["version", "help", "completion"])
+def test_the_version_the_help_and_a_completion_load_no_terminal_library_and_no_other_command(args, env):
+    """What a bare interpreter and click cost, and stibium's few light modules: rich is imported at the console's
+    first use, and each command's module when it is run or completed (cli._Commands, commands/names.py)."""
+    from stibium_py.commands.names import COMMANDS
+    probe = PROBE.replace('print("\\nMODULES "', 'print("\\nMODULES "')
+    proc = subprocess.run([sys.executable, "-c", probe.replace(
+        "{m.split(\".\")[0] for m in sys.modules}", "set(sys.modules)"), *args], capture_output=True, text=True,
+        env={**__import__("os").environ, **(env or {})})
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("MODULES "))
+    loaded = set(json.loads(line[len("MODULES "):]))
+    assert "rich" not in loaded
+    commands = {f"stibium_py.commands.{module}" for module, _, _ in COMMANDS.values()}
+    assert loaded & commands == ({"stibium_py.commands.running"} if env else set())
+
+
 def test_a_command_that_analyses_loads_them_when_it_runs():
     # the probe itself can see them: plan show needs the plan model
     assert {"pydantic", "numpy"} <= _loaded(["plan", "show", "quick"])

@@ -203,7 +203,7 @@ def test_the_summary_sums_each_kind_its_bytes_and_the_time_in_and_between_calls(
 
 def _wide(monkeypatch) -> None:
     import stibium_py.cli
-    monkeypatch.setattr(stibium_py.cli.console, "_width", 200)
+    monkeypatch.setattr(stibium_py.cli.console.made(), "_width", 200)
 
 
 def test_trace_show_prints_what_the_trace_holds(tmp_path, monkeypatch):

@@ -11,33 +11,76 @@ from pathlib import Path
 from typing import Any, Callable
 
 import click
-from rich.console import Console
 
 from ..errors import StibiumError
 from ..paths import existing_folder
 from ..plan.find import builtin_plans
 
 
-class _Console(Console):
-    """The terminal's console; when the reader of stdout goes away (`| head`), the rest of the output goes
-    nowhere and the command carries on to its end (rich's own way ends the process: a run cut so would leave its
-    files behind and its record saying running); command_line says it on stderr and exits 1."""
+def _terminal_console() -> Any:
+    """The terminal's console (rich's, imported here: `--version`, `--help` and a completion never need it); when
+    the reader of stdout goes away (`| head`), the rest of the output goes nowhere and the command carries on to
+    its end (rich's own way ends the process: a run cut so would leave its files behind and its record saying
+    running); command_line says it on stderr and exits 1."""
+    from rich.console import Console
 
-    pipe_closed = False
+    class _Console(Console):
+        pipe_closed = False
 
-    def on_broken_pipe(self) -> None:
-        self.pipe_closed = True
-        self.quiet = True
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        def on_broken_pipe(self) -> None:
+            self.pipe_closed = True
+            self.quiet = True
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
-    def as_log(self) -> None:
-        """Lines of plain text, no progress bar redrawn and no colour: under an MPI launcher, whose ranks see a
-        terminal (Open MPI gives each a pty) even where the launcher's own output goes to a file."""
-        self._force_terminal = False
-        self._color_system = None
+        def as_log(self) -> None:
+            """Lines of plain text, no progress bar redrawn and no colour: under an MPI launcher, whose ranks see
+            a terminal (Open MPI gives each a pty) even where the launcher's own output goes to a file."""
+            self._force_terminal = False
+            self._color_system = None
+
+    return _Console(stderr=False)
 
 
-console = _Console(stderr=False)
+class _Deferred:
+    """The terminal's console, made at its first use; every attribute is the console's. `pipe_closed` is also
+    answered before it is made (a command that printed nothing through it, such as `--help`, can still have had
+    its reader go away)."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_made", None)
+        object.__setattr__(self, "_closed", False)
+
+    def made_yet(self) -> bool:
+        return object.__getattribute__(self, "_made") is not None
+
+    def made(self) -> Any:
+        """The console itself (made now where it was not yet)."""
+        made = object.__getattribute__(self, "_made")
+        if made is None:
+            made = _terminal_console()
+            object.__setattr__(self, "_made", made)
+        return made
+
+    @property
+    def pipe_closed(self) -> bool:
+        made = object.__getattribute__(self, "_made")
+        return bool(object.__getattribute__(self, "_closed") or (made is not None and made.pipe_closed))
+
+    @pipe_closed.setter
+    def pipe_closed(self, value: bool) -> None:
+        object.__setattr__(self, "_closed", value)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.made(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "pipe_closed":
+            object.__setattr__(self, "_closed", value)
+        else:
+            setattr(self.made(), name, value)
+
+
+console: Any = _Deferred()
 
 
 PIPE_CLOSED = "the output's reader closed it (as `| head` does); the rest of it was not printed"
@@ -104,7 +147,8 @@ def silence_option(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    console.quiet = value
+    if value or console.made_yet():     # a console not yet made starts loud: --quiet alone makes it now
+        console.quiet = value
     return value
 
 

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import click
 
 from ..errors import HistoryError
+from .names import short_help
 from .common import console, say, user_errors, quiet_option
 
 
@@ -27,7 +28,7 @@ def _since(value: str | None) -> str | None:
     return when.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-@click.group("history", invoke_without_command=True, short_help="Every run remembered, by drive; steps across runs.")
+@click.group("history", invoke_without_command=True, short_help=short_help("history"))
 @click.option("--history", "history_path", type=click.Path(path_type=Path),
               help="The history database (default: $STIBIUM_HOME/history.sqlite, else ~/Library/Application Support/"
                    "stibium on macOS, $XDG_DATA_HOME/stibium or ~/.local/share/stibium elsewhere).")

@@ -10,17 +10,17 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from ..errors import PathError, RunDirError, RunError
 from .. import registry
 from ..paths import existing_folder
 from ..plan.find import builtin_plans, plan_description, resolve_plan_path
+from .names import short_help
 from .common import console, fail, user_errors, quiet_option, complete_plan, check_run_dir
 from .running import show_plan
 
 
-@click.command(short_help="Analyse a run (or a series): its summary and report page.")
+@click.command(short_help=short_help("report"))
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
@@ -43,7 +43,7 @@ def report(run_dir: Path, open_report: bool, as_json: bool) -> None:
         click.echo(json.dumps(summary, indent=2))
 
 
-@click.command(short_help="Compare runs: B / A with intervals and a verdict.")
+@click.command(short_help=short_help("compare"))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--reference", type=click.Path(path_type=Path),
               help="With three runs or more: the run the others are compared with (default: the first).")
@@ -74,7 +74,7 @@ def compare(runs: tuple[Path, ...], reference: Path | None, out_file: Path | Non
                     open_page)
 
 
-@click.group("import", short_help="Read fio's JSON results into a run directory.")
+@click.group("import", short_help=short_help("import"))
 def import_group() -> None:
     """Read another tool's results into a run directory (its report and compare work like any other's)."""
 
@@ -102,7 +102,7 @@ def import_fio_command(results: tuple[Path, ...], out_dir: Path, name: str | Non
     click.echo(f"run directory: {run_dir} (imported)")
 
 
-@click.group("plan", short_help="Check or show a plan.")
+@click.group("plan", short_help=short_help("plan"))
 def plan_group() -> None:
     """Check or show a plan."""
 
@@ -136,17 +136,18 @@ def plan_show(plan: str, seed: int | None, show_all: bool) -> None:
     show_plan(parsed, expanded, brief=not show_all)
 
 
-@click.command(short_help="List the built-in plans.")
+@click.command(short_help=short_help("plans"))
 @user_errors
 def plans() -> None:
     """List the built-in plans."""
+    from rich.table import Table
     table = Table("plan", "description")
     for name, path in builtin_plans().items():
         table.add_row(name, plan_description(path))
     console.print(table)
 
 
-@click.command(short_help="The helper, its clock and engines; direct I/O on a target.")
+@click.command(short_help=short_help("info"))
 @click.option("--target", type=click.Path(path_type=Path), help="Folder whose file system to examine.")
 @click.option("--json", "as_json", is_flag=True, help="Print the helper's facts as JSON.")
 @user_errors
@@ -165,6 +166,7 @@ def info(target: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(data, indent=2))
         return
     from ..report.facts import fact_rows
+    from rich.table import Table
     table = Table(show_header=False)
     table.add_column("fact", no_wrap=True)
     table.add_column("value", overflow="fold")        # a path is shown whole, folded, never cut
@@ -173,7 +175,7 @@ def info(target: Path | None, as_json: bool) -> None:
     console.print(table, markup=False, highlight=False)
 
 
-@click.command(short_help="Prove on this disk that uncached I/O is uncached.")
+@click.command(short_help=short_help("selftest"))
 @click.option("--target", type=click.Path(path_type=Path), default=Path("."), show_default=True,
               help="Folder on the disk to check (made if missing and removed again; a temporary folder inside it is "
                    "removed at the end).")
@@ -187,6 +189,7 @@ def selftest(target: Path, json_path: Path | None) -> None:
 
     result = run_selftest(target)
     colour = {"pass": "green", "fail": "bold red", "cannot tell": "yellow"}
+    from rich.table import Table
     table = Table("check", "result", "what was measured", title=f"stibium selftest on {target}")
     for check in result.checks:
         table.add_row(check.name, f"[{colour[check.status]}]{check.status}[/]", check.detail)

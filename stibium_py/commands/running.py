@@ -11,11 +11,12 @@ import click
 
 from ..errors import PlanError, RunError
 from .. import registry
+from .names import short_help
 from .common import (console, user_errors, history_options, silence_option, quiet_option, complete_plan, recorder,
                      after_run, check_run_dir)
 
 
-@click.command(short_help="Run a plan (a file or a built-in name) and report it.")
+@click.command(short_help=short_help("run"))
 @click.argument("plan", shell_complete=complete_plan)
 @click.option("--target", type=click.Path(path_type=Path), help="Folder for the test files (overrides the plan's target).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
@@ -71,7 +72,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         after_run(finished, open_report)
 
 
-@click.command(short_help="Finish an interrupted run (or series), or one after its reboot.")
+@click.command(short_help=short_help("resume"))
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("--open", "open_report", is_flag=True, help="Open the report in a browser at the end.")
 @click.option("--target", type=click.Path(path_type=Path),
@@ -121,7 +122,7 @@ def show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
         console.print(line, highlight=False)
 
 
-@click.command(short_help="Does this drive keep what it is given? Fill it with signed blocks and read them back.")
+@click.command(short_help=short_help("verify"))
 @click.argument("target", type=click.Path(path_type=Path))
 @click.option("--size", help="Bytes to fill, such as 64GB (GB is 1000^3 bytes, GiB 1024^3; default: the free space "
               "less the run's margin, 5 % of the fill and 64 MB).")

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import click
 
+from .names import short_help
 from .common import console, say, user_errors
 
 
-@click.command(short_help="Record what a program does to a folder's files, as a trace.",
+@click.command(short_help=short_help("record"),
                context_settings={"ignore_unknown_options": True})
 @click.option("--out", "out", type=click.Path(path_type=Path),
               help="Where to write the trace (default: PROGRAM-<UTC time>.trace in the current folder).")
@@ -43,7 +44,7 @@ def record(out: Path | None, folder: Path, command: tuple[str, ...]) -> None:
         say(f"the program ended with exit status {done.exit_status}; the trace holds what it did until then")
 
 
-@click.group(name="trace", short_help="Read a trace that stibium record wrote.")
+@click.group(name="trace", short_help=short_help("trace"))
 def trace_group() -> None:
     """Read a trace that stibium record wrote."""
 

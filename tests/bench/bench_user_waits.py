@@ -2,7 +2,9 @@
 --repeat runs, for one source tree or several side by side (--tree DIR, e.g. a worktree of an older commit
 beside this checkout). Rows:
 
-  version, plans, plan-show     `stibium --version`, `stibium plans`, `stibium plan show quick`
+  click-floor                   a bare interpreter importing click: what `--version`, `--help` and a completion
+                                cannot do without (issue #72: within 0.06 s, as this floor)
+  version, help, plans, plan-show  `stibium --version`, `stibium --help`, `stibium plans`, `stibium plan show quick`
   plan-show-floor               the interpreter importing what `plan show` cannot do without: click (the
                                 command line), rich (its tables), ruamel.yaml (the plan's text) and the plan's
                                 pydantic models (its validation), and nothing else: the floor of plan-show
@@ -43,7 +45,7 @@ from bench_analysis import make_run
 from common import run_measured, scratch
 from stibium_py.run.helper import find_helper
 
-ROWS = ("version", "plans", "plan-show", "plan-show-floor", "completion", "run-quick", "report-quick", "report-100k", "report-1m",
+ROWS = ("click-floor", "version", "help", "plans", "plan-show", "plan-show-floor", "completion", "run-quick", "report-quick", "report-100k", "report-1m",
         "compare-10k")
 
 
@@ -93,7 +95,9 @@ def main() -> None:
                          f"takes every tree's place), and set STIBIUM_HELPER")
             py = [sys.executable, "-m", "stibium_py"]
             commands[tree] = {
+                "click-floor": ([sys.executable, "-c", "import click"], env),
                 "version": (py + ["--version"], env),
+                "help": (py + ["--help"], env),
                 "plans": (py + ["plans"], env),
                 "plan-show": (py + ["plan", "show", "quick"], env),
                 "plan-show-floor": ([sys.executable, "-c", "import click, rich.console, rich.table, ruamel.yaml, "
