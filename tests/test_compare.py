@@ -52,7 +52,7 @@ def test_one_trial_a_side_gives_no_interval_and_no_verdict(tmp_path, monkeypatch
     point = next(e for e in summary.tests if e.kind == "pattern").points[0]
     assert np.isnan(point.throughput.low) and np.isnan(point.throughput.high)
     assert point.throughput.method == "median of throughput; no interval: one trial"
-    monkeypatch.setattr(cli.console, "_width", 80)     # a terminal of 80 columns, whatever runs the tests
+    monkeypatch.setattr(cli.console.made(), "_width", 80)     # a terminal of 80 columns, whatever runs the tests
     out = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
     assert out.exit_code == 0, out.output
     q = pattern[0]["ratio"]["estimate"]
@@ -74,7 +74,7 @@ def test_a_files_test_of_one_size_compares_without_a_crash(tmp_path, monkeypatch
     _, _, summary = summarize_run(a)
     assert [w.message for w in summary.warnings if w.test == "files (read)"] == [
         "one size: a rate needs two sizes or more (time against size), so there is none"]
-    monkeypatch.setattr(cli.console, "_width", 80)     # a terminal of 80 columns, whatever runs the tests
+    monkeypatch.setattr(cli.console.made(), "_width", 80)     # a terminal of 80 columns, whatever runs the tests
     out = CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "c.html")])
     assert out.exit_code == 0, out.output
     line = next(ln for ln in out.output.splitlines() if ln.startswith("files ") and " read " in ln)

@@ -314,8 +314,8 @@ def test_a_drive_label_with_markup_is_printed_as_text_when_the_run_is_recorded(t
     monkeypatch.setattr(remember, "remember", lambda run_dir, database: "history: recorded in h ([/x] \x1b[2J)")
     import io
     out = io.StringIO()
-    monkeypatch.setattr(common.console, "_file", out)    # the attribute itself: restored to None, sys.stdout again
-    monkeypatch.setattr(common.console, "_width", 200)
+    monkeypatch.setattr(common.console.made(), "_file", out)    # the attribute itself: restored to None, sys.stdout again
+    monkeypatch.setattr(common.console.made(), "_width", 200)
     common.recorder(tmp_path / "h.sqlite")(tmp_path)
     assert out.getvalue().strip() == "history: recorded in h ([/x] \\x1b[2J)"
 

@@ -258,6 +258,10 @@ def test_record_keeps_what_a_real_program_did_to_its_folder(tmp_path, monkeypatc
     assert done.output.startswith(f"trace: {out} (")
     again = CliRunner().invoke(main, ["record", "--folder", str(work), "--out", str(out), "--", "true"])
     assert again.exit_code == 2 and again.output == f"stibium: record: {out} exists; give another --out or remove it\n"
+    os.symlink(tmp_path / "elsewhere.trace", tmp_path / "dangling.trace")
+    through = CliRunner().invoke(main, ["record", "--folder", str(work), "--out", str(tmp_path / "dangling.trace"),
+                                        "--", "true"])
+    assert through.exit_code == 2 and not (tmp_path / "elsewhere.trace").exists()
     none = CliRunner().invoke(main, ["record", "--folder", str(work), "--out", str(tmp_path / "q.trace"), "--",
                                      "no-such-program-here"])
     assert none.exit_code == 2 and none.output == ("stibium: record: no-such-program-here: no such program; give a "

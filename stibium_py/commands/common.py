@@ -44,7 +44,8 @@ def _terminal_console() -> Any:
 class _Deferred:
     """The terminal's console, made at its first use; every attribute is the console's. `pipe_closed` is also
     answered before it is made (a command that printed nothing through it, such as `--help`, can still have had
-    its reader go away)."""
+    its reader go away). A test that patches the console patches `made()`, the console itself: pytest's
+    monkeypatch restores an attribute from the object's own __dict__, which here holds none of the console's."""
 
     def __init__(self) -> None:
         object.__setattr__(self, "_made", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def record(out: Path | None, folder: Path, command: tuple[str, ...]) -> None:
         raise TraceError(f"record: --folder {folder}: not a folder; give the folder the program works in")
     target = out or Path(f"{Path(command[0]).name or 'program'}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
                          f".trace")
-    if target.exists():
+    if os.path.lexists(target):      # a link too, even one that leads nowhere: never written through
         raise TraceError(f"record: {target} exists; give another --out or remove it")
     done = run_recorded(list(command), folder)
     write_trace(done.trace, target)
@@ -78,7 +79,7 @@ def import_fio(iolog: Path, out: Path) -> None:
     from ..errors import TraceError
     from ..trace.fio_iolog import read_iolog
     from ..trace.model import read_capped, write_trace
-    if out.exists():
+    if os.path.lexists(out):
         raise TraceError(f"trace import-fio: {out} exists; give another --out or remove it")
     try:
         text = read_capped(iolog, "fio's I/O log").decode("utf-8")

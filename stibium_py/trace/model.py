@@ -104,7 +104,14 @@ def trace_text(trace: Trace) -> str:
 
 
 def write_trace(trace: Trace, path: Path) -> None:
-    path.write_text(trace_text(trace))
+    """The trace written to a new file (O_EXCL, no link followed): a name that exists by the time it is written is
+    refused, not overwritten."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        raise TraceError(f"{path} exists; give another --out or remove it") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(trace_text(trace))
 
 
 def read_trace(path: Path) -> Trace:
