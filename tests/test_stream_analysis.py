@@ -400,3 +400,14 @@ def test_the_summary_s_pending_result_is_the_stream_result_or_nothing():
     assert got == stream_result("clips", "read", _three_counts())
     assert got.name == "clips" and got.op == "read"
     assert summarise("clips", "read", Table.from_rows(_group(2, 0)[:-1]), ctx)() == []
+
+
+def test_a_stream_op_of_no_whole_group_is_said_where_the_summary_lists_its_warnings():
+    from stibium_py.analysis.summary import summarize
+    rows = Table.from_rows([*_group(1, 0, op="write"), *_group(2, 0)[:-1]])     # the playback's last frame cut
+    summary = summarize(rows)
+    assert [(r.name, r.op) for r in summary.tests] == [("clips", "write")]
+    said = [(n.level, n.test, n.message, n.what_to_do) for n in summary.warnings if n.test == "clips (read)"]
+    assert said == [("warning", "clips (read)", "19 measurements of it, but no part of it ran whole, so the report "
+                     "has nothing of it", "resume the run if it was cut, or run the test again")]
+    assert not [n for n in summarize(Table.from_rows(_group(1, 0))).warnings if "no part of it" in n.message]

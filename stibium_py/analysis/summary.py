@@ -68,8 +68,15 @@ def summarize(rows: Table, s: Settings = SUMMARY, facts: dict[str, Any] | None =
     groups = sorted(rated.groups("test", "op", "kind").items(), key=lambda kv: order[kv[0][:2]])
     # each kind summarises a test and op: (name, op, its valid measurements, context) -> its results, later
     pending = [registry.spec(kind).summarise(name, op, rated.take(idx), ctx) for (name, op, kind), idx in groups]
-    results: list[KindResult] = [r for later in pending for r in later()]
+    made = [later() for later in pending]
+    results: list[KindResult] = [r for found_of_one in made for r in found_of_one]
     found = warnings(results, good, facts or {}, target_facts or {})
+    for ((name, op, _), idx), of_one in zip(groups, made):
+        if not of_one:      # a kind whose results need a whole part (a group of streams, a sustained file)
+            found.append(Notice("warning", f"{name} ({op})",
+                                f"{len(idx):,} measurement{'s' if len(idx) != 1 else ''} of it, but no part of it ran "
+                                f"whole, so the report has nothing of it",
+                                "resume the run if it was cut, or run the test again"))
     if damaged_rows:
         rows_were = "row of measurements.csv was" if damaged_rows == 1 else "rows of measurements.csv were"
         found.append(Notice("warning", "all", f"{damaged_rows:,} damaged {rows_were} skipped",
