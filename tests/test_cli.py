@@ -240,3 +240,21 @@ def test_report_open_without_a_browser_says_where_the_page_is(tmp_path, monkeypa
     assert result.exit_code == 0
     assert (f"stibium: no browser could be started here to open {run / 'report.html'}; open that file in one "
             f"yourself") in result.output
+
+
+def test_the_deferred_console_draws_a_progress_bar_on_a_terminal(tmp_path):
+    """rich's progress bar enters its console (`with console:`) on a terminal: the console the commands share is
+    made at its first use and must be entered as the console itself is (a run on a terminal ended in `internal
+    error: TypeError: '_Deferred' object does not support the context manager protocol`)."""
+    import io
+    from stibium_py.commands.common import _Deferred
+    from stibium_py.run.progress import ProgressBar
+    console = _Deferred()
+    real = console.made()
+    real._force_terminal = True
+    real._file = io.StringIO()
+    with console:
+        console.print("inside")
+    with ProgressBar([], console, True) as bar:
+        bar.progress.refresh()
+    assert "inside" in real._file.getvalue() and "done" in real._file.getvalue()

@@ -74,6 +74,14 @@ class _Deferred:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.made(), name)
 
+    # Python looks special methods up on the type, never through __getattr__: rich's progress bar enters the
+    # console (`with console:`, Live.refresh) on a terminal
+    def __enter__(self) -> Any:
+        return self.made().__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.made().__exit__(*exc)
+
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "pipe_closed":
             object.__setattr__(self, "_closed", value)
