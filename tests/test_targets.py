@@ -226,6 +226,7 @@ def test_a_test_folder_left_with_a_file_in_it_keeps_its_marker_and_stays_resumab
     monkeypatch.setattr(Path, "rmdir", rmdir_after_a_late_file)
     work.remove()
     assert sorted(p.name for p in work.path.iterdir()) == [".stibium-run", "later.bin"]
+    assert (work.path / ".stibium-run").read_text() == "stibium test files of run r; safe to delete\n"
     assert made_for(work.path, str(tmp_path / "t"), "r") is None
     monkeypatch.undo()
     (work.path / "later.bin").unlink()

@@ -63,13 +63,9 @@ class _Deferred:
         return made
 
     @property
-    def pipe_closed(self) -> bool:
+    def pipe_closed(self) -> bool:      # set through __setattr__, which every assignment here goes through
         made = object.__getattribute__(self, "_made")
         return bool(object.__getattribute__(self, "_closed") or (made is not None and made.pipe_closed))
-
-    @pipe_closed.setter
-    def pipe_closed(self, value: bool) -> None:
-        object.__setattr__(self, "_closed", value)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.made(), name)

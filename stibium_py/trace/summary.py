@@ -9,7 +9,7 @@ from typing import Any
 
 from .model import CALLS, NOT_REPLAYED, Trace
 
-MOVED = ("read", "write", "copy", "mmap")       # calls whose result is bytes moved (mmap: the bytes mapped)
+MOVED = ("read", "write", "copy")       # calls whose result is the bytes moved (a mapping: its length, below)
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def summarize(trace: Trace) -> TraceSummary:
     for c in trace.calls:
         t = totals.setdefault(c.call, [0, 0, 0, 0])
         t[0] += 1
-        t[1] += max(0, c.result) if c.call in MOVED and c.call != "mmap" else c.bytes if c.call == "mmap" else 0
+        t[1] += max(0, c.result) if c.call in MOVED else c.bytes if c.call == "mmap" else 0
         t[2] += c.took_ns
         t[3] += 1 if c.error else 0
         first[c.thread] = min(first.get(c.thread, c.start_ns), c.start_ns)
