@@ -8,6 +8,7 @@
 #include "sb_job.h"
 #include "sb_nolinks.h"
 #include "sb_platform.h"
+#include "sb_replay.h"
 #include "sb_sign.h"
 #include "sb_tree.h"
 #include <errno.h>
@@ -140,7 +141,8 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
     "[--verify on|off] [--chunk N [--fps F]] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
     "[--stonewall S [--wearout]] | "                                                                       \
     "evict --path F | residency --path F | tree --path DIR --list FILE --phase create|stat|list|read|rename|delete|copy " \
-    "[--threads 1-64] [--sync none|each|end] [--data-seed K] [--evict on|off] [--engine posix|foundation] | batch"
+    "[--threads 1-64] [--sync none|each|end] [--data-seed K] [--evict on|off] [--engine posix|foundation] | "      \
+    "replay --path DIR --script FILE --phase layout|run [--timing fast|think|recorded] [--data-seed K] [--fill F] [--evict on|off] | batch"
 
 /* The flags that take a value, and where each goes. */
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
@@ -186,11 +188,39 @@ static long sb_parse_count(const char *v, long max)
 }
 
 /* One flag's value into the arguments; SB_OK or a usage error. */
+/* A fill of data, as --fill gives it (but offset, which the caller takes): random; compressible=N,dedupe=M (either
+ * part alone too), whole percents; or one byte (0x41). 0; -2 where its shares are not whole percents from 0 to 100;
+ * -1 where it is none of these. */
+static int sb_fill_parse(const char *v, int *fill_byte, unsigned *compressible, unsigned *dedupe)
+{
+    *fill_byte = -1;
+    *compressible = *dedupe = 0;
+    if (strcmp(v, "random") == 0)
+        return 0;
+    if (strncmp(v, "compressible=", 13) == 0 || strncmp(v, "dedupe=", 7) == 0) {
+        unsigned c = 0, d = 0;
+        int used = 0;
+        if (!((sscanf(v, "compressible=%u,dedupe=%u%n", &c, &d, &used) == 2 && !v[used]) ||
+              (sscanf(v, "compressible=%u%n", &c, &used) == 1 && !v[used]) ||
+              (sscanf(v, "dedupe=%u%n", &d, &used) == 1 && !v[used])) || c > 100 || d > 100)
+            return -2;
+        *compressible = c;
+        *dedupe = d;
+        return 0;
+    }
+    char *end;
+    long b = strtol(v, &end, 0);
+    if (*end || end == v || b < 0 || b > 255)
+        return -1;
+    *fill_byte = (int)b;
+    return 0;
+}
+
 static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *v, sb_args *a, NSMutableDictionary *out)
 {
     sb_job *j = &a->job;
     uint64_t n = 0;
-    int choice;
+    int choice, rc;
     char *end;
     switch (kind) {
     case SB_FLAG_PATH:
@@ -227,35 +257,18 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
             return sb_usage(out, "--access must be sequential, strided or random, not '%s'", v);
         j->access = (enum sb_access)choice;
         return SB_OK;
-    case SB_FLAG_FILL: {
+    case SB_FLAG_FILL:
         a->fill_text = v;
-        if (strcmp(v, "random") == 0) {
-            j->fill_byte = -1;
-            return SB_OK;
-        }
         if (strcmp(v, "offset") == 0) {
             j->fill_byte = SB_FILL_OFFSET;
             return SB_OK;
         }
-        if (strncmp(v, "compressible=", 13) == 0 || strncmp(v, "dedupe=", 7) == 0) {
-            unsigned c = 0, d = 0;
-            int used = 0;
-            if (!((sscanf(v, "compressible=%u,dedupe=%u%n", &c, &d, &used) == 2 && !v[used]) ||
-                  (sscanf(v, "compressible=%u%n", &c, &used) == 1 && !v[used]) ||
-                  (sscanf(v, "dedupe=%u%n", &d, &used) == 1 && !v[used])) || c > 100 || d > 100)
-                return sb_usage(out, "--fill compressible=N,dedupe=M takes whole percents from 0 to 100, not '%s'", v);
-            j->fill_byte = -1;
-            j->compressible_pct = c;
-            j->dedupe_pct = d;
-            return SB_OK;
-        }
-        long b = strtol(v, &end, 0);
-        if (*end || end == v || b < 0 || b > 255)
+        if ((rc = sb_fill_parse(v, &j->fill_byte, &j->compressible_pct, &j->dedupe_pct)) == -2)
+            return sb_usage(out, "--fill compressible=N,dedupe=M takes whole percents from 0 to 100, not '%s'", v);
+        if (rc != 0)
             return sb_usage(out, "--fill must be random, offset, compressible=N,dedupe=M or a byte such as 0x41, "
                             "not '%s'", v);
-        j->fill_byte = (int)b;
         return SB_OK;
-    }
     case SB_FLAG_ENGINE:
         j->engine_name = v;
         if (!sb_engine_entry_named(v))
@@ -716,6 +729,28 @@ static int sb_cmd_info(sb_args *a, NSMutableDictionary *out)
 }
 
 /* tree: one phase of a tree of files under --path, the files named by --list (sb_tree.h). */
+/* A seed as a flag gives it: a whole number, not negative. 0, or -1 where it is not one. */
+static int sb_parse_seed(const char *v, uint64_t *seed)
+{
+    char *end;
+    errno = 0;
+    uint64_t n = strtoull(v, &end, 10);
+    if (*end || end == v || errno || v[0] == '-')
+        return -1;
+    *seed = n;
+    return 0;
+}
+
+/* on or off: 1 or 0 in *on; -1 where it is neither. */
+static int sb_parse_onoff(const char *v, int *on)
+{
+    int choice = sb_choice(v, sb_onoff_names, 2);
+    if (choice < 0)
+        return -1;
+    *on = choice == 1;
+    return 0;
+}
+
 static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
 {
     sb_tree_job job = {.phase = SB_TREE_PHASES, .sync = SB_TREE_SYNC_NONE, .threads = 1, .evict = 1, .data_seed = 1};
@@ -744,14 +779,11 @@ static int sb_cmd_tree(int argc, char **argv, NSMutableDictionary *out)
                 return sb_usage(out, "--threads is 1 to 64, not '%s'", v);
             job.threads = (int)t;
         } else if (strcmp(flag, "--data-seed") == 0) {
-            errno = 0;
-            job.data_seed = strtoull(v, &end, 10);
-            if (*end || end == v || errno || v[0] == '-')
+            if (sb_parse_seed(v, &job.data_seed) != 0)
                 return sb_usage(out, "--data-seed is a whole number, not '%s'", v);
         } else if (strcmp(flag, "--evict") == 0) {
-            if ((choice = sb_choice(v, sb_onoff_names, 2)) < 0)
+            if (sb_parse_onoff(v, &job.evict) != 0)
                 return sb_usage(out, "--evict is on or off, not '%s'", v);
-            job.evict = choice == 1;
         } else if (strcmp(flag, "--engine") == 0) {
             if (strcmp(v, "foundation") == 0)
                 job.engine = sb_tree_foundation_op;
@@ -944,8 +976,125 @@ static int sb_cmd_sign(int argc, char **argv, NSMutableDictionary *out)
     return SB_OK;
 }
 
+
+/* replay: a trace's files laid out (--phase layout), or its calls issued again and timed (--phase run), from the
+ * script Python made of it (sb_replay.h). */
+static const char *const sb_replay_phase_names[] = {"layout", "run"};
+
+static int sb_cmd_replay(int argc, char **argv, NSMutableDictionary *out)
+{
+    sb_rp_job job = {.timing = SB_RP_FAST, .data_seed = 1, .fill_byte = -1, .evict = 1};
+    const char *script = NULL;
+    int phase = -1;
+    for (int i = 1; i < argc; i += 2) {
+        const char *flag = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int choice;
+        if (!v)
+            return sb_usage(out, "%s needs a value", flag);
+        if (strcmp(flag, "--path") == 0) {
+            job.root = v;
+        } else if (strcmp(flag, "--script") == 0) {
+            script = v;
+        } else if (strcmp(flag, "--phase") == 0) {
+            if ((phase = sb_choice(v, sb_replay_phase_names, 2)) < 0)
+                return sb_usage(out, "replay: --phase is layout or run, not '%s'", v);
+        } else if (strcmp(flag, "--timing") == 0) {
+            if ((choice = sb_choice(v, sb_rp_timing_names, SB_RP_TIMINGS)) < 0)
+                return sb_usage(out, "replay: --timing is fast, think or recorded, not '%s'", v);
+            job.timing = (sb_rp_timing)choice;
+        } else if (strcmp(flag, "--data-seed") == 0) {
+            if (sb_parse_seed(v, &job.data_seed) != 0)
+                return sb_usage(out, "--data-seed is a whole number, not '%s'", v);
+        } else if (strcmp(flag, "--fill") == 0) {
+            if (sb_fill_parse(v, &job.fill_byte, &job.compressible_pct, &job.dedupe_pct) != 0)
+                return sb_usage(out, "replay: --fill is random, compressible=N,dedupe=M or a byte such as 0x41, not "
+                                "'%s'", v);
+        } else if (strcmp(flag, "--evict") == 0) {
+            if (sb_parse_onoff(v, &job.evict) != 0)
+                return sb_usage(out, "--evict is on or off, not '%s'", v);
+        } else {
+            return sb_usage(out, "replay: unknown flag '%s'; " SB_USAGE_TEXT, flag);
+        }
+    }
+    if (!job.root || !script || phase < 0)
+        return sb_usage(out, "%s", "replay needs --path, --script and --phase");
+    sb_err err = {{0}, 0};
+    if (sb_rp_load(script, &job, &err) != 0)
+        return sb_io_error(out, &err);
+    [out setObject:sb_str(sb_replay_phase_names[phase]) forKey:@"phase"];
+    [out setObject:sb_str(job.root) forKey:@"path"];
+    [out setObject:sb_u64(job.n_calls) forKey:@"calls"];
+    [out setObject:sb_u64(job.threads) forKey:@"threads"];
+    if (phase == 0) {
+        uint64_t files, bytes;
+        int rc = sb_rp_layout(&job, &files, &bytes, &err);
+        sb_rp_free(&job);
+        if (rc != 0)
+            return sb_io_error(out, &err);
+        [out setObject:sb_u64(files) forKey:@"files"];
+        [out setObject:sb_u64(bytes) forKey:@"bytes"];
+        return SB_OK;
+    }
+    [out setObject:sb_str(sb_rp_timing_names[job.timing]) forKey:@"timing"];
+    sb_rp_result *res = malloc(sizeof *res);
+    if (!res) {
+        sb_rp_free(&job);
+        sb_fail(&err, ENOMEM, "no memory for the replay's histograms");
+        return sb_io_error(out, &err);
+    }
+    int rc = sb_rp_run(&job, res, &err);
+    sb_rp_free(&job);
+    if (rc != 0) {
+        free(res);
+        return sb_io_error(out, &err);
+    }
+    uint64_t moved = 0;
+    NSMutableArray *kinds = [NSMutableArray array];
+    for (int k = 0; k < SB_RP_KINDS; k++) {
+        const sb_rp_kind_total *t = &res->kinds[k];
+        if (!t->count)
+            continue;
+        NSMutableDictionary *row = [NSMutableDictionary dictionary];
+        [row setObject:sb_str(sb_rp_kind_names[k]) forKey:@"call"];
+        [row setObject:sb_u64(t->count) forKey:@"count"];
+        [row setObject:sb_u64(t->bytes) forKey:@"bytes"];
+        [row setObject:sb_dbl(sb_s(t->in_calls_ns)) forKey:@"seconds"];
+        [row setObject:sb_u64(t->mismatched) forKey:@"mismatched"];
+        sb_put_latency(row, &t->hist);
+        [kinds addObject:row];
+        moved += t->bytes;
+    }
+    NSMutableArray *slowest = [NSMutableArray array];
+    for (int k = 0; k < SB_RP_SLOWEST && res->slowest[k] >= 0; k++)
+        [slowest addObject:[NSArray arrayWithObjects:sb_u64((uint64_t)res->slowest[k]),
+                                                     sb_dbl(sb_s(res->slowest_ns[k])), nil]];
+    [out setObject:kinds forKey:@"kinds"];
+    [out setObject:slowest forKey:@"slowest"];
+    [out setObject:sb_u64(moved) forKey:@"bytes"];
+    [out setObject:sb_u64(res->start_ns) forKey:@"start_ns"];
+    [out setObject:sb_u64(res->end_ns) forKey:@"end_ns"];
+    [out setObject:sb_dbl(sb_s(res->end_ns - res->start_ns)) forKey:@"seconds"];
+    [out setObject:sb_dbl(sb_s(res->in_calls_ns)) forKey:@"in_calls_s"];
+    [out setObject:sb_dbl(sb_s(res->think_ns)) forKey:@"think_s"];
+    [out setObject:sb_dbl(sb_s(res->waited_ns)) forKey:@"waited_s"];
+    [out setObject:sb_u64(res->late) forKey:@"late"];
+    [out setObject:sb_dbl(sb_s(res->late_max_ns)) forKey:@"late_max_s"];
+    if (res->lateness.n)
+        [out setObject:sb_dbl(sb_s(sb_hist_quantile(&res->lateness, 0.99))) forKey:@"late_p99_s"];
+    [out setObject:sb_u64(res->mismatched) forKey:@"mismatched"];
+    if (res->first_mismatch >= 0) {
+        [out setObject:sb_u64((uint64_t)res->first_mismatch) forKey:@"first_mismatch"];
+        [out setObject:sb_str(res->first_mismatch_errno ? strerror(res->first_mismatch_errno) : "")
+                forKey:@"first_mismatch_strerror"];
+    }
+    free(res);
+    return SB_OK;
+}
+
 static int sb_command(int argc, char **argv, NSMutableDictionary *out)
 {
+    if (argc >= 1 && strcmp(argv[0], "replay") == 0)
+        return sb_cmd_replay(argc, argv, out);
     if (argc >= 1 && strcmp(argv[0], "tree") == 0)
         return sb_cmd_tree(argc, argv, out);
     if (argc >= 1 && strcmp(argv[0], "sign") == 0)

@@ -63,4 +63,21 @@ int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t bu
                  const char **method, uint64_t *calls, sb_err *err);
 /* The kernel's page size (Darwin: vm_kernel_page_size; Linux: the page size). */
 uint64_t sb_platform_kernel_page_bytes(void);
+/* A replay's calls that differ between the platforms (sb_replay.c); each 0 or more, or -1 with errno set. */
+/* sync_file_range(2) asking the range's writeback to start (SYNC_FILE_RANGE_WRITE, as a program that syncs as it
+ * goes asks); Apple has no such call: fdatasync. */
+int sb_sync_range_fd(int fd, uint64_t offset, uint64_t len);
+/* syncfs(2) of the file system holding fd; Apple has no such call: the file's own fsync. */
+int sb_syncfs_fd(int fd);
+/* fallocate(2) of mode 0 (blocks for [offset, offset+len), the size grown to its end); Apple: F_PREALLOCATE of the
+ * part past the end, then ftruncate to it. */
+int sb_allocate_fd(int fd, uint64_t offset, uint64_t len);
+/* One read of a folder's entries into buf (Linux: getdents64, the bytes it filled; Apple: the folder's names read
+ * to its end through a copy of the descriptor, their count). */
+long long sb_list_fd(int fd, void *buf, size_t len);
+/* Up to len bytes copied from in's position to out's (Linux: copy_file_range, read and write where it cannot;
+ * Apple: read and write through buf); the bytes copied. */
+long long sb_copy_range_fd(int in, int out, uint64_t len, unsigned char *buf, size_t buf_len);
+/* The same by read and write through buf (sb_platform_common.c): Apple's copy, and Linux's where the kernel cannot. */
+long long sb_copy_through(int in, int out, uint64_t len, unsigned char *buf, size_t buf_len);
 #endif

@@ -71,3 +71,28 @@ double sb_residency_fd(int fd, sb_residency *r, sb_err *err)
         return -1.0;
     return sb_policy_residency(size, page, cached, &r->pages, &r->resident);
 }
+
+long long sb_copy_through(int in, int out, uint64_t len, unsigned char *buf, size_t buf_len)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        size_t want = len - done < buf_len ? (size_t)(len - done) : buf_len;
+        ssize_t k = read(in, buf, want);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        for (ssize_t put = 0; put < k;) {
+            ssize_t w = write(out, buf + put, (size_t)(k - put));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return -1;
+            put += w;
+        }
+        done += (uint64_t)k;
+    }
+    return (long long)done;
+}

@@ -230,3 +230,38 @@ int sb_copy_file(const char *src, const char *dst, unsigned char *buf, size_t bu
         rc = sb_fail(err, errno, "cannot close the copy of %s: %s", src, strerror(errno));
     return rc;
 }
+
+int sb_sync_range_fd(int fd, uint64_t offset, uint64_t len)
+{
+    return sync_file_range(fd, (off_t)offset, (off_t)len, SYNC_FILE_RANGE_WRITE);
+}
+
+int sb_syncfs_fd(int fd) { return syncfs(fd); }
+
+int sb_allocate_fd(int fd, uint64_t offset, uint64_t len)
+{
+    return fallocate(fd, 0, (off_t)offset, (off_t)len);
+}
+
+long long sb_list_fd(int fd, void *buf, size_t len)
+{
+    return (long long)syscall(SYS_getdents64, fd, buf, len);
+}
+
+long long sb_copy_range_fd(int in, int out, uint64_t len, unsigned char *buf, size_t buf_len)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        ssize_t k = copy_file_range(in, NULL, out, NULL, (size_t)(len - done), 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && done == 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP))
+            return sb_copy_through(in, out, len, buf, buf_len);     /* across file systems, or a kernel without it */
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        done += (uint64_t)k;
+    }
+    return (long long)done;
+}

@@ -21,8 +21,7 @@ const char *const sb_tree_sync_names[3] = {"none", "each", "end"};
 
 #define SB_TREE_BUFFER_MAX (1u << 20)
 
-/* A relative path the tree may hold: no leading or doubled "/", no "." or ".." component, not too long. */
-static int sb_tree_name_ok(const char *p)
+int sb_relative_path_ok(const char *p)
 {
     size_t len = strlen(p);
     if (len == 0 || len >= PATH_MAX / 2 || p[0] == '/' || p[len - 1] == '/')
@@ -71,7 +70,7 @@ int sb_tree_load(const char *list_path, sb_tree_job *job, sb_err *err)
         char *to = path ? strchr(path, '\t') : NULL;
         if (to)
             *to++ = '\0';
-        if (!tab || end != tab || errno || line[0] == '-' || !sb_tree_name_ok(path) || (to && !sb_tree_name_ok(to))) {
+        if (!tab || end != tab || errno || line[0] == '-' || !sb_relative_path_ok(path) || (to && !sb_relative_path_ok(to))) {
             sb_fail(err, EINVAL, "the list %s, line %zu: not SIZE<TAB>PATH[<TAB>NEWPATH] with relative paths "
                     "inside the folder", list_path, lineno);
             goto failed;

@@ -60,6 +60,9 @@ typedef struct {
     sb_hist hist;            /* one latency per operation */
 } sb_tree_result;
 
+/* A relative path a tree or a replay may name: not empty, no leading, trailing or doubled "/", no "." or ".."
+ * component, shorter than PATH_MAX / 2: joined to a folder, it stays inside it. */
+int sb_relative_path_ok(const char *p);
 /* The list: one entry per line, "SIZE<TAB>PATH" or "SIZE<TAB>PATH<TAB>NEWPATH" (rename). */
 int sb_tree_load(const char *list_path, sb_tree_job *job, sb_err *err);
 void sb_tree_free(sb_tree_job *job);

@@ -38,7 +38,7 @@ class KindResult(Protocol):
 AddNotice = Callable[[str, str, str, str], None]
 
 # the kind folders of stibium_py/kinds, in the order the report's page shows their sections
-BUILTIN: tuple[str, ...] = ("files", "sustained", "pattern", "tree", "stream", "verify")
+BUILTIN: tuple[str, ...] = ("files", "sustained", "pattern", "tree", "stream", "replay", "verify")
 # the kind whose pairs compare's JSON and the series summary's keep under a key of their own, as the formats had them
 # before kinds compared and put together their own results (every other kind's are under "kinds")
 KEPT_APART = "sustained"

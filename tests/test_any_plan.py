@@ -96,8 +96,22 @@ verify_tests = st.fixed_dictionaries({
     "file_size": st.sampled_from(["1MiB", "2MiB"]), "chunk": st.sampled_from(["64KiB", "1MiB"]),
 })
 
+@st.composite
+def replay_tests(draw) -> dict[str, Any]:
+    """A replay of the recorded program beside the plan (written there by the test: tests/fixtures/replay)."""
+    test: dict[str, Any] = {"kind": "replay", "trace": REPLAYED.name, "trials": draw(st.integers(1, 2)),
+                            "timing": draw(st.sampled_from(["as-fast", "as-recorded"]))}
+    if test["timing"] == "as-fast" and draw(st.booleans()):
+        test["think"] = draw(st.sampled_from(["drop", "keep"]))
+    if draw(st.booleans()):
+        test["between"] = "none"
+    return test
+
+
+REPLAYED = Path(__file__).parent / "fixtures" / "replay" / "save.trace"
+
 KINDS = {"files": files_tests, "pattern": pattern_tests(), "sustained": sustained_tests, "tree": tree_tests(),
-         "verify": verify_tests}
+         "verify": verify_tests, "replay": replay_tests()}
 
 
 def plans(first: str) -> st.SearchStrategy:
@@ -169,6 +183,7 @@ def test_any_valid_plan_runs_reports_and_compares_with_every_word_true(disk_dir,
     folder = Path(tempfile.mkdtemp(dir=disk_dir))
     path = folder / "edge.yaml"
     path.write_text(json.dumps(plan, indent=1))         # JSON is YAML: the plan as a reader would write it
+    shutil.copy(REPLAYED, folder / REPLAYED.name)       # the trace a replay test names, beside the plan
     runs = []          # a run directory each, or a series of runs (plan runs: 2)
     for i in range(2):
         code, out = _cli("run", str(path), "--target", str(folder / "t"), "--out", str(folder / f"r{i}"))

@@ -12,7 +12,8 @@ import threading
 import pytest
 
 from stibium_py.errors import FioError
-from stibium_py.fio.jobfile import (MAX_BUFFER_BYTES, _bytes, _largest_request, _named_kind, _one_of, _shown,
+from stibium_py.beside import named_kind
+from stibium_py.fio.jobfile import (MAX_BUFFER_BYTES, _bytes, _largest_request, _one_of, _shown,
                                     check_job_file, read_plan_file)
 
 
@@ -24,7 +25,7 @@ def test_a_choice_of_words_is_each_word_escaped():
     (stat.S_IFDIR, "a folder"), (stat.S_IFIFO, "a FIFO"), (stat.S_IFCHR, "a device"), (stat.S_IFBLK, "a device"),
     (stat.S_IFSOCK, "a socket"), (stat.S_IFLNK, "not a regular file")])
 def test_each_kind_of_file_that_is_no_job_file_is_named(mode, said):
-    assert _named_kind(mode | 0o644) == said
+    assert named_kind(mode | 0o644) == said
 
 
 def test_a_fifo_in_the_plan_s_folder_is_refused_without_waiting_for_a_writer(tmp_path):

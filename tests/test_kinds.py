@@ -22,7 +22,7 @@ def test_the_built_in_kinds_are_the_folders():
     folders = sorted(p.name for p in (PACKAGE / "kinds").iterdir() if (p / "__init__.py").is_file())
     assert sorted(registry.BUILTIN) == folders
     assert registry.names() == registry.BUILTIN
-    assert registry.listed() == "files, pattern, stream, sustained, tree or verify"
+    assert registry.listed() == "files, pattern, replay, stream, sustained, tree or verify"
 
 
 def test_a_spec_has_no_default_and_a_missing_part_fails_where_it_is_made():
@@ -66,7 +66,7 @@ def test_no_layer_imports_a_kind_folder():
 
 
 def test_an_unknown_kind_is_named_with_the_kinds_there_are():
-    with pytest.raises(KeyError, match="no kind 'disk': the kinds are files, pattern, stream, sustained, tree or verify"):
+    with pytest.raises(KeyError, match="no kind 'disk': the kinds are files, pattern, replay, stream, sustained, tree or verify"):
         registry.spec("disk")
     assert registry.find("disk") is None
 

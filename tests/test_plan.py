@@ -128,7 +128,7 @@ def test_builtin_plans_are_valid():
     ("name: q\ntests:\n  - name: a\n    kind: pattern\n    op: read\n    access: random\n    granularities: [4KiB]\n"
      "    strides: [4KiB]\n    bytes: 1MiB\n",
      "plan.yaml:8: tests[0] (a).strides: a stride needs strided access; add 'strided' to access or use strides: [0]"),
-    ("name: q\ntests:\n  - name: a\n    kind: disk\n", "plan.yaml:3: tests[0]: kind must be 'files', 'pattern', 'stream', 'sustained', 'tree' or 'verify', not 'disk'"),
+    ("name: q\ntests:\n  - name: a\n    kind: disk\n", "plan.yaml:3: tests[0]: kind must be 'files', 'pattern', 'replay', 'stream', 'sustained', 'tree' or 'verify', not 'disk'"),
     ("- just\n- a list\n", "plan.yaml: a plan is a mapping with name, tests and other keys; see `stibium plan show quick`"),
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: {from: 1KB, to: 2GB, count: 20000}\n",
      "plan.yaml:5: tests[0].sizes.count: Input should be less than or equal to 10000 (got 20000)"),

@@ -86,5 +86,5 @@ def test_without_registration_the_plan_is_refused_with_the_kinds_there_are(tmp_p
     from stibium_py.errors import PlanError
     path = tmp_path / "toy.yaml"
     path.write_text(PLAN)
-    with pytest.raises(PlanError, match=r"kind must be 'files', 'pattern', 'stream', 'sustained', 'tree' or 'verify', not 'toy'"):
+    with pytest.raises(PlanError, match=r"kind must be 'files', 'pattern', 'replay', 'stream', 'sustained', 'tree' or 'verify', not 'toy'"):
         load_plan(path)

@@ -158,7 +158,7 @@ def test_a_trace_that_is_no_json_nests_too_deep_or_holds_too_much_is_refused(tmp
     assert _refused(tmp_path, _with(lambda d: d.update(calls=d["calls"][:9] + d["calls"][15:16]))) == \
         f"T: call 9's thread is not a whole number from 0 to 1; {TODO}"
     monkeypatch.setattr(model, "TRACE_CAP_BYTES", 100)
-    assert _refused(tmp_path, _doc()) == "T: larger than 0 MiB; a trace holds at most 10 calls"
+    assert _refused(tmp_path, _doc()) == "T: larger than 100 bytes; a trace holds at most 10 calls"
 
 
 def test_a_trace_path_that_is_no_file_is_refused_without_waiting(tmp_path):

@@ -153,3 +153,29 @@ def test_clean_up_removes_no_empty_folder_through_a_link_planted_on_the_way(tmp_
     (work.path / "a").symlink_to(victim)
     work.remove_files({"a/b/x.bin"})
     assert (victim / "b").is_dir() and (work.path / "a").is_symlink()
+
+
+def test_a_trial_folder_is_removed_whole_and_a_link_in_it_is_removed_itself(tmp_path):
+    work = WorkDir(tmp_path / "w", "run")
+    work.create()
+    outside = tmp_path / "outside"
+    (outside / "keep").mkdir(parents=True)
+    (outside / "keep" / "f").write_text("kept")
+    trial = work.folder("app/replay-0")
+    (trial / "a" / "b").mkdir(parents=True)
+    (trial / "a" / "b" / "f").write_text("x")
+    (trial / "a" / "g").write_text("y")
+    (trial / "a" / "to-outside").symlink_to(outside / "keep")
+    work.remove_tree("app/replay-0")
+    assert not trial.exists() and (tmp_path / "w" / "app").is_dir()
+    assert (outside / "keep" / "f").read_text() == "kept"
+    work.remove_tree("app/replay-0")                   # gone already: nothing to do
+
+
+def test_a_folder_among_the_names_removed_is_removed_where_it_is_empty(tmp_path):
+    work = WorkDir(tmp_path / "w", "run")
+    work.create()
+    (work.folder("app/replay-0/empty"))
+    (work.folder("app/replay-0/full") / "f").write_text("x")
+    work.remove_files({"app/replay-0/empty", "app/replay-0/full", "app/replay-0/full/f"})
+    assert not (tmp_path / "w" / "app").exists()

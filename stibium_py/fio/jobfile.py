@@ -15,13 +15,11 @@ starting with `;` or `#` are comments (and the rest of a line after a blank and 
 
 from __future__ import annotations
 
-import errno
-import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..beside import Named, read_beside
 from ..errors import FioError
 
 MAX_JOB_FILE_BYTES = 256 * 1024
@@ -143,6 +141,9 @@ REASONS: dict[str, str] = {
 }
 
 
+JOB_FILE = Named("job file", "give a fio job file", "a plan's job file is a few lines of options", FioError)
+
+
 @dataclass(frozen=True)
 class Option:
     key: str                         # the option's own name (an alias under it)
@@ -159,53 +160,11 @@ class CheckedJobFile:
 
 
 def read_plan_file(folder: Path, given: str, what: str, cap_bytes: int = MAX_JOB_FILE_BYTES) -> bytes:
-    """The bytes of a file a plan names (`given`, relative to the plan's `folder`), refused in one line where it is
-    not a regular file inside the folder: a path that climbs out or is absolute, a symbolic link that leads out, a
-    FIFO, a device, a folder, an empty or over-long name, a NUL byte, a file over `cap_bytes`. Opened without
-    blocking (a FIFO would wait for a writer) and read to at most cap_bytes + 1. No refusal quotes the file."""
-    if not given or not given.strip():
-        raise FioError(f"{what}: an empty path; give the job file's path relative to the plan's folder")
-    if "\x00" in given or len(given) > 1024:
-        raise FioError(f"{what}: not a path (a NUL byte, or over 1024 characters); give the job file's path relative "
-                       f"to the plan's folder")
-    if os.path.isabs(given) or given.startswith("~"):
-        raise FioError(f"{what}: an absolute path; a plan's job file lies in the plan's folder: give its path "
-                       f"relative to it")
-    try:
-        base = folder.resolve(strict=True)
-        path = (base / given).resolve(strict=True)
-    except FileNotFoundError:
-        raise FioError(f"{what}: no such file; give the job file's path relative to the plan's folder") from None
-    except (OSError, RuntimeError) as e:
-        # a loop of links: Python before 3.13 raises RuntimeError("Symlink loop from '<path>'"), 3.13 OSError ELOOP
-        why = "a loop of symbolic links" if isinstance(e, RuntimeError) or getattr(e, "errno", None) == errno.ELOOP \
-            else getattr(e, "strerror", None) or str(e)
-        raise FioError(f"{what}: cannot be reached ({why}); give the job file's path relative to the plan's "
-                       f"folder") from None
-    if not path.is_relative_to(base) or path == base:
-        raise FioError(f"{what}: outside the plan's folder {base} (a path that climbs out of it, or a link that leads "
-                       f"out); put the job file beside the plan")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as e:
-        if _is_socket(path):            # a socket opens to nothing (Linux: ENXIO; macOS: EOPNOTSUPP)
-            raise FioError(f"{what}: a socket, not a job file; give a fio job file") from None
-        raise FioError(f"{what}: cannot be opened ({e.strerror}); give a job file you can read") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise FioError(f"{what}: {_named_kind(mode)}, not a job file; give a fio job file")
-        data = b""
-        while len(data) <= cap_bytes:
-            part = os.read(fd, cap_bytes + 1 - len(data))
-            if not part:
-                break
-            data += part
-    finally:
-        os.close(fd)
-    if len(data) > cap_bytes:
-        raise FioError(f"{what}: larger than {cap_bytes // 1024} KiB; a plan's job file is a few lines of options")
-    return data
+    """The bytes of a job file a plan names (`given`, relative to the plan's `folder`), refused in one line where it
+    is not a regular file inside the folder (beside.read_beside): a path that climbs out or is absolute, a symbolic
+    link that leads out, a FIFO, a device, a folder, an empty or over-long name, a NUL byte, a file over
+    `cap_bytes`. No refusal quotes the file."""
+    return read_beside(folder, given, what, cap_bytes, JOB_FILE)
 
 
 def check_job_file(data: bytes, where: str) -> CheckedJobFile:
@@ -298,24 +257,6 @@ def _option(at: str, key: str, value: str | None) -> str:
     elif not re.fullmatch(form, value, re.IGNORECASE):
         raise FioError(f"{at}: {key}={_shown(value)}: not a value of the form fio documents for {key}; mend it")
     return key
-
-
-def _named_kind(mode: int) -> str:
-    """What a file that is not a regular one is, in a refusal's words."""
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
-
-
-def _is_socket(path: Path) -> bool:
-    try:
-        return stat.S_ISSOCK(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _held_to_limits(sections: list[tuple[str, list[Option]]], where: str) -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 
 from .. import registry
+from ..beside import Named
 from ..registry import Kind
 from ..rundir.op import Op
 
@@ -114,6 +115,8 @@ class ExpandedTest:
     tree: Folders | None = None                # tree tests: the tree each trial makes (its op's file a folder)
     bench_job: JobFile | None = None           # pattern tests with bench_job: the job file, as read before the run
     search_most: bool = False                  # stream tests with streams: most: the counts a search asks for run
+    replay: Any = None                         # replay tests: the trace as a script for the helper (kinds/replay)
+    kept_bytes: bytes | None = None            # replay tests: the trace's bytes as read, kept in the run directory
 
     @property
     def planned_ops(self) -> list[Op]:
@@ -255,9 +258,16 @@ def granular(value: Size, granularity: int, units: str, where: Where) -> int:
     return n - n % granularity
 
 
-def expand(plan: Plan, seed: int | None = None, free_bytes: int | None = None) -> Expanded:
+# A file a plan names beside itself (a replay's trace): (test, the path as the plan gives it, the words of a refusal's
+# start, the most bytes it may hold, what it should be) -> its bytes, read as data (beside.read_beside)
+PlanFiles = Callable[[str, str, str, int, Named], bytes]
+
+
+def expand(plan: Plan, seed: int | None = None, free_bytes: int | None = None,
+           files: PlanFiles | None = None) -> Expanded:
     """The operations of a plan, in run order; `seed` overrides defaults.seed; `free_bytes` is the target's
-    free space, which a sustained test's fraction_of_free is taken of."""
+    free space, which a sustained test's fraction_of_free is taken of; `files` reads the files the plan names beside
+    itself (None: where none can be read, a client other than the first, a test that names one is refused)."""
     tests = []
     seq = 0
     for i, test in enumerate(plan.tests):
@@ -265,6 +275,7 @@ def expand(plan: Plan, seed: int | None = None, free_bytes: int | None = None) -
                     for k in ("engine", "fill", "units", "sync", "seed")}
         if seed is not None:
             settings["seed"] = seed
+        settings["files"] = files
         where = Where(("tests", i), f"tests[{i}] ({test.name})")
         expanded = replace(registry.spec(test.kind).expand(test, where, settings, seq, free_bytes),
                            sharing=test.clients.layout, read_from=test.clients.read_from)

@@ -15,7 +15,8 @@ from ruamel.yaml.error import YAMLError
 
 from ..registry import listed
 from ..paths import PathError, existing_part
-from .expand import Expanded, expand
+from ..beside import read_beside
+from .expand import Expanded, PlanFiles, expand
 from .find import PLANS_DIR_NAME, builtin_plans, builtin_plans_dir, resolve_plan_path  # noqa: F401
 from .model import Defaults, Plan, PlanError, SizeRange, kind_models, plan_model
 
@@ -259,6 +260,11 @@ def load_and_expand(source: str | Path, seed: int | None = None,
     return plan, text, expand_at(source, plan, text, seed, target)
 
 
+def beside_plan(folder: Path) -> PlanFiles:
+    """The files a plan names, read from its folder (beside.read_beside)."""
+    return lambda test, given, what, cap_bytes, named: read_beside(folder, given, what, cap_bytes, named)
+
+
 def expand_at(source: str | Path, plan: Plan, text: str, seed: int | None = None,
               target: str | Path | None = None, clients: int = 1) -> Expanded:
     """A plan read once, expanded against the target's free space now (each run of a series takes a
@@ -269,7 +275,7 @@ def expand_at(source: str | Path, plan: Plan, text: str, seed: int | None = None
         free = free_bytes_at(target if target is not None else plan.target)
         free = None if free is None else free // clients
     try:
-        return expand(plan, seed, free)
+        return expand(plan, seed, free, beside_plan(Path(source).parent))
     except PlanError as e:
         line = _line_of(YAML(typ="rt").load(text), e.loc) if e.loc else None
         raise PlanError(f"{source}{':' + str(line) if line else ''}: {e}") from None

@@ -13,9 +13,12 @@ from ..rundir import received
 from ..errors import FioError
 from ..fio.job import JOB_FILES, JobFile, checked_job_file, find_fio
 from ..fio.jobfile import read_plan_file
+from ..beside import Named, read_beside
 from ..plan import Expanded
+from ..plan.expand import PlanFiles
 from .preflight import RunError
 
+TRACES = "traces"                   # the run directory's copies of the traces its replay tests replay
 JobSource = Callable[[str, str], tuple[bytes, str]]     # (test, bench_job as given) -> the file's bytes, its name
 
 
@@ -47,14 +50,20 @@ def kept(run_dir: Path) -> JobSource:
     """A job file as the run directory keeps it (fio-jobs/TEST.fio), read as a plan's is: resume holds the copy
     to the same allow-list, since a run directory comes from strangers too."""
     def read(test: str, _given: str) -> tuple[bytes, str]:
-        where = f"{run_dir}/{JOB_FILES}/{test}.fio"
-        try:
-            folder = received.folder_inside(run_dir, JOB_FILES)     # a link there would lead the read out
-        except FileNotFoundError:
-            raise RunError(f"{where}: missing; the run directory lost its copy of the job file: restore the run "
-                           f"from a copy", 2) from None
-        return read_plan_file(folder, f"{test}.fio", where), where
+        folder, name, where = _kept_copy(run_dir, JOB_FILES, f"{test}.fio", "job file")
+        return read_plan_file(folder, name, where), where
     return read
+
+
+def _kept_copy(run_dir: Path, folder_name: str, name: str, noun: str) -> tuple[Path, str, str]:
+    """Where a run directory keeps its copy of a file its plan named (its folder, checked not to be a link, which
+    would lead the read out; the copy's name; the words naming it); RunError where the folder is missing."""
+    where = f"{run_dir}/{folder_name}/{name}"
+    try:
+        return received.folder_inside(run_dir, folder_name), name, where
+    except FileNotFoundError:
+        raise RunError(f"{where}: missing; the run directory lost its copy of the {noun}: restore the run from a "
+                       f"copy", 2) from None
 
 
 def with_job_files(expanded: Expanded, jobs: dict[str, JobFile]) -> Expanded:
@@ -63,8 +72,21 @@ def with_job_files(expanded: Expanded, jobs: dict[str, JobFile]) -> Expanded:
 
 
 def keep_job_files(run_dir: Path, expanded: Expanded) -> None:
-    """The job files a run's fio runs, copied into its run directory as they were read (resume runs these)."""
+    """The job files a run's fio runs, copied into its run directory as they were read (resume runs these); the
+    traces its replay tests replay, likewise (traces/TEST.trace)."""
     for t in expanded.tests:
         if t.bench_job is not None:
             (run_dir / JOB_FILES).mkdir(exist_ok=True)
             received.write_atomic(received.folder_inside(run_dir, JOB_FILES) / f"{t.name}.fio", t.bench_job.text)
+        if t.kept_bytes is not None:
+            (run_dir / TRACES).mkdir(exist_ok=True)
+            received.write_atomic(received.folder_inside(run_dir, TRACES) / f"{t.name}.trace", t.kept_bytes)
+
+
+def kept_files(run_dir: Path) -> PlanFiles:
+    """The files a run's plan named, as its run directory keeps them (a replay's trace: traces/TEST.trace), read as
+    the plan's were: a run directory comes from strangers too."""
+    def read(test: str, _given: str, _what: str, cap_bytes: int, named: Named) -> bytes:
+        folder, name, where = _kept_copy(run_dir, TRACES, f"{test}.trace", named.noun)
+        return read_beside(folder, name, where, cap_bytes, named)
+    return read

@@ -157,12 +157,12 @@ class Operations:
 
     def measure_with(self, op: Op, args: list[str],
                      chunk_row: Callable[[dict[str, Any], float], Measurement] | None,
-                     answer_row: Callable[[bool, dict[str, Any], float], Measurement],
+                     answer_row: Callable[[bool, dict[str, Any], float], Measurement | list[Measurement]],
                      written_by: int | None = None, what: str | None = None,
                      rate_said: Callable[[Measurement], str] | None = None) -> None:
         """An operation a kind asks of the helper in its own command (a verify's sign, a tree's phase), its rows
         made by the kind: a row for each chunk as it comes (chunk_row; None: the command sends none), the answer's
-        row after it; the operation done, or OpFailed, whose words name it as `what` (else its op and file).
+        row (or rows, the first of them its whole) after it; the operation done, or OpFailed, whose words name it as `what` (else its op and file).
         rate_said: the kind's words for the rate of the answer's row beside the progress bar (else bytes/s)."""
         assert self.helper is not None
         self.step()                      # many clients: every rank begins the operation together
@@ -180,8 +180,11 @@ class Operations:
         except HelperTimeout as e:
             self.keep(failed(op, str(e), started_s), written_by)
             raise OpFailed(f"operation {op.seq} ({op.test}: {what}) hung: {e}") from None
-        m = answer_row(result.ok, result.data, started_s)
-        self.keep(m, written_by)
+        made = answer_row(result.ok, result.data, started_s)
+        rows = made if isinstance(made, list) else [made]      # a replay's: its trial's row, then a kind of call's each
+        for row in rows:
+            self.keep(row, written_by)
+        m = rows[0]
         if not result.ok:
             raise OpFailed(f"operation {op.seq} ({op.test}: {what}) failed: {result.error}")
         self.done.add(op.seq)

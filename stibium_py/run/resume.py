@@ -24,7 +24,7 @@ from ..clients.team import Solo, Team
 from .workdir import WorkDir, holds_marker, made_for
 from .crew import Crew, every_rank_or_none, join_crew
 from .driver import drive
-from .jobs import bench_checked, kept, with_job_files
+from .jobs import bench_checked, kept, kept_files, with_job_files
 from .options import Finished, RunOptions, helpers_of
 from .start import follow
 
@@ -56,7 +56,7 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
         or none going on."""
         if leads:
             return found[1]
-        mine = _expand_again(source, text, seed, facts)
+        mine = _expand_again(source, text, seed, facts, None)
         if ops_digest(mine.ops_as_dicts()) != facts.get("ops_sha256"):
             raise RunError(f"this rank expanded the run's plan into other operations than rank 0; install the same "
                            f"stibium ({__version__}) on every machine", 2)
@@ -93,12 +93,12 @@ def _resumed(run: RunRecord, options: RunOptions) -> RunRecord:
                    resumed_utc=(*run.resumed_utc, iso(utc_now())))
 
 
-def _expand_again(source: str, text: str, seed: int | None, facts: dict) -> Expanded:
+def _expand_again(source: str, text: str, seed: int | None, facts: dict, run_dir: Path | None) -> Expanded:
     """The run's operations again, from the plan's text kept in run.json (not the file, which may have changed
     since) and its seed; a sustained test's fraction_of_free of the free space when the run started, not now."""
     plan, _ = load_plan(Path(source), text=text)
     free = next((t.get("free_bytes") for t in facts.get("tests", []) if t.get("free_bytes") is not None), None)
-    return expand(plan, seed, free)
+    return expand(plan, seed, free, kept_files(run_dir) if run_dir is not None else None)
 
 
 def started_here(run: RunRecord, run_dir: Path, history_db: Path | None) -> bool:
@@ -138,7 +138,7 @@ def resumable(run_dir: Path, clients: int, target: Path | None = None,
             if value is None:
                 raise KeyError(name)
         assert source is not None and text is not None and work_dir is not None      # each checked just above
-        expanded = _expand_again(source, text, run.seed, run.expanded)
+        expanded = _expand_again(source, text, run.seed, run.expanded, run_dir)
         work = Path(work_dir)
         if target is not None:
             given = Path(os.path.realpath(target.expanduser()))

@@ -197,6 +197,25 @@ class WorkDir:
         finally:
             os.close(base)
 
+    def remove_tree(self, name: str) -> None:
+        """A folder below the test folder and everything in it, whatever the names (a replay's trial folder: what the
+        program's calls made), walked by descriptors from the test folder down without following a link: a link
+        found in it is removed itself, never what it points to."""
+        parent, _, leaf = name.rpartition("/")
+        base = _open_folder(None, str(self.path))
+        if base is None:
+            return
+        try:
+            at = _open_folder(base, parent) if parent else base
+            if at is not None:
+                try:
+                    _remove_below(at, leaf)
+                finally:
+                    if at != base:
+                        os.close(at)
+        finally:
+            os.close(base)
+
     def remove_views(self) -> None:
         """The folder views the Finder leaves (.DS_Store), the folder and its marker kept."""
         for name in FOLDER_VIEW_FILES:
@@ -256,12 +275,46 @@ def _open_folder(at: int | None, relative: str) -> int | None:
     return fd
 
 
+def _remove_below(at: int, name: str) -> None:
+    """The name in the folder open at `at`: a folder emptied name by name, then removed; anything else (a link
+    among them) unlinked."""
+    try:
+        fd = os.open(name, _FOLDER_FLAGS, dir_fd=at)
+    except FileNotFoundError:
+        return
+    except OSError:                 # not a folder, or a link (ELOOP; ENOTDIR on macOS)
+        _unlink_at(at, name)
+        return
+    try:
+        for entry in os.listdir(fd):
+            _remove_below(fd, entry)
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(name, dir_fd=at)
+    except OSError:
+        pass
+
+
 def _unlink_at(folder_fd: int, name: str) -> None:
-    """A test file gone from the folder open at folder_fd (a link itself, not what it points to)."""
+    """A test file gone from the folder open at folder_fd (a link itself, not what it points to); a folder among the
+    names (a replay's: what the program made) removed where it is empty, else left for the pass over the emptied
+    folders."""
     try:
         os.unlink(name, dir_fd=folder_fd)
-    except (FileNotFoundError, IsADirectoryError):
+    except FileNotFoundError:
         pass
+    except (IsADirectoryError, PermissionError):       # a folder: EISDIR on Linux, EPERM on macOS
+        try:
+            is_folder = stat.S_ISDIR(os.lstat(name, dir_fd=folder_fd).st_mode)
+        except OSError:
+            return
+        if not is_folder:
+            raise
+        try:
+            os.rmdir(name, dir_fd=folder_fd)
+        except OSError:
+            pass
 
 
 def unlink(path: Path) -> None:

@@ -37,10 +37,7 @@ _ECHOED = {"op": "op", "access": "access", "granularity_bytes": "granularity_byt
 def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | None) -> Measurement:
     """The row of one operation: the operation's fields, then the helper's measurements. Refuses an
     answer that disagrees with the operation, or that carries a key nobody decided about."""
-    unknown = sorted(set(answer) - set(COLUMNS) - set(DROPPED_KEYS))
-    if unknown:
-        raise MeasurementError(f"the helper answered keys this stibium does not know ({', '.join(unknown)}); "
-                               f"reinstall stibium so that the helper and the package match")
+    refuse_unknown_keys(answer, COLUMNS, DROPPED_KEYS)
     if ok:
         expected = {key: getattr(op, field) for key, field in _ECHOED.items()}
         if not op.duration_s and not op.stonewall_s:
@@ -111,3 +108,12 @@ def _same_seconds(answered: Any, planned: float) -> bool:
 
 
 _MEASURED = frozenset(COLUMNS) - set(OP_FIELDS) - {"started_s"}
+
+
+def refuse_unknown_keys(answer: dict[str, Any], *known: Any) -> None:
+    """An answer with a key that none of `known` (its columns, the keys dropped with why) holds, nor `status`, is
+    from another helper than this package's: refused, naming the keys."""
+    unknown = sorted(set(answer) - {"status"} - {k for keys in known for k in keys})
+    if unknown:
+        raise MeasurementError(f"the helper answered keys this stibium does not know ({', '.join(unknown)}); "
+                               f"reinstall stibium so that the helper and the package match")

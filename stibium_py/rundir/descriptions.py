@@ -11,7 +11,8 @@ DESCRIPTIONS = {
     "kind": "files (whole files of many sizes), pattern (requests inside one file), sustained (a long write "
             "without pauses, a row per chunk), tree (a folder tree of many files, a row per phase) or stream "
             "(video streams of frames with deadlines, a row per frame)",
-    "access": "sequential, strided or random",
+    "access": "sequential, strided or random; a replay test's row of one kind of call: that kind (read, write, "
+              "fsync, open, stat, ...), its trial's row of the whole replay: empty",
     "size_bytes": "the file's size (files tests), the span the requests fall in (pattern tests) or the bytes of "
                   "the whole tree (tree tests)",
     "granularity_bytes": "bytes per request, as the plan asked (0 for tree tests, whose files are read and "
@@ -170,4 +171,21 @@ DESCRIPTIONS = {
                     "cannot be read or no wait was asked",
     "quiet": "stream tests, a playback's stream: whether the disk went quiet before it (false: the wait's bound "
              "came first); empty where no wait was made",
+    "replay_timing": "replay tests, a trial's row: how each thread spaced its calls: as-fast (the next when the last "
+                     "returned), as-fast-think (after the recorded time between them) or as-recorded (each at its "
+                     "recorded time after the replay's start)",
+    "in_calls_s": "replay tests, a trial's row: every thread's time inside calls, summed (seconds is the replay's "
+                  "elapsed time; a row of one kind of call: seconds is that kind's time inside calls)",
+    "think_s": "replay tests, a trial's row: every thread's time waiting for a call's recorded gap or due time",
+    "waited_s": "replay tests, a trial's row: every thread's time waiting for another thread's call on the same file "
+                "or open file to return (the order the recording had)",
+    "late_calls": "replay tests as-recorded, a trial's row: the calls issued more than 100 us after their due time "
+                  "(the calls before them on their thread took longer than recorded)",
+    "late_max_s": "replay tests as-recorded, a trial's row: how late the latest call was issued",
+    "late_p99_s": "replay tests as-recorded, a trial's row: the 99th percentile of how late the late calls were",
+    "mismatched_calls": "replay tests: the calls that failed where the recorded one succeeded, or succeeded where it "
+                        "failed (a trial's row: all of them; a kind's row: that kind's)",
+    "first_mismatch": "replay tests, a trial's row: the first mismatched call, its index in the trace's calls",
+    "slowest_calls": "replay tests, a trial's row: its slowest calls as JSON, [[index in the trace's calls, "
+                     "seconds], ...], the slowest first",
 }

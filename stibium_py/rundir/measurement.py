@@ -48,8 +48,24 @@ class BlockCounts(NamedTuple):
     bad_blocks: Optional[str] = None       # ... the first 64 bad blocks, as JSON (see DESCRIPTIONS)
 
 
+class CallFacts(NamedTuple):
+    """A replay test's own part of its trial's row (the row of the whole replay: its access empty; each kind of call
+    has a row of its own, its access the call's kind): how its calls were spaced and what came of them."""
+
+    replay_timing: Optional[str] = None    # as-fast, as-fast-think (think: keep) or as-recorded
+    in_calls_s: Optional[float] = None     # every thread's time in calls, summed
+    think_s: Optional[float] = None        # ... waiting for a call's recorded gap or its due time
+    waited_s: Optional[float] = None       # ... waiting for another thread's call on the same file to return
+    late_calls: Optional[int] = None       # as-recorded: the calls issued over 100 us after their due time
+    late_max_s: Optional[float] = None     # ... the latest of them
+    late_p99_s: Optional[float] = None
+    mismatched_calls: Optional[int] = None  # calls that failed where the recorded one succeeded, or the other way
+    first_mismatch: Optional[int] = None   # ... the first of them, its index in the trace's calls
+    slowest_calls: Optional[str] = None    # the slowest calls, JSON [[index in the trace, seconds], ...]
+
+
 # A kind's own part of a row, by its field: a CSV column of a part is named as the part's field (flat).
-PARTS: dict[str, Any] = {"tree": PhaseCounts, "frames": FrameFacts, "blocks": BlockCounts}
+PARTS: dict[str, Any] = {"tree": PhaseCounts, "frames": FrameFacts, "blocks": BlockCounts, "calls": CallFacts}
 _PART_OF = {column: part for part, record in PARTS.items() for column in record._fields}
 
 
@@ -147,6 +163,7 @@ class _Row(NamedTuple):
     # came first); last, as every new column is, so that a file written before them still reads
     quiet_wait_s: Optional[float] = None
     quiet: Optional[bool] = None
+    calls: Optional[CallFacts] = None    # a replay's own part (its trial's row: timing, waits, lateness, mismatches)
 
     @property
     def ok(self) -> bool:

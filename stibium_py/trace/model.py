@@ -5,15 +5,14 @@ the folder a replay will use. Refusals are one line, naming what to do."""
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..beside import Named, read_regular
 from ..errors import JsonRefused, TraceError
 
 FORMAT = "stibium-trace"
@@ -116,48 +115,31 @@ def write_trace(trace: Trace, path: Path) -> None:
 
 def read_trace(path: Path) -> Trace:
     """The trace at `path` (a file the person named), held to its format; TraceError in one line otherwise."""
+    return trace_from(read_capped(path, "trace"), str(path))
+
+
+def trace_from(data: bytes, where: str) -> Trace:
+    """A trace from a file's bytes (`where` names it in a refusal), held to its format; TraceError in one line."""
     from ..rundir.jsonread import load_json
-    data = read_capped(path, "a trace")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise TraceError(f"{path}: not UTF-8 text; give a trace that stibium record wrote") from None
+        raise TraceError(f"{where}: not UTF-8 text; give a trace that stibium record wrote") from None
     try:
-        doc = load_json(text, str(path), "give a trace that stibium record wrote")
+        doc = load_json(text, where, "give a trace that stibium record wrote")
     except JsonRefused as e:
         raise TraceError(str(e)) from None
     except ValueError:
-        raise TraceError(f"{path}: not JSON; give a trace that stibium record wrote") from None
-    return trace_of(doc, str(path))
+        raise TraceError(f"{where}: not JSON; give a trace that stibium record wrote") from None
+    return trace_of(doc, where)
 
 
 def read_capped(path: Path, what: str) -> bytes:
-    """The bytes of a file the person named (`what` it should be: "a trace"), at most TRACE_CAP_BYTES: a regular
-    file, opened without waiting on a FIFO; TraceError in one line otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such file; give the path of {what}") from None
-    except OSError as e:
-        why = "a socket" if e.errno == errno.ENXIO else e.strerror
-        raise TraceError(f"{path}: cannot be opened ({why}); give the path of {what}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
-            raise TraceError(f"{path}: {kind}, not {what}; give the path of {what}")
-        chunks, size = [], 0
-        while size <= TRACE_CAP_BYTES:
-            part = os.read(fd, min(1 << 24, TRACE_CAP_BYTES + 1 - size))
-            if not part:
-                break
-            chunks.append(part)
-            size += len(part)
-    finally:
-        os.close(fd)
-    if size > TRACE_CAP_BYTES:
-        raise TraceError(f"{path}: larger than {TRACE_CAP_BYTES >> 20} MiB; a trace holds at most {MAX_CALLS:,} calls")
-    return b"".join(chunks)
+    """The bytes of a file the person named (`what` it should be: "trace", "fio's I/O log"), at most TRACE_CAP_BYTES:
+    a regular file, opened without waiting on a FIFO (beside.read_regular); TraceError in one line otherwise."""
+    article = what if "'" in what else f"a {what}"
+    return read_regular(path, str(path), TRACE_CAP_BYTES, Named(
+        what, f"give the path of {article}", f"a trace holds at most {MAX_CALLS:,} calls", TraceError))
 
 
 def trace_of(doc: Any, where: str) -> Trace:

@@ -278,7 +278,9 @@ def files_of(parsed: Parsed, sizes: dict[str, int]) -> tuple[tuple[TraceFile, ..
             anonymous[rel] = "."
             continue
         anonymous[rel] = "/".join(tokens.setdefault(part, f"n{len(tokens) + 1}") for part in rel.split("/"))
-    files = tuple(TraceFile(anonymous[rel], rel in parsed.folders, sizes.get(rel)) for rel in parsed.paths)
+    # the recorded folder itself is a folder however the calls used it (a stat of "." says nothing of its kind)
+    files = tuple(TraceFile(anonymous[rel], rel in parsed.folders or rel == ".", sizes.get(rel))
+                  for rel in parsed.paths)
     return files, anonymous
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import MeasurementError
+from ...rundir.answers import refuse_unknown_keys
 from ...rundir.measurement import OP_FIELDS, Measurement
 from ...rundir.op import Op
 
@@ -50,10 +51,7 @@ def from_tree_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float 
     """The row of one phase of a tree: the operation's fields, then the helper's counts, time and latencies.
     Refuses an answer of another phase, file count, thread count or byte count, or with a key nobody decided
     about."""
-    unknown = sorted(set(answer) - set(_TREE_COLUMNS) - set(TREE_DROPPED_KEYS) - {"status"})
-    if unknown:
-        raise MeasurementError(f"the helper answered keys this stibium does not know ({', '.join(unknown)}); "
-                               f"reinstall stibium so that the helper and the package match")
+    refuse_unknown_keys(answer, _TREE_COLUMNS, TREE_DROPPED_KEYS)
     if ok:
         expected = {"phase": op.op, "files": op.phase.files if op.phase else 0, "threads": op.threads,
                     "bytes": op.bytes, "engine": op.engine, **({"sync": op.sync} if op.op == "create" else {})}

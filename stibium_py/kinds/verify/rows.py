@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from ...errors import MeasurementError
+from ...rundir.answers import refuse_unknown_keys
 from ...rundir.measurement import OP_FIELDS, Measurement
 from ...rundir.op import Op
 from .earlier.record import BAD_KEPT
@@ -60,10 +61,7 @@ def answer_row(op: Op, ok: bool, answer: dict[str, Any], started_s: float | None
                block_bytes: int, resident_before: float | None) -> Measurement:
     """The row of one file written (its time, its sync) or read back (its blocks counted, the first bad ones
     listed). Refuses an answer of another op or byte count, or with a key nobody decided about."""
-    unknown = sorted(set(answer) - set(ANSWER_KEYS) - set(DROPPED_KEYS))
-    if unknown:
-        raise MeasurementError(f"the helper answered keys this stibium does not know ({', '.join(unknown)}); "
-                               f"reinstall stibium so that the helper and the package match")
+    refuse_unknown_keys(answer, ANSWER_KEYS, DROPPED_KEYS)
     if ok:
         for key, want in (("op", op.op), ("bytes", op.bytes), ("blocks", op.bytes // block_bytes)):
             if answer.get(key) != want:
