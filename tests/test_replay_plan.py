@@ -126,3 +126,22 @@ def test_a_resume_reads_the_trace_the_run_directory_kept(tmp_path):
         _expand_again(str(plan), plan.read_text(), 1, {}, run_dir)
     assert str(e.value) == (f"{run_dir}/traces/app.trace: missing; the run directory lost its copy of the trace: "
                             f"restore the run from a copy")
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda d: d["files"].append({"path": "../escape", "folder": False, "size_bytes": 1}), "file 22's path"),
+    (lambda d: d["files"].append({"path": "/etc/passwd", "folder": False, "size_bytes": 1}), "file 22's path"),
+    (lambda d: d["files"][1].update(size_bytes=-5), "size_bytes"),
+    (lambda d: d["calls"][0].__setitem__(0, 10 ** 6), "thread"),
+    (lambda d: d.update(calls=[[0, 0, 0, "exec", -1, -1, -1, -1, 0, 0, ""]]), "call 0"),
+    (lambda d: d.update(files=[[["nested"]]]), "file 0"),
+])
+def test_a_hostile_trace_is_refused_in_one_line_and_nothing_is_written(tmp_path, disk_dir, change, said):
+    doc = json.loads(TRACE.read_text())
+    change(doc)
+    (tmp_path / "save.trace").write_text(json.dumps(doc))
+    plan = _plan(tmp_path)
+    code, out = _cli("run", str(plan), "--target", str(disk_dir / "t"), "--out", str(tmp_path / "r"))
+    assert code == 2 and out.count("\n") == 1 and out.startswith("stibium: ") and said in out, out
+    assert "give a trace that stibium record wrote" in out
+    assert not (disk_dir / "t").exists() and not (tmp_path / "r").exists() and not (tmp_path.parent / "escape").exists()

@@ -1,0 +1,142 @@
+"""A replay's accuracy on devices of known rates (Recipe A: reads and writes throttled apart; docs/truth-devices.md,
+"Replays"): a program of known I/O recorded with `stibium record` on the device, then replayed. As recorded on the
+same device, the replay takes as long as the program did; as fast as it can on a device of half the rates, its
+reads and syncs take twice as long; and the device's own counters show the replay reading and writing what the
+program read and wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import devices
+from conftest import stibium_run
+
+from stibium_py.kinds.replay.script import script_of
+from stibium_py.run.helper import find_helper
+from stibium_py.trace.model import read_trace
+
+MIB = 1 << 20
+READ_BPS, WRITE_BPS = 50 * MIB, 30 * MIB
+
+# reads a 32 MiB file the program found, thinks, writes a 24 MiB file of its own and syncs it, thinks, renames it
+PROGRAM = r"""
+import os, time
+with open("in.bin", "rb") as f:
+    while f.read(1 << 20):
+        pass
+time.sleep(0.2)
+block = os.urandom(1 << 20)
+with open("out.tmp", "wb") as f:
+    for _ in range(24):
+        f.write(block)
+    f.flush()
+    os.fsync(f.fileno())
+time.sleep(0.1)
+os.stat("out.tmp")
+os.rename("out.tmp", "out.bin")
+"""
+
+
+def _counters(mount: Path) -> tuple[int, int]:
+    """The device's sectors read and written so far, in bytes (/sys/dev/block/MAJ:MIN/stat)."""
+    source = subprocess.run(["findmnt", "-n", "-o", "SOURCE", str(mount)], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    rdev = os.stat(source).st_rdev
+    fields = Path(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/stat").read_text().split()
+    return int(fields[2]) * 512, int(fields[6]) * 512
+
+
+def _record(device: devices.Device, folder: Path) -> tuple[Path, float, tuple[int, int]]:
+    """The program recorded on the device: its trace, its span (first call to last end, s) and what the device read
+    and wrote while it ran."""
+    app = device.mount / "app"
+    app.mkdir()
+    (app / "in.bin").write_bytes(os.urandom(32 * MIB))
+    helper = str(find_helper())
+    subprocess.run([helper, "evict", "--path", str(app / "in.bin")], check=True, capture_output=True)
+    subprocess.run(["sync"], check=True)
+    (folder / "program.py").write_text(PROGRAM)
+    trace = folder / "app.trace"
+    before = _counters(device.mount)
+    done = subprocess.run([sys.executable, "-m", "stibium_py", "record", "--folder", str(app), "--out", str(trace),
+                           "--", sys.executable, str(folder / "program.py")], cwd=app, capture_output=True, text=True)
+    after = _counters(device.mount)
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = read_trace(trace).calls
+    span_s = max(c.start_ns + c.took_ns for c in calls) / 1e9
+    return trace, span_s, (after[0] - before[0], after[1] - before[1])
+
+
+def _plan(timing: str) -> str:
+    return f"""\
+name: truth-replay
+tests:
+  - name: app
+    kind: replay
+    trace: app.trace
+    timing: {timing}
+    trials: 3
+"""
+
+
+def _in_calls(summary: dict, calls: tuple[str, ...]) -> float:
+    (result,) = [t for t in summary["tests"] if t["kind"] == "replay"]
+    return sum(k["in_calls_s"]["estimate"] for k in result["kinds"] if k["call"] in calls)
+
+
+@pytest.mark.timeout(600)
+def test_a_replay_takes_as_long_as_the_program_and_moves_what_it_moved(tmp_path):
+    why = devices.missing_for_recipe_a()
+    if why:
+        pytest.skip(f"Recipe A {why}")
+    (tmp_path / "dev").mkdir()
+    with devices.recipe_a(tmp_path / "dev", READ_BPS, WRITE_BPS, size_bytes=1 << 30) as device:
+        trace, span_s, recorded = _record(device, tmp_path)
+        summary, _ = stibium_run(tmp_path, device, _plan("as-recorded"))
+        (result,) = [t for t in summary["tests"] if t["kind"] == "replay"]
+        elapsed = result["elapsed_s"]["estimate"]
+        print(f"TRUTH replay as-recorded on Recipe A: the program's span {span_s:.4f} s, the replay's elapsed "
+              f"{elapsed:.4f} s [{result['elapsed_s']['low']:.4f}, {result['elapsed_s']['high']:.4f}], error "
+              f"{elapsed / span_s - 1:+.2%}")
+        print(f"TRUTH replay as-recorded on Recipe A: up to {result['late_calls']} of {result['calls']} calls a trial "
+              f"issued late, the latest by {result['late_max_s']} s (the throttle releases I/O in slices of ~100 ms)")
+        assert abs(elapsed / span_s - 1) <= 0.05
+        assert result["mismatched"] == 0
+        (tmp_path / "full").mkdir()
+        (tmp_path / "full" / "app.trace").write_bytes(trace.read_bytes())
+        fast_full, _ = stibium_run(tmp_path / "full", device, _plan("as-fast"))
+        # the device's counters around one replay's timed calls alone (its files laid out and evicted before)
+        script = tmp_path / "script.txt"
+        script.write_text(script_of(read_trace(trace)).text)
+        root = device.mount / "replay"
+        root.mkdir()
+        helper = str(find_helper())
+        base = [helper, "replay", "--path", str(root), "--script", str(script)]
+        subprocess.run([*base, "--phase", "layout"], check=True, capture_output=True)
+        subprocess.run(["sync"], check=True)
+        before = _counters(device.mount)
+        ran = subprocess.run([*base, "--phase", "run", "--timing", "fast"], capture_output=True, text=True)
+        subprocess.run(["sync"], check=True)
+        after = _counters(device.mount)
+        assert ran.returncode == 0 and json.loads(ran.stdout)["mismatched"] == 0, ran.stdout
+    replayed = (after[0] - before[0], after[1] - before[1])
+    for what, truth, value in (("read", recorded[0], replayed[0]), ("written", recorded[1], replayed[1])):
+        print(f"TRUTH replay on Recipe A: bytes {what} by the device, the program {truth:,}, the replay {value:,}, "
+              f"error {value / truth - 1:+.2%}")
+        assert abs(value / truth - 1) <= 0.01
+    (tmp_path / "half").mkdir()
+    (tmp_path / "dev2").mkdir()
+    with devices.recipe_a(tmp_path / "dev2", READ_BPS // 2, WRITE_BPS // 2, size_bytes=1 << 30) as slow:
+        (tmp_path / "half" / "app.trace").write_bytes(trace.read_bytes())
+        fast_half, _ = stibium_run(tmp_path / "half", slow, _plan("as-fast"))
+    for calls in (("read",), ("fsync",)):
+        full, half = _in_calls(fast_full, calls), _in_calls(fast_half, calls)
+        print(f"TRUTH replay as-fast, {'+'.join(calls)} time in calls: Recipe A {full:.4f} s, at half its rates "
+              f"{half:.4f} s, ratio {half / full:.3f} (truth 2)")
+        assert abs(half / full / 2 - 1) <= 0.10
