@@ -18,7 +18,7 @@
 
 const char *const sb_rp_kind_names[SB_RP_KINDS] = {"open", "close", "read", "write", "seek", "fsync", "fdatasync",
                                                    "sync_range", "syncfs", "truncate", "allocate", "rename",
-                                                   "unlink", "mkdir", "rmdir", "stat", "list", "copy"};
+                                                   "unlink", "mkdir", "rmdir", "stat", "list", "copy", "fullsync"};
 const char *const sb_rp_timing_names[SB_RP_TIMINGS] = {"fast", "think", "recorded"};
 
 #define SB_RP_MAX_CALLS 2000000u
@@ -124,7 +124,7 @@ static int sb_rp_line(sb_rp_job *job, char *line, size_t *files, size_t *pre, si
     int by_handle = c->kind == SB_RP_CLOSE || c->kind == SB_RP_READ || c->kind == SB_RP_WRITE ||
                     c->kind == SB_RP_SEEK || c->kind == SB_RP_FSYNC || c->kind == SB_RP_FDATASYNC ||
                     c->kind == SB_RP_SYNC_RANGE || c->kind == SB_RP_SYNCFS || c->kind == SB_RP_ALLOCATE ||
-                    c->kind == SB_RP_LIST || c->kind == SB_RP_COPY;
+                    c->kind == SB_RP_LIST || c->kind == SB_RP_COPY || c->kind == SB_RP_FULLSYNC;
     if ((by_handle && c->handle < 0) || (!by_handle && c->file < 0 && c->handle < 0) ||
         ((c->kind == SB_RP_RENAME || c->kind == SB_RP_COPY) && c->to_file < 0))
         return -1;
@@ -328,11 +328,13 @@ static long long sb_rp_issue(sb_rp_worker *w, const sb_rp_call *c, uint64_t *mov
         return lseek(fd, (off_t)(c->offset < 0 ? 0 : c->offset), SEEK_SET) < 0 ? -1 : 0;
     case SB_RP_FSYNC:
     case SB_RP_FDATASYNC:
+    case SB_RP_FULLSYNC:
         if ((fd = sb_rp_fd(w, c->handle)) < 0)
             return -1;
         if (c->kind == SB_RP_FSYNC)
             return fsync(fd);
-        if (sb_sync_fd(fd, SB_SYNC_DATA, &used, &ignored) != 0) {
+        /* F_FULLFSYNC where the platform has it (Linux: fsync, sb_sync_fd) */
+        if (sb_sync_fd(fd, c->kind == SB_RP_FULLSYNC ? SB_SYNC_FULL : SB_SYNC_DATA, &used, &ignored) != 0) {
             errno = ignored.errnum;
             return -1;
         }

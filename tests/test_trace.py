@@ -19,7 +19,8 @@ from stibium_py.cli import main
 from stibium_py.errors import TraceError
 from stibium_py.trace import model
 from stibium_py.trace.model import Call, Trace, TraceFile, plain_path, read_trace, trace_text, write_trace
-from stibium_py.trace.strace import files_of, parse
+from stibium_py.trace.parsed import files_of
+from stibium_py.trace.strace import parse
 from stibium_py.trace.summary import summarize
 
 FORMS = Path(__file__).parent / "fixtures" / "strace" / "forms.txt"

@@ -23,8 +23,9 @@ from .common import console, say, user_errors
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @user_errors
 def record(out: Path | None, folder: Path, command: tuple[str, ...]) -> None:
-    """Run COMMAND (after --) under strace and write what it did to the files of FOLDER as a trace: calls,
-    threads, times and sizes, with no file contents and no names (each name replaced by a token). Linux."""
+    """Run COMMAND (after --) under strace (Linux) or fs_usage (macOS, as root) and write what it did to the files
+    of FOLDER as a trace: calls, threads, times and sizes, with no file contents and no names (each name replaced by
+    a token)."""
     from ..errors import TraceError
     from ..trace.model import write_trace
     from ..trace.record import record as run_recorded
@@ -92,3 +93,45 @@ def import_fio(iolog: Path, out: Path) -> None:
         if done.not_kept else ""
     console.print(f"trace: {out} ({len(t.calls):,} call{'s' if len(t.calls) != 1 else ''} on {len(t.files):,} "
                   f"file{'s' if len(t.files) != 1 else ''}{skipped})", markup=False, highlight=False)
+
+
+@trace_group.command(name="import-fs-usage", short_help="macOS's fs_usage output (fs_usage -w -f filesys) as a trace.")
+@click.argument("log", metavar="LOG", type=click.Path(path_type=Path))
+@click.option("--folder", "folder", type=str, required=True,
+              help="The folder the program worked in, as the Mac named it (/Users/ann/Photos): the calls on files "
+                   "below it are kept, relative paths are taken from it.")
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True, help="Where to write the trace.")
+@user_errors
+def import_fs_usage(log: Path, folder: str, out: Path) -> None:
+    """The lines `sudo fs_usage -w -f filesys PROGRAM > LOG` wrote on a Mac while PROGRAM ran in FOLDER, as a trace:
+    its calls on files below FOLDER by thread, named by tokens; the files it met first as existing ones, each as
+    large as its reads reached (fs_usage does not list the folder before)."""
+    from ..errors import TraceError
+    from ..trace.fs_usage import parse, starting_sizes
+    from ..trace.model import MAX_CALLS, Trace, read_capped, write_trace
+    from ..trace.parsed import files_of
+    if os.path.lexists(out):
+        raise TraceError(f"trace import-fs-usage: {out} exists; give another --out or remove it")
+    if not folder.startswith("/") or "\x00" in folder:
+        raise TraceError(f"trace import-fs-usage: --folder {folder!r} is not an absolute path; give the folder as "
+                         f"the Mac named it, such as /Users/ann/Photos")
+    try:
+        text = read_capped(log, "fs_usage log").decode("utf-8")
+    except UnicodeDecodeError:
+        raise TraceError(f"{log}: not UTF-8 text; give the lines fs_usage -w printed") from None
+    read = parse(text.splitlines(), folder)
+    calls = read.parsed.calls
+    if not calls:
+        raise TraceError(f"{log}: no call on a file below {folder}; give the lines fs_usage -w -f filesys printed "
+                         f"while the program ran there, and the folder it worked in")
+    if len(calls) > MAX_CALLS:
+        raise TraceError(f"{log}: {len(calls):,} calls, more than a trace holds ({MAX_CALLS:,}); record a shorter "
+                         f"run of the program")
+    files, _ = files_of(read.parsed, starting_sizes(read))
+    span = max(c.start_ns + c.took_ns for c in calls)
+    write_trace(Trace(files, tuple(calls), "fs_usage", "Darwin", read.program, span, read.parsed.outside), out)
+    left = (f"; {read.left_out:,} call{'s' if read.left_out != 1 else ''} left out (renames, whose new name fs_usage "
+            f"does not print, and paths it cut)") if read.left_out else ""
+    console.print(f"trace: {out} ({len(calls):,} call{'s' if len(calls) != 1 else ''} on {len(files):,} "
+                  f"file{'s' if len(files) != 1 else ''} and folders; {read.parsed.outside:,} calls outside the "
+                  f"folder not kept{left})", markup=False, highlight=False)

@@ -27,7 +27,7 @@ MAX_NS = 10 ** 15                    # a time from the trace's start: 11 days
 
 # what a call does, in the trace's words (the system calls behind each: docs/trace-format.md)
 CALLS = ("open", "close", "read", "write", "seek", "fsync", "fdatasync", "sync_range", "syncfs", "truncate",
-         "allocate", "rename", "unlink", "mkdir", "rmdir", "stat", "list", "copy", "mmap")
+         "allocate", "rename", "unlink", "mkdir", "rmdir", "stat", "list", "copy", "fullsync", "mmap")
 NOT_REPLAYED = ("mmap",)             # its reads and writes are page faults, which no call shows
 COLUMNS = ("thread", "start_ns", "took_ns", "call", "file", "to_file", "handle", "offset", "bytes", "result",
            "error")

@@ -16,10 +16,10 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
 from .model import Call, TraceFile
+from .parsed import Parsed, file_in
 
 TRACED = ("open", "openat", "openat2", "creat", "close", "read", "pread64", "readv", "preadv", "preadv2", "write",
           "pwrite64", "writev", "pwritev", "pwritev2", "lseek", "fsync", "fdatasync", "sync_file_range", "syncfs",
@@ -38,18 +38,6 @@ _IOV_LEN = re.compile(r"iov_len=(\d+)")
 _Made = tuple[str, int, int, int, int, int]
 READS = {"read": None, "pread64": 3, "readv": None, "preadv": 3, "preadv2": 3}       # name: the offset's argument
 WRITES = {"write": None, "pwrite64": 3, "writev": None, "pwritev": 3, "pwritev2": 3}
-
-
-@dataclass
-class Parsed:
-    """What a trace's builder needs of strace's lines: the calls, the files they name (relative to the folder),
-    how each file was used (as a folder or not), the calls on files outside the folder."""
-
-    calls: list[Call] = field(default_factory=list)
-    paths: dict[str, int] = field(default_factory=dict)         # relative path -> file index
-    folders: set[str] = field(default_factory=set)
-    outside: int = 0
-    first_s: float | None = None        # strace's clock at the first call kept
 
 
 class _Reader:
@@ -241,20 +229,7 @@ class _Reader:
         return os.path.normpath(raw if raw.startswith("/") else os.path.join(base, raw))
 
     def _file(self, path: str, folder: bool) -> int | None:
-        """The index of a file inside the folder (its parents' counted as folders), None outside it."""
-        path = os.path.normpath(path)
-        if path == self.root:
-            rel = "."
-        elif path.startswith(self.root.rstrip("/") + "/"):
-            rel = path[len(self.root.rstrip("/")) + 1:]
-        else:
-            return None
-        if folder:
-            self.out.folders.add(rel)
-        parts = rel.split("/")
-        for k in range(1, len(parts)):
-            self.out.folders.add("/".join(parts[:k]))
-        return self.out.paths.setdefault(rel, len(self.out.paths))
+        return file_in(self.out, self.root, path, folder)
 
 
 def parse(lines: Iterable[str], root: str, start_cwd: str) -> Parsed:
@@ -265,23 +240,6 @@ def parse(lines: Iterable[str], root: str, start_cwd: str) -> Parsed:
         reader.line(text)
     reader.out.calls.sort(key=lambda c: c.start_ns)      # strace prints a call when it ends; a trace, by its start
     return reader.out
-
-
-def files_of(parsed: Parsed, sizes: dict[str, int]) -> tuple[tuple[TraceFile, ...], dict[str, str]]:
-    """The trace's files in the order the calls named them, each name replaced by a token (the same name, the same
-    token: n1, n2...), the folders kept as they nest; sizes: each relative path's size before the program ran
-    (folders as 0; a path not in it did not exist). Also the map from each real relative path to its token."""
-    tokens: dict[str, str] = {}
-    anonymous: dict[str, str] = {}
-    for rel in parsed.paths:
-        if rel == ".":
-            anonymous[rel] = "."
-            continue
-        anonymous[rel] = "/".join(tokens.setdefault(part, f"n{len(tokens) + 1}") for part in rel.split("/"))
-    # the recorded folder itself is a folder however the calls used it (a stat of "." says nothing of its kind)
-    files = tuple(TraceFile(anonymous[rel], rel in parsed.folders or rel == ".", sizes.get(rel))
-                  for rel in parsed.paths)
-    return files, anonymous
 
 
 # -- strace's printing

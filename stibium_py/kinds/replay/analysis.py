@@ -22,7 +22,8 @@ def add_warnings(e: Any, add: Callable[..., None]) -> None:
     label = f"{e.name} (replay)"
     if e.mismatched:
         first = f"; the first is call {e.first_mismatch} of the trace" if e.first_mismatch is not None else ""
-        add("warning", label, f"{e.mismatched:,} calls over {e.n} trials came out otherwise than recorded (failed "
+        calls = f"{e.mismatched:,} call{'s' if e.mismatched != 1 else ''} over {e.n} trial{'s' if e.n != 1 else ''}"
+        add("warning", label, f"{calls} came out otherwise than recorded (failed "
             f"where the program's succeeded, or the other way round){first}: the replay did not do all the program "
             f"did", "the program met files this replay could not make as they were (a trace cut short, or files "
             "outside the recorded folder); record again with --folder set to the folder it works in")

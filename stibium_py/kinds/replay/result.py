@@ -19,7 +19,7 @@ from ...rundir.table import Table
 QUANTILES = {"lat_p50_s": 0.5, "lat_p99_s": 0.99, "lat_p999_s": 0.999}
 # the kinds of call in the groups a reader thinks in: what moves data, what makes it durable, what names files
 GROUPS = {"read": "reads", "write": "writes", "copy": "writes", "fsync": "syncs", "fdatasync": "syncs",
-          "sync_range": "syncs", "syncfs": "syncs"}
+          "sync_range": "syncs", "syncfs": "syncs", "fullsync": "syncs"}
 SLOWEST_SHOWN = 10
 
 
