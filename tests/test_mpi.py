@@ -499,6 +499,33 @@ def test_every_client_makes_a_tree_of_its_own_and_the_table_adds_their_files(tmp
     assert not list(store.rglob("*.dat"))
 
 
+def test_every_client_replays_its_own_copy_of_the_trace_rank_0_read(tmp_path):
+    """A replay test with two clients: rank 0 reads the trace beside the plan and sends it (the other rank's folder
+    has none), each client replays it on a folder of its own, and the result takes both together: every call of
+    both, a trial's elapsed time the slower client's; nothing of either copy left."""
+    plan_dir = tmp_path / "plans"
+    plan_dir.mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures" / "replay" / "save.trace", plan_dir / "save.trace")
+    (plan_dir / "plan.yaml").write_text("name: replays\ntests:\n  - name: app\n    kind: replay\n"
+                                        "    trace: save.trace\n    trials: 2\n")
+    store = tmp_path / "store"
+    done = mpi(2, "run", "plan.yaml", "--target", str(store), "--out", "reports", cwd=plan_dir)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = the_run(plan_dir / "reports")
+    rows = rows_of(run_dir)
+    trials = [r for r in rows if not r["access"]]
+    assert sorted((r["rank"], r["trial"]) for r in trials) == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
+    assert {r["file"] for r in trials} == {f"client-{k}/app/replay-{t}" for k in (0, 1) for t in (0, 1)}
+    assert all(r["requests"] == "108" and r["mismatched_calls"] == "0" for r in trials)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (result,) = [t for t in summary["tests"] if t["kind"] == "replay"]
+    assert (result["clients"], result["calls"]) == (2, 216)
+    slower = [max(float(r["seconds"]) for r in trials if r["trial"] == t) for t in ("0", "1")]
+    assert result["elapsed_s"]["estimate"] == pytest.approx(sum(slower) / 2)
+    assert "216 calls by 2 clients together (108 each" in " ".join(done.stdout.split())
+    assert not [p for p in store.rglob("*") if p.is_file() and p.name != ".stibium-run"]
+
+
 def test_the_readme_s_one_machine_line_works_as_written(tmp_path):
     """The README's first many-clients line, for this user (root: the line with --allow-run-as-root), run as
     written on this machine (two cores: four clients need --oversubscribe), with PLAN a small plan. Open MPI's

@@ -211,10 +211,13 @@ def stragglers(rates: np.ndarray) -> np.ndarray:
 
 
 def client_points(rows: Table, s: Settings) -> list[ClientPoint]:
-    """Every point's clients (kinds measured as points; a sustained test's clients are in its rows)."""
+    """Every point's clients (kinds measured as points; a sustained test's clients are in its rows), of the kinds
+    whose steps are all clients' together (a replay's clients are taken together in its own result)."""
     valid = rows.valid()
     out = []
     for key, point in by_point(valid).items():
+        if not _aggregated(key.kind):
+            continue
         per_rank = point.groups("rank")
         rates = []
         for (rank,), idx in sorted(per_rank.items(), key=lambda kv: kv[0][0]):

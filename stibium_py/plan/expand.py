@@ -263,6 +263,21 @@ def granular(value: Size, granularity: int, units: str, where: Where) -> int:
 PlanFiles = Callable[[str, str, str, int, Named], bytes]
 
 
+def read_from(kept: dict[str, bytes]) -> PlanFiles:
+    """The files a plan named as another client read them (its tests' kept bytes: a replay's trace, which the first
+    client read beside the plan and sent to the others)."""
+    def read(test: str, given: str, what: str, cap_bytes: int, named: Named) -> bytes:
+        if test not in kept:
+            raise named.error(f"{what}: the first client sent no copy of it; run the same plan on every client")
+        return kept[test]
+    return read
+
+
+def kept_files_of(expanded: "Expanded") -> dict[str, bytes]:
+    """Each test's file as read beside the plan (a replay's trace), by test: what the first client sends the others."""
+    return {t.name: t.kept_bytes for t in expanded.tests if t.kept_bytes is not None}
+
+
 def expand(plan: Plan, seed: int | None = None, free_bytes: int | None = None,
            files: PlanFiles | None = None) -> Expanded:
     """The operations of a plan, in run order; `seed` overrides defaults.seed; `free_bytes` is the target's

@@ -16,7 +16,7 @@ from .helper import HelperFactory
 from ..rundir.liveness import still_running
 from ..paths import device_of, volume_change
 from ..plan import Expanded, PlanError, load_plan
-from ..plan.expand import expand
+from ..plan.expand import expand, kept_files_of, read_from
 from .preflight import WORK_MARKER, RunError
 from ..rundir.record import RunRecord, RunStatus, ops_digest
 from ..rundir.store import iso, read_run_json, utc_now, write_run_json
@@ -49,6 +49,7 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
     shared = team.share(None if not leads else (found[0].plan.source, found[0].plan.text, found[0].seed,
                                                  found[0].expanded, found[0].work_dir, run_dir.name))
     source, text, seed, facts, work_dir, name = shared
+    kept = team.share(kept_files_of(found[1]) if leads else None)      # a replay's trace, from rank 0's run directory
 
     def expanded_here() -> Expanded:
         """This rank's operations: rank 0's from the run directory; another rank's from the plan rank 0 sent, held
@@ -56,7 +57,7 @@ def _resume_team(run_dir: Path, options: RunOptions, console: Console, helper: H
         or none going on."""
         if leads:
             return found[1]
-        mine = _expand_again(source, text, seed, facts, None)
+        mine = _expand_again(source, text, seed, facts, None, kept)
         if ops_digest(mine.ops_as_dicts()) != facts.get("ops_sha256"):
             raise RunError(f"this rank expanded the run's plan into other operations than rank 0; install the same "
                            f"stibium ({__version__}) on every machine", 2)
@@ -93,12 +94,14 @@ def _resumed(run: RunRecord, options: RunOptions) -> RunRecord:
                    resumed_utc=(*run.resumed_utc, iso(utc_now())))
 
 
-def _expand_again(source: str, text: str, seed: int | None, facts: dict, run_dir: Path | None) -> Expanded:
+def _expand_again(source: str, text: str, seed: int | None, facts: dict, run_dir: Path | None,
+                  kept: dict[str, bytes] | None = None) -> Expanded:
     """The run's operations again, from the plan's text kept in run.json (not the file, which may have changed
     since) and its seed; a sustained test's fraction_of_free of the free space when the run started, not now."""
     plan, _ = load_plan(Path(source), text=text)
     free = next((t.get("free_bytes") for t in facts.get("tests", []) if t.get("free_bytes") is not None), None)
-    return expand(plan, seed, free, kept_files(run_dir) if run_dir is not None else None)
+    return expand(plan, seed, free, kept_files(run_dir) if run_dir is not None else
+                  read_from(kept) if kept is not None else None)
 
 
 def started_here(run: RunRecord, run_dir: Path, history_db: Path | None) -> bool:

@@ -17,7 +17,7 @@ from .helper import HelperFactory, device_block_of
 from ..machine.link import link_of
 from ..plan import Expanded, expand_at
 from ..paths import missing_folders, remove_empty
-from ..plan.expand import expand
+from ..plan.expand import expand, kept_files_of, read_from
 from .preflight import RunError, preflight
 from ..rundir.record import PlanRecord, RunRecord, RunStatus, ops_digest
 from ..rundir.store import iso, new_run_dir, utc_now, write_run_json
@@ -43,8 +43,9 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         expanded = expand_at(plan_path, plan, text, options.seed, options.target, clients=team.size)
         free = next((t.free_bytes for t in expanded.tests if t.free_bytes is not None), None)
     free = team.share(free if leads else None)
+    kept = team.share(kept_files_of(expanded) if leads else None)       # a replay's trace, read by rank 0 alone
     if not leads:
-        expanded = expand(plan, options.seed, free)
+        expanded = expand(plan, options.seed, free, read_from(kept))
     digest = ops_digest(expanded.ops_as_dicts())
     helpers = helpers_of(helper)
 

@@ -39,8 +39,8 @@ def expand_test(test: ReplayTest, where: Where, s: dict[str, Any], seq0: int, fr
     at = where / "trace"
     files = s.get("files")
     if files is None:
-        raise at.error("a replay test's trace is read beside the plan, by the first client only; run replay tests "
-                       "with one client")
+        raise at.error("a replay test's trace is read beside the plan, and this plan was given without its folder; "
+                       "run it from its file (stibium run PLAN)")
     try:
         data = files(test.name, test.trace, test.trace, TRACE_CAP_BYTES, TRACE)
         trace = trace_from(data, test.trace)

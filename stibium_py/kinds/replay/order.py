@@ -5,6 +5,7 @@ call, the folder removed after."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,10 @@ def order(d: Steps, test: ExpandedTest) -> str:
     with tempfile.TemporaryDirectory(prefix="stibium-replay-") as folder:
         script_path = Path(folder) / "script.txt"
         script_path.write_text(script.text)
-        for op in test.ops:
-            if op.seq in d.done:
+        for planned in test.ops:
+            if planned.seq in d.done:
                 continue
+            op = replace(planned, file=d.place.touch(planned, test).file)   # many clients: each its own copy
             d.work.remove_tree(op.file)          # what an interrupted trial left
             root = d.work.folder(op.file)
             d.helper_ok(replay_args(op, root, script_path, "layout", replaying.spacing, test.between == "evict"))

@@ -64,6 +64,7 @@ class ReplayResult:
     first_mismatch: int | None       # its index in the trace's calls
     slowest: list[tuple[int, float]]     # (index in the trace, seconds), every trial's, the slowest first
     layout_bytes: int                # the files the program met, laid out before each trial
+    clients: int = 1                 # many clients: each replayed its own copy; a trial's elapsed is the slowest's
     op: str = "replay"
     kind: str = "replay"
 
@@ -83,12 +84,17 @@ class ReplayResult:
                 "calls": self.calls, "threads": self.threads, "timing": self.timing,
                 "kinds": [k.to_json() for k in self.kinds], "late_calls": self.late_calls,
                 "late_max_s": self.late_max_s, "mismatched": self.mismatched, "first_mismatch": self.first_mismatch,
-                "slowest": [list(s) for s in self.slowest], "layout_bytes": self.layout_bytes}
+                "slowest": [list(s) for s in self.slowest], "layout_bytes": self.layout_bytes,
+                "clients": self.clients}
 
 
 def replay_result(name: str, rows: Table, resamples: int, seed: int, confidence: float) -> ReplayResult | None:
     """A replay test from its valid rows: its trials' rows (access empty) and each kind's; None where no trial's
-    row is among them."""
+    row is among them. With many clients each trial's rows of every client are taken together first (_together)."""
+    rank = rows.col("rank").astype(float)
+    clients = len(set(rank[np.isfinite(rank)].astype(int)))
+    if clients > 1:
+        rows = _together(rows, clients)
     access = np.asarray(rows.access).astype(str)
     trials = rows.take(np.flatnonzero(access == ""))
     if len(trials) == 0:
@@ -123,7 +129,48 @@ def replay_result(name: str, rows: Table, resamples: int, seed: int, confidence:
         late_max_s=float(np.nanmax(late_max)) if np.isfinite(late_max).any() else None,
         mismatched=int(np.nansum(mismatched)),
         first_mismatch=int(np.nanmin(firsts)) if np.isfinite(firsts).any() else None,
-        slowest=_slowest(trials.col("slowest_calls")), layout_bytes=int(trials.size_bytes[0]))
+        slowest=_slowest(trials.col("slowest_calls")), layout_bytes=int(trials.size_bytes[0]), clients=max(1, clients))
+
+
+def _together(rows: Table, clients: int) -> Table:
+    """Each trial's rows of every client as one (a trial's row, and a row for each kind of call): what every client
+    replayed together, of a trial that every client finished. A trial's elapsed time is the slowest client's; calls,
+    bytes and times in calls are summed, as are the waits and mismatches; the latest call's lateness is the latest of
+    any; a kind's latencies are every client's calls in one histogram."""
+    out = []
+    for (_, call), idx in rows.groups("trial", "access").items():
+        step = rows.take(idx)
+        if len(step) < clients:
+            continue
+        kind = bool(str(call))
+
+        def summed(name: str) -> float | None:
+            values = step.col(name).astype(float)
+            return float(values.sum()) if np.isfinite(values).all() else None
+
+        def most(name: str) -> float | None:
+            values = step.col(name).astype(float)
+            return float(np.nanmax(values)) if np.isfinite(values).any() else None
+
+        merged = None
+        if kind:
+            try:
+                merged = LatencyHistogram.merged(step.col("lat_hist_ns").tolist())
+            except HistogramError:
+                merged = None
+        latency: dict[str, Any] = {k: merged.quantile_s(q) for k, q in QUANTILES.items()} \
+            if merged is not None and merged.n else {}
+        seconds = step.seconds.astype(float)
+        out.append(step.row(0)._replace(
+            seconds=float(seconds.sum()) if kind else float(seconds.max()),
+            bytes=int(step.bytes.astype(float).sum()), requests=int(step.requests.astype(float).sum()),
+            in_calls_s=summed("in_calls_s"), think_s=summed("think_s"), waited_s=summed("waited_s"),
+            late_calls=None if kind else int(np.nansum(step.col("late_calls").astype(float))),
+            late_max_s=most("late_max_s"), lat_max_s=most("lat_max_s"),
+            mismatched_calls=int(np.nansum(step.col("mismatched_calls").astype(float))),
+            lat_hist_ns=merged.to_text() if merged is not None and merged.n else None,
+            rank=None, host=None, **latency))
+    return Table.from_rows(out)
 
 
 def _median(values: Any) -> float:

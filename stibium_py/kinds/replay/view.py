@@ -28,7 +28,8 @@ TIMINGS = {"as-fast": "each thread's next call as soon as its last returned (the
 def headline(e: ReplayResult, compact: bool) -> tuple[str, str, str]:
     """The replay's elapsed time and its share in calls."""
     elapsed = estimate_text(e.elapsed_s, format_seconds, compact=compact)
-    share = e.in_calls_s.estimate / (e.elapsed_s.estimate * e.threads) if e.elapsed_s.estimate > 0 else math.nan
+    share = e.in_calls_s.estimate / (e.elapsed_s.estimate * e.threads * e.clients) if e.elapsed_s.estimate > 0 \
+        else math.nan
     in_calls = f"{share:.0%} in calls" if math.isfinite(share) else "-"
     if compact:
         return "replay", elapsed, in_calls
@@ -41,7 +42,10 @@ def _summary(e: ReplayResult) -> str:
         spaced.append(f"on other threads' calls {format_seconds(e.waited_s)}")
     late = (f"; {e.late_calls:,} calls issued late (the latest by {format_seconds(e.late_max_s)})"
             if e.late_calls and e.late_max_s is not None else "")
-    return (f"{e.name}: {e.calls:,} calls on {e.threads} thread{'s' if e.threads > 1 else ''} ({e.timing}) in "
+    threads = f"{e.threads} thread{'s' if e.threads > 1 else ''}"
+    who = (f"{e.calls:,} calls by {e.clients} clients together ({e.calls // e.clients:,} each, on {threads} each; a "
+           f"trial's elapsed time the slowest client's)" if e.clients > 1 else f"{e.calls:,} calls on {threads}")
+    return (f"{e.name}: {who} ({e.timing}) in "
             f"{estimate_text(e.elapsed_s, format_seconds)} over {e.n} trial{'s' if e.n > 1 else ''}; in calls "
             f"{estimate_text(e.in_calls_s, format_seconds)}" + (f"; {', '.join(spaced)}" if spaced else "") + late)
 
