@@ -545,7 +545,7 @@ def test_a_rank_that_expands_the_resumed_plan_otherwise_stops_every_rank(tmp_pat
     run = read_run_json(run_dir)
     sent = (run.plan.source, run.plan.text, run.seed, {**run.expanded, "ops_sha256": "0" * 64}, run.work_dir,
             run_dir.name)
-    team = _RankOne([sent])
+    team = _RankOne([sent, {}])                     # rank 0 sends the run, then no trace (no replay test)
     with pytest.raises(SystemExit) as e:
         resume_run(run_dir, RunOptions(progress=False), Console(quiet=True), FakeHelpers(), team)
     assert e.value.code == 2

@@ -43,9 +43,9 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
         expanded = expand_at(plan_path, plan, text, options.seed, options.target, clients=team.size)
         free = next((t.free_bytes for t in expanded.tests if t.free_bytes is not None), None)
     free = team.share(free if leads else None)
-    kept = team.share(kept_files_of(expanded) if leads else None)       # a replay's trace, read by rank 0 alone
+    sent = team.share(kept_files_of(expanded) if leads else None)       # a replay's trace, read by rank 0 alone
     if not leads:
-        expanded = expand(plan, options.seed, free, read_from(kept))
+        expanded = expand(plan, options.seed, free, read_from(sent))
     digest = ops_digest(expanded.ops_as_dicts())
     helpers = helpers_of(helper)
 

@@ -140,3 +140,52 @@ def test_a_replay_takes_as_long_as_the_program_and_moves_what_it_moved(tmp_path)
         print(f"TRUTH replay as-fast, {'+'.join(calls)} time in calls: Recipe A {full:.4f} s, at half its rates "
               f"{half:.4f} s, ratio {half / full:.3f} (truth 2)")
         assert abs(half / full / 2 - 1) <= 0.10
+
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "replay" / "save.trace"   # recorded on ext4 here
+
+
+@pytest.mark.timeout(600)
+def test_a_trace_recorded_on_ext4_replays_on_xfs_btrfs_and_tmpfs(tmp_path):
+    """The same trace on three other file systems: every call comes out as recorded on each, and on tmpfs the run
+    says that memory served it."""
+    import contextlib
+    import shutil
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting file systems needs root")
+    for tool in ("mkfs.xfs", "mkfs.btrfs", "losetup"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"needs {tool} (./install.sh --test installs xfsprogs and btrfs-progs)")
+    filesystems = Path("/proc/filesystems").read_text().split()
+    for fs in ("xfs", "btrfs", "tmpfs"):
+        if fs not in filesystems:
+            pytest.skip(f"needs {fs} in the kernel")
+    (tmp_path / "save.trace").write_bytes(FIXTURE.read_bytes())
+    for fs in ("xfs", "btrfs", "tmpfs"):
+        with contextlib.ExitStack() as stack:
+            mount = tmp_path / f"mnt-{fs}"
+            mount.mkdir()
+            if fs == "tmpfs":
+                devices._run("mount", "-t", "tmpfs", "-o", "size=256m", "tmpfs", str(mount))
+            else:
+                image = tmp_path / f"{fs}.img"
+                with open(image, "wb") as f:
+                    f.truncate(512 << 20)
+                loop = devices._loop(image, stack)
+                devices._run(f"mkfs.{fs}", "-q", "-f", loop)
+                devices._run("mount", loop, str(mount))
+            stack.callback(subprocess.run, ["umount", "-l", str(mount)], check=False)
+            out = tmp_path / f"reports-{fs}"
+            plan = tmp_path / "plan.yaml"
+            plan.write_text(_plan("as-fast").replace("app.trace", "save.trace"))
+            done = subprocess.run([sys.executable, "-m", "stibium_py", "run", str(plan), "--target",
+                                   str(mount / "t"), "--out", str(out)], capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, done.stdout + done.stderr
+            summary = json.loads((next(out.iterdir()) / "summary.json").read_text())
+            (result,) = [t for t in summary["tests"] if t["kind"] == "replay"]
+            print(f"TRUTH replay of an ext4 trace on {fs}: {result['calls']} calls, elapsed "
+                  f"{result['elapsed_s']['estimate']:.4f} s, {result['mismatched']} came out otherwise")
+            assert result["mismatched"] == 0 and result["calls"] == 108
+            said = " ".join(done.stdout.split())
+            assert ("tmpfs (file system, in memory) serves reads from memory" in said) == (fs == "tmpfs")
