@@ -338,3 +338,19 @@ def test_a_host_whose_process_is_killed_is_named_and_the_run_resumes(tmp_path, h
             "Failure): its process ended, or its machine")
     assert record["stopped_by"] in (f"rank 1 (host2) {said}", f"a rank (MPI did not say which) {said}")
     _resumed_whole(h, tmp_path, run_dir)
+
+
+def test_two_hosts_each_replay_their_own_copy_of_a_trace_on_the_nas(tmp_path, harness):
+    """A replay test on two client hosts over the NAS: the first host reads the trace beside the plan and sends it,
+    each host replays it on its own folder of the shared store, every call as recorded, the result taking both."""
+    h = harness(2, link_bytes_per_s=LINK_BYTES_PER_S)
+    trace = Path(__file__).resolve().parents[1] / "fixtures" / "replay" / "save.trace"
+    (tmp_path / "save.trace").write_bytes(trace.read_bytes())
+    done = run_on(h, tmp_path, "name: replays\ntests:\n  - name: app\n    kind: replay\n    trace: save.trace\n"
+                               "    trials: 2\n")
+    (result,) = [t for t in the_summary(tmp_path)["tests"] if t["kind"] == "replay"]
+    assert (result["clients"], result["calls"], result["mismatched"]) == (2, 216, 0)
+    plain = " ".join(done.stdout.split())
+    assert "2 clients on 2 machines (host1, host2)" in plain and "216 calls by 2 clients together" in plain
+    print(f"TRUTH replay on 2 hosts over the NAS: elapsed {result['elapsed_s']['estimate']:.4f} s a trial (the "
+          f"slower host's), {result['calls']} calls")
