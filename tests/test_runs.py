@@ -100,8 +100,10 @@ def test_the_pool_starts_only_once_the_jobs_have_run_as_long_as_its_start():
     with WhenWorthIt(threads, start_seconds=0.2, width=2) as pool:
         done = list(pool.map(slow, range(20)))
     assert [i for i, _ in done] == list(range(20)) and len(started) == 1
-    here = [i for i, name in done if name == threading.current_thread().name]
-    assert here == list(range(len(here))) and 4 <= len(here) < 20   # the first 0.2 s here, then both ends
+    # the front: this thread and one beside it (width 2), from the first job on; the pool from the last
+    front = sorted(i for i, name in done if name == threading.current_thread().name or name.startswith("stibium-front"))
+    assert front == list(range(len(front))) and 8 <= len(front) < 20       # 0.2 s on two threads, then both ends
+    assert {name for i, name in done if i < 2} == {threading.current_thread().name, "stibium-front-0"}
 
     def fails(i):
         if i == 1:

@@ -12,9 +12,10 @@ code in a forked child that does not exec is not reliable with Apple's system li
 are the same either way: each job carries its own seed.
 
 Starting the workers costs about a second (a fresh interpreter each, importing numpy and scipy), more than a
-comparison of two quick runs takes in all. So the jobs begin here, one after another, and the pool starts
-only when they have run for as long as its start would take; then it works from the other end (the times
-are in docs/performance.md)."""
+comparison of two quick runs takes in all. So the jobs begin here, on a thread a core (numpy lets go of the
+interpreter's lock in a bootstrap's work, so threads run draws side by side), and the pool starts only when they
+have run for as long as its start would take; then it works from the other end (the times are in
+docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -48,9 +49,9 @@ def workers() -> ProcessPoolExecutor:
 
 
 class WhenWorthIt(Executor):
-    """Jobs run here, first to last; once they have run for as long as the workers take to start, a pool is
-    started beside this process and takes jobs from the last backwards, one per worker at a time, until the
-    two meet. A comparison of quick runs never starts it; a long one loses about that start.
+    """Jobs run here, first to last, on `width` threads (this one and others beside it); once they have run for as
+    long as the workers take to start, a pool is started beside this process and takes jobs from the last
+    backwards, one per worker at a time, until the two meet. A comparison of quick runs never starts it; a long one loses about that start.
     `map` gives the results in order, the same wherever each job ran. `workers` makes the pool (`width`
     workers); `start_seconds` is what starting it costs."""
 
@@ -86,9 +87,20 @@ class WhenWorthIt(Executor):
                 bounds[1] -= 1
                 return bounds[1]
 
+        front = max(1, min(self._width, len(jobs)))      # the threads that take jobs from the first
+
         def from_the_back() -> None:
             if here_done.wait(self._start_seconds):
                 return
+            # the pool only where more jobs wait than the front's threads take next: those few they reach before
+            # a pool would have started
+            while True:
+                with lock:
+                    waiting = bounds[1] - bounds[0]
+                if waiting > front:
+                    break
+                if waiting == 0 or here_done.wait(0.05):
+                    return
             try:
                 pool, running = self._started(), {}
                 while True:
@@ -102,12 +114,29 @@ class WhenWorthIt(Executor):
             except BaseException as e:      # re-raised in the caller's thread
                 failed.append(e)
 
+        def from_the_front() -> None:
+            try:
+                while not failed and (i := take(True)) is not None:
+                    results[i] = fn(*jobs[i])
+            except BaseException as e:      # re-raised in the caller's thread; nobody takes another job
+                with lock:
+                    bounds[0] = bounds[1]
+                failed.append(e)
+
         helper = threading.Thread(target=from_the_back, name="stibium-pool", daemon=True)
         helper.start()
+        # the front is this thread and, where there are more jobs and cores, threads beside it: a bootstrap's
+        # work is numpy's, which lets go of the interpreter's lock, so two threads do two draws at once without
+        # the pool's start (docs/performance.md)
+        beside = [threading.Thread(target=from_the_front, name=f"stibium-front-{k}", daemon=True)
+                  for k in range(front - 1)]
+        for t in beside:
+            t.start()
         try:
-            while (i := take(True)) is not None:
-                results[i] = fn(*jobs[i])
+            from_the_front()
         finally:
+            for t in beside:
+                t.join()
             with lock:                  # a job that failed here: the pool takes no more either
                 bounds[0] = bounds[1]
             here_done.set()
