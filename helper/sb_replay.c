@@ -248,14 +248,21 @@ int sb_rp_layout(const sb_rp_job *job, uint64_t *files, uint64_t *bytes, sb_err 
 
 typedef struct {
     pthread_mutex_t lock;
-    pthread_cond_t cond;
+    pthread_cond_t ready_cond;  /* a thread is ready: the releasing thread alone waits on it */
+    pthread_cond_t go_cond;     /* the release: every thread waits on it once (one broadcast, not one a thread) */
     int ready, go;
     unsigned char *done;        /* a call that returned */
+    struct sb_rp_worker *workers;   /* each waits on its own condition for the one call it waits for: a call's
+                                     * return wakes only its waiters (one condition for all woke every waiting
+                                     * thread at every return: 57 s for 4096 threads of one stat each) */
+    uint32_t n_workers;
 } sb_rp_shared;
 
-typedef struct {
+typedef struct sb_rp_worker {
     const sb_rp_job *job;
     sb_rp_shared *shared;
+    pthread_cond_t cond;        /* signalled when the call it waits for returns */
+    int64_t waiting_for;        /* that call, or -1 (under the shared lock) */
     int *fds;                   /* by handle, -1 closed (shared: a call on an open file waits for the one before) */
     size_t *mine;               /* this thread's calls, in order */
     size_t n_mine;
@@ -428,9 +435,9 @@ static void *sb_rp_work(void *arg)
     sb_rp_result *res = &w->part;
     pthread_mutex_lock(&s->lock);
     s->ready++;
-    pthread_cond_broadcast(&s->cond);
+    pthread_cond_signal(&s->ready_cond);
     while (!s->go)
-        pthread_cond_wait(&s->cond, &s->lock);
+        pthread_cond_wait(&s->go_cond, &s->lock);
     uint64_t start = w->start_ns;
     pthread_mutex_unlock(&s->lock);
     for (size_t m = 0; m < w->n_mine; m++) {
@@ -442,8 +449,10 @@ static void *sb_rp_work(void *arg)
                 continue;
             uint64_t t = sb_now_ns();
             pthread_mutex_lock(&s->lock);
+            w->waiting_for = before;
             while (!__atomic_load_n(&s->done[before], __ATOMIC_ACQUIRE))
-                pthread_cond_wait(&s->cond, &s->lock);
+                pthread_cond_wait(&w->cond, &s->lock);
+            w->waiting_for = -1;
             pthread_mutex_unlock(&s->lock);
             res->waited_ns += sb_now_ns() - t;
         }
@@ -469,7 +478,9 @@ static void *sb_rp_work(void *arg)
         if (c->needed) {
             pthread_mutex_lock(&s->lock);
             __atomic_store_n(&s->done[i], 1, __ATOMIC_RELEASE);
-            pthread_cond_broadcast(&s->cond);
+            for (uint32_t t = 0; t < s->n_workers; t++)
+                if (s->workers[t].waiting_for == (int64_t)i)
+                    pthread_cond_signal(&s->workers[t].cond);
             pthread_mutex_unlock(&s->lock);
         } else {
             __atomic_store_n(&s->done[i], 1, __ATOMIC_RELEASE);
@@ -567,7 +578,14 @@ int sb_rp_run(const sb_rp_job *job, sb_rp_result *res, sb_err *err)
         goto out;
     }
     pthread_mutex_init(&shared.lock, NULL);
-    pthread_cond_init(&shared.cond, NULL);
+    pthread_cond_init(&shared.ready_cond, NULL);
+    pthread_cond_init(&shared.go_cond, NULL);
+    shared.workers = ws;
+    shared.n_workers = threads;
+    for (uint32_t t = 0; t < threads; t++) {
+        pthread_cond_init(&ws[t].cond, NULL);
+        ws[t].waiting_for = -1;
+    }
     for (uint32_t t = 0; t < threads; t++) {
         sb_rp_worker *w = &ws[t];
         w->job = job;
@@ -581,7 +599,7 @@ int sb_rp_run(const sb_rp_job *job, sb_rp_result *res, sb_err *err)
     }
     pthread_mutex_lock(&shared.lock);
     while (shared.ready < started)
-        pthread_cond_wait(&shared.cond, &shared.lock);
+        pthread_cond_wait(&shared.ready_cond, &shared.lock);
     if ((uint32_t)started < threads) {
         /* a thread could not be started: the others are released with nothing to do */
         for (int t = 0; t < started; t++)
@@ -592,7 +610,7 @@ int sb_rp_run(const sb_rp_job *job, sb_rp_result *res, sb_err *err)
     for (int t = 0; t < started; t++)
         ws[t].start_ns = res->start_ns;
     shared.go = 1;
-    pthread_cond_broadcast(&shared.cond);
+    pthread_cond_broadcast(&shared.go_cond);
     pthread_mutex_unlock(&shared.lock);
     for (int t = 0; t < started; t++)
         pthread_join(ws[t].thread, NULL);
@@ -623,7 +641,10 @@ int sb_rp_run(const sb_rp_job *job, sb_rp_result *res, sb_err *err)
             sb_rp_slow(res, p->slowest[k], p->slowest_ns[k]);
     }
     pthread_mutex_destroy(&shared.lock);
-    pthread_cond_destroy(&shared.cond);
+    pthread_cond_destroy(&shared.ready_cond);
+    pthread_cond_destroy(&shared.go_cond);
+    for (uint32_t t = 0; t < threads; t++)
+        pthread_cond_destroy(&ws[t].cond);
 out:
     for (size_t h = 0; fds && h < job->n_handles; h++)
         if (fds[h] >= 0)

@@ -121,3 +121,13 @@ def test_a_listing_reads_the_folder_s_names_through_its_open_file(tmp_path):
     _replay(tmp_path, calls, "layout")
     code, answer = _replay(tmp_path, calls, "run", "--timing", "fast")
     assert code == 0 and answer["mismatched"] == 0 and _by_kind(answer)["list"]["count"] == 1
+
+
+def test_many_threads_in_one_chain_each_wait_for_the_last(tmp_path):
+    # 300 threads each stat the same file once, each after the last (its file's order across threads): every
+    # thread released together, each waiting for the call before it on its own condition
+    calls = [Call(t, t * 10, 5, "stat", 2) for t in range(300)]
+    _replay(tmp_path, calls, "layout")
+    code, answer = _replay(tmp_path, calls, "run", "--timing", "fast")
+    assert code == 0 and (answer["threads"], answer["calls"], answer["mismatched"]) == (300, 300, 0)
+    assert _by_kind(answer)["stat"]["count"] == 300 and answer["waited_s"] > 0
