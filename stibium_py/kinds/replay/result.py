@@ -73,6 +73,14 @@ class ReplayResult:
         return len(self.measurements)
 
     @property
+    def by_group(self) -> list[tuple[str, float]]:
+        """The share of the time in calls by group (reads, writes, syncs, metadata), the most first."""
+        shares: dict[str, float] = {}
+        for k in self.kinds:
+            shares[k.group] = shares.get(k.group, 0.0) + k.share
+        return sorted(shares.items(), key=lambda kv: -kv[1])
+
+    @property
     def calls_per_s(self) -> float:
         return self.calls / self.elapsed_s.estimate if self.elapsed_s.estimate > 0 else math.nan
 

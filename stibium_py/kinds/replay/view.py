@@ -45,9 +45,11 @@ def _summary(e: ReplayResult) -> str:
     threads = f"{e.threads} thread{'s' if e.threads > 1 else ''}"
     who = (f"{e.calls:,} calls by {e.clients} clients together ({e.calls // e.clients:,} each, on {threads} each; a "
            f"trial's elapsed time the slowest client's)" if e.clients > 1 else f"{e.calls:,} calls on {threads}")
+    groups = ", ".join(f"{name} {share:.0%}" for name, share in e.by_group)
     return (f"{e.name}: {who} ({e.timing}) in "
             f"{estimate_text(e.elapsed_s, format_seconds)} over {e.n} trial{'s' if e.n > 1 else ''}; in calls "
-            f"{estimate_text(e.in_calls_s, format_seconds)}" + (f"; {', '.join(spaced)}" if spaced else "") + late)
+            f"{estimate_text(e.in_calls_s, format_seconds)} ({groups})" + (f"; {', '.join(spaced)}" if spaced else "")
+            + late)
 
 
 def _row(e: ReplayResult, k: Any, full: bool) -> list[str]:
@@ -127,11 +129,14 @@ def plan_note(test: Any) -> str:
     script = replaying.script
     left = (f"; {script.left_out:,} mapped-file calls left out (a mapping's reads and writes are page faults, which "
             f"no call shows)" if script.left_out else "")
+    laid = (f"{script.layout_files:,} file{'s' if script.layout_files != 1 else ''} "
+            f"({format_bytes(script.layout_bytes)}) laid out before each of {len(test.ops)} trial"
+            f"{'s' if len(test.ops) != 1 else ''}{', their pages dropped' if test.between == 'evict' else ''}"
+            if script.layout_files else f"no file of the folder there before the program ran, none laid out before "
+            f"its {len(test.ops)} trial{'s' if len(test.ops) != 1 else ''}")
     return (f"  {test.name}: the trace {replaying.trace}: {script.calls:,} calls on {script.threads} thread"
-            f"{'s' if script.threads > 1 else ''} ({', '.join(script.kinds)}){left}; {script.layout_files:,} "
-            f"file{'s' if script.layout_files != 1 else ''} ({format_bytes(script.layout_bytes)}) laid out before "
-            f"each of {len(test.ops)} trial{'s' if len(test.ops) != 1 else ''}"
-            f"{', their pages dropped' if test.between == 'evict' else ''}; timing {replaying.timing}.")
+            f"{'s' if script.threads > 1 else ''} ({', '.join(script.kinds)}){left}; {laid}; timing "
+            f"{replaying.timing}.")
 
 
 VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", section, lines)
