@@ -175,7 +175,7 @@ def test_record_on_macos_follows_the_program_s_process_with_fs_usage(tmp_path, m
     fake = bin_dir / "fs_usage"
     fake.write_text(f"""#!/bin/sh
 echo "$@" > {seen}
-ps -o args= -p "$4" >> {seen}
+tr '\\0' ' ' < /proc/"$4"/cmdline >> {seen}; echo >> {seen}
 trap 'cat {tmp_path / "canned.txt"}; exit 0' INT
 while :; do sleep 0.05; done
 """)

@@ -196,7 +196,7 @@ class _Reader:
         return os.path.normpath(os.path.join(cwd, raw))
 
     def _rel(self, file: int) -> str:
-        return next(p for p, k in self.out.paths.items() if k == file)
+        return self.out.names[file]
 
 
 @dataclass(frozen=True)

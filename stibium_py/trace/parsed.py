@@ -17,6 +17,7 @@ class Parsed:
 
     calls: list[Call] = field(default_factory=list)
     paths: dict[str, int] = field(default_factory=dict)         # relative path -> file index
+    names: list[str] = field(default_factory=list)              # file index -> relative path
     folders: set[str] = field(default_factory=set)
     outside: int = 0
     first_s: float | None = None        # strace's clock at the first call kept
@@ -36,7 +37,10 @@ def file_in(out: Parsed, root: str, path: str, folder: bool) -> int | None:
     parts = rel.split("/")
     for k in range(1, len(parts)):
         out.folders.add("/".join(parts[:k]))
-    return out.paths.setdefault(rel, len(out.paths))
+    if rel not in out.paths:
+        out.paths[rel] = len(out.names)
+        out.names.append(rel)
+    return out.paths[rel]
 
 
 def files_of(parsed: Parsed, sizes: dict[str, int]) -> tuple[tuple[TraceFile, ...], dict[str, str]]:
