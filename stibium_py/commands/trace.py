@@ -20,12 +20,15 @@ from .common import console, say, user_errors
 @click.option("--folder", type=click.Path(path_type=Path), default=Path("."), show_default=True,
               help="The folder whose files are recorded; the program runs in it. Calls on files outside it are "
                    "counted, not kept.")
+@click.option("--tracer", type=click.Choice(["auto", "strace", "ebpf"]), default="auto", show_default=True,
+              help="Linux: the eBPF recorder (bpftrace, as root; about a tenth of strace's cost a call) or strace; "
+                   "auto takes eBPF where it can run.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @user_errors
-def record(out: Path | None, folder: Path, command: tuple[str, ...]) -> None:
-    """Run COMMAND (after --) under strace (Linux) or fs_usage (macOS, as root) and write what it did to the files
-    of FOLDER as a trace: calls, threads, times and sizes, with no file contents and no names (each name replaced by
-    a token)."""
+def record(out: Path | None, folder: Path, tracer: str, command: tuple[str, ...]) -> None:
+    """Run COMMAND (after --) under a recorder (Linux: bpftrace as root, else strace; macOS: fs_usage, as root) and
+    write what it did to the files of FOLDER as a trace: calls, threads, times and sizes, with no file contents and
+    no names (each name replaced by a token)."""
     from ..errors import TraceError
     from ..trace.model import write_trace
     from ..trace.record import record as run_recorded
@@ -35,7 +38,7 @@ def record(out: Path | None, folder: Path, command: tuple[str, ...]) -> None:
                          f".trace")
     if os.path.lexists(target):      # a link too, even one that leads nowhere: never written through
         raise TraceError(f"record: {target} exists; give another --out or remove it")
-    done = run_recorded(list(command), folder)
+    done = run_recorded(list(command), folder, tracer)
     write_trace(done.trace, target)
     t = done.trace
     console.print(f"trace: {target} ({len(t.calls):,} call{'s' if len(t.calls) != 1 else ''} on {len(t.files):,} "

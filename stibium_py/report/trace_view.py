@@ -24,6 +24,9 @@ def summary_lines(s: TraceSummary) -> list[str]:
         if s.tool.startswith("strace"):
             lines.append(f"the quickest call took {format_seconds(s.quickest_ns / 1e9)}: strace's own stop is in "
                          f"every call's time (docs/trace-format.md), so a fast call's time is mostly the tracer's")
+        elif s.tool.startswith("bpftrace"):
+            lines.append(f"the quickest call took {format_seconds(s.quickest_ns / 1e9)}: the recorder's probes at "
+                         f"each call's entry and return are in its time (docs/trace-format.md), a few microseconds")
     elif s.calls:
         lines.append(f"the trace holds no call's time in the kernel (its recorder kept none); {span}")
     if s.not_replayed:
