@@ -103,6 +103,14 @@ def test_a_replay_runs_to_its_report_and_compare_and_keeps_its_trace(disk_dir, t
     assert "a recorded program replayed" in (runs[0] / "report.html").read_text()
     code, out = _cli("compare", str(runs[0]), str(runs[1]), "--out", str(tmp_path / "c.html"))
     assert code == 0 and "app   replay" in out and "fsync" in out, out
+    said = " ".join(out.split())
+    assert "app, replay, B / A in time (above 1: B took longer; the calls per second above are its inverse): " \
+           "elapsed time " in said and "time in calls by kind, B / A, the most moved first: " in said, out
+    assert "app: the replay in time</h2>" in (tmp_path / "c.html").read_text()
+    code, out = _cli("compare", str(runs[0]), str(runs[1]), "--json")
+    (pair,) = json.loads(out)["kinds"]["replay"]
+    assert pair["test"] == "app" and pair["elapsed"]["what"] == "elapsed time" and pair["elapsed"]["ratio"]["low"] > 0
+    assert {k["what"] for k in pair["kinds"]} == {k["call"] for k in result["kinds"]}
 
 
 def test_a_resume_reads_the_trace_the_run_directory_kept(tmp_path):

@@ -118,3 +118,25 @@ def test_a_call_larger_than_the_helper_s_buffers_is_refused_naming_it():
                          Call(0, 10, 5, "read", 2, handle=0, bytes=MAX_MOVED_BYTES + 1, result=8192)))
     assert str(e.value) == ("call 1 of the trace (read) asks 268,435,457 bytes; a replayed read moves at most 256 MiB "
                             "in one call")
+
+
+def test_compare_of_two_replays_states_the_elapsed_time_b_over_a_and_the_kind_that_moved_most_first():
+    from types import SimpleNamespace
+    from stibium_py.analysis.estimate import Estimate
+    from stibium_py.analysis.settings import COMPARE
+    from stibium_py.kinds.replay.compare import compare_replays
+
+    def e(v: float, half: float = 0.02) -> Estimate:
+        return Estimate(v, v * (1 - half), v * (1 + half), "median", 5)
+
+    def result(elapsed: float, kinds: dict[str, float]):
+        return SimpleNamespace(name="app", elapsed_s=e(elapsed),
+                               kinds=[SimpleNamespace(call=c, in_calls_s=e(t)) for c, t in kinds.items()])
+    a = result(2.0, {"read": 1.0, "fsync": 0.5, "stat": 0.01, "open": 0.2})
+    b = result(4.0, {"read": 1.02, "fsync": 1.5, "stat": 0.005, "mkdir": 0.1})
+    pair = compare_replays(a, b, COMPARE)
+    assert pair.elapsed.what == "elapsed time" and abs(pair.elapsed.ratio.estimate - 2.0) < 1e-12
+    assert pair.elapsed.ratio.low < 2.0 < pair.elapsed.ratio.high and pair.elapsed.verdict == "slower"
+    # the kinds both made, the most moved first (fsync x3, stat x0.5, read x1.02); a time that halved is faster
+    assert [(k.what, round(k.ratio.estimate, 3), k.verdict) for k in pair.kinds] == [
+        ("fsync", 3.0, "slower"), ("stat", 0.5, "faster"), ("read", 1.02, "inconclusive")]

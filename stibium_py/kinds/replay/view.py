@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from ...analysis.comparison import Drawn, PointRatio, TwoRuns
-from ...analysis.estimate import estimate_text
+from ...analysis.estimate import estimate_text, ratio_text
 from ...report import plot
 from ...report.build import KindView
 from ...report.compare_page import COLORS
@@ -16,6 +16,7 @@ from ...report.figures import layout
 from ...report.page import esc, figure, table
 from ...report.terminal import Column, fitted_table, with_caption
 from ...units import format_bytes, format_per_s, format_seconds
+from .compare import ReplayPair, TimeRatio
 from .result import ReplayResult
 
 TIMINGS = {"as-fast": "each thread's next call as soon as its last returned (the program's time between calls "
@@ -139,4 +140,41 @@ def plan_note(test: Any) -> str:
             f"{replaying.timing}.")
 
 
-VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", section, lines)
+def _time(r: TimeRatio) -> str:
+    return f"{r.what} {ratio_text(r.ratio, 'x')}, {r.verdict}"
+
+
+def _first_runs(p: ReplayPair) -> str:
+    return " (each side's first run)" if p.runs_a > 1 or p.runs_b > 1 else ""
+
+
+def compare_lines(pairs: list[ReplayPair], a: str, b: str) -> list[str]:
+    """Each replay both sides ran, in time (above 1: B took longer): its elapsed time B / A, then each kind of call's
+    time in calls, the one that moved most first (a, b: the sides' names)."""
+    out = []
+    for p in pairs:
+        e = p.elapsed
+        out.append(f"{p.test}, replay{_first_runs(p)}, {b} / {a} in time (above 1: {b} took longer; the calls per "
+                   f"second above are its inverse): {_time(e)} ({b} {format_seconds(e.b.estimate)}, {a} "
+                   f"{format_seconds(e.a.estimate)})")
+        if p.kinds:
+            out.append(f"  time in calls by kind, {b} / {a}, the most moved first: "
+                       + "; ".join(_time(k) for k in p.kinds))
+    return out
+
+
+def compare_section(pairs: list[ReplayPair], label_a: str, label_b: str) -> str:
+    """Each replay both sides ran: a table of its times, A's, B's and B / A."""
+    out = []
+    for p in pairs:
+        rows = [[r.what, estimate_text(r.a, format_seconds), estimate_text(r.b, format_seconds),
+                 ratio_text(r.ratio, "x"), r.verdict] for r in (p.elapsed, *p.kinds)]
+        out.append(f"<h2>{esc(p.test)}: the replay in time{esc(_first_runs(p))}</h2><p>B / A of the replay's elapsed "
+                   f"time and of each kind of call's time in calls (a trial's, the median over trials): above 1, "
+                   f"{esc(label_b)} took longer. The calls per second above are their inverse.</p>"
+                   + table(["time", f"A: {label_a}", f"B: {label_b}", "B / A (95% interval)", "verdict"], rows))
+    return "".join(out)
+
+
+VIEW = KindView(headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", section, lines, compare_lines,
+                compare_section)
