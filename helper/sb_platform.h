@@ -72,6 +72,12 @@ int sb_syncfs_fd(int fd);
 /* fallocate(2) of mode 0 (blocks for [offset, offset+len), the size grown to its end); Apple: F_PREALLOCATE of the
  * part past the end, then ftruncate to it. */
 int sb_allocate_fd(int fd, uint64_t offset, uint64_t len);
+/* posix_fadvise(2)'s advice on [offset, offset+len) (len 0: to the end), advice by Linux's numbers: 0 normal,
+ * 1 random, 2 sequential, 3 will need, 4 don't need, 5 no reuse. Apple has no posix_fadvise: random is
+ * fcntl(F_RDAHEAD, 0) and normal or sequential F_RDAHEAD 1 (read-ahead off or on for the descriptor), will need
+ * fcntl(F_RDADVISE) (a read started, no copy), don't need the range's pages invalidated through a mapping
+ * (msync MS_INVALIDATE, as eviction does), no reuse nothing. 0, or -1 with errno set. */
+int sb_advise_fd(int fd, uint64_t offset, uint64_t len, int advice);
 /* One read of a folder's entries into buf (Linux: getdents64, the bytes it filled; Apple: the folder's names read
  * to its end through a copy of the descriptor, their count). */
 long long sb_list_fd(int fd, void *buf, size_t len);

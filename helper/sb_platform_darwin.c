@@ -13,6 +13,7 @@
 #include "sb_job.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <mach/vm_page_size.h>
 #include <stdio.h>
 #include <string.h>
@@ -197,6 +198,55 @@ int sb_allocate_fd(int fd, uint64_t offset, uint64_t len)
     if (fcntl(fd, F_PREALLOCATE, &store) != 0)
         return -1;
     return ftruncate(fd, end);
+}
+
+/* xnu-11417.101.15 bsd/kern/kern_descrip.c: F_RDAHEAD sets or clears FNORDAHEAD on the descriptor; F_RDADVISE
+ * hands a struct radvisory (bsd/sys/fcntl.h: off_t ra_offset, int ra_count) to the file system's VNOP_IOCTL. */
+int sb_advise_fd(int fd, uint64_t offset, uint64_t len, int advice)
+{
+    struct stat st;
+    switch (advice) {
+    case 0:
+    case 2:
+        return fcntl(fd, F_RDAHEAD, 1) < 0 ? -1 : 0;
+    case 1:
+        return fcntl(fd, F_RDAHEAD, 0) < 0 ? -1 : 0;
+    case 3: {
+        if (fstat(fd, &st) != 0)
+            return -1;
+        uint64_t end = len ? offset + len : (uint64_t)st.st_size;
+        if (end > (uint64_t)st.st_size)
+            end = (uint64_t)st.st_size;
+        if (end <= offset)
+            return 0;
+        struct radvisory ra = {.ra_offset = (off_t)offset,
+                               .ra_count = end - offset > INT_MAX ? INT_MAX : (int)(end - offset)};
+        return fcntl(fd, F_RDADVISE, &ra) < 0 ? -1 : 0;
+    }
+    case 4: {
+        if (fstat(fd, &st) != 0)
+            return -1;
+        long page = sysconf(_SC_PAGESIZE);
+        uint64_t start = offset / (uint64_t)page * (uint64_t)page;
+        uint64_t end = len ? offset + len : (uint64_t)st.st_size;
+        if (end > (uint64_t)st.st_size)
+            end = (uint64_t)st.st_size;
+        if (end <= start)
+            return 0;
+        void *map = mmap(NULL, (size_t)(end - start), PROT_READ, MAP_SHARED, fd, (off_t)start);
+        if (map == MAP_FAILED)
+            return -1;
+        int rc = msync(map, (size_t)(end - start), MS_INVALIDATE);
+        int saved = errno;
+        munmap(map, (size_t)(end - start));
+        errno = saved;
+        return rc;
+    }
+    case 5:
+        return 0;
+    }
+    errno = EINVAL;
+    return -1;
 }
 
 long long sb_list_fd(int fd, void *buf, size_t len)

@@ -243,6 +243,22 @@ int sb_allocate_fd(int fd, uint64_t offset, uint64_t len)
     return fallocate(fd, 0, (off_t)offset, (off_t)len);
 }
 
+int sb_advise_fd(int fd, uint64_t offset, uint64_t len, int advice)
+{
+    static const int advices[] = {POSIX_FADV_NORMAL,   POSIX_FADV_RANDOM,   POSIX_FADV_SEQUENTIAL,
+                                  POSIX_FADV_WILLNEED, POSIX_FADV_DONTNEED, POSIX_FADV_NOREUSE};
+    if (advice < 0 || advice > 5) {
+        errno = EINVAL;
+        return -1;
+    }
+    int rc = posix_fadvise(fd, (off_t)offset, (off_t)len, advices[advice]);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return 0;
+}
+
 long long sb_list_fd(int fd, void *buf, size_t len)
 {
     return (long long)syscall(SYS_getdents64, fd, buf, len);

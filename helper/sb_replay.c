@@ -18,7 +18,9 @@
 
 const char *const sb_rp_kind_names[SB_RP_KINDS] = {"open", "close", "read", "write", "seek", "fsync", "fdatasync",
                                                    "sync_range", "syncfs", "truncate", "allocate", "rename",
-                                                   "unlink", "mkdir", "rmdir", "stat", "list", "copy", "fullsync"};
+                                                   "unlink", "mkdir", "rmdir", "stat", "list", "copy", "fullsync",
+                                                   "advise_normal", "advise_random", "advise_sequential",
+                                                   "advise_willneed", "advise_dontneed", "advise_noreuse"};
 const char *const sb_rp_timing_names[SB_RP_TIMINGS] = {"fast", "think", "recorded"};
 
 #define SB_RP_MAX_CALLS 2000000u
@@ -124,7 +126,8 @@ static int sb_rp_line(sb_rp_job *job, char *line, size_t *files, size_t *pre, si
     int by_handle = c->kind == SB_RP_CLOSE || c->kind == SB_RP_READ || c->kind == SB_RP_WRITE ||
                     c->kind == SB_RP_SEEK || c->kind == SB_RP_FSYNC || c->kind == SB_RP_FDATASYNC ||
                     c->kind == SB_RP_SYNC_RANGE || c->kind == SB_RP_SYNCFS || c->kind == SB_RP_ALLOCATE ||
-                    c->kind == SB_RP_LIST || c->kind == SB_RP_COPY || c->kind == SB_RP_FULLSYNC;
+                    c->kind == SB_RP_LIST || c->kind == SB_RP_COPY || c->kind == SB_RP_FULLSYNC ||
+                    (c->kind >= SB_RP_ADVISE_NORMAL && c->kind <= SB_RP_ADVISE_NOREUSE);
     if ((by_handle && c->handle < 0) || (!by_handle && c->file < 0 && c->handle < 0) ||
         ((c->kind == SB_RP_RENAME || c->kind == SB_RP_COPY) && c->to_file < 0))
         return -1;
@@ -396,6 +399,16 @@ static long long sb_rp_issue(sb_rp_worker *w, const sb_rp_call *c, uint64_t *mov
         *moved = r > 0 ? (uint64_t)r : 0;
         return r;
     }
+    case SB_RP_ADVISE_NORMAL:
+    case SB_RP_ADVISE_RANDOM:
+    case SB_RP_ADVISE_SEQUENTIAL:
+    case SB_RP_ADVISE_WILLNEED:
+    case SB_RP_ADVISE_DONTNEED:
+    case SB_RP_ADVISE_NOREUSE:
+        if ((fd = sb_rp_fd(w, c->handle)) < 0)
+            return -1;
+        return sb_advise_fd(fd, c->offset < 0 ? 0 : (uint64_t)c->offset, c->bytes,
+                            (int)(c->kind - SB_RP_ADVISE_NORMAL));
     case SB_RP_KINDS:
         break;
     }

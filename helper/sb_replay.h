@@ -13,7 +13,10 @@
 /* The calls, in the trace's order of kinds (model.CALLS without mmap, which no call replays). */
 typedef enum { SB_RP_OPEN, SB_RP_CLOSE, SB_RP_READ, SB_RP_WRITE, SB_RP_SEEK, SB_RP_FSYNC, SB_RP_FDATASYNC,
                SB_RP_SYNC_RANGE, SB_RP_SYNCFS, SB_RP_TRUNCATE, SB_RP_ALLOCATE, SB_RP_RENAME, SB_RP_UNLINK,
-               SB_RP_MKDIR, SB_RP_RMDIR, SB_RP_STAT, SB_RP_LIST, SB_RP_COPY, SB_RP_FULLSYNC, SB_RP_KINDS } sb_rp_kind;
+               SB_RP_MKDIR, SB_RP_RMDIR, SB_RP_STAT, SB_RP_LIST, SB_RP_COPY, SB_RP_FULLSYNC,
+               /* posix_fadvise's six advices, in Linux's order (sb_advise_fd) */
+               SB_RP_ADVISE_NORMAL, SB_RP_ADVISE_RANDOM, SB_RP_ADVISE_SEQUENTIAL, SB_RP_ADVISE_WILLNEED,
+               SB_RP_ADVISE_DONTNEED, SB_RP_ADVISE_NOREUSE, SB_RP_KINDS } sb_rp_kind;
 extern const char *const sb_rp_kind_names[SB_RP_KINDS];
 
 /* How each thread spaces its calls: fast (the next when the last returns), think (after the recorded time

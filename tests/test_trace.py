@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -227,12 +228,35 @@ def test_trace_show_prints_what_the_trace_holds(tmp_path, monkeypatch):
     assert json.loads(as_json.output)["calls"] == 29
     bad = CliRunner().invoke(main, ["trace", "show", str(tmp_path / "none.trace")])
     assert bad.exit_code == 2 and bad.output == f"stibium: {tmp_path / 'none.trace'}: no such file; give the path of a trace\n"
+    import dataclasses
+    write_trace(dataclasses.replace(_trace(), tool="bpftrace 0.17.0"), tmp_path / "b.trace")
+    by_ebpf = CliRunner().invoke(main, ["trace", "show", str(tmp_path / "b.trace")], terminal_width=120)
+    assert by_ebpf.output.splitlines()[2] == ("the quickest call took 3 us: the recorder's probes at each call's entry "
+                                              "and return are in its time (docs/trace-format.md), a few microseconds")
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="strace is Linux's")
-def test_record_keeps_what_a_real_program_did_to_its_folder(tmp_path, monkeypatch):
+@pytest.fixture
+def tracefs():
+    """The kernel's tracing folder, mounted for the test where it is not (and taken away after): bpftrace reads
+    the syscalls' tracepoints from it."""
+    from stibium_py.trace.record import TRACEFS
+    mounted = False
+    if not (TRACEFS / "events").is_dir():
+        assert os.geteuid() == 0, "the eBPF recorder's test runs as root (CI does)"
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], check=True)
+        mounted = True
+    yield
+    if mounted:
+        subprocess.run(["umount", str(TRACEFS)], check=False)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="strace and bpftrace are Linux's")
+@pytest.mark.parametrize("tracer", ["strace", "ebpf"])
+def test_record_keeps_what_a_real_program_did_to_its_folder(tmp_path, monkeypatch, tracer, request):
     _wide(monkeypatch)
-    assert shutil.which("strace"), "install.sh --test installs strace"
+    assert shutil.which(tracer if tracer == "strace" else "bpftrace"), "install.sh --test installs strace, bpftrace"
+    if tracer == "ebpf":
+        request.getfixturevalue("tracefs")
     work = tmp_path / "work"
     work.mkdir()
     (work / "old.bin").write_bytes(b"x" * 3000)
@@ -244,10 +268,11 @@ def test_record_keeps_what_a_real_program_did_to_its_folder(tmp_path, monkeypatc
                       "th = threading.Thread(target=t); th.start(); th.join()\n"
                       "os.rename('new.bin', 'renamed.bin'); os.unlink('renamed.bin')\n")
     out = tmp_path / "p.trace"
-    done = CliRunner().invoke(main, ["record", "--folder", str(work), "--out", str(out), "--", sys.executable,
-                                     str(script)])
+    done = CliRunner().invoke(main, ["record", "--tracer", tracer, "--folder", str(work), "--out", str(out), "--",
+                                     sys.executable, str(script)])
     assert done.exit_code == 0, done.output
     t = read_trace(out)
+    assert t.tool.startswith("strace " if tracer == "strace" else "bpftrace ")
     kept = [(c.thread, c.call, t.files[c.file].path, c.bytes, c.result) for c in t.calls
             if c.call in ("write", "fsync", "read", "rename", "unlink")]
     assert kept == [(0, "write", "n1", 5000, 5000), (0, "fsync", "n1", 0, 0), (1, "read", "n2", 1000, 1000),
@@ -340,3 +365,23 @@ def test_trace_import_fio_writes_the_trace_and_says_what_it_left_out(tmp_path, m
     assert bad.exit_code == 2 and bad.output == (f"stibium: {tmp_path / 'bad.iolog'}: not UTF-8 text; give a log fio "
                                                  f"wrote with write_iolog\n")
     assert not (tmp_path / "b.trace").exists()
+
+
+def test_posix_fadvise_is_kept_as_its_advice_on_its_range():
+    lines = ["7 1000.000000 openat(AT_FDCWD</srv/app>, \"f\", O_RDWR) = 3</srv/app/f> <0.000010>",
+             "7 1000.000100 fadvise64(3</srv/app/f>, 0, 16777216, POSIX_FADV_DONTNEED) = 0 <0.000200>",
+             "7 1000.000400 fadvise64(3</srv/app/f>, 4096, 0, POSIX_FADV_RANDOM) = 0 <0.000002>"]
+    p = parse(lines, "/srv/app", "/srv/app")
+    assert [(c.call, c.offset, c.bytes) for c in p.calls] == [("open", -1, 0), ("advise_dontneed", 0, 16777216),
+                                                               ("advise_random", 4096, 0)]
+
+
+def test_a_copy_to_the_end_asks_what_it_moved_when_replayed():
+    from stibium_py.kinds.replay.script import script_of
+    files = (TraceFile(".", True, 0), TraceFile("a", False, 20480), TraceFile("b", False, None))
+    calls = (Call(0, 0, 1, "open", 1, handle=0, result=3), Call(0, 10, 1, "open", 2, handle=1, result=4),
+             Call(0, 20, 1, "copy", 1, 2, 0, -1, model.MAX_BYTES, 20480),           # cat: SSIZE_MAX, to the end
+             Call(0, 30, 1, "copy", 1, 2, 0, -1, model.MAX_BYTES, 0))
+    text = script_of(Trace(files, calls, "t", "Linux", "p", 0)).text
+    copies = [line.split() for line in text.splitlines() if line.startswith("C ") and line.split()[2] == "17"]
+    assert [int(c[8]) for c in copies] == [20480, 0]

@@ -27,7 +27,11 @@ MAX_NS = 10 ** 15                    # a time from the trace's start: 11 days
 
 # what a call does, in the trace's words (the system calls behind each: docs/trace-format.md)
 CALLS = ("open", "close", "read", "write", "seek", "fsync", "fdatasync", "sync_range", "syncfs", "truncate",
-         "allocate", "rename", "unlink", "mkdir", "rmdir", "stat", "list", "copy", "fullsync", "mmap")
+         "allocate", "rename", "unlink", "mkdir", "rmdir", "stat", "list", "copy", "fullsync", "mmap",
+         # posix_fadvise's advices on a range of an open file: read-ahead as usual, off, doubled; read it now; drop
+         # its pages from the cache; read once
+         "advise_normal", "advise_random", "advise_sequential", "advise_willneed", "advise_dontneed",
+         "advise_noreuse")
 NOT_REPLAYED = ("mmap",)             # its reads and writes are page faults, which no call shows
 COLUMNS = ("thread", "start_ns", "took_ns", "call", "file", "to_file", "handle", "offset", "bytes", "result",
            "error")

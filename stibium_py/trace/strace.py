@@ -18,14 +18,14 @@ import os
 import re
 from typing import Iterable, Literal
 
-from .model import Call, TraceFile
+from .model import MAX_BYTES, Call, TraceFile
 from .parsed import Parsed, file_in
 
 TRACED = ("open", "openat", "openat2", "creat", "close", "read", "pread64", "readv", "preadv", "preadv2", "write",
           "pwrite64", "writev", "pwritev", "pwritev2", "lseek", "fsync", "fdatasync", "sync_file_range", "syncfs",
           "truncate", "ftruncate", "fallocate", "rename", "renameat", "renameat2", "unlink", "unlinkat", "mkdir",
           "mkdirat", "rmdir", "stat", "lstat", "fstat", "newfstatat", "statx", "getdents64", "copy_file_range",
-          "sendfile", "mmap", "chdir", "fchdir", "clone", "clone3", "fork", "vfork")
+          "sendfile", "mmap", "fadvise64", "chdir", "fchdir", "clone", "clone3", "fork", "vfork")
 
 _LINE = re.compile(r"(\d+)\s+(\d+\.\d+)\s+(.*)")
 _RESUMED = re.compile(r"<\.\.\. (\w+) resumed>(.*)")
@@ -38,9 +38,12 @@ _IOV_LEN = re.compile(r"iov_len=(\d+)")
 _Made = tuple[str, int, int, int, int, int]
 READS = {"read": None, "pread64": 3, "readv": None, "preadv": 3, "preadv2": 3}       # name: the offset's argument
 WRITES = {"write": None, "pwrite64": 3, "writev": None, "pwritev": 3, "pwritev2": 3}
+ADVICES = {"POSIX_FADV_NORMAL": "advise_normal", "POSIX_FADV_RANDOM": "advise_random",
+           "POSIX_FADV_SEQUENTIAL": "advise_sequential", "POSIX_FADV_WILLNEED": "advise_willneed",
+           "POSIX_FADV_DONTNEED": "advise_dontneed", "POSIX_FADV_NOREUSE": "advise_noreuse"}
 
 
-class _Reader:
+class Reader:
     def __init__(self, root: str, start_cwd: str) -> None:
         self.root = os.path.normpath(root)
         self.start_cwd = os.path.normpath(start_cwd)
@@ -110,8 +113,10 @@ class _Reader:
         done = value if value is not None and not error else (-1 if error else 0)
         if kind == "mmap" and not error:    # its value is an address: the bytes mapped are what it did
             done = asked
+        # a copy may ask for more than any file holds (cat asks copy_file_range for SSIZE_MAX: up to the end)
+        asked = min(max(0, asked), MAX_BYTES)
         self.out.calls.append(Call(thread, round((seconds - self.out.first_s) * 1e9), round(took_s * 1e9), kind,
-                                   file, to_file, handle, offset, max(0, asked), max(-1, done), error))
+                                   file, to_file, handle, offset, asked, max(-1, done), error))
 
     def _made(self, name: str, args: list[str], value: int | None, error: str, cwd: str, returned: str | None
               ) -> _Made | None | Literal[False]:
@@ -164,7 +169,11 @@ class _Reader:
         if name in READS or name in WRITES:
             kind = "read" if name in READS else "write"
             where = READS.get(name, WRITES.get(name))
-            asked = _iov_bytes(args[1]) if name.endswith(("v", "v2")) else _int(args[2]) if len(args) > 2 else 0
+            if name.endswith(("v", "v2")):
+                # with -s 0 strace prints a vector as [...]: what the call moved stands for what it asked
+                asked = _iov_bytes(args[1]) if "iov_len=" in args[1] else max(0, value or 0)
+            else:
+                asked = (_int(args[2]) or 0) if len(args) > 2 else 0
             offset = _int(args[where]) if where is not None and len(args) > where else -1
             return self._on_fd(args[0], kind, offset if offset is not None else -1, asked or 0)
         if name == "lseek":
@@ -197,6 +206,11 @@ class _Reader:
                 return source
             to_file = self._file(dest, False)
             return False if to_file is None else ("copy", source[1], to_file, source[3], -1, count or 0)
+        if name == "fadvise64":
+            advice = ADVICES.get(args[3].strip()) if len(args) > 3 else None
+            if advice is None:
+                return None
+            return self._on_fd(args[0], advice, _int(args[1]) or 0, _int(args[2]) or 0)
         if name == "mmap":
             if len(args) > 4 and _fd_path(args[4]) is not None:
                 return self._on_fd(args[4], "mmap", _int(args[5]) if len(args) > 5 else -1, _int(args[1]) or 0)
@@ -235,7 +249,7 @@ class _Reader:
 def parse(lines: Iterable[str], root: str, start_cwd: str) -> Parsed:
     """strace's lines read into calls on files inside `root` (paths as strace printed them: the folders as the
     kernel saw them, links resolved where -y resolved them); the program started in `start_cwd`."""
-    reader = _Reader(root, start_cwd)
+    reader = Reader(root, start_cwd)
     for text in lines:
         reader.line(text)
     reader.out.calls.sort(key=lambda c: c.start_ns)      # strace prints a call when it ends; a trace, by its start

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -52,25 +53,52 @@ def _counters(mount: Path) -> tuple[int, int]:
     return int(fields[2]) * 512, int(fields[6]) * 512
 
 
-def _record(device: devices.Device, folder: Path) -> tuple[Path, float, tuple[int, int]]:
-    """The program recorded on the device: its trace, its span (first call to last end, s) and what the device read
-    and wrote while it ran."""
+def _record(device: devices.Device, folder: Path, command: list[str] | None = None,
+            setup: "Callable[[Path], None] | None" = None) -> tuple[Path, float, tuple[int, int]]:
+    """A program recorded on the device (by default PROGRAM, reading a 32 MiB file it finds): its trace, its span
+    (first call to last end, s) and what the device read and wrote while it ran."""
     app = device.mount / "app"
     app.mkdir()
-    (app / "in.bin").write_bytes(os.urandom(32 * MIB))
+    if setup is None:
+        (app / "in.bin").write_bytes(os.urandom(32 * MIB))
+    else:
+        setup(app)
     helper = str(find_helper())
-    subprocess.run([helper, "evict", "--path", str(app / "in.bin")], check=True, capture_output=True)
     subprocess.run(["sync"], check=True)
+    for f in app.rglob("*"):
+        if f.is_file():
+            subprocess.run([helper, "evict", "--path", str(f)], check=True, capture_output=True)
     (folder / "program.py").write_text(PROGRAM)
     trace = folder / "app.trace"
     before = _counters(device.mount)
     done = subprocess.run([sys.executable, "-m", "stibium_py", "record", "--folder", str(app), "--out", str(trace),
-                           "--", sys.executable, str(folder / "program.py")], cwd=app, capture_output=True, text=True)
+                           "--", *(command or [sys.executable, str(folder / "program.py")])], cwd=app,
+                          capture_output=True, text=True)
+    subprocess.run(["sync"], check=True)      # what it left to write back counts, as the replay's sync counts it
     after = _counters(device.mount)
     assert done.returncode == 0, done.stdout + done.stderr
     calls = read_trace(trace).calls
     span_s = max(c.start_ns + c.took_ns for c in calls) / 1e9
     return trace, span_s, (after[0] - before[0], after[1] - before[1])
+
+
+def _replayed(device: devices.Device, trace: Path, folder: Path) -> tuple[int, int]:
+    """What the device read and wrote for one replay's timed calls alone (its files laid out, synced and evicted
+    before), as fast as it goes; every call must come out as recorded."""
+    script = folder / "script.txt"
+    script.write_text(script_of(read_trace(trace)).text)
+    root = device.mount / "replay"
+    root.mkdir()
+    helper = str(find_helper())
+    base = [helper, "replay", "--path", str(root), "--script", str(script)]
+    subprocess.run([*base, "--phase", "layout"], check=True, capture_output=True)
+    subprocess.run(["sync"], check=True)
+    before = _counters(device.mount)
+    ran = subprocess.run([*base, "--phase", "run", "--timing", "fast"], capture_output=True, text=True)
+    subprocess.run(["sync"], check=True)
+    after = _counters(device.mount)
+    assert ran.returncode == 0 and json.loads(ran.stdout)["mismatched"] == 0, ran.stdout
+    return after[0] - before[0], after[1] - before[1]
 
 
 def _plan(timing: str) -> str:
@@ -112,20 +140,7 @@ def test_a_replay_takes_as_long_as_the_program_and_moves_what_it_moved(tmp_path)
         (tmp_path / "full" / "app.trace").write_bytes(trace.read_bytes())
         fast_full, _ = stibium_run(tmp_path / "full", device, _plan("as-fast"))
         # the device's counters around one replay's timed calls alone (its files laid out and evicted before)
-        script = tmp_path / "script.txt"
-        script.write_text(script_of(read_trace(trace)).text)
-        root = device.mount / "replay"
-        root.mkdir()
-        helper = str(find_helper())
-        base = [helper, "replay", "--path", str(root), "--script", str(script)]
-        subprocess.run([*base, "--phase", "layout"], check=True, capture_output=True)
-        subprocess.run(["sync"], check=True)
-        before = _counters(device.mount)
-        ran = subprocess.run([*base, "--phase", "run", "--timing", "fast"], capture_output=True, text=True)
-        subprocess.run(["sync"], check=True)
-        after = _counters(device.mount)
-        assert ran.returncode == 0 and json.loads(ran.stdout)["mismatched"] == 0, ran.stdout
-    replayed = (after[0] - before[0], after[1] - before[1])
+        replayed = _replayed(device, trace, tmp_path)
     for what, truth, value in (("read", recorded[0], replayed[0]), ("written", recorded[1], replayed[1])):
         print(f"TRUTH replay on Recipe A: bytes {what} by the device, the program {truth:,}, the replay {value:,}, "
               f"error {value / truth - 1:+.2%}")
@@ -189,3 +204,70 @@ def test_a_trace_recorded_on_ext4_replays_on_xfs_btrfs_and_tmpfs(tmp_path):
             assert result["mismatched"] == 0 and result["calls"] == 108
             said = " ".join(done.stdout.split())
             assert ("tmpfs (file system, in memory) serves reads from memory" in said) == (fs == "tmpfs")
+
+
+SQLITE = r"""
+import os, sqlite3
+db = sqlite3.connect("app.db", isolation_level=None)
+db.execute("PRAGMA synchronous=FULL")
+db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+blob = os.urandom(4096)
+for k in range(150):
+    db.execute("BEGIN")
+    db.execute("INSERT INTO t VALUES (?, ?)", (k, blob))
+    db.execute("COMMIT")
+db.close()
+"""
+
+
+def _tree(app: Path) -> None:
+    for d in range(4):
+        (app / "src" / f"d{d}").mkdir(parents=True)
+        for f in range(16):
+            (app / "src" / f"d{d}" / f"f{f}.bin").write_bytes(os.urandom(256 << 10))
+
+
+# each: what it is, the folder it finds, its command (run in the folder)
+PROGRAMS = {
+    "cp -r of a tree of 64 files of 256 KiB, then sync -f": (
+        _tree, ["sh", "-c", "cp -r src dst && sync -f dst"]),
+    "SQLite: 150 inserts of 4 KiB, each committed with synchronous=FULL": (
+        None, [sys.executable, "-c", SQLITE]),
+    "fio: 48 MiB laid out, then random reads and writes of 64 KiB, an fsync each 16 writes": (
+        None, ["fio", "--name=j", "--filename=f", "--size=48m", "--bs=64k", "--rw=randrw", "--ioengine=psync",
+               "--fsync=16", "--invalidate=0", "--randrepeat=1", "--output=/dev/null"]),
+}
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("what", list(PROGRAMS))
+def test_real_programs_replay_as_recorded_in_their_time_and_move_what_they_moved(tmp_path, what):
+    """Other programs of known I/O, each recorded on Recipe A and replayed there as recorded (the files it found
+    laid out and evicted before each trial): the replay's elapsed time within 5 % of the program's span, every call
+    as recorded, and the device's counters for one replay's calls against the program's own (1 %)."""
+    why = devices.missing_for_recipe_a()
+    if why:
+        pytest.skip(f"Recipe A {why}")
+    setup, command = PROGRAMS[what]
+    if command[0] == "fio":
+        import shutil
+        assert shutil.which("fio"), "./install.sh --test installs fio"
+    (tmp_path / "dev").mkdir()
+    with devices.recipe_a(tmp_path / "dev", READ_BPS, WRITE_BPS, size_bytes=1 << 30) as device:
+        trace, span_s, recorded = _record(device, tmp_path, command,
+                                          setup or (lambda app: None))
+        summary, _ = stibium_run(tmp_path, device, _plan("as-recorded"))
+        (result,) = [t for t in summary["tests"] if t["kind"] == "replay"]
+        elapsed = result["elapsed_s"]["estimate"]
+        print(f"TRUTH replay as-recorded on Recipe A, {what}: {result['calls']} calls on {result['threads']} "
+              f"threads; the program's span {span_s:.4f} s, the replay's elapsed {elapsed:.4f} s "
+              f"[{result['elapsed_s']['low']:.4f}, {result['elapsed_s']['high']:.4f}], error "
+              f"{elapsed / span_s - 1:+.2%}")
+        assert result["mismatched"] == 0
+        assert abs(elapsed / span_s - 1) <= 0.05
+        replayed = _replayed(device, trace, tmp_path)
+    for k, name in enumerate(("read", "written")):
+        print(f"TRUTH replay on Recipe A, {what}: bytes {name} by the device, the program {recorded[k]:,}, the "
+              f"replay {replayed[k]:,}" + (f", error {replayed[k] / recorded[k] - 1:+.2%}" if recorded[k] else ""))
+        # the file system's own writes (its journal) move with the program's: within 1 %, or 64 KiB of nothing
+        assert abs(replayed[k] - recorded[k]) <= max(0.01 * recorded[k], 64 << 10)

@@ -17,9 +17,12 @@ from ...analysis.histogram import HistogramError, LatencyHistogram
 from ...rundir.table import Table
 
 QUANTILES = {"lat_p50_s": 0.5, "lat_p99_s": 0.99, "lat_p999_s": 0.999}
-# the kinds of call in the groups a reader thinks in: what moves data, what makes it durable, what names files
+# the kinds of call in the groups a reader thinks in: what moves data, what makes it durable, what the cache is
+# told, what names files
 GROUPS = {"read": "reads", "write": "writes", "copy": "writes", "fsync": "syncs", "fdatasync": "syncs",
-          "sync_range": "syncs", "syncfs": "syncs", "fullsync": "syncs"}
+          "sync_range": "syncs", "syncfs": "syncs", "fullsync": "syncs",
+          **{f"advise_{a}": "cache advice" for a in ("normal", "random", "sequential", "willneed", "dontneed",
+                                                     "noreuse")}}
 SLOWEST_SHOWN = 10
 
 
@@ -74,7 +77,7 @@ class ReplayResult:
 
     @property
     def by_group(self) -> list[tuple[str, float]]:
-        """The share of the time in calls by group (reads, writes, syncs, metadata), the most first."""
+        """The share of the time in calls by group (reads, writes, syncs, cache advice, metadata), the most first."""
         shares: dict[str, float] = {}
         for k in self.kinds:
             shares[k.group] = shares.get(k.group, 0.0) + k.share

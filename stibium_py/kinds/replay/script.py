@@ -7,7 +7,7 @@ return before it (a file's calls keep their recorded order across threads). Pure
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...errors import PlanError
 from ...trace.model import CALLS, NOT_REPLAYED, Call, Trace, TraceFile
@@ -46,6 +46,10 @@ def script_of(trace: Trace) -> Script:
     threads: dict[int, int] = {}
     for c in calls:
         threads.setdefault(c.thread, len(threads))
+    # a copy that asked for more than any file holds and moved less (cp asks copy_file_range for SSIZE_MAX: to
+    # the end) asks, replayed, for what it moved
+    calls = [replace(c, bytes=c.result) if c.call == "copy" and c.bytes > MAX_MOVED_BYTES and not c.error
+             and 0 <= c.result <= MAX_MOVED_BYTES else c for c in calls]
     for k, c in zip(index, calls):
         limit = MAX_MOVED_BYTES if c.call in MOVED else None
         if limit is not None and c.bytes > limit:
