@@ -133,9 +133,16 @@ def test_many_threads_in_one_chain_each_wait_for_the_last(tmp_path):
     assert _by_kind(answer)["stat"]["count"] == 300 and answer["waited_s"] > 0
 
 
+def _resident_pages(path: Path) -> int:
+    done = subprocess.run([str(find_helper()), "residency", "--path", str(path)], capture_output=True, text=True,
+                          check=True)
+    return int(json.loads(done.stdout)["resident_pages"])
+
+
 def test_a_program_s_advice_to_the_cache_is_given_again(disk_dir):
     """posix_fadvise as the program gave it: after a read of the whole file, its pages are in the cache; the
-    recorded DONTNEED drops them (fincore counts the file's pages in memory), and each advice is counted."""
+    recorded DONTNEED drops them (the helper's residency counts the file's pages in memory), and each advice is
+    counted."""
     advised = [Call(0, 0, 5, "open", 2, handle=0, result=3),
                Call(0, 10, 5, "advise_sequential", 2, handle=0, offset=0, bytes=0),
                Call(0, 20, 5, "read", 2, handle=0, offset=0, bytes=100_000, result=100_000),
@@ -152,12 +159,8 @@ def test_a_program_s_advice_to_the_cache_is_given_again(disk_dir):
     assert {k: v["count"] for k, v in _by_kind(answer).items() if k.startswith("advise_")} == {
         "advise_sequential": 1, "advise_dontneed": 2, "advise_random": 1, "advise_willneed": 1, "advise_normal": 1,
         "advise_noreuse": 1}
-    resident = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "PAGES", str(disk_dir / "root/d/old")],
-                              capture_output=True, text=True, check=True).stdout.split()
-    assert resident == ["0"]
+    assert _resident_pages(disk_dir / "root/d/old") == 0
     # without the last DONTNEED the read's pages stay: the advice, not the layout's eviction, dropped them
     code, answer = _replay(disk_dir, [c for c in advised if c.start_ns < 70] + [advised[-1]], "run", "--timing",
                            "fast")
-    resident = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "PAGES", str(disk_dir / "root/d/old")],
-                              capture_output=True, text=True, check=True).stdout.split()
-    assert code == 0 and int(resident[0]) > 0
+    assert code == 0 and _resident_pages(disk_dir / "root/d/old") > 0

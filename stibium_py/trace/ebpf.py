@@ -71,8 +71,12 @@ def program(available: Iterable[str]) -> str:
     """bpftrace's program for the calls of CALLS the kernel has (`available`: tracepoint names), following the
     process tree of the thread given as its first argument; its second is the recorder's process."""
     have = [name for name in CALLS if name in set(available)]
-    lines = ["BEGIN { @t[$1] = 1; printf(\"READY\\n\"); }",
+    # every map holds a traced thread's key from its start, so that its exit deletes keys that exist (bpftrace 0.23
+    # prints a warning into the output for each one that does not)
+    lines = ["BEGIN { @t[$1] = 1; @ts[$1] = 0; @s0[$1] = 0; @s1[$1] = 0; @in[$1] = 0; printf(\"READY\\n\"); }",
              "tracepoint:sched:sched_process_fork /@t[args->parent_pid]/ { @t[args->child_pid] = 1; "
+             "@ts[args->child_pid] = 0; @s0[args->child_pid] = 0; @s1[args->child_pid] = 0; "
+             "@in[args->child_pid] = 0; "
              "printf(\"F %d %d %llu\\n\", args->parent_pid, args->child_pid, nsecs); }",
              "tracepoint:sched:sched_process_exit /@t[tid]/ { delete(@t[tid]); delete(@ts[tid]); delete(@s0[tid]); "
              "delete(@s1[tid]); delete(@in[tid]); }"]

@@ -191,7 +191,9 @@ def record_ebpf(command: list[str], folder: Path) -> Recorded:
     bpftrace = shutil.which("bpftrace") or "bpftrace"
     available = [p.name[len("sys_enter_"):] for p in (TRACEFS / "events" / "syscalls").iterdir()
                  if p.name.startswith("sys_enter_")]
-    environment = {**os.environ, "BPFTRACE_STRLEN": "200", "BPFTRACE_PERF_RB_PAGES": str(BPFTRACE_PAGES),
+    # the longest string under both names (0.17 knows BPFTRACE_STRLEN; 0.20 and later BPFTRACE_MAX_STRLEN)
+    environment = {**os.environ, "BPFTRACE_STRLEN": "200", "BPFTRACE_MAX_STRLEN": "200",
+                   "BPFTRACE_PERF_RB_PAGES": str(BPFTRACE_PAGES),
                    "BPFTRACE_MAP_KEYS_MAX": "65536"}
 
     def unlimited_locked_memory() -> None:
