@@ -139,7 +139,7 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
     "[--fill random|offset|0xNN|compressible=N,dedupe=M] [--engine direct|buffered|foundation|app] [--sync fsync|full|none|data|barrier|dsync] [--existing] " \
     "[--latency on|off] [--queue-depth 1-256] [--threads 1-64] [--io-method auto|io_uring|threads] "          \
     "[--verify on|off] [--chunk N [--fps F]] [--device-block N] [--read-fraction F (mixed)] [--duration S] [--warmup S] "     \
-    "[--stonewall S [--wearout]] | "                                                                       \
+    "[--stonewall S [--wearout]] [--rate R [--arrivals constant|poisson]] | "                              \
     "evict --path F | residency --path F | tree --path DIR --list FILE --phase create|stat|list|read|rename|delete|copy " \
     "[--threads 1-64] [--sync none|each|end] [--data-seed K] [--evict on|off] [--engine posix|foundation] | "      \
     "replay --path DIR --script FILE --phase layout|run [--timing fast|think|recorded] [--data-seed K] [--fill F] [--evict on|off] | batch"
@@ -148,7 +148,8 @@ static int sb_usage(NSMutableDictionary *out, const char *fmt, const char *arg)
 enum sb_flag_kind { SB_FLAG_PATH, SB_FLAG_BYTES, SB_FLAG_GRANULARITY, SB_FLAG_STRIDE, SB_FLAG_SPAN, SB_FLAG_SEED,
                     SB_FLAG_DATA_SEED, SB_FLAG_ACCESS, SB_FLAG_FILL, SB_FLAG_ENGINE, SB_FLAG_SYNC, SB_FLAG_LATENCY,
                     SB_FLAG_QUEUE_DEPTH, SB_FLAG_THREADS, SB_FLAG_IO_METHOD, SB_FLAG_VERIFY, SB_FLAG_CHUNK, SB_FLAG_DEVICE_BLOCK,
-                    SB_FLAG_OFFSET, SB_FLAG_READ_FRACTION, SB_FLAG_DURATION, SB_FLAG_WARMUP, SB_FLAG_STONEWALL, SB_FLAG_FPS };
+                    SB_FLAG_OFFSET, SB_FLAG_READ_FRACTION, SB_FLAG_DURATION, SB_FLAG_WARMUP, SB_FLAG_STONEWALL, SB_FLAG_FPS,
+                    SB_FLAG_RATE, SB_FLAG_ARRIVALS };
 
 static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--path", SB_FLAG_PATH}, {"--bytes", SB_FLAG_BYTES}, {"--granularity", SB_FLAG_GRANULARITY},
@@ -159,7 +160,11 @@ static const struct { const char *flag; enum sb_flag_kind kind; } sb_flags[] = {
     {"--verify", SB_FLAG_VERIFY}, {"--chunk", SB_FLAG_CHUNK}, {"--device-block", SB_FLAG_DEVICE_BLOCK},
     {"--offset", SB_FLAG_OFFSET}, {"--read-fraction", SB_FLAG_READ_FRACTION}, {"--duration", SB_FLAG_DURATION},
     {"--warmup", SB_FLAG_WARMUP}, {"--stonewall", SB_FLAG_STONEWALL}, {"--fps", SB_FLAG_FPS},
+    {"--rate", SB_FLAG_RATE}, {"--arrivals", SB_FLAG_ARRIVALS},
 };
+static const char *const sb_arrivals_names[] = {"constant", "poisson"};
+/* The highest --rate: ten million requests a second. */
+#define SB_MAX_RATE 1e7
 
 /* The longest --duration, --warmup or --stonewall: a week. */
 #define SB_MAX_SECONDS (7.0 * 24 * 3600)
@@ -301,11 +306,17 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
             return sb_usage(out, "--io-method must be auto, io_uring or threads, not '%s'", v);
         j->io_asked = (enum sb_io_asked)choice;
         return SB_OK;
+    case SB_FLAG_ARRIVALS:
+        if ((choice = sb_choice(v, sb_arrivals_names, 2)) < 0)
+            return sb_usage(out, "--arrivals must be constant or poisson, not '%s'", v);
+        j->arrivals = choice;
+        return SB_OK;
     case SB_FLAG_VERIFY:
         if ((choice = sb_choice(v, sb_onoff_names, 2)) < 0)
             return sb_usage(out, "--verify must be on or off, not '%s'", v);
         j->verify = choice;
         return SB_OK;
+    case SB_FLAG_RATE:
     case SB_FLAG_READ_FRACTION:
     case SB_FLAG_DURATION:
     case SB_FLAG_WARMUP:
@@ -325,6 +336,12 @@ static int sb_parse_value(enum sb_flag_kind kind, const char *flag, const char *
                 return sb_usage(out, "--fps must be frames a second from 0.01 to 100000, such as 24 or 30000/1001, "
                                 "not '%s'", v);
             j->frame_ns = 1e9 / x;
+            return SB_OK;
+        }
+        if (kind == SB_FLAG_RATE) {
+            if (!ok || !(x > 0 && x <= SB_MAX_RATE))
+                return sb_usage(out, "--rate must be requests a second above 0, at most ten million, not '%s'", v);
+            j->rate_per_s = x;
             return SB_OK;
         }
         if (kind == SB_FLAG_READ_FRACTION) {
@@ -409,6 +426,13 @@ static int sb_parse(int argc, char **argv, sb_args *a, NSMutableDictionary *out)
         return sb_usage(out, "%s", j->duration_ns ? "--stonewall caps a measurement of its bytes; a measurement by "
                                                     "--duration is bounded by time already: give one or the other"
                                                   : "--stonewall does not go with --chunk; give one or the other");
+    if (j->rate_per_s > 0 && (j->chunk_bytes || j->stonewall_ns || j->io_asked == SB_IO_ASK_URING))
+        return sb_usage(out, "%s", j->io_asked == SB_IO_ASK_URING
+                                       ? "--rate issues each request at its due time from a thread of its own: drop "
+                                         "--io-method io_uring (or give threads)"
+                                       : "--rate does not go with --chunk or --stonewall; give one or the other");
+    if (j->rate_per_s > 0)
+        j->io_asked = SB_IO_ASK_THREADS;     /* a thread a request in flight, each waiting for its due time */
     if (!a->have_data_seed)
         j->data_seed = j->seed;
     if (!a->have_granularity)
@@ -502,6 +526,34 @@ static void sb_put_mix(NSMutableDictionary *out, const sb_job *j)
     }
 }
 
+/* --rate: the offered rate and arrivals, the response times (from each request's due time) as the latencies are
+ * put (resp_ keys), and how late the requests were issued (the instrument's own lateness, or a slot's wait). */
+static void sb_put_rate(NSMutableDictionary *out, const sb_job *j)
+{
+    [out setObject:sb_dbl(j->rate_per_s) forKey:@"rate_per_s"];
+    [out setObject:sb_str(sb_arrivals_names[j->arrivals]) forKey:@"arrivals"];
+    [out setObject:sb_u64(j->late_issues) forKey:@"late_issues"];
+    [out setObject:sb_u64(j->unscheduled) forKey:@"unscheduled"];
+    if (!j->rate_hists)
+        return;
+    const sb_hist *h = &j->rate_hists[0], *late = &j->rate_hists[1];
+    if (h->n) {
+        static const struct { const char *key; double q; } qs[] = {
+            {"resp_p50_s", 0.50}, {"resp_p90_s", 0.90}, {"resp_p99_s", 0.99}, {"resp_p999_s", 0.999},
+        };
+        for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
+            [out setObject:sb_dbl(sb_s(sb_hist_quantile(h, qs[i].q))) forKey:sb_str(qs[i].key)];
+        [out setObject:sb_dbl(sb_s(h->max_ns)) forKey:@"resp_max_s"];
+        [out setObject:sb_dbl(h->sum_ns / (double)h->n / 1e9) forKey:@"resp_mean_s"];
+        sb_put_hist_text(out, h, @"resp_hist_ns");
+    }
+    if (late->n) {
+        [out setObject:sb_dbl(sb_s(sb_hist_quantile(late, 0.5))) forKey:@"late_p50_s"];
+        [out setObject:sb_dbl(sb_s(sb_hist_quantile(late, 0.99))) forKey:@"late_p99_s"];
+        [out setObject:sb_dbl(sb_s(late->max_ns)) forKey:@"late_max_s"];
+    }
+}
+
 static const char *const sb_op_names[] = {"read", "write", "mixed"};
 
 static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
@@ -528,6 +580,8 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
     if (rc != 0) {
         free(j->op_hists);
         j->op_hists = NULL;
+        free(j->rate_hists);
+        j->rate_hists = NULL;
         [out setObject:sb_bool(j->removed_partial) forKey:@"removed_partial_file"];
         return sb_io_error(out, &err);
     }
@@ -536,6 +590,10 @@ static int sb_cmd_io(sb_args *a, NSMutableDictionary *out)
         sb_put_mix(out, j);
     free(j->op_hists);
     j->op_hists = NULL;
+    if (j->rate_per_s > 0)
+        sb_put_rate(out, j);
+    free(j->rate_hists);
+    j->rate_hists = NULL;
     if (j->duration_ns) {
         [out setObject:sb_dbl(sb_s(j->duration_ns)) forKey:@"duration_s"];
         [out setObject:sb_dbl(sb_s(j->warmup_ns)) forKey:@"warmup_s"];

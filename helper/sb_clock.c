@@ -1,6 +1,7 @@
 /* sb_clock.c: raw monotonic clock (clock_gettime CLOCK_MONOTONIC_RAW on Linux,
  * mach_absolute_time + mach_timebase_info on Apple) and the pure conversion. */
 #include "sb_clock.h"
+#include <sched.h>
 #include <time.h>
 #ifdef __APPLE__
 #include <mach/mach_time.h>
@@ -26,6 +27,23 @@ void sb_sleep_until_ns(uint64_t t_ns)
             uint64_t nap = left - 200000;
             struct timespec ts = {(time_t)(nap / 1000000000u), (long)(nap % 1000000000u)};
             nanosleep(&ts, NULL);
+        }
+    }
+}
+
+void sb_sleep_until_yielding_ns(uint64_t t_ns, uint64_t margin_ns)
+{
+    for (;;) {
+        uint64_t now = sb_now_ns();
+        if (now >= t_ns)
+            return;
+        uint64_t left = t_ns - now;
+        if (left > margin_ns) {
+            uint64_t nap = left - margin_ns;
+            struct timespec ts = {(time_t)(nap / 1000000000u), (long)(nap % 1000000000u)};
+            nanosleep(&ts, NULL);
+        } else {
+            sched_yield();
         }
     }
 }

@@ -16,6 +16,9 @@ uint64_t sb_now_ns(void);
 /* Returns once the raw clock reads t_ns or later, never before: a sleep to within about 200 us of it,
  * then the clock read until it passes (the schedulers' wake-up is late by tens of microseconds). */
 void sb_sleep_until_ns(uint64_t t_ns);
+/* The same, sleeping to within margin_ns of the time and yielding the processor while it reads the clock (many
+ * threads waiting for due times close together: a spinning one leaves the others a processor to wake on). */
+void sb_sleep_until_yielding_ns(uint64_t t_ns, uint64_t margin_ns);
 
 /* Facts about the clock: its name, resolution (ns) and timebase (1/1 off Apple). */
 const char *sb_clock_name(void);

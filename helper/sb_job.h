@@ -46,7 +46,11 @@ typedef struct {
  * request that completes before warm_end_ns counts into the warm-up, none is submitted at or after deadline_ns. */
 typedef struct {
     uint64_t warm_end_ns, deadline_ns;
+    uint64_t origin_ns;         /* the measurement's start (the gate's opening): --rate's due times count from it */
 } sb_phase;
+
+/* --rate: a request issued more than this after its due time is late (the instrument's own lateness). */
+#define SB_LATE_NS 100000u
 
 /* One request of the measurement's stream: which of the pass's requests it is, and whether it reads or writes. */
 typedef struct {
@@ -94,6 +98,10 @@ struct sb_job {
                                  * on to that many (many clients: every client completes the furthest one's count) */
     int (*on_stonewall)(sb_job *job, uint64_t *target, sb_err *err);
     void (*on_chunk)(const sb_job *job, const sb_chunk *chunk);
+    double rate_per_s;          /* --rate: requests a second over the whole measurement (each thread's part its
+                                 * share), each issued at its due time however many are still in flight, up to
+                                 * queue_depth a thread (0: each as soon as its slot is free, closed loop) */
+    int arrivals;               /* --arrivals: 0 constant (evenly spaced), 1 poisson (exponential gaps, seeded) */
     sb_hist *chunk_hist;        /* the current chunk's latencies (allocated when chunk_bytes is set) */
 
     /* prepared before the timer */
@@ -134,6 +142,13 @@ struct sb_job {
     uint64_t warm_bytes, warm_requests;  /* requests completed inside the warm-up */
     uint64_t op_bytes[2], op_requests[2];/* mixed, after the warm-up: by op (0 read, 1 write) */
     sb_hist *op_hists;          /* mixed: the latencies by op (two histograms; NULL otherwise) */
+    uint64_t **arrival_ns;      /* --rate, poisson: each part's due times after the origin, prepared before the
+                                 * timer (arrival_count[p] of them) */
+    uint64_t *arrival_count;
+    sb_hist *rate_hists;        /* --rate: [0] response time (completion less due time), [1] lateness (issue less
+                                 * due time), of the requests completed after the warm-up; NULL without --rate */
+    uint64_t late_issues;       /* --rate: of those, issued more than SB_LATE_NS after their due time */
+    uint64_t unscheduled;       /* --rate: requests left undone because the schedule held no more due times */
     uint64_t calls, largest_call_bytes;  /* I/O calls made inside the timed interval */
     const char *sync_used;      /* fsync, F_FULLFSYNC, fsync (F_FULLFSYNC refused), synchronizeFile, none */
     double resident_before;     /* reads; -1 unknown */

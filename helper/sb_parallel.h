@@ -18,6 +18,7 @@ typedef struct {
     sb_job job;                 /* a copy of the measurement: its own counters and histogram */
     uint64_t first, end;        /* this thread's part of the requests: [first, end), in order */
     uint64_t *next;             /* threads method: the part's next request of the stream, shared by its workers */
+    unsigned part;              /* which of the threads' parts it works on */
     unsigned slot;              /* reads: this worker's first buffer slot (io_uring: queue_depth of them) */
     int *stop;                  /* set by the first worker that fails */
     sb_stream *stream;          /* --chunk: the shared chunk; NULL without */

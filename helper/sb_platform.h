@@ -72,6 +72,10 @@ int sb_syncfs_fd(int fd);
 /* fallocate(2) of mode 0 (blocks for [offset, offset+len), the size grown to its end); Apple: F_PREALLOCATE of the
  * part past the end, then ftruncate to it. */
 int sb_allocate_fd(int fd, uint64_t offset, uint64_t len);
+/* The calling thread's timers as precise as the platform allows, for a thread that sleeps until due times
+ * (--rate): Linux lets a sleep end up to the thread's timer slack late (50 us by default), which prctl
+ * PR_SET_TIMERSLACK sets to 1 ns; Apple's timers have no per-thread slack to set (a no-op). */
+void sb_thread_precise_timers(void);
 /* posix_fadvise(2)'s advice on [offset, offset+len) (len 0: to the end), advice by Linux's numbers: 0 normal,
  * 1 random, 2 sequential, 3 will need, 4 don't need, 5 no reuse. Apple has no posix_fadvise: random is
  * fcntl(F_RDAHEAD, 0) and normal or sequential F_RDAHEAD 1 (read-ahead off or on for the descriptor), will need

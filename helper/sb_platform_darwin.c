@@ -200,6 +200,8 @@ int sb_allocate_fd(int fd, uint64_t offset, uint64_t len)
     return ftruncate(fd, end);
 }
 
+void sb_thread_precise_timers(void) {}
+
 /* xnu-11417.101.15 bsd/kern/kern_descrip.c: F_RDAHEAD sets or clears FNORDAHEAD on the descriptor; F_RDADVISE
  * hands a struct radvisory (bsd/sys/fcntl.h: off_t ra_offset, int ra_count) to the file system's VNOP_IOCTL. */
 int sb_advise_fd(int fd, uint64_t offset, uint64_t len, int advice)

@@ -8,6 +8,7 @@
 #include "sb_job.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
 #include <linux/stat.h>
@@ -241,6 +242,11 @@ int sb_syncfs_fd(int fd) { return syncfs(fd); }
 int sb_allocate_fd(int fd, uint64_t offset, uint64_t len)
 {
     return fallocate(fd, 0, (off_t)offset, (off_t)len);
+}
+
+void sb_thread_precise_timers(void)
+{
+    (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 }
 
 int sb_advise_fd(int fd, uint64_t offset, uint64_t len, int advice)

@@ -23,7 +23,7 @@ sb_req sb_request_at(const sb_job *job, uint64_t first, uint64_t len, uint64_t a
 
 sb_phase sb_phase_from(const sb_job *job, uint64_t origin_ns)
 {
-    sb_phase p = {0, 0};
+    sb_phase p = {0, 0, origin_ns};
     if (job->warmup_ns)
         p.warm_end_ns = origin_ns + job->warmup_ns;
     if (job->duration_ns)

@@ -359,6 +359,10 @@ static void sb_reset_measured(sb_job *job)
     memset(job->op_requests, 0, sizeof job->op_requests);
     job->writes = NULL;
     job->op_hists = NULL;
+    job->rate_hists = NULL;
+    job->arrival_ns = NULL;
+    job->arrival_count = NULL;
+    job->late_issues = job->unscheduled = 0;
     job->buf = job->rbuf = NULL;
     job->phase = NULL;
     job->sync_used = "none";
@@ -384,6 +388,12 @@ static int sb_measure(sb_job *job, sb_err *err)
     if (sb_pattern_plan(job, err) != 0 || (job->op == SB_MIXED && sb_prepare_mix(job, err) != 0) ||
         sb_prepare_buffer(job, err) != 0)
         return -1;
+    if (job->rate_per_s > 0) {          /* --rate: the response times and the lateness, merged from the workers */
+        if (!(job->rate_hists = malloc(2 * sizeof *job->rate_hists)))
+            return sb_fail(err, ENOMEM, "%s", "cannot allocate the response times' histograms");
+        sb_hist_reset(&job->rate_hists[0]);
+        sb_hist_reset(&job->rate_hists[1]);
+    }
     if (job->chunk_bytes && !(job->chunk_hist = malloc(sizeof *job->chunk_hist)))
         return sb_fail(err, ENOMEM, "cannot allocate the chunk histogram");
     if (job->chunk_hist)
@@ -403,7 +413,7 @@ static int sb_measure(sb_job *job, sb_err *err)
 
     /* The timed interval: nothing but the requests (and, for writes, the sync). */
     uint64_t t0, t1;
-    sb_phase phase = {0, 0};
+    sb_phase phase = {0, 0, 0};
     job->phase = &phase;
     if (job->io.method == SB_IO_SYNC ? sb_sequential_io(job, &phase, &t0, &t1, err)
                                      : sb_parallel_io(job, &t0, &t1, err))

@@ -1,0 +1,104 @@
+"""Requests at a stated rate (helper --rate) on a device of known service time (Recipe C: every request takes a
+set delay, one at a time), against the queueing prediction for that device: with constant arrivals below its
+capacity no request waits, so the response time is the service time; with Poisson arrivals (M/G/1) the response
+times are those of a single server fed the very due times the helper issued at (its Poisson schedule reproduced
+from its seed, tests/helper_schedule.py), computed here by Lindley's recursion from the device's own service times
+(measured closed-loop first), the server held by each for the device's own 1 / capacity (measured kept busy:
+the rest of a request's time, the kernel's and FUSE's way to the device, overlaps the request before it). p50 and
+p99 within 5 % at 50 % and 70 % of the capacity."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import devices
+
+from stibium_py.run.helper import find_helper
+from helper_schedule import helper_poisson_due_ns
+
+DELAY_S = 0.002
+SECONDS = 40
+
+
+def _read(helper: str, path, *extra: str) -> dict:
+    done = subprocess.run([helper, "read", "--path", str(path), "--bytes", "64MiB", "--granularity", "4KiB",
+                           "--access", "random", "--engine", "direct", *extra], capture_output=True, text=True)
+    out = json.loads(done.stdout)
+    assert done.returncode == 0, out
+    return out
+
+
+def _service_times(hist_text: str, rng: np.random.Generator, n: int) -> np.ndarray:
+    """n draws from a histogram as the helper writes it ("lo-hi:count" bins, ns), uniform inside a bin."""
+    bins = [(float(b.split(":")[0].split("-")[0]), float(b.split(":")[0].split("-")[1]), int(b.split(":")[1]))
+            for b in hist_text.split()]
+    counts = np.array([c for _, _, c in bins], float)
+    pick = rng.choice(len(bins), size=n, p=counts / counts.sum())
+    lo = np.array([b[0] for b in bins])[pick]
+    hi = np.array([b[1] for b in bins])[pick]
+    return (lo + rng.random(n) * (hi - lo)) / 1e9
+
+
+def _m_g_1(arrivals_s: np.ndarray, service_s: np.ndarray, overlapped_s: float) -> np.ndarray:
+    """Response times of one server taking requests in order of arrival (Lindley's recursion): each request holds
+    the server its service time less the part that overlaps the request before it, and takes its whole service
+    time once served."""
+    held = np.maximum(service_s - overlapped_s, 0.0)
+    wait = np.empty(len(service_s))
+    w = 0.0
+    for k in range(len(service_s)):
+        wait[k] = w
+        if k + 1 < len(service_s):
+            w = max(0.0, w + held[k] - (arrivals_s[k + 1] - arrivals_s[k]))
+    return wait + service_s
+
+
+@pytest.mark.timeout(900)
+def test_response_times_at_a_rate_are_the_queue_s_of_a_device_of_known_service_time(tmp_path):
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    helper = str(find_helper())
+    with devices.recipe_c(tmp_path / "dev", delay_s=DELAY_S, parallel=1) as device:
+        path = device.mount / "f.bin"
+        subprocess.run([helper, "write", "--path", str(path), "--bytes", "64MiB", "--granularity", "1MiB"],
+                       check=True, capture_output=True)
+        closed = _read(helper, path, "--bytes", "4MiB")         # one at a time, closed loop: the service time
+        # the device's capacity, kept busy (8 in flight): its slot is held for 1 / capacity a request; the rest of a
+        # request's time (the kernel's and FUSE's way to the slot and back) overlaps the request before it
+        busy = _read(helper, path, "--duration", "5", "--queue-depth", "8")
+        capacity = busy["requests"] / busy["seconds"]
+        overlapped = max(0.0, closed["lat_mean_s"] - 1 / capacity)
+        print(f"TRUTH rate on Recipe C ({DELAY_S * 1e3:.0f} ms a request, one at a time): service time mean "
+              f"{closed['lat_mean_s'] * 1e3:.3f} ms, p50 {closed['lat_p50_s'] * 1e3:.3f} ms, p99 "
+              f"{closed['lat_p99_s'] * 1e3:.3f} ms; capacity {capacity:.1f} requests/s (a slot held "
+              f"{1e3 / capacity:.3f} ms a request, {overlapped * 1e6:.0f} us of each request outside it)")
+        rng = np.random.default_rng(20261128)
+        for load, arrivals in ((0.5, "constant"), (0.5, "poisson"), (0.7, "poisson")):
+            rate = load * capacity
+            out = _read(helper, path, "--rate", f"{rate:.3f}", "--arrivals", arrivals, "--duration", str(SECONDS),
+                        "--queue-depth", "32", "--seed", "5")
+            achieved = out["requests"] / out["seconds"]
+            if arrivals == "constant":      # no request waits: its response is its service
+                truth = {"p50": out["lat_p50_s"], "p99": out["lat_p99_s"]}
+            else:
+                # the queue fed the very due times the helper issued at (its schedule, reproduced from its seed),
+                # each request a service time of the device's drawn from the closed loop's; 20 such draws pooled
+                due_s = np.array(helper_poisson_due_ns(5, 0, float(f"{rate:.3f}"), out["requests"])) / 1e9
+                predicted = np.concatenate([_m_g_1(due_s, _service_times(closed["lat_hist_ns"], rng, len(due_s)),
+                                                   overlapped) for _ in range(20)])
+                truth = {"p50": float(np.quantile(predicted, 0.5)), "p99": float(np.quantile(predicted, 0.99))}
+            got = {"p50": out["resp_p50_s"], "p99": out["resp_p99_s"]}
+            for q in ("p50", "p99"):
+                print(f"TRUTH rate on Recipe C at {load:.0%} of capacity ({rate:.1f}/s, {arrivals}): response {q} "
+                      f"{got[q] * 1e3:.3f} ms, queue's {truth[q] * 1e3:.3f} ms, error {got[q] / truth[q] - 1:+.2%}; "
+                      f"achieved {achieved:.1f}/s, {out['late_issues']} of {out['requests']} issued late")
+            # constant arrivals: every due request; Poisson: within 4 standard deviations of its count
+            spread = 0.002 if arrivals == "constant" else 4 / (rate * SECONDS) ** 0.5
+            assert abs(achieved / rate - 1) <= spread
+            for q in ("p50", "p99"):
+                assert abs(got[q] / truth[q] - 1) <= 0.05, (q, got, truth)
