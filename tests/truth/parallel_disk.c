@@ -22,7 +22,9 @@
  *
  * FAULTS (a failing drive): a comma-separated list of "flip@OFFSET" (the byte at OFFSET reads back with its lowest
  * bit flipped, every time) and "eio@START-END" (a read that touches [START, END) fails with EIO; writes there
- * succeed, as a drive's bad sectors). "-" or absent: none.
+ * succeed, as a drive's bad sectors) and "stall@PERIOD_NS:STALL_NS" (a read or write arriving in the first STALL_NS
+ * of every PERIOD_NS since the start waits until that stall ends, as a drive that pauses now and then). "-" or
+ * absent: none.
  *
  * Runs in the foreground until unmounted (fusermount3 -u MOUNTPOINT). Built by tests/truth/devices.py:
  *     cc -O2 parallel_disk.c $(pkg-config --cflags --libs fuse3) -o parallel_disk */
@@ -44,6 +46,8 @@ static size_t keep_bytes;               /* 0: every byte kept; else a fake of th
 #define MAX_FAULTS 64
 static size_t flips[MAX_FAULTS], nflips;
 static size_t eio_start[MAX_FAULTS], eio_end[MAX_FAULTS], neio;
+static long long stall_period_ns, stall_ns;     /* stall@PERIOD_NS:STALL_NS: none where 0 */
+static struct timespec started;
 
 static int parse_faults(char *spec)
 {
@@ -53,6 +57,8 @@ static int parse_faults(char *spec)
             flips[nflips++] = (size_t)a;
         else if (sscanf(item, "eio@%llu-%llu", &a, &b) == 2 && a < b && neio < MAX_FAULTS)
             eio_start[neio] = (size_t)a, eio_end[neio++] = (size_t)b;
+        else if (sscanf(item, "stall@%llu:%llu", &a, &b) == 2 && b < a)
+            stall_period_ns = (long long)a, stall_ns = (long long)b;
         else if (strcmp(item, "-") != 0)
             return -1;
     }
@@ -99,9 +105,24 @@ static void sleep_ns(long ns)
         ;
 }
 
+/* stall@: a request arriving in the first STALL_NS of each PERIOD_NS since the start waits for the stall's end,
+ * as a drive that stops now and then (a garbage collection, a thermal pause) holds every request that comes. */
+static void wait_stall(void)
+{
+    if (!stall_period_ns)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long since = (now.tv_sec - started.tv_sec) * 1000000000LL + (now.tv_nsec - started.tv_nsec);
+    long long in = since % stall_period_ns;
+    if (in < stall_ns)
+        sleep_ns((long)(stall_ns - in));
+}
+
 /* Wait for a slot, then until `delay` after the request arrived at the slot. */
 static void wait_delay(void)
 {
+    wait_stall();
     while (sem_wait(&slots) != 0 && errno == EINTR)
         ;
     sleep_ns(delay_ns);
@@ -208,9 +229,11 @@ int main(int argc, char **argv)
         return 2;
     }
     if (argc == 8 && parse_faults(argv[7]) != 0) {
-        fprintf(stderr, "parallel_disk: FAULTS is flip@OFFSET and eio@START-END, comma-separated\n");
+        fprintf(stderr, "parallel_disk: FAULTS is flip@OFFSET, eio@START-END and stall@PERIOD_NS:STALL_NS, "
+                        "comma-separated\n");
         return 2;
     }
+    clock_gettime(CLOCK_MONOTONIC, &started);
     flush_ns = argc >= 6 ? strtol(argv[5], NULL, 10) : 0;
     disk_bytes = strtoull(argv[2], NULL, 10);
     delay_ns = strtol(argv[3], NULL, 10);

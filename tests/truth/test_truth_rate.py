@@ -102,3 +102,32 @@ def test_response_times_at_a_rate_are_the_queue_s_of_a_device_of_known_service_t
             assert abs(achieved / rate - 1) <= spread
             for q in ("p50", "p99"):
                 assert abs(got[q] / truth[q] - 1) <= 0.05, (q, got, truth)
+
+
+@pytest.mark.timeout(600)
+def test_a_stall_shows_in_the_open_loop_s_p99_and_hides_from_the_closed_loop_s(tmp_path):
+    """A device that stops 200 ms of every second (parallel_disk's stall@): at 1,000 requests a second every
+    request that comes during a stall waits for its end, a fifth of them, so the response time's p99 is near
+    200 ms; a closed loop on the same device issues one request into each stall and waits with it, so its p99 is
+    the device's ordinary time (coordinated omission: the closed loop's percentiles count one slow request where
+    the stall held two hundred)."""
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    helper = str(find_helper())
+    with devices.recipe_c(tmp_path / "dev", delay_s=0.0005, parallel=64,
+                          faults=f"stall@{10**9}:{200 * 10**6}") as device:
+        path = device.mount / "f.bin"
+        subprocess.run([helper, "write", "--path", str(path), "--bytes", "64MiB", "--granularity", "1MiB"],
+                       check=True, capture_output=True)
+        closed = _read(helper, path, "--duration", "10")
+        opened = _read(helper, path, "--duration", "10", "--rate", "1000", "--queue-depth", "256")
+    print(f"TRUTH rate on a device that stops 200 ms a second: closed loop {closed['requests']} requests, latency "
+          f"p50 {closed['lat_p50_s'] * 1e3:.3f} ms, p99 {closed['lat_p99_s'] * 1e3:.3f} ms, max "
+          f"{closed['lat_max_s'] * 1e3:.1f} ms; at 1,000/s {opened['requests']} requests, response p50 "
+          f"{opened['resp_p50_s'] * 1e3:.3f} ms, p99 {opened['resp_p99_s'] * 1e3:.1f} ms, service p99 "
+          f"{opened['lat_p99_s'] * 1e3:.1f} ms, {opened['late_issues']} issued late")
+    assert opened["resp_p99_s"] >= 0.100
+    assert closed["lat_p99_s"] < 0.010 and closed["lat_max_s"] >= 0.100     # the stall met once a second
+    # every request issued, nearly all on time: the wait is the device's, not the instrument's
+    assert opened["requests"] == 10_000 and opened["late_issues"] <= 1_000
