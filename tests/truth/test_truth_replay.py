@@ -233,8 +233,8 @@ PROGRAMS = {
         _tree, ["sh", "-c", "cp -r src dst && sync -f dst"]),
     "SQLite: 150 inserts of 4 KiB, each committed with synchronous=FULL": (
         None, [sys.executable, "-c", SQLITE]),
-    "fio: 48 MiB laid out, then random reads and writes of 64 KiB, an fsync each 16 writes": (
-        None, ["fio", "--name=j", "--filename=f", "--size=48m", "--bs=64k", "--rw=randrw", "--ioengine=psync",
+    "fio: 96 MiB laid out, then random reads and writes of 64 KiB, an fsync each 16 writes": (
+        None, ["fio", "--name=j", "--filename=f", "--size=96m", "--bs=64k", "--rw=randrw", "--ioengine=psync",
                "--fsync=16", "--invalidate=0", "--randrepeat=1", "--output=/dev/null"]),
 }
 
