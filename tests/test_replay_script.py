@@ -140,3 +140,18 @@ def test_compare_of_two_replays_states_the_elapsed_time_b_over_a_and_the_kind_th
     # the kinds both made, the most moved first (fsync x3, stat x0.5, read x1.02); a time that halved is faster
     assert [(k.what, round(k.ratio.estimate, 3), k.verdict) for k in pair.kinds] == [
         ("fsync", 3.0, "slower"), ("stat", 0.5, "faster"), ("read", 1.02, "inconclusive")]
+
+
+def test_compare_of_replays_of_one_trial_gives_no_interval_and_no_verdict():
+    from types import SimpleNamespace
+    import math
+    from stibium_py.analysis.estimate import Estimate
+    from stibium_py.analysis.settings import COMPARE
+    from stibium_py.kinds.replay.compare import compare_replays
+    one = lambda v: Estimate(v, v, v, "range of 1 trials", 1)          # noqa: E731
+    a = SimpleNamespace(name="app", elapsed_s=one(2.0), kinds=[SimpleNamespace(call="read", in_calls_s=one(1.0))])
+    b = SimpleNamespace(name="app", elapsed_s=one(4.0), kinds=[SimpleNamespace(call="read", in_calls_s=one(3.0))])
+    pair = compare_replays(a, b, COMPARE)
+    for r in (pair.elapsed, *pair.kinds):
+        assert r.verdict == "inconclusive: one trial" and math.isnan(r.ratio.low) and math.isnan(r.ratio.high)
+    assert pair.elapsed.ratio.estimate == 2.0

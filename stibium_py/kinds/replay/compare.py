@@ -53,6 +53,10 @@ class ReplayPair:
 
 
 def _time_ratio(what: str, a: Estimate, b: Estimate, s: Settings) -> TimeRatio:
+    if min(a.n, b.n) < 2:       # one trial's range is a point, no interval: no verdict, as the points say
+        point = b.estimate / a.estimate if a.estimate > 0 else math.nan
+        return TimeRatio(what, a, b, Estimate(point, math.nan, math.nan, "no interval: one trial", 2),
+                         "inconclusive: one trial")
     ratio = ratio_of_intervals(a, b)
     word = verdict(ratio, s.noise_band)[0]
     return TimeRatio(what, a, b, ratio, _TIME_WORDS.get(word, word))
