@@ -4,6 +4,7 @@ and always torn down, and a way to run `stibium run` on them."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,16 @@ from pathlib import Path
 import pytest
 
 import devices
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_dead_left_mounted(tmp_path_factory):
+    """Devices left by a killed session (its FUSE servers gone) are undone before this one builds its own."""
+    if os.geteuid() == 0:
+        undone = devices.sweep_left_behind(tmp_path_factory.getbasetemp().parent)
+        if undone:
+            print(f"undone from a killed session: {', '.join(undone)}")
+    yield
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ is interrupted."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import subprocess
@@ -128,7 +129,50 @@ def missing_for_recipe_a() -> str | None:
 
 
 def _run(*args: str) -> str:
-    return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode != 0:     # with the tool's own words, which CalledProcessError's message leaves out
+        raise OSError(f"{' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()}")
+    return proc.stdout.strip()
+
+
+def _dead(path: str) -> bool:
+    """A path whose file system no longer answers: a FUSE mount whose server was killed (ENOTCONN)."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno in (errno.ENOTCONN, errno.EIO)
+    return False
+
+
+def sweep_left_behind(root: Path) -> list[str]:
+    """Undo what an earlier test session under root (pytest's folder of sessions) could not undo because it was
+    killed: its FUSE servers died with it, leaving FUSE mounts that answer ENOTCONN, loop devices over files on
+    them and file systems mounted from those loops. mkfs.btrfs stats every mounted loop device's backing file and
+    refuses to run while one answers ENOTCONN ("cannot check mount status"), so one killed session broke the btrfs
+    tests of every session after it. Only dead things under root are touched: a live session's devices answer.
+    Returns what it undid."""
+    undone: list[str] = []
+    mounts = [line.split()[:2] for line in Path("/proc/mounts").read_text().splitlines()]
+    under = str(root) + "/"
+    for loop in sorted(Path("/sys/block").glob("loop*")):
+        try:
+            backing = (loop / "loop" / "backing_file").read_text().strip().removesuffix(" (deleted)")
+        except OSError:
+            continue
+        if not backing.startswith(under) or not _dead(str(Path(backing).parent)):
+            continue
+        device = f"/dev/{loop.name}"
+        for source, point in mounts:
+            if source == device:
+                subprocess.run(["umount", "-l", point], capture_output=True)
+                undone.append(point)
+        subprocess.run(["losetup", "-d", device], capture_output=True)
+        undone.append(device)
+    for source, point in mounts:
+        if point.startswith(under) and _dead(point):
+            subprocess.run(["umount", "-l", point], capture_output=True)
+            undone.append(point)
+    return undone
 
 
 def _wait_for(path: Path, timeout_s: float = 20) -> None:
