@@ -548,9 +548,9 @@ static void sb_put_rate(NSMutableDictionary *out, const sb_job *j)
         sb_put_hist_text(out, h, @"resp_hist_ns");
     }
     if (late->n) {
-        [out setObject:sb_dbl(sb_s(sb_hist_quantile(late, 0.5))) forKey:@"late_p50_s"];
-        [out setObject:sb_dbl(sb_s(sb_hist_quantile(late, 0.99))) forKey:@"late_p99_s"];
-        [out setObject:sb_dbl(sb_s(late->max_ns)) forKey:@"late_max_s"];
+        [out setObject:sb_dbl(sb_s(sb_hist_quantile(late, 0.5))) forKey:@"issue_late_p50_s"];
+        [out setObject:sb_dbl(sb_s(sb_hist_quantile(late, 0.99))) forKey:@"issue_late_p99_s"];
+        [out setObject:sb_dbl(sb_s(late->max_ns)) forKey:@"issue_late_max_s"];
     }
 }
 

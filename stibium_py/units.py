@@ -76,6 +76,40 @@ def parse_seconds(value: int | float | str) -> float:
     return seconds
 
 
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(k|K|M)?\s*(IOPS|iops|/s)\s*$")
+_RATE_BYTES = re.compile(r"^\s*(\d+(?:\.\d+)?\s*[A-Za-z]*)\s*/\s*s\s*$")
+_RATE_PREFIX = {None: 1, "k": 10**3, "K": 10**3, "M": 10**6}
+
+
+def parse_rate(value: int | float | str, units: str = "decimal") -> tuple[float, str]:
+    """A rate of requests as a plan gives it: "20000 IOPS", "20k IOPS", "500/s" (requests a second), a bare number
+    (requests a second too), or "200MB/s", "1.5 GiB/s" (bytes a second, which a granularity makes requests).
+    Returns the number a second and what it counts: "requests" or "bytes"."""
+    if isinstance(value, bool):
+        raise SizeError(f"{value!r} is not a rate; write requests a second, such as 20000 IOPS, or bytes, such as "
+                        f"200MB/s")
+    if isinstance(value, (int, float)):
+        number, what = float(value), "requests"
+    elif isinstance(value, str) and (m := _RATE.match(value)):
+        number, what = float(m.group(1)) * _RATE_PREFIX[m.group(2)], "requests"
+    elif isinstance(value, str) and (m := _RATE_BYTES.match(value)):
+        number, what = float(parse_bytes(m.group(1).replace(" ", ""), units)), "bytes"
+    else:
+        raise SizeError(f"cannot read the rate {value!r}; write requests a second, such as 20000 IOPS, 20k IOPS or "
+                        f"500/s, or bytes a second, such as 200MB/s")
+    if not (math.isfinite(number) and number > 0):
+        raise SizeError(f"{value!r} is not a rate above zero")
+    return number, what
+
+
+def format_per_s_short(count_per_s: float) -> str:
+    """Requests a second for a table: 20000 -> "20k/s", 1500 -> "1.5k/s", 250 -> "250/s"."""
+    for factor, prefix in ((1e6, "M"), (1e3, "k")):
+        if count_per_s >= factor:
+            return f"{count_per_s / factor:.4g}{prefix}/s"
+    return f"{count_per_s:.4g}/s"
+
+
 def mix_label(read_fraction: float) -> str:
     """A mixed load's reads and writes as the disk-mark tools write them: "70/30" (per cent read / write)."""
     read = round(read_fraction * 100, 1)

@@ -1,6 +1,6 @@
 """Any valid plan runs to its report, and every word of it is true (issue: every word true). Hypothesis builds
 small valid plans of every kind at their edges (one trial, one repeat, one size, one granularity, one thread,
-the fewest rounds; mixes, steady state, stonewall, fio as the bench beside it, read-back, each tree phase) and runs each with the compiled
+the fewest rounds; mixes, steady state, stonewall, fio as the bench beside it, a rate, read-back, each tree phase) and runs each with the compiled
 helper on a real disk, then `report` and `compare` of it with a second run of the same plan. It asserts: exit
 status 0, no internal error; no None, NaN or inf in the terminal, summary.json or the page's words; no interval
 bound below zero for a quantity that cannot be negative; no estimate outside its own interval. The seed is fixed
@@ -69,6 +69,11 @@ def pattern_tests(draw) -> dict[str, Any]:
         test["stonewall"] = "10s"
     elif draw(st.integers(0, 3)) == 0:
         test["bench"] = "fio"             # fio beside the road test, a quarter of the tests without a stonewall
+    else:                                 # an open loop, a third of the rest
+        if draw(st.integers(0, 2)) == 0:
+            test["rate"] = draw(st.sampled_from(["4000 IOPS", ["1000/s", "8k IOPS"], "40MB/s"]))
+            if draw(st.booleans()):
+                test["arrivals"] = "poisson"
     return test
 
 
@@ -179,7 +184,8 @@ def _cli(*args: str) -> tuple[int, str]:
 def test_any_valid_plan_runs_reports_and_compares_with_every_word_true(disk_dir, first, data):
     plan = data.draw(plans(first))
     for test in plan["tests"]:          # what was tried, in --hypothesis-show-statistics
-        event(test["kind"] + (" with fio beside it" if test.get("bench") else ""))
+        event(test["kind"] + (" with fio beside it" if test.get("bench") else "") + (" at a rate" if test.get("rate")
+                                                                                   else ""))
     folder = Path(tempfile.mkdtemp(dir=disk_dir))
     path = folder / "edge.yaml"
     path.write_text(json.dumps(plan, indent=1))         # JSON is YAML: the plan as a reader would write it

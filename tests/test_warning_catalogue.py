@@ -91,7 +91,7 @@ def test_files_premises_at_their_edges_say_nothing():
 # --- pattern --------------------------------------------------------------------------------------------------
 
 def _point(**changed) -> NS:
-    return NS(**{**dict(trials=6, mix=None, granularity_bytes=4096, queue_depth=1, threads=1), **changed})
+    return NS(**{**dict(trials=6, mix=None, granularity_bytes=4096, queue_depth=1, threads=1, load=None, access="random"), **changed})
 
 
 def _pattern(**changed) -> NS:
@@ -104,7 +104,8 @@ def _steadiness(rounds: int, max_rounds: int, points: int = 1):
     from stibium_py.kinds.pattern.steady import PointRounds, Steadiness, SteadyVerdict
     verdict = SteadyVerdict(False, rounds - 4, rounds, 1e8, 0.3, 0.25, 1e6, 5e5, 2e6, 0.95,
                             "the range is 30% of the mean (over 20%)")
-    pts = tuple(PointRounds(("write", "random", 4096 << k, 0, 32, 1, None, "helper", "random"), (1e8,) * rounds, verdict)
+    pts = tuple(PointRounds(("write", "random", 4096 << k, 0, 32, 1, None, "helper", "random", None), (1e8,) * rounds,
+                            verdict)
                 for k in range(points))
     return Steadiness("p", 5, max_rounds, rounds, None, pts)
 
@@ -125,6 +126,26 @@ def test_points_of_one_trial_are_counted_and_the_advice_fits_the_instrument():
         "import several results of the same fio jobs together (each file is a trial; 6 or more give an interval of "
         "95 %)")
     assert _said(registry.spec("pattern").warnings, _pattern(points=[_point(trials=2)])) == []
+
+
+def _load(offered: float, achieved: float, late: int, requests: int = 10_000):
+    from stibium_py.analysis.estimate import Estimate
+    from stibium_py.kinds.pattern.load import Load
+    return Load(offered, "poisson", Estimate(achieved, achieved * 0.99, achieved * 1.01, "median", 6),
+                {"p50": 1e-4, "p90": 2e-4, "p99": 3e-4, "p999": 4e-4, "max": 5e-4}, {}, requests, late, 2e-5,
+                0.4 if late else 5e-5, 0)
+
+
+def test_an_offered_rate_not_kept_is_said_with_what_was_achieved_and_how_late():
+    kept = _pattern(points=[_point(load=_load(1000, 985, 100)), _point(load=_load(2000, 1990, 0))])
+    assert _said(registry.spec("pattern").warnings, kept) == []
+    over = _pattern(points=[_point(load=_load(1000, 985, 100)), _point(load=_load(50_000, 36_000, 9_990))])
+    assert _said(registry.spec("pattern").warnings, over) == [(
+        "info", "p (read)", "1 of 2 offered rates were not kept (random 4 KiB Q1T1 at 50k/s: achieved 36k/s of 50k/s "
+        "offered; 9,990 of 10,000 requests (99.9%) issued over 100 us late, the latest 400 ms): beyond what "
+        "the drive carries with these requests in flight, or the instrument's own lateness; their response times "
+        "count every wait from the due times", "read the load table: the highest rate kept is what this drive "
+        "carries at these requests in flight; more in flight (queue_depth, threads) may carry more")]
 
 
 def test_a_mix_is_said_only_beyond_its_tolerance():

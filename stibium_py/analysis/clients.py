@@ -76,14 +76,17 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
 
     honoured = step.col("direct_honoured").astype(float)
     resident = step.col("resident_before").astype(float)
-    try:
-        merged = LatencyHistogram.merged(step.col("lat_hist_ns").tolist())
-    except HistogramError:
-        merged = None
-    whole = merged is not None and merged.n > 0
-    latency = {f"lat_{name}_s": merged.quantile_s(q) if whole else None
-               for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999))}
-    latency["lat_hist_ns"] = merged.to_text() if whole else None
+    latency = _merged_latencies(step, "lat")
+    if row.load is not None:        # an open loop: the response times merged as the service times are
+        requests = step.col("requests").astype(float)
+        means = step.col("resp_mean_s").astype(float)
+        latency.update(_merged_latencies(step, "resp"), resp_max_s=_extreme(step, "resp_max_s", np.nanmax),
+                       resp_mean_s=float((means * requests).sum() / requests.sum())
+                       if np.isfinite(means).all() and requests.sum() > 0 else None,
+                       # lateness percentiles do not merge (the helper gives no histogram of them): the worst
+                       issue_late_p50_s=None, issue_late_p99_s=_extreme(step, "issue_late_p99_s", np.nanmax),
+                       issue_late_max_s=_extreme(step, "issue_late_max_s", np.nanmax),
+                       late_issues=total("late_issues"), unscheduled=total("unscheduled"))
     moved = int(step.col("bytes").sum())
     return row._replace(
         # a rate fitted against the size (a files test's): the step's size is every client's file together
@@ -103,6 +106,20 @@ def _together(step: Table, first_start_s: float, last_end_s: float) -> Any:
         stonewall_requests=_whole(step, "stonewall_requests", np.nanmin),
         wearout_requests=_whole(step, "wearout_requests", np.nanmax),
         stonewall_seconds=_extreme(step, "stonewall_seconds", np.nanmax))
+
+
+def _merged_latencies(step: Table, prefix: str) -> dict[str, Any]:
+    """The step's clients' histograms of one kind of latency (lat: service, resp: response) merged bin by bin, and
+    its percentiles from them (exactly those of every client's requests pooled, to a bin's width)."""
+    try:
+        merged = LatencyHistogram.merged(step.col(f"{prefix}_hist_ns").tolist())
+    except HistogramError:
+        merged = None
+    whole = merged is not None and merged.n > 0
+    out: dict[str, Any] = {f"{prefix}_{name}_s": merged.quantile_s(q) if merged is not None and whole else None
+                           for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999))}
+    out[f"{prefix}_hist_ns"] = merged.to_text() if merged is not None and whole else None
+    return out
 
 
 def _aggregated(kind: str) -> bool:

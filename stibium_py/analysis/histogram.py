@@ -32,6 +32,8 @@ class LatencyHistogram:
                 counts.append(int(count))
             except ValueError:
                 raise HistogramError(f"latency histogram bin {item!r} is not 'lo-hi:count'") from None
+            if not 0 <= lo[-1] < hi[-1] or counts[-1] < 0:     # a stranger's file: the helper writes none such
+                raise HistogramError(f"latency histogram bin {item!r} is not 0 <= lo < hi with a count of 0 or more")
         return cls(np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64), np.array(counts, dtype=np.int64))
 
     @classmethod

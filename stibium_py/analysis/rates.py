@@ -20,7 +20,7 @@ import numpy as np
 from .. import fills, registry
 from ..registry import Kind
 from ..rundir.table import Table
-from ..units import format_exact_size, format_rate, format_size, in_flight_label, op_label
+from ..units import format_exact_size, format_per_s_short, format_rate, format_size, in_flight_label, op_label
 from . import regression
 from .estimate import Estimate, median_estimate
 from .stats.bootstrap import bootstrap_medians
@@ -42,6 +42,7 @@ class PointKey(NamedTuple):
     read_fraction: float | None = None
     instrument: str = "helper"      # helper, or fio (the bench beside the road test)
     fill: str = "random"            # what its writes put on the disk (fills.py)
+    rate_per_s: float | None = None  # an open loop: the requests a second each client was offered (None: closed)
 
 
 KEY_FIELDS = PointKey._fields
@@ -103,7 +104,7 @@ class PointRule:
     granularity, stride, queue depth, threads), the column its rate is computed from against seconds, and
     the estimator."""
 
-    key: Callable[[str, str, str, int, int, int, int, float | None, str, str], PointKey]
+    key: Callable[[str, str, str, int, int, int, int, float | None, str, str, float | None], PointKey]
     x_column: str
     estimate: Callable[[np.ndarray, np.ndarray, int, int, float], PointRate]
     name: str                   # the estimate in words
@@ -134,20 +135,21 @@ def by_point(rows: Table) -> dict[PointKey, Table]:
     """The measurements of each test point: tests in the order the run reached them, and inside a test
     by op, access, granularity, stride, queue depth and threads (not the run's shuffled order)."""
     keys: dict[PointKey, list[np.ndarray]] = {}
-    for (test, op, kind, access, gran, stride, depth, threads, mix, instrument, fill), idx in rows.groups(
+    for (test, op, kind, access, gran, stride, depth, threads, mix, instrument, fill, rate), idx in rows.groups(
             "test", "op", "kind", "access", "granularity_bytes", "stride_bytes", "queue_depth", "threads",
-            "read_fraction", "instrument", "fill").items():
+            "read_fraction", "instrument", "fill", "rate_per_s").items():
         spec = registry.find(kind)
         rule = spec.points if spec is not None else None
         if rule is None:
             continue
-        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads, mix, instrument, fill or fills.RANDOM),
-                        []).append(idx)
+        keys.setdefault(rule.key(test, op, access, gran, stride, depth, threads, mix, instrument, fill or fills.RANDOM,
+                                 rate), []).append(idx)
     # groups come in the order of their first measurement, so the tests in the order the run reached them; a
     # point's bench right after its road test
     reached = {test: i for i, test in enumerate(dict.fromkeys(key.test for key in keys))}
     return {key: rows.take(np.sort(np.concatenate(keys[key])))
-            for key in sorted(keys, key=lambda k: (reached[k.test], _op_order(k), k[2:-3], k.read_fraction or 0.0,
+            for key in sorted(keys, key=lambda k: (reached[k.test], _op_order(k), k[2:-4], k.read_fraction or 0.0,
+                                                   k.rate_per_s or 0.0,
                                                    k.instrument != "helper", k.instrument, k.fill != fills.RANDOM,
                                                    k.fill))}
 
@@ -191,6 +193,7 @@ def shape_matches(a: list[PointKey], b: list[PointKey]) -> dict[PointKey, PointK
 
 def _same_shape(a: PointKey, b: PointKey, same_instrument: bool) -> bool:
     return a.kind == b.kind and all(getattr(a, f) == getattr(b, f) for f in SHAPE_FIELDS) and a.fill == b.fill and \
+        a.rate_per_s == b.rate_per_s and \
         (a.instrument == b.instrument or not same_instrument)
 
 
@@ -200,13 +203,15 @@ def key_json(key: PointKey) -> dict[str, Any]:
     out = key._asdict()
     if out["fill"] == fills.RANDOM:
         del out["fill"]
+    if out["rate_per_s"] is None:       # a closed loop's key is what it was before rates
+        del out["rate_per_s"]
     return out
 
 
 def key_of(row: dict[str, Any]) -> PointKey:
     """The key of a JSON row (one made before mixed points lacks the read share: None; before instruments, it
     is the helper's)."""
-    return PointKey(*(row.get(f) if f == "read_fraction" else row.get(f, "helper") if f == "instrument"
+    return PointKey(*(row.get(f) if f in ("read_fraction", "rate_per_s") else row.get(f, "helper") if f == "instrument"
                       else row.get(f, fills.RANDOM) if f == "fill" else row[f] for f in KEY_FIELDS))
 
 
@@ -215,7 +220,7 @@ def label(key: PointKey) -> str:
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
              format_size(key.granularity_bytes) if key.granularity_bytes else "",
              f"+{format_size(key.stride_bytes)}" if key.stride_bytes else "", _flight(key), fills.short(key.fill),
-             _by(key)]
+             _at_rate(key), _by(key)]
     return " ".join(p for p in parts if p)
 
 
@@ -237,6 +242,11 @@ def _flight(key: PointKey) -> str:
     return (rule.flight if rule is not None else in_flight_label)(key.queue_depth, key.threads)
 
 
+def _at_rate(key: PointKey) -> str:
+    """An open loop's offered rate: "at 20k/s"; nothing for a closed loop."""
+    return f"at {format_per_s_short(key.rate_per_s)}" if key.rate_per_s else ""
+
+
 def _by(key: PointKey) -> str:
     """The instrument of a point measured by another than the helper: "(fio)"."""
     return "" if key.instrument == "helper" else f"({key.instrument})"
@@ -248,7 +258,7 @@ def describe(key: PointKey) -> str:
     parts = [key.test, op_label(key.op, key.read_fraction), key.access,
              format_exact_size(key.granularity_bytes) if key.granularity_bytes else "",
              f"stride {format_exact_size(key.stride_bytes)}" if key.stride_bytes else "", flight,
-             fills.short(key.fill), _by(key)]
+             fills.short(key.fill), _at_rate(key), _by(key)]
     return " ".join(p for p in parts if p)
 
 

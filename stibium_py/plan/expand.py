@@ -79,14 +79,17 @@ def estimated_s(o: Op) -> float:
         return overhead
     requests = -(-o.bytes // o.granularity_bytes)
     overlap = min(o.queue_depth * o.threads, ASSUMED_PARALLEL_REQUESTS)
-    moving_s = max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap)
+    moving_s = max(o.bytes / ASSUMED_RATE_BYTES_PER_S, requests * ASSUMED_REQUEST_S / overlap,
+                   requests / o.rate_per_s if o.rate_per_s else 0.0)
     return (min(moving_s, o.stonewall_s) if o.stonewall_s else moving_s) + overhead
 
 
 def estimated_bytes(o: Op) -> tuple[float, float]:
     """The bytes an operation reads and writes: its bytes, split by its read share where it is mixed; one by
     time, what the assumed device moves in its warm-up and duration."""
-    moved = o.bytes if not o.duration_s else ASSUMED_RATE_BYTES_PER_S * (o.warmup_s + o.duration_s)
+    by_time = ASSUMED_RATE_BYTES_PER_S if not o.rate_per_s else min(ASSUMED_RATE_BYTES_PER_S,
+                                                                     o.rate_per_s * o.granularity_bytes)
+    moved = o.bytes if not o.duration_s else by_time * (o.warmup_s + o.duration_s)
     read_share = {"read": 1.0, "write": 0.0}.get(o.op, o.read_fraction or 0.0)
     return moved * read_share, moved * (1 - read_share)
 

@@ -13,7 +13,7 @@ from .. import registry
 from ..units import format_bytes, format_size, in_flight_label
 from .figures import layout
 from .page import esc, figure, page, table
-from .compare_terminal import verdict_text, verdict_words
+from .compare_terminal import offered, verdict_text, verdict_words
 
 COLORS = {"a": plot.BLUE, "b": plot.RED}
 
@@ -67,12 +67,13 @@ def _facts_table(sides: list[SideFacts], names: list[str]) -> str:
 def render(result: TwoRuns, drawn: Drawn) -> str:
     """The page of two runs: the comparison, and drawn, the measurements its figures show."""
     label_a, label_b = drawn.labels
-    rows = table(["test", "op", "access", "granularity", "stride", "in flight", "rate A", "rate B",
-                  "B / A (95% interval)", "verdict"],
+    loaded = any(p.key.rate_per_s for p in result.points)    # an open loop's offered rate, where a point has one
+    rows = table(["test", "op", "access", "granularity", "stride", "in flight", *(["offered"] if loaded else []),
+                  "rate A", "rate B", "B / A (95% interval)", "verdict"],
                  [[p.key.test, p.key.op, p.key.access,
                    format_size(p.key.granularity_bytes) if p.key.granularity_bytes else "",
                    format_size(p.key.stride_bytes) if p.key.stride_bytes else "",
-                   in_flight_label(p.key.queue_depth, p.key.threads),
+                   in_flight_label(p.key.queue_depth, p.key.threads), *([offered(p.key)] if loaded else []),
                    rate_format(p.key)(p.rate_a_bytes_per_s), rate_format(p.key)(p.rate_b_bytes_per_s), ratio_text(p.ratio),
                    p.verdict + (f" ({p.hint})" if p.hint else "")] for p in result.points])
     # the geometric mean over granularities, where a test and op has two or more

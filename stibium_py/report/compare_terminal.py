@@ -10,8 +10,8 @@ from rich.markup import escape
 from .. import registry
 from ..analysis.comparison import ManyRuns, TwoRuns
 from ..analysis.estimate import estimate_text, ratio_text
-from ..analysis.rates import label, rate_format
-from ..units import format_size, in_flight_label
+from ..analysis.rates import PointKey, label, rate_format
+from ..units import format_per_s_short, format_size, in_flight_label
 from .terminal import Column, cautions, fitted_table, with_caption
 
 
@@ -80,20 +80,22 @@ def two_runs(result: TwoRuns, width: int) -> list[Any]:
     out: list[Any] = []
     title = "B / A: a repeatability check (both runs on one machine)" if result.same_machine else "B / A"
     lines = [(p.key.test, p.key.op, p.key.access, p.key.granularity_bytes, p.key.stride_bytes,
-              in_flight_label(p.key.queue_depth, p.key.threads), f"{p.runs_a}+{p.runs_b}", p.ratio,
+              in_flight_label(p.key.queue_depth, p.key.threads), offered(p.key), f"{p.runs_a}+{p.runs_b}", p.ratio,
               verdict_text(p.verdict, p.scope)) for p in result.points]
-    lines += [(g.test, g.op, "(geometric mean)", 0, 0, "", f"{result.a.runs}+{result.b.runs}", g.ratio,
+    lines += [(g.test, g.op, "(geometric mean)", 0, 0, "", "", f"{result.a.runs}+{result.b.runs}", g.ratio,
                verdict_text(g.verdict, g.scope)) for g in result.groups]
     # one line a point, every value whole (terminal.fitted_table): the access words shortened where narrow, then
     # a long test name cut in the middle, then the runs column left out
     columns = [Column("test", shortened=True), Column("op"), Column("access"), Column("size"), Column("stride"),
-               Column("in flight"), Column("runs", "right", drop=1), Column("B / A (95% interval)"), Column("verdict")]
+               Column("in flight"), Column("offered", "right"), Column("runs", "right", drop=1),
+               Column("B / A (95% interval)"), Column("verdict")]
     full, brief = [], []
-    for test, op, access, granularity, stride_bytes, flight, runs, ratio, word in lines:
+    for test, op, access, granularity, stride_bytes, flight, rate, runs, ratio, word in lines:
         size = format_size(granularity) if granularity else ""
         stride = f"+{format_size(stride_bytes)}" if stride_bytes else ""
-        full.append([test, op, access, size, stride, flight, runs, ratio_text(ratio), word])
-        brief.append([test, op, _SHORT_ACCESS.get(access, access), size, stride, flight, runs, ratio_text(ratio), word])
+        full.append([test, op, access, size, stride, flight, rate, runs, ratio_text(ratio), word])
+        brief.append([test, op, _SHORT_ACCESS.get(access, access), size, stride, flight, rate, runs, ratio_text(ratio),
+                      word])
     table, dropped, shown = fitted_table(title, columns, [full, brief], width)
     with_caption(table, dropped, "the page")
     if result.points:
@@ -110,3 +112,9 @@ def two_runs(result: TwoRuns, width: int) -> list[Any]:
         out.append(f"without a partner: only in A: {', '.join(result.only_in_a) or 'none'}; "
                    f"only in B: {', '.join(result.only_in_b) or 'none'}")
     return out
+
+
+def offered(key: PointKey) -> str:
+    """An open loop's offered rate a client ("20k/s"); "" for a closed loop (a column empty in every row is not
+    shown)."""
+    return format_per_s_short(key.rate_per_s) if key.rate_per_s else ""

@@ -112,7 +112,8 @@ def measure_args(op: "Op", path: Path, device_block_bytes: int | None = None, we
                    threads=op.threads if op.threads > 1 else None, chunk=op.chunk_bytes or None,
                    device_block=device_block_bytes or None, read_fraction=op.read_fraction,
                    duration=op.duration_s or None, warmup=op.warmup_s or None, stonewall=op.stonewall_s or None,
-                   wearout=wearout and bool(op.stonewall_s), fps=repr(op.frames.fps) if op.frames else None)
+                   wearout=wearout and bool(op.stonewall_s), fps=repr(op.frames.fps) if op.frames else None,
+                   rate=repr(op.rate_per_s) if op.rate_per_s else None, arrivals=op.arrivals or None)
 
 
 PRECONDITION_GRANULARITY_BYTES = 128 * 1024

@@ -31,7 +31,8 @@ DROPPED_KEYS = {
 _ECHOED = {"op": "op", "access": "access", "granularity_bytes": "granularity_bytes",
            "stride_bytes": "stride_bytes", "engine_requested": "engine", "seed": "seed", "fill": "fill",
            "queue_depth": "queue_depth", "threads": "threads", "read_fraction": "read_fraction",
-           "duration_s": "duration_s", "warmup_s": "warmup_s", "stonewall_s": "stonewall_s"}
+           "duration_s": "duration_s", "warmup_s": "warmup_s", "stonewall_s": "stonewall_s",
+           "rate_per_s": "rate_per_s", "arrivals": "arrivals"}
 
 
 def from_answer(op: Op, ok: bool, answer: dict[str, Any], started_s: float | None) -> Measurement:
@@ -97,9 +98,12 @@ def failed(op: Op, error: str, started_s: float | None) -> Measurement:
 
 def own_columns(op: Op) -> dict[str, Any]:
     """The columns an operation's own part puts on each of its rows: a stream's frame rate, streams, stream and
-    buffer (Op.frames; none on an operation without that part)."""
+    buffer (Op.frames), an open loop's rate and arrivals (none on an operation without either)."""
     f = op.frames
-    return {"fps": f.fps, "streams": f.streams, "stream": f.stream, "buffer_frames": f.buffer_frames} if f else {}
+    out = {"fps": f.fps, "streams": f.streams, "stream": f.stream, "buffer_frames": f.buffer_frames} if f else {}
+    if op.rate_per_s:
+        out.update(rate_per_s=op.rate_per_s, arrivals=op.arrivals)
+    return out
 
 
 def _same_seconds(answered: Any, planned: float) -> bool:
@@ -107,7 +111,8 @@ def _same_seconds(answered: Any, planned: float) -> bool:
     return isinstance(answered, (int, float)) and abs(answered - planned) <= 1e-9 * max(1.0, planned)
 
 
-_MEASURED = frozenset(COLUMNS) - set(OP_FIELDS) - {"started_s"}
+# the operation's own columns come from it (own_columns), once the answer's echo of them is checked
+_MEASURED = frozenset(COLUMNS) - set(OP_FIELDS) - {"started_s", "rate_per_s", "arrivals"}
 
 
 def refuse_unknown_keys(answer: dict[str, Any], *known: Any) -> None:

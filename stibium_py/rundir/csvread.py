@@ -41,13 +41,15 @@ NON_NEGATIVE_COLUMNS = ("bytes", "seconds", "size_bytes", "granularity_bytes", "
                         "io_seconds", "sync_seconds", "open_seconds", "close_seconds", "lat_p50_s", "lat_p90_s",
                         "lat_p99_s", "lat_p999_s", "lat_max_s", "lat_mean_s", "lat_min_s", "fps", "streams", "stream",
                         "buffer_frames", "in_calls_s", "think_s", "waited_s", "late_calls", "late_max_s", "late_p99_s",
-                        "mismatched_calls", "first_mismatch")
+                        "mismatched_calls", "first_mismatch", "rate_per_s", "resp_p50_s", "resp_p90_s", "resp_p99_s",
+                        "resp_p999_s", "resp_max_s", "resp_mean_s", "issue_late_p50_s", "issue_late_p99_s",
+                        "issue_late_max_s", "late_issues", "unscheduled")
 
 
 # columns stibium fills with a name (a plan's test name, an op, an access, an engine, an instrument and its
 # version): what a label or a table prints of them is held to a name's characters, so that a stranger's file
 # cannot put markup, a newline or an escape sequence on the terminal
-WORD_COLUMNS = ("test", "op", "access", "engine", "instrument", "instrument_version", "replay_timing")
+WORD_COLUMNS = ("test", "op", "access", "engine", "instrument", "instrument_version", "replay_timing", "arrivals")
 
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")

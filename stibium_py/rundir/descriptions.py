@@ -188,4 +188,24 @@ DESCRIPTIONS = {
     "first_mismatch": "replay tests, a trial's row: the first mismatched call, its index in the trace's calls",
     "slowest_calls": "replay tests, a trial's row: its slowest calls as JSON, [[index in the trace's calls, "
                      "seconds], ...], the slowest first",
+    "rate_per_s": "pattern tests with a rate (an open loop): the requests a second this client was offered, as the "
+                  "plan asked; each request was due at its time in a schedule set before the timer",
+    "arrivals": "pattern tests with a rate: constant (due times evenly spaced) or poisson (gaps drawn from an "
+                "exponential distribution, from the seed)",
+    "resp_p50_s": "pattern tests with a rate: the median response time, a request's due time to its completion (a "
+                  "wait for a free slot or a stalled device included; the lat_ columns are its service time, issue "
+                  "to completion)",
+    "resp_p90_s": "pattern tests with a rate: the 90th percentile of the response time",
+    "resp_p99_s": "pattern tests with a rate: the 99th percentile of the response time",
+    "resp_p999_s": "pattern tests with a rate: the 99.9th percentile of the response time",
+    "resp_max_s": "pattern tests with a rate: the longest response time",
+    "resp_mean_s": "pattern tests with a rate: the mean response time",
+    "resp_hist_ns": "pattern tests with a rate: the response times' histogram, in lat_hist_ns's form",
+    "issue_late_p50_s": "pattern tests with a rate: the median of how long after its due time a request was issued",
+    "issue_late_p99_s": "pattern tests with a rate: the 99th percentile of how long after its due time a request was "
+                        "issued (the instrument's own lateness while slots were free, a slot's wait where not)",
+    "issue_late_max_s": "pattern tests with a rate: the latest issue after its due time",
+    "late_issues": "pattern tests with a rate: the requests issued more than 100 us after their due time",
+    "unscheduled": "pattern tests with a rate, by time: requests left undone because the schedule ran out of due times "
+                   "(0 unless it did)",
 }

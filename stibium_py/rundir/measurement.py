@@ -64,8 +64,30 @@ class CallFacts(NamedTuple):
     slowest_calls: Optional[str] = None    # the slowest calls, JSON [[index in the trace, seconds], ...]
 
 
+class LoadFacts(NamedTuple):
+    """An open loop's own part of a row (a pattern test with a rate): the rate it was offered and what came of it.
+    The response time of a request runs from its due time to its completion (a wait for a free slot or a stalled
+    device included), its service time (the lat_ columns) from its issue."""
+
+    rate_per_s: Optional[float] = None     # requests a second this client was offered, as the plan asked
+    arrivals: Optional[str] = None         # constant | poisson
+    resp_p50_s: Optional[float] = None
+    resp_p90_s: Optional[float] = None
+    resp_p99_s: Optional[float] = None
+    resp_p999_s: Optional[float] = None
+    resp_max_s: Optional[float] = None
+    resp_mean_s: Optional[float] = None
+    resp_hist_ns: Optional[str] = None     # the response times' histogram (as lat_hist_ns)
+    issue_late_p50_s: Optional[float] = None  # how long after its due time each request was issued
+    issue_late_p99_s: Optional[float] = None
+    issue_late_max_s: Optional[float] = None
+    late_issues: Optional[int] = None      # the requests issued over 100 us after their due time
+    unscheduled: Optional[int] = None      # requests left undone because the schedule ran out of due times
+
+
 # A kind's own part of a row, by its field: a CSV column of a part is named as the part's field (flat).
-PARTS: dict[str, Any] = {"tree": PhaseCounts, "frames": FrameFacts, "blocks": BlockCounts, "calls": CallFacts}
+PARTS: dict[str, Any] = {"tree": PhaseCounts, "frames": FrameFacts, "blocks": BlockCounts, "calls": CallFacts,
+                         "load": LoadFacts}
 _PART_OF = {column: part for part, record in PARTS.items() for column in record._fields}
 
 
@@ -164,6 +186,7 @@ class _Row(NamedTuple):
     quiet_wait_s: Optional[float] = None
     quiet: Optional[bool] = None
     calls: Optional[CallFacts] = None    # a replay's own part (its trial's row: timing, waits, lateness, mismatches)
+    load: Optional[LoadFacts] = None     # an open loop's own part (its rate, response times, lateness)
 
     @property
     def ok(self) -> bool:

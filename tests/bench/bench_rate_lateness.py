@@ -45,8 +45,8 @@ def main() -> None:
                 expected = round(rate * args.seconds)
                 print(f"{rate:>8,} {arrivals:>8} {expected:>8,} {out['requests']:>8,} "
                       f"{out['requests'] / out['seconds']:>10,.0f} {out['late_issues']:>7,} "
-                      f"{out.get('late_p50_s', 0) * 1e6:>7.1f}us {out.get('late_p99_s', 0) * 1e6:>7.1f}us "
-                      f"{out.get('late_max_s', 0) * 1e6:>7.0f}us")
+                      f"{out.get('issue_late_p50_s', 0) * 1e6:>7.1f}us {out.get('issue_late_p99_s', 0) * 1e6:>7.1f}us "
+                      f"{out.get('issue_late_max_s', 0) * 1e6:>7.0f}us")
 
 
 if __name__ == "__main__":

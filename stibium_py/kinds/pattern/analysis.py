@@ -9,12 +9,13 @@ import numpy as np
 
 from ...analysis import below
 from ...analysis.fill_rates import sentence as fill_sentence
+from .load import not_kept_sentence
 from .result import PatternResult, pattern_result
 from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, bytes_per_s, median_rate
 from ...analysis.summary import Pending, SummaryContext
 from ...analysis.warnings import MIX_SHARE_TOLERANCE, PRECONDITION_ADVICE
 from ...rundir.table import Table
-from ...units import format_rate, format_size, in_flight_label, op_label
+from ...units import format_per_s_short, format_rate, format_size, in_flight_label, op_label
 
 
 def summarise(name: str, op: str, rows: Table, ctx: SummaryContext) -> Pending:
@@ -55,6 +56,18 @@ def add_warnings(e: PatternResult, add: Any) -> None:
                 f"{in_flight_label(p.queue_depth, p.threads) or 'Q1T1'} read {mix.read_share_bytes:.1%} of its bytes, "
                 f"not {mix.read_fraction:.0%}: each pass of the requests holds the share rounded to whole requests",
                 "move more bytes a pass (bytes, or span by time) so that the share rounds closer")
+    unkept = [p for p in e.points if p.load is not None and not p.load.kept]
+    if unkept:
+        worst = unkept[0].load
+        assert worst is not None
+        where = (f"{unkept[0].access} {format_size(unkept[0].granularity_bytes)} "
+                 f"{in_flight_label(unkept[0].queue_depth, unkept[0].threads) or 'Q1T1'} at "
+                 f"{format_per_s_short(worst.offered_per_s)}")
+        add("info", label, f"{len(unkept)} of {sum(p.load is not None for p in e.points)} offered rates were not "
+            f"kept ({not_kept_sentence(where, worst)}): beyond what the drive carries with these requests in flight, "
+            f"or the instrument's own lateness; their response times count every wait from the due times",
+            "read the load table: the highest rate kept is what this drive carries at these requests in flight; "
+            "more in flight (queue_depth, threads) may carry more")
     moved = [f for f in e.fill_rates if f.apart]
     if moved:
         add("warning", label, fill_sentence(op_label(e.op, None), moved, format_rate),
@@ -85,7 +98,8 @@ def add_warnings(e: PatternResult, add: Any) -> None:
 
 
 # a point per access, granularity, stride, requests in flight, read share and instrument: the median throughput
-POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument, fill: PointKey(
-    test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper", fill),
+POINTS = PointRule(lambda test, op, access, gran, stride, depth, threads, mix, instrument, fill, rate: PointKey(
+    test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix, instrument or "helper", fill,
+    float(rate) if rate else None),
     "bytes", median_rate, "median throughput", op_rank=str, rate_format=bytes_per_s, unit=lambda op: "bytes",
     flight=in_flight_label)

@@ -9,7 +9,9 @@ import numpy as np
 from ...rundir.op import Op
 from ...plan.expand import (ExpandedTest, check_count, checked_granularity, derive_seed, in_flight_counts,
                             in_flight_pairs, seconds_of, size_of, sizes_of)
-from ...plan.model import Access, Where
+from ...errors import SizeError
+from ...plan.model import ENGINES, Access, Where
+from ...units import format_bytes, parse_rate
 from .model import PatternTest
 
 
@@ -41,8 +43,10 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     depths, threads = in_flight_counts(test, s["engine"], where)
     fill_list = s["fill"] if isinstance(s["fill"], list) else [s["fill"]]
     swept = len(fill_list) > 1           # plans of one fill draw the seeds they drew
-    # (op, read fraction, access, granularity, stride, depth, threads, fill, instrument)
-    combos: list[tuple[str, float | None, Access, int, int, int, int, Any, str]] = []
+    rates = _rates(test, s["engine"], units, where)
+    # (op, read fraction, access, granularity, stride, depth, threads, fill, rate, instrument): a rate of bytes is
+    # each granularity's requests a second
+    combos: list[tuple[str, float | None, Access, int, int, int, int, Any, float, str]] = []
     for op, fraction in ops_list:
         for access in accesses:
             for g in grans:
@@ -50,7 +54,15 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
                     for qd in depths:
                         for t in threads:
                             for fill in fill_list:
-                                combos.append((op, fraction, access, g, st, qd, t, fill, "helper"))
+                                for number, what in rates:
+                                    per_s = number / g if what == "bytes" else number
+                                    if per_s > MAX_RATE_PER_S:
+                                        asked = (f"{format_bytes(number)}/s in requests of {format_bytes(g)} is "
+                                                 if what == "bytes" else "")
+                                        raise (where / "rate").error(
+                                            f"{asked}{per_s:g} requests a second; the helper issues at most "
+                                            f"{MAX_RATE_PER_S:g} a second: lower rate")
+                                    combos.append((op, fraction, access, g, st, qd, t, fill, per_s, "helper"))
     road_points = len(combos)
     if test.bench_job is not None:    # the plan's own job file, once a trial, after the points
         combos.append((*combos[0][:-1], "fio"))      # bench_job is fio's (the model holds it to bench: fio)
@@ -65,7 +77,7 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     window, max_rounds = (test.steady.window, test.steady.max_rounds) if test.steady is not None else (0, 0)
     check_count(len(combos) * trials, where / ("steady" if test.steady is not None else "trials"))
     needed = 0
-    for op, _f, access, g, st, _qd, t, _fill, instrument in combos[:road_points] if job else combos:
+    for op, _f, access, g, st, _qd, t, _fill, _rate, instrument in combos[:road_points] if job else combos:
         if instrument != "helper" and moved % (g * t):
             raise (where / "bytes").error(f"bench: {instrument} gives each of the {t} threads the same whole requests; "
                                           f"{moved} bytes is not a multiple of {g} x {t} bytes: change bytes or "
@@ -86,7 +98,7 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     ops: list[Op] = []
     for trial in range(trials):
         for ci in rng.permutation(len(combos)):
-            op, fraction, access, g, st, qd, t, fill, instrument = combos[ci]
+            op, fraction, access, g, st, qd, t, fill, rate, instrument = combos[ci]
             fresh = op == "write" and test.layout == "fresh"
             mix = () if fraction is None else (fraction,)        # plans without a mix draw the seeds they drew
             bench = () if instrument == "helper" else (instrument,)
@@ -97,10 +109,12 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
                           bytes=0 if by_job else moved, engine=s["engine"], fill=fill,
                           sync=s["sync"] if op != "read" else "none",
                           seed=derive_seed(s["seed"], test.name, trial, op, *mix, access, g, st,
-                                            *in_flight_pairs(qd, t), *bench, *((fill,) if swept else ())),
+                                            *in_flight_pairs(qd, t), *bench, *((fill,) if swept else ()),
+                                            *((rate,) if rate else ())),
                           data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t, read_fraction=fraction,
                           duration_s=duration_s, warmup_s=warmup_s, steady_window=window,
                           steady_max_rounds=max_rounds, stonewall_s=stonewall_s, instrument=instrument,
+                          rate_per_s=rate, arrivals=test.arrivals if rate else "",
                           bench_job=job if by_job else ""))
     needs_layout = any(o.existing for o in ops)
     return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
@@ -108,6 +122,29 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
                         files_bytes=(span if needs_layout else 0) + (span if test.layout == "fresh" else 0),
                         precondition_bytes=2 * span if test.precondition else 0)
 
+
+
+MAX_RATE_PER_S = 1e7        # the helper's bound on --rate
+
+
+def _rates(test: PatternTest, engine: str, units: str, where: Where) -> list[tuple[float, str]]:
+    """A test's rates as (number a second, "requests" or "bytes"), in the order given, without repeats; [(0, "")]
+    for a closed loop (no rate)."""
+    if test.rate is None:
+        return [(0.0, "")]
+    if ENGINES[engine].one_at_a_time:
+        raise (where / "rate").error(f"the {engine} engine moves one request at a time from the calling thread; a "
+                                     f"rate issues each request from a thread of its own: use engine: direct or "
+                                     f"buffered")
+    values = test.rate if isinstance(test.rate, list) else [test.rate]
+    out = []
+    for i, value in enumerate(values):
+        at = where / "rate" / i if isinstance(test.rate, list) else where / "rate"
+        try:
+            out.append(parse_rate(value, units))
+        except SizeError as e:
+            raise at.error(str(e)) from None
+    return list(dict.fromkeys(out))
 
 
 def _read_fractions(spec: float | list[float] | None, where: Where) -> list[float]:

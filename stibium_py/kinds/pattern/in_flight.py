@@ -47,8 +47,8 @@ def depth_lines(entries: list[PatternResult]) -> dict[Line, list[PatternPoint]]:
     lines: dict[Line, list[PatternPoint]] = {}
     for e in entries:
         for p in e.points:
-            if p.fill != e.main_fill:        # the other fills' points are on the granularity figure, with their fill
-                continue
+            if p.fill != e.main_fill or p.load is not None:   # the other fills' points are on the granularity
+                continue                                        # figure, with their fill; an open loop's on its own
             lines.setdefault((e.op, p.access, p.granularity_bytes, p.stride_bytes, p.threads, p.read_fraction),
                              []).append(p)
     return {k: sorted(v, key=lambda p: p.queue_depth)
@@ -145,6 +145,8 @@ def mark_rows(summary: Summary) -> list[tuple[str, dict[str, PatternPoint]]]:
     for e in summary.tests:
         if isinstance(e, PatternResult):
             for p in e.points:
+                if p.load is not None:      # an open loop's points are in its own table, by offered rate
+                    continue
                 cells.setdefault((e.name, p.access, p.granularity_bytes, p.stride_bytes, p.queue_depth, p.threads),
                                  {})[op_label(e.op, p.read_fraction)] = p
     order = sorted(cells, key=lambda k: (ACCESS_ORDER.get(k[1], 9), -k[2], k[3], -k[4] * k[5], -k[4]))
@@ -155,7 +157,8 @@ def mark_rows(summary: Summary) -> list[tuple[str, dict[str, PatternPoint]]]:
 
 def shows_mark_table(summary: Summary) -> bool:
     """A run with requests in flight gets the disk-mark table."""
-    return any(p.in_flight > 1 for e in summary.tests if isinstance(e, PatternResult) for p in e.points)
+    return any(p.in_flight > 1 and p.load is None for e in summary.tests if isinstance(e, PatternResult)
+               for p in e.points)
 
 
 def _cell(p: PatternPoint | None, compact: bool) -> str:

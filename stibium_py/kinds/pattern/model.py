@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import Field, StrictInt, field_validator, model_validator
+from pydantic import Field, StrictFloat, StrictInt, field_validator, model_validator
 
 from ... import fills
 
@@ -55,6 +55,14 @@ class PatternTest(TestBase):
         None, description="stop each measurement of its bytes this long after it starts, such as 30s; with many "
         "clients every client then goes on until it has done as many requests as the furthest one (wear-out), as "
         "IOR's -D with stoneWallingWearOut")
+    rate: Union[StrictInt, StrictFloat, str, list[Union[StrictInt, StrictFloat, str]]] | None = Field(
+        None, description="an open loop: each client issues its requests at this rate whatever is still in flight, "
+        "such as 20000 IOPS, 20k IOPS, 500/s or 200MB/s (bytes a second, made requests by each granularity); a list "
+        "makes a point of each. Every request's due time is set in advance; its response time is counted from it "
+        "(a wait for a free slot or a stalled device included), its service time from its issue (docs/load.md)")
+    arrivals: Literal["constant", "poisson"] = Field(
+        "constant", description="with rate: constant spaces the due times evenly; poisson draws the gaps from an "
+        "exponential distribution (from the plan's seed), as independent clients send them")
     bench: Literal["fio"] | None = Field(
         None, description="fio: every point is measured by fio too, as the equivalent fio job on the same file, its "
         "trials interleaved with the helper's; the report sets the bench's rate beside the road test's (docs/fio.md)")
@@ -105,6 +113,16 @@ class PatternTest(TestBase):
                              "(not empty, no NUL byte, at most 1024 characters)")
         if self.bench_job is not None and self.bench is None:
             raise ValueError("bench_job is the job file fio runs as the bench; it needs bench: fio")
+        if self.rate is not None:
+            if self.stonewall is not None:
+                raise ValueError("rate issues each request at its due time; a stonewall cuts a measurement of its "
+                                 "bytes short: give one or the other (duration bounds a trial by time)")
+            if self.bench is not None:
+                raise ValueError("bench: fio beside a rate is not measured yet; leave out bench, or rate")
+            if isinstance(self.rate, list) and not self.rate:
+                raise ValueError("the list of rates is empty; give a rate such as 20000 IOPS, or leave rate out")
+        elif "arrivals" in self.model_fields_set:
+            raise ValueError("arrivals say how a rate's requests are spaced; give rate too, or leave arrivals out")
         if self.bench is not None and self.stonewall is not None:
             raise ValueError("bench: fio cannot take a stonewall: fio's runtime stops a job, but it cannot go on to "
                              "the count another client reached; leave out stonewall or bench")

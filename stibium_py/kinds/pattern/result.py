@@ -21,6 +21,7 @@ from ...analysis import rates
 from ...analysis.fill_rates import FillRate, fill_rates
 from .bench import BenchAlone, BenchPair, alone, pairs, road_rows
 from ...analysis.histogram import HistogramError, LatencyHistogram
+from .load import Load, load_of
 from .steady import Steadiness
 from ...analysis.stonewall import Stonewall, stonewall
 
@@ -75,6 +76,7 @@ class PatternPoint:
     memory_share: float | None = None   # reads: the trials' share of memory speed (below.point_share)
     mix: "Mix | None" = None    # mixed: its reads and writes apart
     fill: str = fills.RANDOM    # what its writes put on the disk (a test may measure its points with several)
+    load: Load | None = None    # an open loop (a rate): offered against achieved, response beside service times
 
     @property
     def below_cache(self) -> bool:
@@ -84,6 +86,11 @@ class PatternPoint:
     @property
     def read_fraction(self) -> float | None:
         return self.mix.read_fraction if self.mix is not None else None
+
+    @property
+    def rate_per_s(self) -> float | None:
+        """An open loop's offered rate, requests a second each client; None for a closed loop."""
+        return self.load.offered_per_s if self.load is not None else None
 
     @property
     def lat_p50_s(self) -> float | None:
@@ -110,7 +117,8 @@ class PatternPoint:
                 "lat_hist_ns": self.latency_hist.to_text() if self.latency_hist is not None else None,
                 "memory_share": self.memory_share, "below_cache": self.below_cache,
                 **({"mix": self.mix.to_json()} if self.mix is not None else {}),
-                **({"fill": self.fill} if self.fill != fills.RANDOM else {})}
+                **({"fill": self.fill} if self.fill != fills.RANDOM else {}),
+                **({"load": self.load.to_json()} if self.load is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -160,11 +168,11 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
            shares: np.ndarray | None = None) -> list[PatternPoint]:
     """The points of one test and op; shares: each measurement's rate as a share of memory's (below.py)."""
     groups = rows.groups("access", "granularity_bytes", "stride_bytes", "queue_depth", "threads", "read_fraction",
-                         "fill")
+                         "fill", "rate_per_s")
     out = []
-    for (access, gran, stride, depth, threads, fraction, fill), idx in sorted(
+    for (access, gran, stride, depth, threads, fraction, fill, rate), idx in sorted(
             groups.items(), key=lambda kv: (kv[0][:5], kv[0][5] or 0, (kv[0][6] or fills.RANDOM) != fills.RANDOM,
-                                            kv[0][6] or "")):
+                                            kv[0][6] or "", kv[0][7] or 0.0)):
         rs = rows.take(idx)
         seconds = rs.seconds
         requests = rs.requests
@@ -172,18 +180,22 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
         calls = rs.largest_syscall_bytes
         calls = calls[calls > 0]
         resident = np.nan_to_num(rs.resident_before, nan=0.0)
+        throughput = rates.median_rate(rs.bytes, seconds, resamples, seed, confidence, with_draws=False).rate
+        service = _merged_histogram(rs.col("lat_hist_ns"))
+        achieved = rates.median_rate(np.where(requests > 0, requests, 1.0), seconds, resamples, seed, confidence,
+                                     with_draws=False).rate
         out.append(PatternPoint(access=access, granularity_bytes=int(gran), stride_bytes=int(stride),
                                 # rows of an older format lack the call size
                                 call_bytes=int(calls.min()) if len(calls) else int(gran),
-                                throughput=rates.median_rate(rs.bytes, seconds, resamples, seed, confidence,
-                                                              with_draws=False).rate,
+                                throughput=throughput,
                                 iops=float(np.median(iops)), latency_s={k: _median(rs, k) for k in LATENCY_KEYS},
                                 trials=len(rs), resident_before_max=float(resident.max()),
-                                latency_hist=_merged_histogram(rs.col("lat_hist_ns")), queue_depth=int(depth),
+                                latency_hist=service, queue_depth=int(depth),
                                 threads=int(threads), io_method=rs.io_method[0] or "",
                                 memory_share=below.point_share(shares[idx], rs.resident_before.astype(float))
                                 if shares is not None else None,
-                                mix=_mix(rs, fraction, resamples, seed, confidence), fill=fill or fills.RANDOM))
+                                mix=_mix(rs, fraction, resamples, seed, confidence), fill=fill or fills.RANDOM,
+                                load=load_of(rs, rate, achieved, service)))
     return out
 
 
@@ -289,7 +301,7 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
     # the knees are of one fill: random data where the test measured it, else its first (analysis/fills.py sets the
     # fills side by side)
     main = fills.RANDOM if any(p.fill == fills.RANDOM for p in every) or not every else every[0].fill
-    pts = [p for p in every if p.fill == main]
+    pts = [p for p in every if p.fill == main and p.load is None]    # an open loop's points have no knee of these
     knees: dict[str, int | None] = {}
     for access in sorted({p.access for p in pts}):
         # strided access: the knee over all strides together (the heatmap shows them apart); the

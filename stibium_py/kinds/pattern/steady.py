@@ -111,7 +111,7 @@ def first_steady(values: Any, window: int = STEADY_WINDOW, **bounds: Any) -> Ste
 
 
 # what a point of a test is, as its measurements name it
-POINT_FIELDS = (*SHAPE_FIELDS, "instrument", "fill")
+POINT_FIELDS = (*SHAPE_FIELDS, "instrument", "fill", "rate_per_s")
 
 
 @dataclass(frozen=True)
@@ -128,9 +128,9 @@ class PointRounds:
         return dict(zip(POINT_FIELDS, self.point))
 
     def key(self, test: str) -> PointKey:
-        op, access, gran, stride, depth, threads, mix, instrument, fill = self.point
+        op, access, gran, stride, depth, threads, mix, instrument, fill, rate = self.point
         return PointKey(test, op, "pattern", access, int(gran), int(stride), int(depth), int(threads), mix,
-                        instrument, fill or fills.RANDOM)
+                        instrument, fill or fills.RANDOM, float(rate) if rate else None)
 
     def label(self, test: str) -> str:
         """A point for people: steady write random 4 KiB Q32T1."""
@@ -190,9 +190,9 @@ def _verdict(values: np.ndarray, first_round: int) -> SteadyVerdict | None:
 def _point_order(point: tuple) -> tuple:
     """Points as the report lists them: by op and access, then by the numbers (granularity, stride, queue depth,
     threads, read share), a point's bench after its road test."""
-    op, access, *numbers, instrument, fill = point
+    op, access, *numbers, instrument, fill, rate = point
     return (str(op), str(access), *(float(x) if x is not None else -1.0 for x in numbers), instrument != "helper",
-            str(instrument), (fill or fills.RANDOM) != fills.RANDOM, str(fill or ""))
+            str(instrument), (fill or fills.RANDOM) != fills.RANDOM, str(fill or ""), float(rate or 0.0))
 
 
 def steadiness(rows: Table) -> Steadiness | None:

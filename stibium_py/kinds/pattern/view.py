@@ -3,9 +3,11 @@ page. Draws only."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...analysis.comparison import Drawn, PointRatio, TwoRuns
 from .result import PatternResult
-from . import bench_view as bench, in_flight, mix_view as mix, steady_view as steady
+from . import bench_view as bench, in_flight, load_view as load, mix_view as mix, steady_view as steady
 from ...report import plot
 from . import figures
 from ...report.build import KindView, est_text, plus_minus, short_size
@@ -34,10 +36,20 @@ def sections(results: list[PatternResult], n: int) -> tuple[list[str], int]:
     by_test: dict[str, list[PatternResult]] = {}
     for e in results:
         by_test.setdefault(e.name, []).append(e)
-    for name, entries in by_test.items():
-        benched, ratios = bench.section(entries)
-        sections.append(f"<h2>{esc(name)}: access patterns</h2>" + steady.section(entries) + mix.section(entries)
-                        + benched)
+    for name, every in by_test.items():
+        benched, ratios = bench.section(every)
+        sections.append(f"<h2>{esc(name)}: access patterns</h2>" + steady.section(every) + mix.section(every)
+                        + load.section(every) + benched)
+        loaded = [f for f in (load.latency_vs_load(every), load.achieved_vs_offered(every)) if f is not None]
+        if loaded:
+            sections.append("<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(loaded))
+                            + "</div>")
+            n += len(loaded)
+        # the figures over granularity and requests in flight are of the closed loop's points (an open loop's are
+        # over its offered rate, above)
+        entries = [c for c in (closed_loop(e) for e in every) if c.points]
+        if not entries:
+            continue
         figs = [figures.throughput_vs_granularity(entries)]
         for extra in (ratios, steady.rounds_figure(entries), figures.stride_heatmap(entries),
                       in_flight.latency_vs_queue_depth(entries)):
@@ -61,6 +73,11 @@ def sections(results: list[PatternResult], n: int) -> tuple[list[str], int]:
             sections.append(figure(cdf, f"fig{n}"))
             n += 1
     return sections, n
+
+
+def closed_loop(e: PatternResult) -> PatternResult:
+    """A test's closed-loop points alone (all of them but those with a rate)."""
+    return e if all(p.load is None for p in e.points) else replace(e, points=[p for p in e.points if p.load is None])
 
 
 def overlay(result: TwoRuns, drawn: Drawn, first: PointRatio) -> plot.Figure | str:
@@ -97,7 +114,8 @@ def one_granularity(result: TwoRuns, test: str, op: str) -> bool:
 
 VIEW = KindView(headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"], lambda e: "-", sections,
                 lambda results, width: [line for e in results for line in
-                                        steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)],
+                                        steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)
+                                        + load.terminal_lines(e, width)],
                 summary_sections=lambda summary: ([in_flight.mark_table_html(summary)]
                                                   if in_flight.shows_mark_table(summary) else []),
                 summary_lines=lambda summary, width: ([in_flight.mark_table_terminal(summary, width)]
