@@ -56,12 +56,13 @@ def parse_bytes(value: int | str, units: str = "decimal") -> int:
     return int(result)
 
 
-_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|min|h)?\s*$")
-_SECONDS_FACTOR = {None: 1, "s": 1, "min": 60, "h": 3600}
+_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|min|h)?\s*$")
+_SECONDS_FACTOR = {None: 1, "us": 1e-6, "ms": 1e-3, "s": 1, "min": 60, "h": 3600}
 
 
 def parse_seconds(value: int | float | str) -> float:
-    """Seconds for a time such as 30, 2.5, "30s", "5min" or "1h" (a plan's duration and warm-up)."""
+    """Seconds for a time such as 30, 2.5, "30s", "5min", "1h", "2ms" or "500us" (a plan's duration and warm-up, a
+    target's response time)."""
     if isinstance(value, bool):
         raise SizeError(f"{value!r} is not a time; write seconds, such as 30s or 5min")
     if isinstance(value, (int, float)):
@@ -69,7 +70,7 @@ def parse_seconds(value: int | float | str) -> float:
     else:
         match = _SECONDS.match(value) if isinstance(value, str) else None
         if not match:
-            raise SizeError(f"cannot read the time {value!r}; write seconds such as 30 or 30s, or 5min or 1h")
+            raise SizeError(f"cannot read the time {value!r}; write seconds such as 30 or 30s, or 5min, 1h, 2ms or 500us")
         seconds = float(match.group(1)) * _SECONDS_FACTOR[match.group(2)]
     if not (math.isfinite(seconds) and seconds > 0):
         raise SizeError(f"{value!r} is not a time above zero")

@@ -86,8 +86,8 @@ def test_a_closed_loop_plan_keeps_its_digest_and_seeds(tmp_path):
     ("    rate: 1000 IOPS\n    bench: fio\n",
      "plan.yaml:3: tests[0]: bench: fio beside a rate is not measured yet; leave out bench, or rate"),
     ("    arrivals: poisson\n",
-     "plan.yaml:3: tests[0]: arrivals say how a rate's requests are spaced; give rate too, or "
-     "leave arrivals out"),
+     "plan.yaml:3: tests[0]: arrivals say how a rate's requests are spaced; give rate or slo too, "
+     "or leave arrivals out"),
     ("    rate: []\n",
      "plan.yaml:3: tests[0]: the list of rates is empty; give a rate such as 20000 IOPS, or leave "
      "rate out"),
@@ -102,13 +102,28 @@ def test_a_closed_loop_plan_keeps_its_digest_and_seeds(tmp_path):
     ("    rate: 1000\n    engine: app\n",
      "plan.yaml:11: tests[0] (lat).rate: the app engine moves one request at a time from the calling thread; a rate "
      "issues each request from a thread of its own: use engine: direct or buffered"),
+    ("    slo: {p99: 2ms}\n    rate: 1000\n",
+     "plan.yaml:3: tests[0]: give rate (the rates to measure) or slo (a target whose rate is searched), not both"),
+    ("    slo: {lowest: 1k IOPS}\n",
+     "plan.yaml:11: tests[0].slo: give a target: p50, p90, p99, p999 or max, such as {p99: 2ms}"),
+    ("    slo: {p99: 2ms, lowest: 5k IOPS, highest: 1k IOPS}\n",
+     "plan.yaml:11: tests[0] (lat).slo: slo.lowest (5000 requests a second) is above slo.highest (1000): lower "
+     "lowest or raise highest"),
+    ("    slo: {p99: soon}\n",
+     "plan.yaml:11: tests[0] (lat).slo.p99: cannot read the time 'soon'; write seconds such as 30 or 30s, or 5min, "
+     "1h, 2ms or 500us"),
 ])
-def test_a_rate_the_plan_cannot_have_is_one_line(tmp_path, monkeypatch, extra, message):
+def test_a_rate_or_target_the_plan_cannot_have_is_one_line(tmp_path, monkeypatch, extra, message):
+    assert _refusal(tmp_path, monkeypatch, extra) == message
+
+
+def _refusal(tmp_path: Path, monkeypatch, extra: str) -> str:
+    """The one line a plan with these lines added is refused with."""
     monkeypatch.chdir(tmp_path)
     _plan(tmp_path, extra)
     with pytest.raises(PlanError) as e:
         load_and_expand(Path("plan.yaml"))
-    assert str(e.value) == message
+    return str(e.value)
 
 
 def _text_bins(values_ns: np.ndarray) -> str:
@@ -229,3 +244,86 @@ def test_a_run_at_stated_rates_reports_response_beside_service_times(disk_dir):
     assert code.exit_code == 0, code.output
     ratios = [line.split() for line in code.output.splitlines() if line.startswith("lat ")]
     assert [r[6] for r in ratios[:2]] == ["2k/s", "4k/s"] and "offered" in code.output
+
+
+# --- a target's search ----------------------------------------------------------------------------------------------
+
+from stibium_py.kinds.pattern.load import next_rate_index, parse_slo, rate_grid, slo_text  # noqa: E402
+
+
+def test_the_grid_is_sixteen_rates_an_octave_from_the_lowest_to_the_highest():
+    grid = rate_grid(100.0, 1000.0)
+    assert grid[:3] == [100.0, 106.25, 112.5] and grid[16] == 200.0 and grid[48] == 800.0
+    assert grid[-1] <= 1000.0 < grid[-1] * (1 + 1 / 16) and grid == sorted(grid)
+
+
+@pytest.mark.parametrize("capacity", [100.0, 150.0, 777.0, 3100.0, 99_999.0, 250_000.0])
+def test_the_search_doubles_then_halves_the_gap_to_neighbours_around_the_truth(capacity):
+    """A drive that meets the target below a rate and misses it above: the search ends with the highest met and the
+    lowest missed neighbours on the grid, the truth between them, in a handful of steps."""
+    grid = rate_grid(100.0, 200_000.0)
+    tried: dict[int, bool] = {}
+    while (i := next_rate_index(tried, len(grid))) is not None:
+        assert i not in tried
+        tried[i] = grid[i] <= capacity
+    met = max((i for i, ok in tried.items() if ok), default=None)
+    missed = min((i for i, ok in tried.items() if not ok), default=None)
+    if capacity >= grid[-1]:
+        assert missed is None and met == (len(grid) - 1) // 16 * 16
+        return
+    if capacity < grid[0]:
+        assert met is None and missed == 0
+        return
+    assert missed == met + 1 and grid[met] <= capacity < grid[missed]
+    assert len(tried) <= int(np.log2(capacity / 100)) + 2 + 4      # octaves up, then four halvings
+
+
+def test_a_search_that_misses_at_the_first_rate_stops_there():
+    assert next_rate_index({}, 50) == 0 and next_rate_index({0: False}, 50) is None
+    assert next_rate_index({0: True}, 10) is None       # the grid's first octave is all there is
+
+
+def test_a_target_in_a_row_reads_back_only_as_stibium_writes_it():
+    text = slo_text({"p99": 0.002, "max": 0.05}, 51200.0)
+    assert text == "p99=0.002 max=0.05 highest=51200.0" and parse_slo(text) == ({"p99": 0.002, "max": 0.05}, 51200.0)
+    for stranger in ("p99=-1 highest=5", "p99=0.002", "rm=1 highest=5", "p99=nan highest=5", "p99=1 p99=2 highest=5",
+                     "x" * 300, "", None, "p99=0.002 highest=inf"):
+        assert parse_slo(stranger) is None
+
+
+def test_a_search_plans_each_octave_and_expects_only_those(tmp_path):
+    _, _, e = load_and_expand(_plan(tmp_path, "    slo: {p99: 2ms, lowest: 500/s, highest: 4k IOPS}\n"))
+    (test,) = e.tests
+    rates = sorted({o.rate_per_s for o in test.ops})
+    assert rates == rate_grid(500.0, 4000.0) and len(test.ops) == 3 * len(rates)
+    assert {o.slo for o in test.ops} == {"p99=0.002 highest=4000.0"}
+    assert sorted({o.rate_per_s for o in test.planned_ops}) == [500.0, 1000.0, 2000.0, 4000.0]
+
+
+@pytest.mark.timeout(300)
+def test_a_search_runs_only_the_rates_it_asks_for_and_says_its_answer(disk_dir):
+    """A target every rate meets: the search goes up an octave at a time to slo.highest and says so; one no rate
+    meets: it stops at the first, and the warning says so."""
+    runner = CliRunner()
+    outs = {}
+    for name, slo in (("easy", "{max: 30s, lowest: 250/s, highest: 1k IOPS}"), ("hard", "{p50: 1us, lowest: 500/s}")):
+        plan = disk_dir / f"{name}.yaml"
+        plan.write_text(PLAN.format(extra=f"    slo: {slo}\n    trials: 2\n").replace("    trials: 3\n", "")
+                        .replace("bytes: 256KiB", "bytes: 32KiB"))
+        result = runner.invoke(main, ["run", str(plan), "--target", str(disk_dir / "t"), "--out", str(disk_dir / name)])
+        assert result.exit_code == 0, result.output
+        (run,) = (disk_dir / name).iterdir()
+        with open(run / "measurements.csv") as f:
+            rows = list(csv.DictReader(f))
+        outs[name] = (" ".join(result.output.split()), sorted({float(r["rate_per_s"]) for r in rows}), run)
+    said, rates, run = outs["easy"]
+    assert rates == [250.0, 500.0, 1000.0]
+    assert "lat read random 4 KiB Q1T1: response max <= 30 s held up to 1k/s (the trials' max" in said
+    assert "the highest rate searched (slo.highest 1k/s); 3 rates searched" in said
+    (test,) = json.loads((run / "summary.json").read_text())["tests"]
+    (answer,) = test["slo"]
+    assert answer["met"]["rate_per_s"] == 1000.0 and answer["missed"] is None and len(answer["searched"]) == 3
+    said, rates, _ = outs["hard"]
+    assert rates == [500.0]
+    assert ("warning: lat (read): lat read random 4 KiB Q1T1: response p50 <= 1 us was not met even at 500/s, the "
+            "lowest rate searched (the trials' p50") in said

@@ -179,9 +179,10 @@ def test_a_test_by_time_runs_its_duration_after_its_warmup(tmp_path):
      "plan.yaml:9: tests[0] (rnd).read_fraction[1]: a share of the requests is from 0 to 1 (0.7: 70 % reads), not -1"),
     ("    op: read\n    duration: 5 parsecs\n",
      "plan.yaml:10: tests[0] (rnd).duration: cannot read the time '5 parsecs'; write seconds such as 30 or 30s, or "
-     "5min or 1h"),
+     "5min, 1h, 2ms or 500us"),
     ("    op: read\n    duration: 8d\n",
-     "plan.yaml:10: tests[0] (rnd).duration: cannot read the time '8d'; write seconds such as 30 or 30s, or 5min or 1h"),
+     "plan.yaml:10: tests[0] (rnd).duration: cannot read the time '8d'; write seconds such as 30 or 30s, or 5min, "
+     "1h, 2ms or 500us"),
     ("    op: read\n    duration: 200h\n", "plan.yaml:10: tests[0] (rnd).duration: '200h' is longer than a week; split "
                                          "the test"),
 ])

@@ -112,7 +112,7 @@ def test_builtin_plans_are_valid():
      "    trails: 3\n",
      "plan.yaml:8: tests[0].trails: unknown key 'trails'; did you mean 'trials'? allowed: access, arrivals, bench, bench_job, bytes, clients, "
      "duration, engine, fill, granularities, kind, layout, name, op, precondition, queue_depth, rate, read_fraction, "
-     "seed, span, "
+     "seed, slo, span, "
      "steady, stonewall, strides, sync, threads, trials, units, warmup"),
     ("name: q\ntests:\n  - name: a\n    kind: files\n    sizes: [1KB, 10XB]\n",
      "plan.yaml:5: tests[0] (a).sizes[1]: unknown unit 'XB' in '10XB'; use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB"),

@@ -96,7 +96,7 @@ def _point(**changed) -> NS:
 
 def _pattern(**changed) -> NS:
     quiet = dict(name="p", op="read", instrument="helper", points=[_point(), _point(granularity_bytes=65536)],
-                 stonewall=None, steady=None, fill_rates=[])
+                 stonewall=None, steady=None, fill_rates=[], slo=[])
     return NS(**{**quiet, **changed})
 
 

@@ -3,6 +3,8 @@ choice (orders, offsets) drawn from the plan's seed, so that the same plan and s
 
 from __future__ import annotations
 
+import math
+
 import hashlib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Protocol
@@ -125,7 +127,13 @@ class ExpandedTest:
     def planned_ops(self) -> list[Op]:
         """The operations the run carries out where nothing drops: a search for the most streams doubles its count
         from 1 while each runs clean (1, 2, 4, ... the most), so only those counts' operations; a count that drops
-        adds those between it and the last clean one (halving the gap), which no plan can know beforehand."""
+        adds those between it and the last clean one (halving the gap), which no plan can know beforehand. A search
+        for a target's rate likewise: each octave up from its lowest rate, while the target is met."""
+        if self.ops and self.ops[0].slo:     # a pattern test's search for a target's rate: each octave up
+            lowest: dict[int, float] = {}    # a granularity's first rate (a rate of bytes differs by granularity)
+            for o in self.ops:
+                lowest[o.granularity_bytes] = min(lowest.get(o.granularity_bytes, o.rate_per_s), o.rate_per_s)
+            return [o for o in self.ops if math.log2(o.rate_per_s / lowest[o.granularity_bytes]).is_integer()]
         if not self.search_most:
             return self.ops
         return [o for o in self.ops if o.frames is None or o.frames.streams & (o.frames.streams - 1) == 0]

@@ -69,9 +69,10 @@ class Operations:
         self.temperature_said = False
         self.fio: Fio | None = None             # found when the first measurement by fio comes
         # rank 0: the rows so far of each test by rounds, which judge whether its rounds go on, and of each
-        # stream test that searches, whose rows choose its next count
+        # test that searches (a stream test's count, a pattern test's rate for a target), whose rows choose its
+        # next step
         self.rounds: dict[str, list[Measurement]] = {t.name: [] for t in expanded.tests
-                                                     if any(o.steady_window for o in t.ops) or t.search_most}
+                                                     if any(o.steady_window or o.slo for o in t.ops) or t.search_most}
 
     # -- many clients
     def step(self) -> None:

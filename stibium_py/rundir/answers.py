@@ -102,7 +102,7 @@ def own_columns(op: Op) -> dict[str, Any]:
     f = op.frames
     out = {"fps": f.fps, "streams": f.streams, "stream": f.stream, "buffer_frames": f.buffer_frames} if f else {}
     if op.rate_per_s:
-        out.update(rate_per_s=op.rate_per_s, arrivals=op.arrivals)
+        out.update(rate_per_s=op.rate_per_s, arrivals=op.arrivals, slo=op.slo or None)
     return out
 
 

@@ -208,4 +208,6 @@ DESCRIPTIONS = {
     "late_issues": "pattern tests with a rate: the requests issued more than 100 us after their due time",
     "unscheduled": "pattern tests with a rate, by time: requests left undone because the schedule ran out of due times "
                    "(0 unless it did)",
+    "slo": "pattern tests with slo: the target this rate was a step of the search for (p99=0.002: the 99th "
+           "percentile of the response time at most 2 ms) and the grid's top rate (highest=, requests a second)",
 }

@@ -83,6 +83,7 @@ class LoadFacts(NamedTuple):
     issue_late_max_s: Optional[float] = None
     late_issues: Optional[int] = None      # the requests issued over 100 us after their due time
     unscheduled: Optional[int] = None      # requests left undone because the schedule ran out of due times
+    slo: Optional[str] = None              # a search for a target's rate: the target and the grid's top (load.py)
 
 
 # A kind's own part of a row, by its field: a CSV column of a part is named as the part's field (flat).

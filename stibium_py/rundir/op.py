@@ -66,6 +66,7 @@ class Op:
     bench_job: str = ""                 # fio runs the plan's own job file (its path as the plan gives it), not a twin
     rate_per_s: float = 0.0            # an open loop: requests a second issued at their due times (0: closed loop)
     arrivals: str = ""                  # ... spaced evenly (constant) or drawn (poisson)
+    slo: str = ""                       # ... a step of a search for the highest rate meeting this target
     phase: Phase | None = None          # tree: its own part (a phase over the tree's files)
     frames: Frames | None = None        # stream: its own part (frames at their times)
 
@@ -109,7 +110,7 @@ class Op:
         for key, unset in (("queue_depth", 1), ("threads", 1), ("chunk_bytes", 0), ("offset_bytes", 0),
                            ("read_fraction", None), ("duration_s", 0.0), ("warmup_s", 0.0), ("steady_window", 0),
                            ("steady_max_rounds", 0), ("stonewall_s", 0.0),
-                           ("instrument", "helper"), ("bench_job", ""), ("rate_per_s", 0.0), ("arrivals", ""), ("files", 0), ("fps", 0.0), ("streams", 0),
+                           ("instrument", "helper"), ("bench_job", ""), ("rate_per_s", 0.0), ("arrivals", ""), ("slo", ""), ("files", 0), ("fps", 0.0), ("streams", 0),
                            ("stream", 0), ("buffer_frames", 0), ("sequence", "")):
             if out.get(key, unset) == unset:
                 out.pop(key, None)

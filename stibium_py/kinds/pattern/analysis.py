@@ -10,6 +10,7 @@ import numpy as np
 from ...analysis import below
 from ...analysis.fill_rates import sentence as fill_sentence
 from .load import not_kept_sentence
+from .load_view import answer_line
 from .result import PatternResult, pattern_result
 from ...analysis.rates import ONE_TRIAL, PointKey, PointRule, bytes_per_s, median_rate
 from ...analysis.summary import Pending, SummaryContext
@@ -68,6 +69,12 @@ def add_warnings(e: PatternResult, add: Any) -> None:
             f"or the instrument's own lateness; their response times count every wait from the due times",
             "read the load table: the highest rate kept is what this drive carries at these requests in flight; "
             "more in flight (queue_depth, threads) may carry more")
+    for answer in e.slo:
+        if answer.met is None and answer.missed is not None:
+            add("warning", label, answer_line(e, answer), "lower slo.lowest to search below it, or loosen the "
+                "target: this drive does not meet it at these requests in flight")
+        elif answer.met is not None and answer.missed is None:
+            add("info", label, answer_line(e, answer), "raise slo.highest to search above it")
     moved = [f for f in e.fill_rates if f.apart]
     if moved:
         add("warning", label, fill_sentence(op_label(e.op, None), moved, format_rate),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from ...plan.expand import (ExpandedTest, check_count, checked_granularity, deri
 from ...errors import SizeError
 from ...plan.model import ENGINES, Access, Where
 from ...units import format_bytes, parse_rate
+from .load import TARGET_KEYS, rate_grid, slo_text
 from .model import PatternTest
 
 
@@ -43,10 +44,10 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     depths, threads = in_flight_counts(test, s["engine"], where)
     fill_list = s["fill"] if isinstance(s["fill"], list) else [s["fill"]]
     swept = len(fill_list) > 1           # plans of one fill draw the seeds they drew
-    rates = _rates(test, s["engine"], units, where)
-    # (op, read fraction, access, granularity, stride, depth, threads, fill, rate, instrument): a rate of bytes is
-    # each granularity's requests a second
-    combos: list[tuple[str, float | None, Access, int, int, int, int, Any, float, str]] = []
+    rates_of = _rates(test, s["engine"], units, where)
+    # (op, read fraction, access, granularity, stride, depth, threads, fill, (rate, target), instrument): a rate of
+    # bytes is each granularity's requests a second; a target's search has a grid of them
+    combos: list[tuple[str, float | None, Access, int, int, int, int, Any, tuple[float, str], str]] = []
     for op, fraction in ops_list:
         for access in accesses:
             for g in grans:
@@ -54,15 +55,8 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
                     for qd in depths:
                         for t in threads:
                             for fill in fill_list:
-                                for number, what in rates:
-                                    per_s = number / g if what == "bytes" else number
-                                    if per_s > MAX_RATE_PER_S:
-                                        asked = (f"{format_bytes(number)}/s in requests of {format_bytes(g)} is "
-                                                 if what == "bytes" else "")
-                                        raise (where / "rate").error(
-                                            f"{asked}{per_s:g} requests a second; the helper issues at most "
-                                            f"{MAX_RATE_PER_S:g} a second: lower rate")
-                                    combos.append((op, fraction, access, g, st, qd, t, fill, per_s, "helper"))
+                                for rate in rates_of(g):
+                                    combos.append((op, fraction, access, g, st, qd, t, fill, rate, "helper"))
     road_points = len(combos)
     if test.bench_job is not None:    # the plan's own job file, once a trial, after the points
         combos.append((*combos[0][:-1], "fio"))      # bench_job is fio's (the model holds it to bench: fio)
@@ -98,7 +92,7 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
     ops: list[Op] = []
     for trial in range(trials):
         for ci in rng.permutation(len(combos)):
-            op, fraction, access, g, st, qd, t, fill, rate, instrument = combos[ci]
+            op, fraction, access, g, st, qd, t, fill, (rate, slo), instrument = combos[ci]
             fresh = op == "write" and test.layout == "fresh"
             mix = () if fraction is None else (fraction,)        # plans without a mix draw the seeds they drew
             bench = () if instrument == "helper" else (instrument,)
@@ -114,7 +108,7 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
                           data_seed=s["seed"], existing=not fresh, queue_depth=qd, threads=t, read_fraction=fraction,
                           duration_s=duration_s, warmup_s=warmup_s, steady_window=window,
                           steady_max_rounds=max_rounds, stonewall_s=stonewall_s, instrument=instrument,
-                          rate_per_s=rate, arrivals=test.arrivals if rate else "",
+                          rate_per_s=rate, arrivals=test.arrivals if rate else "", slo=slo,
                           bench_job=job if by_job else ""))
     needs_layout = any(o.existing for o in ops)
     return ExpandedTest(name=test.name, kind="pattern", ops=ops, layout_file=layout if needs_layout else "",
@@ -127,24 +121,49 @@ def expand_test(test: PatternTest, where: Where, s: dict[str, Any], seq0: int, f
 MAX_RATE_PER_S = 1e7        # the helper's bound on --rate
 
 
-def _rates(test: PatternTest, engine: str, units: str, where: Where) -> list[tuple[float, str]]:
-    """A test's rates as (number a second, "requests" or "bytes"), in the order given, without repeats; [(0, "")]
-    for a closed loop (no rate)."""
-    if test.rate is None:
-        return [(0.0, "")]
+def _rates(test: PatternTest, engine: str, units: str, where: Where) -> Callable[[int], list[tuple[float, str]]]:
+    """A test's rates for a granularity, as (requests a second, target): the plan's list in its order without
+    repeats, or a target's grid (load.rate_grid); [(0, "")] for a closed loop."""
+    if test.rate is None and test.slo is None:
+        return lambda g: [(0.0, "")]
+    at = where / ("rate" if test.slo is None else "slo")
     if ENGINES[engine].one_at_a_time:
-        raise (where / "rate").error(f"the {engine} engine moves one request at a time from the calling thread; a "
-                                     f"rate issues each request from a thread of its own: use engine: direct or "
-                                     f"buffered")
-    values = test.rate if isinstance(test.rate, list) else [test.rate]
-    out = []
-    for i, value in enumerate(values):
-        at = where / "rate" / i if isinstance(test.rate, list) else where / "rate"
+        raise at.error(f"the {engine} engine moves one request at a time from the calling thread; a rate issues each "
+                       f"request from a thread of its own: use engine: direct or buffered")
+
+    def parsed(value: Any, here: Where) -> tuple[float, str]:
         try:
-            out.append(parse_rate(value, units))
+            return parse_rate(value, units)
         except SizeError as e:
-            raise at.error(str(e)) from None
-    return list(dict.fromkeys(out))
+            raise here.error(str(e)) from None
+
+    def per_s(rate: tuple[float, str], g: int, here: Where) -> float:
+        number, what = rate
+        out = number / g if what == "bytes" else number
+        if out > MAX_RATE_PER_S:
+            asked = f"{format_bytes(number)}/s in requests of {format_bytes(g)} is " if what == "bytes" else ""
+            raise here.error(f"{asked}{out:g} requests a second; the helper issues at most {MAX_RATE_PER_S:g} a "
+                             f"second: lower {'rate' if test.slo is None else 'slo.highest'}")
+        return out
+
+    if test.slo is not None:
+        slo = test.slo
+        targets = {k: seconds_of(getattr(slo, k), at / k) for k in TARGET_KEYS if getattr(slo, k) is not None}
+        lowest, highest = parsed(slo.lowest, at / "lowest"), parsed(slo.highest, at / "highest")
+
+        def grid(g: int) -> list[tuple[float, str]]:
+            low, high = per_s(lowest, g, at / "lowest"), per_s(highest, g, at / "highest")
+            if low > high:
+                raise at.error(f"slo.lowest ({low:g} requests a second) is above slo.highest ({high:g}): lower "
+                               f"lowest or raise highest")
+            rates = rate_grid(low, high)
+            return [(r, slo_text(targets, rates[-1])) for r in rates]
+        return grid
+    assert test.rate is not None
+    values = test.rate if isinstance(test.rate, list) else [test.rate]
+    listed = list(dict.fromkeys(parsed(v, where / "rate" / i if isinstance(test.rate, list) else where / "rate")
+                                for i, v in enumerate(values)))
+    return lambda g: [(per_s(rate, g, where / "rate"), "") for rate in listed]
 
 
 def _read_fractions(spec: float | list[float] | None, where: Where) -> list[float]:

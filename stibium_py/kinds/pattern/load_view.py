@@ -14,7 +14,7 @@ from ...report.figures import layout
 from ...report.page import esc, table
 from ...report.terminal import Column, fitted_table, with_caption
 from ...units import format_per_s_short, format_seconds, format_size, in_flight_label, mix_label, op_label
-from .load import Load
+from .load import Judged, Load, SloAnswer
 from .result import PatternPoint, PatternResult
 
 Line = tuple[str, str, int, int, int, int, float | None, str]
@@ -57,7 +57,7 @@ HEADER = ["point", "offered", "achieved", "resp p50", "resp p99", "resp p99.9", 
 
 
 def terminal_lines(e: PatternResult, width: int = 120) -> list[Any]:
-    """The table of an open loop's rates (none for a closed loop)."""
+    """The table of an open loop's rates and a search's answers (none for a closed loop)."""
     if not any(p.load is not None for p in e.points):
         return []
     columns = [Column("point", shortened=True), Column("offered", "right"), Column("achieved", "right"),
@@ -66,7 +66,7 @@ def terminal_lines(e: PatternResult, width: int = 120) -> list[Any]:
     fitted, dropped, _ = fitted_table(f"{e.name} {e.op} at a stated load (response times from each request's due "
                                       f"time; achieved: median over trials, 95 % interval)", columns,
                                       [_rows([e], False), _rows([e], True)], width)
-    return [with_caption(fitted, dropped)]
+    return [with_caption(fitted, dropped), *answer_lines(e)]
 
 
 def section(entries: list[PatternResult]) -> str:
@@ -144,3 +144,54 @@ def _above(load: Load) -> float:
 def _below(load: Load) -> float:
     a = load.achieved
     return max(a.estimate - a.low, 0.0) if math.isfinite(a.low) else 0.0
+
+
+def _target_words(targets: dict[str, float]) -> str:
+    """p99 <= 2 ms and max <= 50 ms"""
+    names = {"p999": "p99.9"}
+    return " and ".join(f"response {names.get(k, k)} <= {format_seconds(v)}" for k, v in targets.items())
+
+
+def _judged_words(j: Judged) -> str:
+    """the trials' p99 1.7 ms [1.5 ms, 1.9 ms] (the median of the trials' percentiles, with its interval)"""
+    names = {"p999": "p99.9"}
+    return "the trials' " + ", ".join(
+        f"{names.get(k, k)} {estimate_text(e, lambda v: format_seconds(v) if v is not None else '-')}"
+        for k, e in j.by_target.items())
+
+
+def answer_line(e: PatternResult, a: SloAnswer) -> str:
+    """A search's answer in one sentence: the highest rate that met the target and the lowest that did not."""
+    access, gran, _stride, depth, threads, mix, _fill = a.shape
+    shape = " ".join(v for v in (op_label(e.op, mix), access, format_size(gran), in_flight_label(depth, threads)
+                                 or "Q1T1") if v)
+    met, missed = a.met, a.missed
+    head = f"{e.name} {shape}: {_target_words(a.targets)}"
+    searched = f"{len(a.searched)} rate{'s' if len(a.searched) != 1 else ''} searched"
+    if met is None and missed is not None:
+        return (f"{head} was not met even at {format_per_s_short(missed.rate_per_s)}, the lowest rate searched "
+                f"({_judged_words(missed)}); {searched}")
+    if met is None:
+        return f"{head}: no rate was measured"
+    if missed is None:
+        return (f"{head} held up to {format_per_s_short(met.rate_per_s)} ({_judged_words(met)}), the highest rate "
+                f"searched (slo.highest {format_per_s_short(a.highest_allowed_per_s)}); {searched}")
+    return (f"{head} held up to {format_per_s_short(met.rate_per_s)} ({_judged_words(met)}), not at "
+            f"{format_per_s_short(missed.rate_per_s)} ({_judged_words(missed)}); {searched}")
+
+
+def answer_lines(e: PatternResult) -> list[str]:
+    """Each search's answer for the terminal; one that met the target at no rate is the run's warning instead."""
+    return [answer_line(e, a) for a in e.slo if a.met is not None or a.missed is None]
+
+
+def answer_section(entries: list[PatternResult]) -> str:
+    lines = [answer_line(e, a) for e in entries for a in e.slo]
+    if not lines:
+        return ""
+    return ("<h3>The most it carries within the target</h3><p class=\"muted\">The rate was searched: from the lowest, "
+            "doubled while the target was met, then the gap between the highest met and the lowest missed halved "
+            "until they were 1/16 of an octave apart. A rate met the target where, for each percentile, the upper "
+            "end of the interval of the median of the trials' percentiles was under it (the load table's percentiles "
+            "are of every trial's requests together).</p>"
+            + "".join(f"<p>{esc(line)}.</p>" for line in lines))

@@ -8,7 +8,29 @@ from pydantic import Field, StrictFloat, StrictInt, field_validator, model_valid
 
 from ... import fills
 
-from ...plan.model import Access, Fill, IoOp, Seconds, Size, Sizes, Steady, TestBase
+from ...plan.model import Access, Fill, IoOp, Seconds, Size, Sizes, Steady, TestBase, _Strict
+
+
+RateText = Union[StrictInt, StrictFloat, str]
+
+
+class Slo(_Strict):
+    """A target for the response time: the rate is searched for the highest that meets it (docs/load.md)."""
+
+    p50: Seconds | None = Field(None, description="the median response time at most this, such as 500us or 0.5ms")
+    p90: Seconds | None = Field(None, description="the 90th percentile at most this")
+    p99: Seconds | None = Field(None, description="the 99th percentile at most this, such as 2ms")
+    p999: Seconds | None = Field(None, description="the 99.9th percentile at most this")
+    max: Seconds | None = Field(None, description="the longest response time at most this")
+    lowest: RateText = Field("100 IOPS", description="the search's first rate (each client's), doubled while it "
+                             "meets the target")
+    highest: RateText = Field("1M IOPS", description="the most the search asks for (each client's)")
+
+    @model_validator(mode="after")
+    def _a_target(self) -> "Slo":
+        if all(getattr(self, k) is None for k in ("p50", "p90", "p99", "p999", "max")):
+            raise ValueError("give a target: p50, p90, p99, p999 or max, such as {p99: 2ms}")
+        return self
 
 
 class PatternTest(TestBase):
@@ -60,6 +82,11 @@ class PatternTest(TestBase):
         "such as 20000 IOPS, 20k IOPS, 500/s or 200MB/s (bytes a second, made requests by each granularity); a list "
         "makes a point of each. Every request's due time is set in advance; its response time is counted from it "
         "(a wait for a free slot or a stalled device included), its service time from its issue (docs/load.md)")
+    slo: Slo | None = Field(
+        None, description="a target for the response time, such as {p99: 2ms}: instead of a list of rates, the rate is "
+        "searched (from slo.lowest, doubling while the target is met, then halving the gap to 1/16 of an octave), "
+        "each rate measured with its trials; a rate meets the target where the upper end of its percentile's "
+        "interval over the trials is under it. The answer: the highest rate that met it and the lowest that did not")
     arrivals: Literal["constant", "poisson"] = Field(
         "constant", description="with rate: constant spaces the due times evenly; poisson draws the gaps from an "
         "exponential distribution (from the plan's seed), as independent clients send them")
@@ -113,7 +140,13 @@ class PatternTest(TestBase):
                              "(not empty, no NUL byte, at most 1024 characters)")
         if self.bench_job is not None and self.bench is None:
             raise ValueError("bench_job is the job file fio runs as the bench; it needs bench: fio")
-        if self.rate is not None:
+        if self.slo is not None:
+            if self.rate is not None:
+                raise ValueError("give rate (the rates to measure) or slo (a target whose rate is searched), not both")
+            if self.steady is not None:
+                raise ValueError("slo searches the rate, each with its trials; it does not go with steady's "
+                                 "rounds: give trials")
+        if self.rate is not None or self.slo is not None:
             if self.stonewall is not None:
                 raise ValueError("rate issues each request at its due time; a stonewall cuts a measurement of its "
                                  "bytes short: give one or the other (duration bounds a trial by time)")
@@ -121,8 +154,9 @@ class PatternTest(TestBase):
                 raise ValueError("bench: fio beside a rate is not measured yet; leave out bench, or rate")
             if isinstance(self.rate, list) and not self.rate:
                 raise ValueError("the list of rates is empty; give a rate such as 20000 IOPS, or leave rate out")
-        elif "arrivals" in self.model_fields_set:
-            raise ValueError("arrivals say how a rate's requests are spaced; give rate too, or leave arrivals out")
+        if self.rate is None and self.slo is None and "arrivals" in self.model_fields_set:
+            raise ValueError("arrivals say how a rate's requests are spaced; give rate or slo too, or leave arrivals "
+                             "out")
         if self.bench is not None and self.stonewall is not None:
             raise ValueError("bench: fio cannot take a stonewall: fio's runtime stops a job, but it cannot go on to "
                              "the count another client reached; leave out stonewall or bench")

@@ -21,7 +21,7 @@ from ...analysis import rates
 from ...analysis.fill_rates import FillRate, fill_rates
 from .bench import BenchAlone, BenchPair, alone, pairs, road_rows
 from ...analysis.histogram import HistogramError, LatencyHistogram
-from .load import Load, load_of
+from .load import Load, SloAnswer, load_of, slo_answers
 from .steady import Steadiness
 from ...analysis.stonewall import Stonewall, stonewall
 
@@ -252,6 +252,7 @@ class PatternResult:
     instrument: str = "helper"          # what measured the points (fio for an imported fio result)
     main_fill: str = fills.RANDOM       # the fill of its knees (random data where measured, else its first)
     fill_rates: list[FillRate] = field(default_factory=list)   # a list of fills: each beside the main fill's point
+    slo: list[SloAnswer] = field(default_factory=list)   # a target's search: each point shape's answer
 
     @property
     def n(self) -> int:
@@ -285,6 +286,7 @@ class PatternResult:
                 **({"bench": [b.to_json() for b in self.bench]} if self.bench else {}),
                 **({"bench_alone": [b.to_json() for b in self.bench_alone]} if self.bench_alone else {}),
                 **({"fill_rates": [f.to_json() for f in self.fill_rates]} if self.fill_rates else {}),
+                **({"slo": [a.to_json() for a in self.slo]} if self.slo else {}),
                 "instrument": self.instrument}
 
 
@@ -325,7 +327,7 @@ def pattern_result(name: str, op: str, rows: Table, resamples: int, seed: int,
                          stonewall=stonewall(rows), bench=pairs(rows, benched, resamples, seed, confidence, band),
                          bench_alone=alone(rows, benched, resamples, seed, confidence),
                          instrument=str(rows.instrument[0]) if len(rows) else "helper", main_fill=main,
-                         fill_rates=fill_rates(every, main, _where))
+                         fill_rates=fill_rates(every, main, _where), slo=slo_answers(rows, confidence))
 
 
 def _where(p: PatternPoint) -> str:

@@ -39,7 +39,7 @@ def sections(results: list[PatternResult], n: int) -> tuple[list[str], int]:
     for name, every in by_test.items():
         benched, ratios = bench.section(every)
         sections.append(f"<h2>{esc(name)}: access patterns</h2>" + steady.section(every) + mix.section(every)
-                        + load.section(every) + benched)
+                        + load.answer_section(every) + load.section(every) + benched)
         loaded = [f for f in (load.latency_vs_load(every), load.achieved_vs_offered(every)) if f is not None]
         if loaded:
             sections.append("<div class=\"grid\">" + "".join(figure(f, f"fig{n + i}") for i, f in enumerate(loaded))
