@@ -141,3 +141,49 @@ def test_a_stall_shows_in_the_open_loop_s_p99_and_hides_from_the_closed_loop_s(t
     assert closed["lat_p99_s"] < 0.010 and closed["lat_max_s"] >= 0.100     # the stall met once a second
     # every request issued, nearly all on time: the wait is the device's, not the instrument's
     assert opened["requests"] == 10_000 and opened["late_issues"] <= 1_000
+
+
+@pytest.mark.timeout(900)
+def test_a_targets_search_finds_the_capacity_the_device_sets(tmp_path):
+    """slo on Recipe C (2 ms a request, one at a time): below its capacity constant arrivals never wait and the
+    response p99 is the service time; above it every trial ends with a backlog of (rate - capacity) x 1 s
+    requests, the last ones waiting tens of milliseconds. A target of 10 ms is met up to the capacity and missed a
+    grid step past it: the search's bracket holds the capacity measured kept busy, its middle within 5 %."""
+    why = devices.missing_for_recipe_c()
+    if why:
+        pytest.skip(f"Recipe C {why}")
+    from conftest import stibium_run
+    helper = str(find_helper())
+    with devices.recipe_c(tmp_path / "dev", delay_s=DELAY_S, parallel=1) as device:
+        path = device.mount / "f.bin"
+        subprocess.run([helper, "write", "--path", str(path), "--bytes", "64MiB", "--granularity", "1MiB"],
+                       check=True, capture_output=True)
+        before = _read(helper, path, "--duration", "5", "--queue-depth", "8")
+        summary, _ = stibium_run(tmp_path, device, """\
+name: knee
+tests:
+  - name: knee
+    kind: pattern
+    op: read
+    access: random
+    granularities: [4KiB]
+    span: 32MiB
+    duration: 1s
+    queue_depth: 8
+    slo: {p99: 10ms, lowest: 125 IOPS, highest: 2k IOPS}
+    trials: 3
+""")
+        after = _read(helper, path, "--duration", "5", "--queue-depth", "8")
+    capacity = (before["requests"] + after["requests"]) / (before["seconds"] + after["seconds"])
+    (test,) = summary["tests"]
+    (answer,) = test["slo"]
+    met, missed = answer["met"]["rate_per_s"], answer["missed"]["rate_per_s"]
+    middle = (met * missed) ** 0.5
+    print(f"TRUTH slo on Recipe C ({DELAY_S * 1e3:.0f} ms a request, one at a time): capacity kept busy "
+          f"{before['requests'] / before['seconds']:.1f} and {after['requests'] / after['seconds']:.1f} requests/s; "
+          f"p99 <= 10 ms met at {met:.1f}/s (p99 {answer['met']['resp_p99_s']['estimate'] * 1e3:.2f} ms), missed at "
+          f"{missed:.1f}/s (p99 {answer['missed']['resp_p99_s']['estimate'] * 1e3:.2f} ms), {len(answer['searched'])} "
+          f"rates searched; the bracket's middle {middle / capacity - 1:+.2%} from the capacity")
+    assert missed / met <= 1.0625 + 1e-9                       # neighbours on the grid
+    assert met <= capacity * 1.02 and missed >= capacity * 0.98
+    assert abs(middle / capacity - 1) <= 0.05
