@@ -84,7 +84,8 @@ def test_a_closed_loop_plan_keeps_its_digest_and_seeds(tmp_path):
      "plan.yaml:3: tests[0]: rate issues each request at its due time; a stonewall cuts a "
      "measurement of its bytes short: give one or the other (duration bounds a trial by time)"),
     ("    rate: 1000 IOPS\n    bench: fio\n",
-     "plan.yaml:3: tests[0]: bench: fio beside a rate is not measured yet; leave out bench, or rate"),
+     "plan.yaml:3: tests[0]: bench: fio does not go with a rate: fio times a rated request's completion when it "
+     "reaps it, after its sleep until the next one's time (docs/load.md); leave out bench or rate"),
     ("    arrivals: poisson\n",
      "plan.yaml:3: tests[0]: arrivals say how a rate's requests are spaced; give rate or slo too, "
      "or leave arrivals out"),

@@ -151,7 +151,9 @@ class PatternTest(TestBase):
                 raise ValueError("rate issues each request at its due time; a stonewall cuts a measurement of its "
                                  "bytes short: give one or the other (duration bounds a trial by time)")
             if self.bench is not None:
-                raise ValueError("bench: fio beside a rate is not measured yet; leave out bench, or rate")
+                raise ValueError("bench: fio does not go with a rate: fio times a rated request's completion when it "
+                                 "reaps it, after its sleep until the next one's time (docs/load.md); leave out bench "
+                                 "or rate")
             if isinstance(self.rate, list) and not self.rate:
                 raise ValueError("the list of rates is empty; give a rate such as 20000 IOPS, or leave rate out")
         if self.rate is None and self.slo is None and "arrivals" in self.model_fields_set:
