@@ -258,7 +258,7 @@ def test_the_grid_is_sixteen_rates_an_octave_from_the_lowest_to_the_highest():
     assert grid[-1] <= 1000.0 < grid[-1] * (1 + 1 / 16) and grid == sorted(grid)
 
 
-@pytest.mark.parametrize("capacity", [100.0, 150.0, 777.0, 3100.0, 99_999.0, 250_000.0])
+@pytest.mark.parametrize("capacity", [50.0, 100.0, 150.0, 777.0, 3100.0, 99_999.0, 190_000.0, 250_000.0])
 def test_the_search_doubles_then_halves_the_gap_to_neighbours_around_the_truth(capacity):
     """A drive that meets the target below a rate and misses it above: the search ends with the highest met and the
     lowest missed neighbours on the grid, the truth between them, in a handful of steps."""
@@ -270,7 +270,7 @@ def test_the_search_doubles_then_halves_the_gap_to_neighbours_around_the_truth(c
     met = max((i for i, ok in tried.items() if ok), default=None)
     missed = min((i for i, ok in tried.items() if not ok), default=None)
     if capacity >= grid[-1]:
-        assert missed is None and met == (len(grid) - 1) // 16 * 16
+        assert missed is None and met == len(grid) - 1       # up to the grid's top, which ends inside an octave
         return
     if capacity < grid[0]:
         assert met is None and missed == 0
@@ -281,7 +281,9 @@ def test_the_search_doubles_then_halves_the_gap_to_neighbours_around_the_truth(c
 
 def test_a_search_that_misses_at_the_first_rate_stops_there():
     assert next_rate_index({}, 50) == 0 and next_rate_index({0: False}, 50) is None
-    assert next_rate_index({0: True}, 10) is None       # the grid's first octave is all there is
+    # a grid that ends inside its first octave: its top, then halving below it where the top missed
+    assert next_rate_index({0: True}, 10) == 9 and next_rate_index({0: True, 9: True}, 10) is None
+    assert next_rate_index({0: True, 9: False}, 10) == 4
 
 
 def test_a_target_in_a_row_reads_back_only_as_stibium_writes_it():

@@ -158,9 +158,9 @@ def rate_grid(lowest_per_s: float, highest_per_s: float) -> list[float]:
 
 def next_rate_index(tried: dict[int, bool], count: int) -> int | None:
     """The search's next rate (an index into rate_grid's list of count rates), from those tried so far (index ->
-    met): the first rate, then each octave up while the target is met, then the gap between the highest met and the
-    lowest missed halved until they are neighbours; None when they are (or the first missed, or the grid's top
-    octave met)."""
+    met): the first rate, then each octave up while the target is met (the grid's top where it ends inside an
+    octave), then the gap between the highest met and the lowest missed halved until they are neighbours; None when
+    they are (or the first missed, or the grid's top met)."""
     met = max((i for i, ok in tried.items() if ok), default=None)
     missed = min((i for i, ok in tried.items() if not ok), default=None)
     if not tried:
@@ -168,7 +168,9 @@ def next_rate_index(tried: dict[int, bool], count: int) -> int | None:
     if missed is None:
         assert met is not None
         up = (met // STEPS_PER_OCTAVE + 1) * STEPS_PER_OCTAVE
-        return up if up < count else None
+        if up < count:
+            return up
+        return count - 1 if met < count - 1 else None     # the grid ends inside an octave: its top next
     below = max((i for i, ok in tried.items() if ok and i < missed), default=None)
     if below is None or missed - below <= 1:
         return None
