@@ -326,7 +326,38 @@ def test_a_search_runs_only_the_rates_it_asks_for_and_says_its_answer(disk_dir):
     (test,) = json.loads((run / "summary.json").read_text())["tests"]
     (answer,) = test["slo"]
     assert answer["met"]["rate_per_s"] == 1000.0 and answer["missed"] is None and len(answer["searched"]) == 3
+    compared = runner.invoke(main, ["compare", str(run), str(run), "--out", str(disk_dir / "c.html")])
+    assert compared.exit_code == 0, compared.output
+    assert ("lat read random 4 KiB Q1T1, response max <= 30 s (each side's first run): A held up to 1k/s (every "
+            "rate searched), B held up to 1k/s (every rate searched); B / A of the most carried no bound: both met "
+            "every rate they searched: raise slo.highest to tell them apart") in " ".join(compared.output.split())
     said, rates, _ = outs["hard"]
     assert rates == [500.0]
     assert ("warning: lat (read): lat read random 4 KiB Q1T1: response p50 <= 1 us was not met even at 500/s, the "
             "lowest rate searched (the trials' p50") in said
+
+
+def _answer(met: float | None, missed: float | None):
+    from stibium_py.analysis.estimate import Estimate
+    from stibium_py.kinds.pattern.load import Judged, SloAnswer
+    e = Estimate(1e-3, 9e-4, 1.1e-3, "median", 3)
+    searched = [Judged(r, {"p99": e}, ok) for r, ok in ((met, True), (missed, False)) if r is not None]
+    return SloAnswer({"p99": 0.002}, ("random", 4096, 0, 8, 1, None, "random"), searched, 1e6)
+
+
+def test_two_searches_compare_by_their_brackets():
+    from stibium_py.kinds.pattern.compare import TargetPair
+    slower = TargetPair("knee", "read", _answer(544e3, 576e3), _answer(38e3, 40e3))
+    assert slower.low == pytest.approx(38e3 / 576e3) and slower.high == pytest.approx(40e3 / 544e3)
+    assert slower.verdict == "B carries less"
+    faster = TargetPair("knee", "read", _answer(38e3, 40e3), _answer(544e3, 576e3))
+    assert faster.verdict == "B carries more" and faster.low == pytest.approx(544e3 / 40e3)
+    overlap = TargetPair("knee", "read", _answer(38e3, 40e3), _answer(39e3, 41e3))
+    assert overlap.verdict == "the brackets overlap: neither carries more within the target's steps"
+    assert TargetPair("k", "read", _answer(1e6, None), _answer(2e6, None)).verdict.startswith("both met every rate")
+    assert TargetPair("k", "read", _answer(None, 9.0), _answer(None, 5.0)).verdict.startswith("neither met")
+    # a side that met every rate it searched has no upper end; one that met none, no lower end
+    assert TargetPair("k", "read", _answer(38e3, 40e3), _answer(1e6, None)).high is None
+    assert TargetPair("k", "read", _answer(38e3, 40e3), _answer(1e6, None)).verdict == "B carries more"
+    assert TargetPair("k", "read", _answer(38e3, 40e3), _answer(None, 100.0)).low is None
+    assert TargetPair("k", "read", _answer(38e3, 40e3), _answer(None, 100.0)).verdict == "B carries less"

@@ -7,4 +7,5 @@ from __future__ import annotations
 from ...registry import folder_spec
 from .model import PatternTest
 
-SPEC = folder_spec(__name__, model=PatternTest, spanned=True, plan_note=False, points=True, aggregated=True, below=True, rated=True)
+SPEC = folder_spec(__name__, model=PatternTest, spanned=True, plan_note=False, points=True, aggregated=True, below=True, rated=True,
+                  compare=True)

@@ -14,6 +14,7 @@ from ...report.figures import layout
 from ...report.page import esc, table
 from ...report.terminal import Column, fitted_table, with_caption
 from ...units import format_per_s_short, format_seconds, format_size, in_flight_label, mix_label, op_label
+from .compare import TargetPair
 from .load import Judged, Load, SloAnswer
 from .result import PatternPoint, PatternResult
 
@@ -195,3 +196,44 @@ def answer_section(entries: list[PatternResult]) -> str:
             "end of the interval of the median of the trials' percentiles was under it (the load table's percentiles "
             "are of every trial's requests together).</p>"
             + "".join(f"<p>{esc(line)}.</p>" for line in lines))
+
+
+def _bracket(a: SloAnswer) -> str:
+    """held up to 38k/s (not 40k/s)"""
+    met, missed = a.met, a.missed
+    if met is None:
+        return "met at no rate" + (f" (not {format_per_s_short(missed.rate_per_s)})" if missed is not None else "")
+    return (f"held up to {format_per_s_short(met.rate_per_s)}"
+            + (f" (not {format_per_s_short(missed.rate_per_s)})" if missed is not None else " (every rate searched)"))
+
+
+def _ratio(p: TargetPair) -> str:
+    low, high = p.low, p.high
+    if low is None and high is None:
+        return "no bound"
+    if low is None:
+        return f"below {high:.3g}"
+    if high is None:
+        return f"at least {low:.3g}"
+    return f"between {low:.3g} and {high:.3g}"
+
+
+def compare_lines(pairs: list[TargetPair], a: str, b: str) -> list[str]:
+    """Each search both sides ran: each side's bracket and B / A of the most it carries within the target."""
+    out = []
+    for p in pairs:
+        access, gran, _stride, depth, threads, mix, _fill = p.a.shape
+        shape = " ".join(v for v in (op_label(p.op, mix), access, format_size(gran),
+                                     in_flight_label(depth, threads) or "Q1T1") if v)
+        out.append(f"{p.test} {shape}, {_target_words(p.a.targets)} (each side's first run): {a} {_bracket(p.a)}, "
+                   f"{b} {_bracket(p.b)}; {b} / {a} of the most carried {_ratio(p)}: {p.verdict}")
+    return out
+
+
+def compare_section(pairs: list[TargetPair], label_a: str, label_b: str) -> str:
+    if not pairs:
+        return ""
+    return ("<h2>The most each side carries within a target</h2><p>Each search's answer is a bracket: the highest "
+            "rate that met the target and the lowest that did not; B / A of the most carried lies between B's highest "
+            f"met over A's lowest missed and B's lowest missed over A's highest met. A: {esc(label_a)}; B: "
+            f"{esc(label_b)}.</p>" + "".join(f"<p>{esc(line)}.</p>" for line in compare_lines(pairs, "A", "B")))

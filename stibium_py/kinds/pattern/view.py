@@ -116,6 +116,7 @@ VIEW = KindView(headline, lambda e: ["0", "0", str(len(e.below_cache)), "0"], la
                 lambda results, width: [line for e in results for line in
                                         steady.terminal_lines(e) + mix.terminal_lines(e) + bench.terminal_lines(e)
                                         + load.terminal_lines(e, width)],
+                compare_lines=load.compare_lines, compare_section=load.compare_section,
                 summary_sections=lambda summary: ([in_flight.mark_table_html(summary)]
                                                   if in_flight.shows_mark_table(summary) else []),
                 summary_lines=lambda summary, width: ([in_flight.mark_table_terminal(summary, width)]
