@@ -126,3 +126,23 @@ def test_the_least_squares_reference_line_is_statsmodels_ols():
     assert (rate["low"], rate["high"]) == (pytest.approx(1 / b_high, rel=1e-9), pytest.approx(1 / b_low, rel=1e-9))
     assert latency["low"] == pytest.approx(max(a_low, 0.0), rel=1e-9, abs=1e-15)
     assert latency["high"] == pytest.approx(a_high, rel=1e-9)
+
+
+def test_the_biweight_is_fitted_only_where_least_squares_and_theil_sen_disagree():
+    """Where least squares falls inside Theil-Sen's interval the biweight would only repeat them (and costs the
+    statsmodels import): left out; where an outlier drags least squares away, it is there to say which line the
+    data follow."""
+    from stibium_py.analysis import regression
+    from stibium_py.kinds.files.result import _references
+    rng = np.random.default_rng(72)
+    x = np.repeat(np.array([1e6, 4e6, 16e6, 64e6]), 6)
+    y = 1e-3 + x / 2e8 * (1 + rng.normal(0, 0.01, len(x)))
+    fit = regression.fit_rate(x, y, 500, 1, 0.95)
+    clean = _references(x, y, fit, True, 0.95)
+    assert clean.ols is not None and clean.biweight is None
+    y[-1] *= 3                                   # one file of 64 MB three times as slow
+    fit = regression.fit_rate(x, y, 500, 1, 0.95)
+    dragged = _references(x, y, fit, True, 0.95)
+    assert dragged.biweight is not None
+    assert not fit.rate_bytes_per_s.low <= dragged.ols.rate.estimate <= fit.rate_bytes_per_s.high
+    assert abs(1 / dragged.biweight.slope_s_per_byte / 2e8 - 1) < 0.02     # the biweight follows the data

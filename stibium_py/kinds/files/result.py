@@ -32,7 +32,7 @@ def column(rows: Table, name: str) -> np.ndarray:
 @dataclass(frozen=True)
 class References:
     """The reference lines beside Theil-Sen (regression.ReferenceLine), each None where it is not computed
-    (one size; Siegel above 5000 points, biweight above 20 000)."""
+    (one size; Siegel above 5000 points; biweight above 20 000, or where least squares agrees with Theil-Sen)."""
 
     ols: regression.ReferenceLine | None
     biweight: regression.ReferenceLine | None
@@ -270,12 +270,25 @@ def files_numbers(op: str, cols: dict[str, np.ndarray], s: Settings,
     return dict(
         fit=fit, log_residuals=r, fences=f,
         outlier_class=outliers.classify(r, f), cache_kind=kinds, cache_reasons=reasons,
-        references=References(regression.ols(x, y, s.confidence) if several_sizes else None,
-                              regression.biweight(x, y, fit.line) if several_sizes else None, _siegel(x, y)),
+        references=_references(x, y, fit, several_sizes, s.confidence),
         size_bands=_size_bands(x, rate, fit.rate_bytes_per_s.estimate, s),
         nonlinearity=nonlinearity, drift=drift_result, without_suspects=without,
         latency_smallest_size_s=float(np.median(y[x == x.min()])) if len(x) else None,
         memory_shares=cols["memory_share"])
+
+
+def _references(x: np.ndarray, y: np.ndarray, fit: regression.Fit, several_sizes: bool,
+                confidence: float) -> References:
+    """The reference lines beside Theil-Sen. The biweight only where least squares and Theil-Sen disagree (the
+    least-squares rate outside Theil-Sen's interval, or Theil-Sen without one): there a third line says which of
+    the two the data follow; where they agree it adds nothing, and fitting it imports statsmodels (with pandas,
+    0.3-1 s of a quick run's report: docs/performance.md)."""
+    ols = regression.ols(x, y, confidence) if several_sizes else None
+    rate = fit.rate_bytes_per_s
+    agree = (ols is not None and ols.rate is not None and math.isfinite(rate.low) and math.isfinite(rate.high)
+             and rate.low <= ols.rate.estimate <= rate.high)
+    return References(ols, regression.biweight(x, y, fit.line) if several_sizes and not agree else None,
+                      _siegel(x, y))
 
 
 def _together(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
