@@ -361,3 +361,26 @@ def test_two_searches_compare_by_their_brackets():
     assert TargetPair("k", "read", _answer(38e3, 40e3), _answer(1e6, None)).verdict == "B carries more"
     assert TargetPair("k", "read", _answer(38e3, 40e3), _answer(None, 100.0)).low is None
     assert TargetPair("k", "read", _answer(38e3, 40e3), _answer(None, 100.0)).verdict == "B carries less"
+
+
+def test_a_list_of_rates_says_up_to_which_the_rate_was_kept():
+    from types import SimpleNamespace as NS
+    from stibium_py.analysis.estimate import Estimate
+    from stibium_py.kinds.pattern.load import Load
+    from stibium_py.kinds.pattern.load_view import knee_lines
+
+    def point(offered: float, late: int, p99: float) -> NS:
+        load = Load(offered, "poisson", Estimate(offered, offered, offered, "median", 3),
+                    {"p50": 1e-4, "p90": 2e-4, "p99": p99, "p999": 4e-4, "max": 5e-4}, {}, 10_000, late, 2e-5, 1e-3, 0)
+        return NS(access="random", granularity_bytes=4096, stride_bytes=0, queue_depth=8, threads=1,
+                  read_fraction=None, fill="random", load=load)
+
+    e = NS(name="curve", op="read", slo=[], points=[point(20e3, 160, 377e-6), point(10e3, 20, 205e-6),
+                                                   point(40e3, 820, 1.05e-3)])
+    assert knee_lines(e) == ["curve read random 4 KiB Q8T1: kept up to 10k/s, not at 20k/s, where 1.6% of the requests "
+                             "were issued over 100 us late (all slots busy, or the instrument late); response p99 "
+                             "205 us and 377 us"]
+    e.points = [point(10e3, 20, 2e-4), point(20e3, 30, 3e-4)]
+    assert knee_lines(e) == ["curve read random 4 KiB Q8T1: every offered rate kept, up to 20k/s"]
+    e.points = [point(10e3, 200, 2e-4), point(20e3, 300, 3e-4)]
+    assert knee_lines(e) == ["curve read random 4 KiB Q8T1: not kept even at 10k/s, the lowest offered"]

@@ -67,7 +67,31 @@ def terminal_lines(e: PatternResult, width: int = 120) -> list[Any]:
     fitted, dropped, _ = fitted_table(f"{e.name} {e.op} at a stated load (response times from each request's due "
                                       f"time; achieved: median over trials, 95 % interval)", columns,
                                       [_rows([e], False), _rows([e], True)], width)
-    return [with_caption(fitted, dropped), *answer_lines(e)]
+    return [with_caption(fitted, dropped), *knee_lines(e), *answer_lines(e)]
+
+
+def knee_lines(e: PatternResult) -> list[str]:
+    """A list of rates (not a search): for each point shape with two or more, the highest rate kept below the lowest
+    not kept (load.Load.kept: at most 1 % of the requests issued over 100 us late)."""
+    if e.slo:
+        return []
+    out = []
+    for line, loads in _lines([e]).items():
+        if len(loads) < 2:
+            continue
+        missed = next((x for x in loads if not x.kept), None)
+        kept = [x for x in loads if x.kept and (missed is None or x.offered_per_s < missed.offered_per_s)]
+        name = f"{e.name} {_line_name(line)}"
+        if missed is None:
+            out.append(f"{name}: every offered rate kept, up to {format_per_s_short(loads[-1].offered_per_s)}")
+        elif not kept:
+            out.append(f"{name}: not kept even at {format_per_s_short(missed.offered_per_s)}, the lowest offered")
+        else:
+            out.append(f"{name}: kept up to {format_per_s_short(kept[-1].offered_per_s)}, not at "
+                       f"{format_per_s_short(missed.offered_per_s)}, where {missed.late_share:.1%} of the requests "
+                       f"were issued over 100 us late (all slots busy, or the instrument late); response p99 "
+                       f"{_seconds(kept[-1].response_s['p99'])} and {_seconds(missed.response_s['p99'])}")
+    return out
 
 
 def section(entries: list[PatternResult]) -> str:
@@ -75,13 +99,14 @@ def section(entries: list[PatternResult]) -> str:
     rows = _rows(entries, False)
     if not rows:
         return ""
+    knees = "".join(f"<p>{esc(line)}.</p>" for e in entries for line in knee_lines(e))
     return ("<h3>At a stated load</h3><p class=\"muted\">Each client issued its requests at their due times, set "
             "before the timer, whatever was still in flight (an open loop). A request's response time runs from its "
             "due time to its completion: a wait for a free slot or for a stalled device is in it, which a closed "
             "loop never counts. Its service time runs from its issue. Percentiles are of every trial's requests "
             "together (their histograms merged); achieved is the median over trials with its 95 % interval; a late "
             "issue left over 100 us after its due time (all slots busy, or the instrument late); kept: at most 1 % "
-            "issued late.</p>" + table(HEADER, rows))
+            "issued late.</p>" + table(HEADER, rows) + knees)
 
 
 def latency_vs_load(entries: list[PatternResult]) -> plot.Figure | None:
