@@ -10,6 +10,7 @@
  * No machine of the project runs this file; CI compiles it against declarations written from
  * Apple's open-source headers (helper/darwin-check). */
 #include "sb_platform.h"
+#include "sb_policy.h"
 #include "sb_job.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +78,24 @@ int sb_sync_fd(int fd, int how, const char **used, sb_err *err)
  * comment "We treat O_DSYNC as O_FSYNC for now"); the SDK's sys/fcntl.h does not declare O_DSYNC. */
 int sb_dsync_open_flag(void) { return O_SYNC; }
 
+/* Map [start, end) of the file and invalidate the mapping (msync MS_INVALIDATE): the file's pages there leave the
+ * unified buffer cache (xnu: msync -> ubc_msync(UBC_INVALIDATE)). Returns 0, or -1 with errno set; *what names the
+ * call that failed. */
+static int sb_invalidate(int fd, uint64_t start, uint64_t end, const char **what)
+{
+    void *map = mmap(NULL, (size_t)(end - start), PROT_READ, MAP_SHARED, fd, (off_t)start);
+    if (map == MAP_FAILED) {
+        *what = "mmap for eviction";
+        return -1;
+    }
+    int rc = msync(map, (size_t)(end - start), MS_INVALIDATE);
+    int saved = errno;
+    munmap(map, (size_t)(end - start));
+    errno = saved;
+    *what = "msync(MS_INVALIDATE)";
+    return rc;
+}
+
 int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err)
 {
     struct stat st;
@@ -84,21 +103,12 @@ int sb_evict_fd(int fd, uint64_t offset, uint64_t len, sb_err *err)
         return sb_fail(err, errno, "fsync before eviction: %s", strerror(errno));
     if (fstat(fd, &st) != 0)
         return sb_fail(err, errno, "fstat: %s", strerror(errno));
-    if (st.st_size == 0 || offset >= (uint64_t)st.st_size)
+    uint64_t start, end;
+    if (!sb_policy_page_window(offset, len, (uint64_t)st.st_size, (uint64_t)sysconf(_SC_PAGESIZE), &start, &end))
         return 0;
-    long page = sysconf(_SC_PAGESIZE);
-    uint64_t start = offset / (uint64_t)page * (uint64_t)page;
-    uint64_t end = len ? offset + len : (uint64_t)st.st_size;
-    if (end > (uint64_t)st.st_size)
-        end = (uint64_t)st.st_size;
-    void *map = mmap(NULL, (size_t)(end - start), PROT_READ, MAP_SHARED, fd, (off_t)start);
-    if (map == MAP_FAILED)
-        return sb_fail(err, errno, "mmap for eviction: %s", strerror(errno));
-    int rc = msync(map, (size_t)(end - start), MS_INVALIDATE);
-    int saved = errno;
-    munmap(map, (size_t)(end - start));
-    if (rc != 0)
-        return sb_fail(err, saved, "msync(MS_INVALIDATE): %s", strerror(saved));
+    const char *what = "";
+    if (sb_invalidate(fd, start, end, &what) != 0)
+        return sb_fail(err, errno, "%s: %s", what, strerror(errno));
     return 0;
 }
 
@@ -228,21 +238,11 @@ int sb_advise_fd(int fd, uint64_t offset, uint64_t len, int advice)
     case 4: {
         if (fstat(fd, &st) != 0)
             return -1;
-        long page = sysconf(_SC_PAGESIZE);
-        uint64_t start = offset / (uint64_t)page * (uint64_t)page;
-        uint64_t end = len ? offset + len : (uint64_t)st.st_size;
-        if (end > (uint64_t)st.st_size)
-            end = (uint64_t)st.st_size;
-        if (end <= start)
+        uint64_t start, end;
+        const char *what = "";
+        if (!sb_policy_page_window(offset, len, (uint64_t)st.st_size, (uint64_t)sysconf(_SC_PAGESIZE), &start, &end))
             return 0;
-        void *map = mmap(NULL, (size_t)(end - start), PROT_READ, MAP_SHARED, fd, (off_t)start);
-        if (map == MAP_FAILED)
-            return -1;
-        int rc = msync(map, (size_t)(end - start), MS_INVALIDATE);
-        int saved = errno;
-        munmap(map, (size_t)(end - start));
-        errno = saved;
-        return rc;
+        return sb_invalidate(fd, start, end, &what);
     }
     case 5:
         return 0;

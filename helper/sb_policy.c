@@ -202,3 +202,14 @@ const char *sb_policy_io_name(enum sb_io_method method)
 {
     return method == SB_IO_SYNC ? "sync" : method == SB_IO_URING ? "io_uring" : "threads";
 }
+
+int sb_policy_page_window(uint64_t offset, uint64_t len, uint64_t size_bytes, uint64_t page_bytes, uint64_t *start,
+                          uint64_t *end)
+{
+    if (!page_bytes || offset >= size_bytes)
+        return 0;
+    uint64_t stop = len && len < size_bytes - offset ? offset + len : size_bytes;
+    *start = offset / page_bytes * page_bytes;
+    *end = stop;
+    return 1;
+}

@@ -143,6 +143,14 @@ typedef struct {
 sb_io_choice sb_policy_io_method(enum sb_os os, enum sb_uring_state uring, unsigned queue_depth, unsigned threads,
                                  enum sb_io_asked asked, int split_tail);
 
+/* The part of a file that an eviction or a DONTNEED advice covers on macOS, where both map it and invalidate the
+ * mapping (msync MS_INVALIDATE over an mmap, whose offset must be a multiple of the page): the bytes
+ * [offset, offset + len) (len 0: to the end of the file) widened down to the page that holds `offset` and cut at
+ * the file's size. Returns 0 where nothing is left to cover (offset at or past the end), else 1 with *start and
+ * *end set. Pure: tested with 4 KiB (Intel) and 16 KiB (Apple Silicon) pages. */
+int sb_policy_page_window(uint64_t offset, uint64_t len, uint64_t size_bytes, uint64_t page_bytes, uint64_t *start,
+                          uint64_t *end);
+
 /* One line for a row: why the method is not io_uring ("" when there is nothing to say). */
 const char *sb_policy_io_reason(enum sb_io_why why);
 /* The method's name in a row: sync, io_uring, threads. */

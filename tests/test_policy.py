@@ -62,6 +62,11 @@ int main(int argc, char **argv) {
         double f = sb_policy_residency(strtoull(argv[2], 0, 10), strtoull(argv[3], 0, 10), strtoull(argv[4], 0, 10),
                                        &pages, &resident);
         printf("%llu %llu %.17g\n", (unsigned long long)pages, (unsigned long long)resident, f);
+    } else if (what[0] == 'w') {       /* window OFFSET LEN SIZE PAGE: what macOS maps and invalidates */
+        uint64_t start = 0, end = 0;
+        int some = sb_policy_page_window(strtoull(argv[2], 0, 10), strtoull(argv[3], 0, 10), strtoull(argv[4], 0, 10),
+                                         strtoull(argv[5], 0, 10), &start, &end);
+        printf("%d %llu %llu\n", some, (unsigned long long)start, (unsigned long long)end);
     } else {                           /* fullsync ERRNO */
         printf("%d\n", sb_policy_fullsync_fallback(atoi(argv[2])));
     }
@@ -354,3 +359,21 @@ def test_every_chunk_of_a_verify_is_uncached_on_a_mac(driver, machine):
                 op = WRITE if o.op == "write" else READ
                 assert decide(driver, machine, op, offset, length)[:3] == ("all", length, True), (
                     total, o.file, offset, length, op)
+
+@pytest.mark.parametrize("page", [4 * KiB, 16 * KiB])
+def test_what_macos_invalidates_starts_at_the_page_of_the_offset_and_stops_at_the_files_end(driver, page):
+    """Eviction and DONTNEED on macOS map the file and msync(MS_INVALIDATE) the mapping: mmap takes only an offset
+    that is a multiple of the page (4 KiB on Intel, 16 KiB on Apple Silicon), so the window starts at the page that
+    holds the offset; it ends at the asked end, or the file's, whichever is first (len 0: the file's end)."""
+    def window(offset: int, length: int, size: int) -> tuple[int, int, int]:
+        out = subprocess.run([str(driver), "w", str(offset), str(length), str(size), str(page)],
+                             capture_output=True, text=True, check=True).stdout.split()
+        some, start, end = (int(v) for v in out)
+        return some, start, end
+    assert window(0, 0, 10 * MiB) == (1, 0, 10 * MiB)
+    assert window(page + 100, 4096, 10 * MiB) == (1, page, page + 100 + 4096)
+    assert window(3 * page - 1, 0, 10 * MiB) == (1, 2 * page, 10 * MiB)
+    assert window(5 * MiB, 8 * MiB, 10 * MiB) == (1, 5 * MiB, 10 * MiB)        # cut at the file's end
+    assert window(10 * MiB, 4096, 10 * MiB)[0] == 0 and window(11 * MiB, 0, 10 * MiB)[0] == 0
+    assert window(0, 0, 0)[0] == 0                                             # an empty file: nothing
+    assert window(2**63, 2**63, 2**64 - 1) == (1, 2**63 // page * page, 2**64 - 1)   # no overflow of offset + len
