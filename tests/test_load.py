@@ -326,6 +326,10 @@ def test_a_search_runs_only_the_rates_it_asks_for_and_says_its_answer(disk_dir):
     (test,) = json.loads((run / "summary.json").read_text())["tests"]
     (answer,) = test["slo"]
     assert answer["met"]["rate_per_s"] == 1000.0 and answer["missed"] is None and len(answer["searched"]) == 3
+    from stibium_py.history.entry import read_entry
+    (kept,) = [p for p in read_entry(run).points if "slo" in p.key]
+    assert kept.point == "lat read random 4 KiB Q1T1: response max <= 30 s" and kept.unit == "requests"
+    assert kept.key["slo"] == "max=30.0" and (kept.estimate, kept.low, kept.high, kept.n) == (1000.0, None, None, 3)
     compared = runner.invoke(main, ["compare", str(run), str(run), "--out", str(disk_dir / "c.html")])
     assert compared.exit_code == 0, compared.output
     assert ("lat read random 4 KiB Q1T1, response max <= 30 s (each side's first run): A held up to 1k/s (every "

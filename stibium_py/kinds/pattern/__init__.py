@@ -8,4 +8,4 @@ from ...registry import folder_spec
 from .model import PatternTest
 
 SPEC = folder_spec(__name__, model=PatternTest, spanned=True, plan_note=False, points=True, aggregated=True, below=True, rated=True,
-                  compare=True)
+                  compare=True, history=True)

@@ -186,13 +186,18 @@ def _judged_words(j: Judged) -> str:
         for k, e in j.by_target.items())
 
 
+def answer_label(test: str, op: str, a: SloAnswer) -> str:
+    """A search for people: "knee read random 4 KiB Q8T1: response p99 <= 1 ms"."""
+    access, gran, _stride, depth, threads, mix, _fill = a.shape
+    shape = " ".join(v for v in (op_label(op, mix), access, format_size(gran), in_flight_label(depth, threads)
+                                 or "Q1T1") if v)
+    return f"{test} {shape}: {_target_words(a.targets)}"
+
+
 def answer_line(e: PatternResult, a: SloAnswer) -> str:
     """A search's answer in one sentence: the highest rate that met the target and the lowest that did not."""
-    access, gran, _stride, depth, threads, mix, _fill = a.shape
-    shape = " ".join(v for v in (op_label(e.op, mix), access, format_size(gran), in_flight_label(depth, threads)
-                                 or "Q1T1") if v)
     met, missed = a.met, a.missed
-    head = f"{e.name} {shape}: {_target_words(a.targets)}"
+    head = answer_label(e.name, e.op, a)
     searched = f"{len(a.searched)} rate{'s' if len(a.searched) != 1 else ''} searched"
     if met is None and missed is not None:
         return (f"{head} was not met even at {format_per_s_short(missed.rate_per_s)}, the lowest rate searched "
