@@ -294,6 +294,18 @@ def test_a_target_in_a_row_reads_back_only_as_stibium_writes_it():
         assert parse_slo(stranger) is None
 
 
+def test_plan_show_names_the_offered_rates_and_what_a_search_skips(tmp_path):
+    plan = _plan(tmp_path, "    slo: {p99: 2ms, lowest: 500/s, highest: 4k IOPS}\n")
+    out = CliRunner().invoke(main, ["plan", "show", str(plan)], env={"COLUMNS": "200"}).output
+    said = " ".join(out.split())
+    assert "lat: 12 measurements where every rate meets the target (of 147 a search may ask for)" in said
+    assert "measurements: 12 (147 expanded: a search skips the rates it does not ask for)" in said
+    header = next(line for line in out.splitlines() if line.startswith("seq"))
+    assert "offered" in header.split()
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit() and "lat/data.bin" in line]
+    assert len(rows) == 6 and all(any(re.fullmatch(r"[0-9.]+k?/s", t) for t in r) for r in rows), rows
+
+
 def test_a_search_plans_each_octave_and_expects_only_those(tmp_path):
     _, _, e = load_and_expand(_plan(tmp_path, "    slo: {p99: 2ms, lowest: 500/s, highest: 4k IOPS}\n"))
     (test,) = e.tests
@@ -301,6 +313,9 @@ def test_a_search_plans_each_octave_and_expects_only_those(tmp_path):
     assert rates == rate_grid(500.0, 4000.0) and len(test.ops) == 3 * len(rates)
     assert {o.slo for o in test.ops} == {"p99=0.002 highest=4000.0"}
     assert sorted({o.rate_per_s for o in test.planned_ops}) == [500.0, 1000.0, 2000.0, 4000.0]
+    _, _, inside = load_and_expand(_plan(tmp_path, "    slo: {p99: 2ms, lowest: 500/s, highest: 3k IOPS}\n", "b.yaml"))
+    # the grid ends inside an octave: its top is asked after 2k/s
+    assert sorted({o.rate_per_s for o in inside.tests[0].planned_ops}) == [500.0, 1000.0, 2000.0, 3000.0]
 
 
 @pytest.mark.timeout(300)

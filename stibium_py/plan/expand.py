@@ -128,12 +128,18 @@ class ExpandedTest:
         """The operations the run carries out where nothing drops: a search for the most streams doubles its count
         from 1 while each runs clean (1, 2, 4, ... the most), so only those counts' operations; a count that drops
         adds those between it and the last clean one (halving the gap), which no plan can know beforehand. A search
-        for a target's rate likewise: each octave up from its lowest rate, while the target is met."""
+        for a target's rate likewise: each octave up from its lowest rate, and its grid's top, while the target is
+        met."""
         if self.ops and self.ops[0].slo:     # a pattern test's search for a target's rate: each octave up
-            lowest: dict[int, float] = {}    # a granularity's first rate (a rate of bytes differs by granularity)
+            # a granularity's first and last rate (a rate of bytes differs by granularity): each octave up from
+            # the first, and the last where the grid ends inside an octave
+            lowest: dict[int, float] = {}
+            top: dict[int, float] = {}
             for o in self.ops:
                 lowest[o.granularity_bytes] = min(lowest.get(o.granularity_bytes, o.rate_per_s), o.rate_per_s)
-            return [o for o in self.ops if math.log2(o.rate_per_s / lowest[o.granularity_bytes]).is_integer()]
+                top[o.granularity_bytes] = max(top.get(o.granularity_bytes, o.rate_per_s), o.rate_per_s)
+            return [o for o in self.ops if math.log2(o.rate_per_s / lowest[o.granularity_bytes]).is_integer()
+                    or o.rate_per_s == top[o.granularity_bytes]]
         if not self.search_most:
             return self.ops
         return [o for o in self.ops if o.frames is None or o.frames.streams & (o.frames.streams - 1) == 0]

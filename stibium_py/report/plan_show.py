@@ -12,7 +12,7 @@ from rich.markup import escape
 from .. import registry
 from ..plan.expand import (ASSUMED_OP_OVERHEAD_S, ASSUMED_PARALLEL_REQUESTS, ASSUMED_RATE_BYTES_PER_S,
                            ASSUMED_REQUEST_S, estimated_bytes)
-from ..units import format_bytes, format_seconds, format_size, in_flight_label, op_label
+from ..units import format_bytes, format_per_s_short, format_seconds, format_size, in_flight_label, op_label
 from .terminal import Column, fitted_table, with_caption
 
 SHOWN_A_TEST = 6          # operations listed of each test, unless every one is asked for (--all)
@@ -22,9 +22,11 @@ _SHORT_ACCESS = {"sequential": "seq", "random": "rand", "strided": "str"}
 def operations_table(expanded: Any, brief: bool, width: int) -> Any:
     """The operations, the first SHOWN_A_TEST of each test (brief) or all, then a line of how many more."""
     flights = any(o.queue_depth * o.threads > 1 for o in expanded.ops)
+    rated = any(o.rate_per_s for o in expanded.ops)          # an open loop's offered rate, where a test has one
     columns = [Column("seq", "right"), Column("test", shortened=True, identity=True), Column("op"), Column("access"),
                Column("file size / span", "right"), Column("granularity", "right"), Column("stride", "right", drop=2),
-               *([Column("in flight", drop=3)] if flights else []), Column("trial", "right"),
+               *([Column("in flight", drop=3)] if flights else []),
+               *([Column("offered", "right")] if rated else []), Column("trial", "right"),
                Column("file", shortened=True, drop=1)]
     full: list[list[str]] = []
     short: list[list[str]] = []
@@ -35,7 +37,9 @@ def operations_table(expanded: Any, brief: bool, width: int) -> Any:
             row = [str(o.seq), o.test, op_label(o.op, o.read_fraction) + by, o.access, format_size(o.size_bytes),
                    f"{o.phase.files:,} files" if o.phase else format_size(o.granularity_bytes),   # a phase of a tree
                    format_size(o.stride_bytes), *([in_flight_label(o.queue_depth, o.threads) or "Q1T1"]
-                                                  if flights else []), str(o.trial), o.file]
+                                                  if flights else []),
+                   *([format_per_s_short(o.rate_per_s) if o.rate_per_s else ""] if rated else []), str(o.trial),
+                   o.file]
             full.append([escape(v) for v in row])
             row[3] = _SHORT_ACCESS.get(o.access, o.access)
             short.append([escape(v) for v in row])
@@ -64,8 +68,8 @@ def _test_line(test: Any) -> str:
     at_most = (f" at most (rounds until steady: up to {rounds}, stopping at the first window of "
                f"{test.ops[0].steady_window} rounds in which every point is steady)" if rounds else "")
     count = len(test.planned_ops)
-    at_most += (f" where no count of streams drops (of {len(test.ops)} a search may ask for)"
-                if count < len(test.ops) else "")
+    searched = "where every rate meets the target" if test.ops and test.ops[0].slo else "where no count of streams drops"
+    at_most += (f" {searched} (of {len(test.ops)} a search may ask for)" if count < len(test.ops) else "")
     pre = (f"; preconditioning writes the span twice ({format_size(test.precondition_bytes)}) first"
            if test.precondition_bytes else "")
     wall = test.ops[0].stonewall_s if test.ops else 0.0
@@ -92,7 +96,10 @@ def plan_lines(parsed: Any, expanded: Any, brief: bool, width: int) -> list[Any]
             out.append(note(test))
     planned = sum(len(t.planned_ops) for t in expanded.tests)
     needed = expanded.space_needed_bytes()
-    out += [f"measurements: {planned}" + (f" ({len(expanded.ops)} expanded: a search skips the counts it does not "
+    steps = " and ".join(w for w, searched in (("counts", any(t.search_most for t in expanded.tests)),
+                                               ("rates", any(t.ops and t.ops[0].slo for t in expanded.tests)))
+                         if searched)
+    out += [f"measurements: {planned}" + (f" ({len(expanded.ops)} expanded: a search skips the {steps} it does not "
                                           f"ask for)" if planned < len(expanded.ops) else ""),
             f"bytes written: {expanded.bytes_written} ({format_size(expanded.bytes_written)})",
             f"space needed: {needed} ({format_size(needed)}) at the peak, test files are removed after each test",
