@@ -14,7 +14,7 @@ from ...report.build import KindView, est_text, plus_minus, short_size
 from ...report.compare_page import COLORS
 from ...report.figures import layout
 from ...report.page import esc, figure
-from ...units import format_rate, format_seconds, format_size, in_flight_label, op_label
+from ...units import format_per_s_short, format_rate, format_seconds, format_size, in_flight_label, op_label
 
 
 def headline(e: PatternResult, compact: bool) -> tuple[str, str, str]:
@@ -23,11 +23,13 @@ def headline(e: PatternResult, compact: bool) -> tuple[str, str, str]:
         f"p50 {format_seconds(best.lat_p50_s)}"
     flight = in_flight_label(best.queue_depth, best.threads)
     op = op_label(e.op, best.read_fraction)
+    # an open loop's best point moved its bytes at the rate it was offered: say which
+    offered = f"{format_per_s_short(best.rate_per_s)} offered" if best.rate_per_s else ""
     if compact:
-        return (" ".join(v for v in (op, short_size(best.granularity_bytes), flight) if v),
+        return (" ".join(v for v in (op, short_size(best.granularity_bytes), flight, offered) if v),
                 plus_minus(best.throughput), p50)
     return (f"{e.name} {op}", f"{est_text(best.throughput, format_rate)} at {format_size(best.granularity_bytes)} "
-            f"{best.access}" + (f" {flight}" if flight else ""), p50)
+            f"{best.access}" + (f" {flight}" if flight else "") + (f", {offered}" if offered else ""), p50)
 
 
 def sections(results: list[PatternResult], n: int) -> tuple[list[str], int]:
