@@ -106,7 +106,7 @@ def test_a_closed_loop_plan_keeps_its_digest_and_seeds(tmp_path):
     ("    slo: {p99: 2ms}\n    rate: 1000\n",
      "plan.yaml:3: tests[0]: give rate (the rates to measure) or slo (a target whose rate is searched), not both"),
     ("    slo: {lowest: 1k IOPS}\n",
-     "plan.yaml:11: tests[0].slo: give a target: p50, p90, p99, p999 or max, such as {p99: 2ms}"),
+     "plan.yaml:11: tests[0].slo: give a target: p50, p90, p99, p99.9 or max, such as {p99: 2ms}"),
     ("    slo: {p99: 2ms, lowest: 5k IOPS, highest: 1k IOPS}\n",
      "plan.yaml:11: tests[0] (lat).slo: slo.lowest (5000 requests a second) is above slo.highest (1000): lower "
      "lowest or raise highest"),
@@ -292,6 +292,12 @@ def test_a_target_in_a_row_reads_back_only_as_stibium_writes_it():
     for stranger in ("p99=-1 highest=5", "p99=0.002", "rm=1 highest=5", "p99=nan highest=5", "p99=1 p99=2 highest=5",
                      "x" * 300, "", None, "p99=0.002 highest=inf"):
         assert parse_slo(stranger) is None
+
+
+def test_a_target_of_the_999th_percentile_is_written_either_way(tmp_path):
+    for key in ("p99.9", "p999"):
+        _, _, e = load_and_expand(_plan(tmp_path, f"    slo: {{{key}: 5ms, p99: 2ms, lowest: 1k IOPS}}\n", f"{key}.yaml"))
+        assert {o.slo.rsplit(" ", 1)[0] for o in e.tests[0].ops} == {"p99=0.002 p999=0.005"}
 
 
 def test_plan_show_names_the_offered_rates_and_what_a_search_skips(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import Field, StrictFloat, StrictInt, field_validator, model_validator
+from pydantic import ConfigDict, Field, StrictFloat, StrictInt, field_validator, model_validator
 
 from ... import fills
 
@@ -17,19 +17,22 @@ RateText = Union[StrictInt, StrictFloat, str]
 class Slo(_Strict):
     """A target for the response time: the rate is searched for the highest that meets it (docs/load.md)."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)   # p99.9, or p999
+
     p50: Seconds | None = Field(None, description="the median response time at most this, such as 500us or 0.5ms")
     p90: Seconds | None = Field(None, description="the 90th percentile at most this")
     p99: Seconds | None = Field(None, description="the 99th percentile at most this, such as 2ms")
-    p999: Seconds | None = Field(None, description="the 99.9th percentile at most this")
+    p999: Seconds | None = Field(None, alias="p99.9", description="the 99.9th percentile at most this (p99.9; p999 "
+                                 "is taken too)")
     max: Seconds | None = Field(None, description="the longest response time at most this")
-    lowest: RateText = Field("100 IOPS", description="the search's first rate (each client's), doubled while it "
+    lowest: RateText = Field("100 IOPS", json_schema_extra={"type_words": "rate"}, description="the search's first rate (each client's), doubled while it "
                              "meets the target")
-    highest: RateText = Field("1M IOPS", description="the most the search asks for (each client's)")
+    highest: RateText = Field("1M IOPS", json_schema_extra={"type_words": "rate"}, description="the most the search asks for (each client's)")
 
     @model_validator(mode="after")
     def _a_target(self) -> "Slo":
         if all(getattr(self, k) is None for k in ("p50", "p90", "p99", "p999", "max")):
-            raise ValueError("give a target: p50, p90, p99, p999 or max, such as {p99: 2ms}")
+            raise ValueError("give a target: p50, p90, p99, p99.9 or max, such as {p99: 2ms}")
         return self
 
 
@@ -78,12 +81,12 @@ class PatternTest(TestBase):
         "clients every client then goes on until it has done as many requests as the furthest one (wear-out), as "
         "IOR's -D with stoneWallingWearOut")
     rate: Union[StrictInt, StrictFloat, str, list[Union[StrictInt, StrictFloat, str]]] | None = Field(
-        None, description="an open loop: each client issues its requests at this rate whatever is still in flight, "
+        None, json_schema_extra={"type_words": "rate or list of rate"}, description="an open loop: each client issues its requests at this rate whatever is still in flight, "
         "such as 20000 IOPS, 20k IOPS, 500/s or 200MB/s (bytes a second, made requests by each granularity); a list "
         "makes a point of each. Every request's due time is set in advance; its response time is counted from it "
         "(a wait for a free slot or a stalled device included), its service time from its issue (docs/load.md)")
     slo: Slo | None = Field(
-        None, description="a target for the response time, such as {p99: 2ms}: instead of a list of rates, the rate is "
+        None, json_schema_extra={"type_words": "target"}, description="a target for the response time, such as {p99: 2ms}: instead of a list of rates, the rate is "
         "searched (from slo.lowest, doubling while the target is met, then halving the gap to 1/16 of an octave), "
         "each rate measured with its trials; a rate meets the target where the upper end of its percentile's "
         "interval over the trials is under it. The answer: the highest rate that met it and the lowest that did not")
