@@ -78,9 +78,11 @@ int sb_sync_fd(int fd, int how, const char **used, sb_err *err)
  * comment "We treat O_DSYNC as O_FSYNC for now"); the SDK's sys/fcntl.h does not declare O_DSYNC. */
 int sb_dsync_open_flag(void) { return O_SYNC; }
 
-/* Map [start, end) of the file and invalidate the mapping (msync MS_INVALIDATE): the file's pages there leave the
- * unified buffer cache (xnu: msync -> ubc_msync(UBC_INVALIDATE)). Returns 0, or -1 with errno set; *what names the
- * call that failed. */
+/* Map [start, end) of the file and invalidate the mapping: msync turns MS_INVALIDATE into VM_SYNC_INVALIDATE and
+ * hands the range to mach_vm_msync, which drops the file's resident pages there (xnu-11417.101.15,
+ * bsd/kern/kern_mman.c, msync_nocancel; mmap there checks the file offset against the map's page mask,
+ * vm_map_page_mask, hence sb_policy_page_window). Returns 0, or -1 with errno set; *what names the call that
+ * failed. */
 static int sb_invalidate(int fd, uint64_t start, uint64_t end, const char **what)
 {
     void *map = mmap(NULL, (size_t)(end - start), PROT_READ, MAP_SHARED, fd, (off_t)start);
