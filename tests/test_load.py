@@ -409,3 +409,12 @@ def test_a_list_of_rates_says_up_to_which_the_rate_was_kept():
     assert knee_lines(e) == ["curve read random 4 KiB Q8T1: every offered rate kept, up to 20k/s"]
     e.points = [point(10e3, 200, 2e-4), point(20e3, 300, 3e-4)]
     assert knee_lines(e) == ["curve read random 4 KiB Q8T1: not kept even at 10k/s, the lowest offered"]
+
+
+def test_a_rate_of_one_trial_is_judged_by_its_value_and_given_no_interval():
+    from stibium_py.kinds.pattern.load import judge
+    rows = Table.from_rows([_row(0, np.array([1e5, 2e5, 3e5]))._replace(resp_p99_s=0.001)])
+    judged = judge(rows, 1000.0, {"p99": 0.002}, 0.95)
+    assert judged.met and judged.by_target["p99"].estimate == 0.001
+    assert not np.isfinite(judged.by_target["p99"].low) and not np.isfinite(judged.by_target["p99"].high)
+    assert not judge(rows, 1000.0, {"p99": 0.0005}, 0.95).met

@@ -201,7 +201,9 @@ def judge(rows: Table, rate_per_s: float, targets: dict[str, float], confidence:
         values = values[np.isfinite(values)]
         if not len(values):
             return Judged(rate_per_s, by, False)
-        est = median_estimate(values, 0, 0, confidence, f"response {key}")
+        # one trial has no interval (as a point's rate has none): its value is judged alone, and said so
+        est = (median_estimate(values, 0, 0, confidence, f"response {key}") if len(values) > 1 else
+               Estimate(float(values[0]), math.nan, math.nan, f"response {key}; no interval: one trial", 1))
         by[key] = est
         met = met and (est.high if math.isfinite(est.high) else est.estimate) < target
     return Judged(rate_per_s, by, met)
