@@ -4,7 +4,8 @@
 # 3.10 or later, then stibium itself with pip. `./install.sh --test` also installs
 # what the tests need: the test extras, and on Debian/Ubuntu clang (the Darwin syntax
 # check), strace and bpftrace (the system-call traces), fio, Chromium (the browser tests), nbdkit,
-# libnbd-bin, fuse3, libfuse3-dev, pkg-config and e2fsprogs (the devices of known speed, the loop devices).
+# libnbd-bin, fuse3, libfuse3-dev, pkg-config and e2fsprogs (the devices of known speed, the loop devices),
+# PostgreSQL (the team's history: the tests start a server of their own in a temporary folder).
 # A Python that refuses system-wide installs (PEP 668: Debian's own, Homebrew's) gets a
 # virtual environment in .venv, and its stibium and pytest are linked into /usr/local/bin
 # (root) or ~/.local/bin; the line to add to PATH is printed when that folder is not on it.
@@ -52,7 +53,7 @@ elif command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   # make: gnustep-config runs it (Debian 12's gnustep-make does not pull it in)
   packages=(gcc make gobjc gnustep-make libgnustep-base-dev liburing-dev python3-pip python3-venv)
-  [ "$mode" = "--test" ] && packages+=(clang llvm strace bpftrace fio chromium nbdkit libnbd-bin fuse3 libfuse3-dev pkg-config e2fsprogs xfsprogs btrfs-progs openssh-server openssh-client sshfs iproute2)
+  [ "$mode" = "--test" ] && packages+=(clang llvm strace bpftrace fio chromium nbdkit libnbd-bin fuse3 libfuse3-dev pkg-config e2fsprogs xfsprogs btrfs-progs openssh-server openssh-client sshfs iproute2 postgresql)
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
   # GCC's Objective-C builds the helper on Linux (meson would otherwise prefer clang when present).

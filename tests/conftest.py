@@ -152,3 +152,20 @@ def mount_tmpfs(disk_dir):
     yield mount
     for mnt in mounted:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A PostgreSQL server of this test process's own (tests/pg_server.py), for the team's history."""
+    from pg_server import PgServer
+    server = PgServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def team_url(pg_server) -> str:
+    """A fresh, empty database on the tests' server: its URL."""
+    return pg_server.new_database()

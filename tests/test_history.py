@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from stibium_py.cli import main
 from stibium_py.errors import HistoryError
 from stibium_py.history import db as history_db
-from stibium_py.history.db import MIGRATIONS, SCHEMA, History
+from stibium_py.history.db import History
+from stibium_py.history.schema import MIGRATIONS, SCHEMA
 from stibium_py.history.entry import Drive, PointEntry, RunEntry, drive_of, read_entry
 from stibium_py.history.where import database_path
 from stibium_py.rundir.record import RunRecord
@@ -134,7 +135,7 @@ def test_a_database_of_the_first_schema_is_brought_up_to_date(tmp_path):
     old.commit()
     old.close()
     with History(path) as history:
-        assert history.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 2
+        assert history.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA == 3
         [run] = history.runs()
         assert (run.name, run.series, run.points[0].estimate) == ("run-a", None, 5.0)
         history.add(_entry("run-b", _day(1), 7.0, series="s"))
@@ -150,7 +151,7 @@ def test_a_newer_schema_is_refused_in_one_line(tmp_path):
     con = sqlite3.connect(path)
     con.execute(f"PRAGMA user_version = {SCHEMA + 1}")
     con.close()
-    with pytest.raises(HistoryError, match=r"written by a newer stibium \(schema 3, this one knows 2\)"):
+    with pytest.raises(HistoryError, match=r"written by a newer stibium \(schema 4, this one knows 3\)"):
         History(path)
 
 

@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from stibium_py.cli import main
-from stibium_py.history.db import MIGRATIONS, SCHEMA, History
+from stibium_py.history.db import History
+from stibium_py.history.schema import MIGRATIONS, SCHEMA
 from stibium_py.history.entry import Drive
 from test_history import _day, _entry
 

@@ -311,12 +311,12 @@ def test_a_stream_row_claiming_endless_streams_or_none_is_no_frame(tmp_path, str
 def test_a_drive_label_with_markup_is_printed_as_text_when_the_run_is_recorded(tmp_path, monkeypatch):
     from stibium_py.commands import common
     from stibium_py.history import remember
-    monkeypatch.setattr(remember, "remember", lambda run_dir, database: "history: recorded in h ([/x] \x1b[2J)")
+    monkeypatch.setattr(remember, "remember", lambda run_dir, where: ["history: recorded in h ([/x] \x1b[2J)"])
     import io
     out = io.StringIO()
     monkeypatch.setattr(common.console.made(), "_file", out)    # the attribute itself: restored to None, sys.stdout again
     monkeypatch.setattr(common.console.made(), "_width", 200)
-    common.recorder(tmp_path / "h.sqlite")(tmp_path)
+    common.recorder(str(tmp_path / "h.sqlite"))(tmp_path)
     assert out.getvalue().strip() == "history: recorded in h ([/x] \\x1b[2J)"
 
 

@@ -109,3 +109,45 @@ def test_a_history_page_with_hostile_names_draws_every_figure_and_runs_no_script
     assert dom.count("&lt;!--&lt;script&gt;x&lt;/script&gt;&lt;img") >= 2      # the names shown as text
     console = [line for line in log.splitlines() if ":CONSOLE" in line]
     assert not [line for line in console if "Uncaught" in line or "Error" in line], console
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt-get install chromium)")
+def test_the_labs_site_renders_in_chromium_and_every_link_resolves(tmp_path):
+    """Three machines' runs of one plan on a drive each (and a second plan on one), with a note: the index names the
+    three machines and drives, each page draws its figures without a script error, every relative link of every page
+    names a page of the site, and the plan's page sets the three drives side by side."""
+    from dataclasses import replace
+    from stibium_py.history.db import History
+    from stibium_py.history.entry import Drive, Note
+    from test_history import _day, _entry
+    database = tmp_path / "h.sqlite"
+    entries = []
+    for h, host in enumerate(["node-a", "node-b", "mac-studio"]):
+        drive = Drive(f"serial:M:S{h}", f"M (serial S{h})", "M", f"S{h}", "F1")
+        for i in range(8):
+            rate = (100e6 + 20e6 * h) * (0.8 if h == 1 and i >= 5 else 1.0)
+            entries.append(replace(_entry(f"{host}-run-{i}", _day(i * 3 + h), rate, drive=drive), host=host,
+                                   run_key=f"{host}/{_day(i * 3 + h)}", plan_name="quick" if i != 7 else "other"))
+    with History(database) as history:
+        history.add_many(entries)
+        history.add_note(Note(None, "serial:M:S1", "moved to the NAS", True, _day(20)))
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["history", "--history", str(database), "site", "--out", str(out)])
+    assert result.exit_code == 0 and result.output.strip() == f"history site: {out / 'index.html'} (3 drives)"
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) == 1 + 3 + 2
+    index = (out / "index.html").read_text()
+    for name in ("node-a", "node-b", "mac-studio", "M (serial S0)", "M (serial S2)", "moved to the NAS"):
+        assert name in index
+    for page in pages:
+        for href in re.findall(r'href="([^"]+)"', page.read_text()):
+            assert (page.parent / href).resolve().is_file(), (page, href)
+    for page in pages:
+        dom, log = open_in_chromium(page, ["--dump-dom"])
+        console = [line for line in log.splitlines() if ":CONSOLE" in line]
+        assert not [line for line in console if "Uncaught" in line or "Error" in line], (page, console)
+        drawn = re.search(r'data-figures-drawn="(\d+)"', dom)
+        assert drawn is not None and int(drawn.group(1)) == page.read_text().count("Plotly.newPlot("), page
+    [quick] = [p for p in (out / "plans").glob("quick-*.html")]
+    text = quick.read_text()
+    assert "quick on every drive" in text and all(f"M (serial S{h})" in text for h in range(3))

@@ -253,3 +253,17 @@ def check_latest(entries: Sequence[Entry], confidence: float = CONFIDENCE, seed:
     low, high = (math.exp(d - q * se), math.exp(d + q * se)) if math.isfinite(se) else (math.nan, math.nan)
     return Latest(latest, tuple(baseline), Estimate(math.exp(d), low, high,
                                                     "latest rate / the level since the last step", len(baseline) + 1))
+
+
+def confirmed(entries: Sequence[Entry], again: int, threshold: float, confidence: float = CONFIDENCE,
+              seed: int = SEED) -> bool:
+    """Whether the last `again` + 1 entries (a suspect run and the runs made to confirm it) are each a step down
+    beyond `threshold` from the level before the first of them: a transient (one slow run) is not confirmed."""
+    if again < 0 or len(entries) < again + 2:
+        return False
+    before = list(entries[:-(again + 1)])
+    for entry in entries[-(again + 1):]:
+        latest = check_latest([*before, entry], confidence, seed)
+        if latest is None or not latest.step_down(threshold):
+            return False
+    return True

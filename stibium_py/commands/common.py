@@ -138,9 +138,11 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def history_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option("--no-history", is_flag=True, help="Do not record the run in the history.")(fn)
-    return click.option("--history", "history_path", type=click.Path(path_type=Path),
-                        help="The history database (default: STIBIUM_HOME, else the platform's data folder; see "
-                             "`stibium history --help`).")(fn)
+    return click.option("--history", "history_path", metavar="PATH|URL",
+                        help="The history: a SQLite file (default: STIBIUM_HOME, else the platform's data folder), or "
+                             "a team's PostgreSQL database (postgresql://user@host/db) the run is sent to as well as "
+                             "kept in this machine's file; default: STIBIUM_HISTORY. See `stibium history --help`."
+                        )(fn)
 
 
 def silence_option(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -171,19 +173,21 @@ def complete_plan(ctx: click.Context, param: click.Parameter, incomplete: str) -
     return names or [CompletionItem(incomplete, type="file")]
 
 
-def recorder(given: Path | None) -> Callable[[Path], None]:
-    """What a run calls as it ends: the history records it, and says where (or, on stderr, why not)."""
-    from ..history.where import default_database
-    database = default_database(given)
+def recorder(given: str | None) -> Callable[[Path], None]:
+    """What a run calls as it ends: the history records it (and sends it to the team's database where the person
+    named one), and says where (or, on stderr, why not)."""
+    from ..history.where import where_here
+    where = where_here(given)
 
     def record(run_dir: Path) -> None:
         from ..history.remember import remember
         from ..report.visible import visible
-        line = visible(remember(run_dir, database))     # the drive's label is the drive's (a serial may hold [/x])
-        if line.startswith("history: not written"):
-            click.echo(line, err=True)
-        else:
-            console.print(line, highlight=False, soft_wrap=True, markup=False)
+        for line in remember(run_dir, where):
+            line = visible(line)         # the drive's label is the drive's (a serial may hold [/x])
+            if line.startswith("history: not"):
+                click.echo(line, err=True)
+            else:
+                console.print(line, highlight=False, soft_wrap=True, markup=False)
     return record
 
 

@@ -37,7 +37,7 @@ from .common import (console, user_errors, history_options, silence_option, quie
 @user_errors
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
         runs: int | None, dry_run: bool, open_report: bool, link_rate: str | None, client_silence: float,
-        history_path: Path | None, no_history: bool) -> None:
+        history_path: str | None, no_history: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     from ..plan import expand_at
     from ..run.preflight import preflight
@@ -86,7 +86,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
 @quiet_option
 @user_errors
 def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bool, allow_nonempty: bool,
-           client_silence: float, history_path: Path | None, no_history: bool) -> None:
+           client_silence: float, history_path: str | None, no_history: bool) -> None:
     """Finish RUN_DIR (or a series of runs) after an interruption or a reboot, without repeating completed
     operations. It writes in the test folder the run recorded only where this machine shows the run as its own
     (the folder's marker, or the history); else give the folder with --target."""
@@ -95,10 +95,10 @@ def resume(run_dir: Path, open_report: bool, target: Path | None, keep_files: bo
     from ..rundir.store import is_series
     from ..clients.mpi import join
     team = join(silence_s=client_silence)
-    from ..history.where import default_database
+    from ..history.where import where_here
     options = RunOptions(remove_beside_report=True, on_end=None if no_history or team.rank else recorder(history_path),
                          target=target, keep_files=keep_files, allow_nonempty=allow_nonempty,
-                         history_db=default_database(history_path))
+                         history_db=where_here(history_path).local)
     if team.size > 1:
         console.as_log()
     if team.rank:
@@ -137,7 +137,7 @@ def show_plan(parsed: Any, expanded: Any, brief: bool) -> None:
 @quiet_option
 @user_errors
 def verify(target: Path, size: str | None, file_size: str, keep: bool, out_dir: Path, resume_dir: Path | None,
-           history_path: Path | None, no_history: bool) -> None:
+           history_path: str | None, no_history: bool) -> None:
     """Fill TARGET's free space with files whose every block is signed, written uncached, then read every block
     back uncached and check it: the bytes that read back right, blocks holding another block (a fake capacity),
     corrupted and unreadable ones. A plan of one verify test, run as every plan is (resumable, in the history);
@@ -145,10 +145,10 @@ def verify(target: Path, size: str | None, file_size: str, keep: bool, out_dir: 
     did not read back as written."""
     command = registry.part(registry.VERIFY, "command")
     from ..run import RunOptions, resume_run, start_series
-    from ..history.where import default_database
+    from ..history.where import where_here
     options = RunOptions(target=target, out_dir=out_dir, keep_files=keep, allow_nonempty=True, whole_drive=True,
                          remove_beside_report=True, on_end=None if no_history else recorder(history_path),
-                         history_db=default_database(history_path))
+                         history_db=where_here(history_path).local)
     if resume_dir is not None:
         if size is not None:
             raise RunError("--resume carries on with the verify's own size and files; drop --size", 2)

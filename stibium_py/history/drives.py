@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..analysis.history import Entry, Latest, Step, check_latest, entry_of, find_steps
-from .entry import Drive, PointEntry, RunEntry
+from .entry import Drive, Note, PointEntry, RunEntry
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class DriveHistory:
     runs: tuple[RunEntry, ...]
     points: tuple[PointHistory, ...]
     changes: tuple[Change, ...]
+    notes: tuple[Note, ...] = ()        # what people wrote of the drive and its runs, oldest first
 
 
 VERSIONED = (("firmware", lambda r: r.drive.firmware), ("system", lambda r: r.os),
@@ -98,7 +99,8 @@ def point_history(runs: Sequence[RunEntry], point: str, unit: str) -> PointHisto
             continue
         first = measured[0][0]
         name = first.series if len(measured) > 1 and first.series else first.name
-        entry = entry_of(name, first.started_utc, [(r.name, p.estimate, p.low, p.high) for r, p in measured])
+        entry = entry_of(name, first.started_utc, [(r.name, float(p.estimate or 0.0), p.low, p.high)
+                                                   for r, p in measured])     # _point: each has an estimate
         entries.append(entry)
         if len(measured) == 1:
             p = measured[0][1]
@@ -109,17 +111,17 @@ def point_history(runs: Sequence[RunEntry], point: str, unit: str) -> PointHisto
                                math.exp(entry.log_rate + half), len(measured)))
     for r in runs:
         p = _point(r, point) if r.status == "interrupted" else None
-        if p is not None:
+        if p is not None and p.estimate is not None:
             drawn.append(Drawn(r.name, r.started_utc, p.estimate, p.low, p.high, 1, interrupted=True))
     drawn.sort(key=lambda d: d.started_utc)
     return PointHistory(point, unit, tuple(entries), tuple(drawn), tuple(find_steps(entries)), check_latest(entries))
 
 
-def drive_history(runs: Sequence[RunEntry]) -> DriveHistory:
-    """The history of one drive from its runs (oldest first)."""
+def drive_history(runs: Sequence[RunEntry], notes: tuple[Note, ...] = ()) -> DriveHistory:
+    """The history of one drive from its runs (oldest first) and its notes."""
     points: dict[str, str] = {}
     for r in runs:
         for p in r.points:
             points.setdefault(p.point, p.unit)
     return DriveHistory(runs[0].drive, tuple(runs), tuple(point_history(runs, name, unit) for name, unit in points.items()),
-                        changes_of(runs))
+                        changes_of(runs), notes)

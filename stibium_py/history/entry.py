@@ -15,7 +15,7 @@ from typing import Any
 from .. import registry
 from ..analysis import rates
 from ..analysis.settings import SUMMARY, Settings
-from ..rundir.record import MAX_COUNT, MAX_RANKS, RunRecord
+from ..rundir.record import MAX_COUNT, RunRecord
 
 # the statuses a run ends with that the history keeps: measured to the end, or cut short (marked so)
 KEPT_STATUSES = ("complete", "interrupted")
@@ -47,6 +47,18 @@ class PointEntry:
 
 
 @dataclass(frozen=True)
+class Note:
+    """What a person wrote of a run or a drive (a firmware update, a new NAS). An expected note says a change from
+    then on is meant: `history check` does not call it a step down."""
+
+    run_key: str | None      # the run it speaks of, or None for a drive's
+    drive_key: str | None    # the drive it speaks of (a run's note names its run's drive too)
+    text: str
+    expected: bool
+    written_utc: str
+
+
+@dataclass(frozen=True)
 class RunEntry:
     run_key: str             # the run's identity: host, start and folder name (the same run added twice is one)
     path: str
@@ -74,7 +86,8 @@ def drive_of(record: RunRecord) -> Drive:
     """The drive a run's target was on, from its run.json (target_facts.drive; a run from before stibium read
     drives has the device's model and the volume's UUID only)."""
     facts = record.target_facts
-    drive = facts.get("drive") if isinstance(facts.get("drive"), dict) else {}
+    given = facts.get("drive")
+    drive: dict[str, Any] = given if isinstance(given, dict) else {}
     model = _text(drive.get("model")) or _text(facts.get("device_model"))
     serial, firmware = _text(drive.get("serial")), _text(drive.get("firmware"))
     capacity = drive.get("capacity_bytes")

@@ -6,7 +6,6 @@ its runs are kept as imported: their paths name the other machine's folders and 
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -118,3 +117,18 @@ def read_export(path: Path) -> list[RunEntry]:
                         "path": r.path if r.path.startswith(IMPORTED) else f"{IMPORTED}{r.host or ''}:{r.path}"},
                      drive=Drive(**r.drive.model_dump()),
                      points=tuple(PointEntry(**p.model_dump()) for p in r.points)) for r in parsed.runs]
+
+
+def held_to_format(entries: list[RunEntry], where: str) -> list[RunEntry]:
+    """The runs read from a database others write to (a team's), each held to the format's types and bounds; one
+    HistoryError line for the first that is not."""
+    from dataclasses import asdict
+    for entry in entries:
+        try:
+            _Run.model_validate({**asdict(entry), "points": [asdict(p) for p in entry.points]})
+        except ValidationError as e:
+            first = e.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise HistoryError(f"{where}: the run {entry.run_key[:200]!r} in it is not as stibium writes a run "
+                               f"({field}: {first['msg']}); this is not a history stibium wrote", 2) from None
+    return entries

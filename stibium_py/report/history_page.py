@@ -10,7 +10,7 @@ import math
 from ..history.drives import DriveHistory, PointHistory
 from ..units import format_bytes
 from . import figures, plot
-from .history_text import day, latest_text, rate_text, step_text
+from .history_text import day, latest_text, note_text, rate_text, step_text
 from .page import esc, figure, page, table
 
 
@@ -48,7 +48,8 @@ def _figure(h: DriveHistory, p: PointHistory) -> plot.Figure:
     return figures.layout(fig, p.point, "run started (UTC)", unit)
 
 
-def render(h: DriveHistory) -> str:
+def render(h: DriveHistory, back: str | None = None) -> str:
+    """The drive's page; `back` links to a site's index (history site)."""
     d = h.drive
     facts = [["model", d.model or "-"], ["serial", d.serial or "-"], ["firmware (latest run)", d.firmware or "-"],
              ["capacity", format_bytes(d.capacity_bytes) if d.capacity_bytes else "-"], ["named in the history by", d.key]]
@@ -58,16 +59,19 @@ def render(h: DriveHistory) -> str:
     steps = [f"<li>{esc(step_text(p, s))}</li>" for p in h.points for s in p.steps]
     latest = [f"<li>{esc(latest_text(p))}</li>" for p in h.points if p.latest is not None and p.latest.ratio.high < 1.0]
     changes = [f"<li>{esc(c.text)} at {esc(c.at)} ({esc(day(c.started_utc))})</li>" for c in h.changes]
+    notes = [f"<li>{esc(note_text(n, h.runs))}</li>" for n in h.notes]
     said = (f"<ul>{''.join(steps)}</ul>" if steps else
             "<p>No step found: a step is claimed where E-divisive means splits the runs (3 or more on each side, "
             "permutation test at p &le; 0.01) and the levels on both sides differ beyond their interval.</p>")
     sections = [
+        f"<p><a href=\"{esc(back)}\">the lab</a></p>" if back else "",
         f"<h1>{esc(d.label)}</h1><p class=\"muted\">The history of this drive: {len(h.runs)} runs. Each point is a "
         f"run's rate with its interval; a series' runs are one point; interrupted runs are hollow and in no step.</p>",
         table(["fact", "value"], facts),
         "<h2>Steps found</h2>" + said,
         ("<h2>Latest run slower than its level</h2><ul>" + "".join(latest) + "</ul>") if latest else "",
         ("<h2>Versions that changed</h2><ul>" + "".join(changes) + "</ul>") if changes else "",
+        ("<h2>Notes</h2><ul>" + "".join(notes) + "</ul>") if notes else "",
         "<h2>Runs</h2>" + table(["started (UTC)", "run", "series", "plan", "status", "host", "system", "stibium"], runs),
         "<h2>Points over time</h2><div class=\"grid\">"
         + "".join(figure(_figure(h, p), f"point-{i}") for i, p in enumerate(h.points)) + "</div>",

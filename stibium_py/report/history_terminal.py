@@ -10,7 +10,7 @@ from rich.text import Text
 from ..analysis.history import MIN_SEGMENT
 from ..history.db import DriveSummary
 from ..history.drives import DriveHistory
-from .history_text import day, latest_text, step_text
+from .history_text import day, latest_text, note_text, step_text
 from .visible import as_markup, visible
 from .terminal import Column, fitted_table, with_caption
 
@@ -62,4 +62,6 @@ def drive_lines(h: DriveHistory, page: str | None) -> list[Any]:
                      f"{MIN_SEGMENT} entries on each side)")
     for c in h.changes:
         lines.append(f"  changed: {c.text} at {c.at} ({day(c.started_utc)})")
+    for n in h.notes:
+        lines.append(f"  note: {note_text(n, h.runs)}")
     return [Text(visible(line)) for line in lines]

@@ -113,10 +113,11 @@ def publish_compare(request: CompareRequest, console: Console | None = None, as_
     return result
 
 
-def publish_history(found: list[Any], database: Path, out_dir: Path, console: Console | None = None,
+def publish_history(found: list[Any], database: Any, out_dir: Path, console: Console | None = None,
                     open_browser: bool = False) -> list[Path]:
-    """The drives' table and each drive's page (history/drives.py: DriveHistory), their lines on the console."""
-    from ..history.db import History
+    """The drives' table and each drive's page (history/drives.py: DriveHistory), their lines on the console;
+    `database` is the history's location (a file's path, or a team's URL)."""
+    from ..history.db import open_at
     from . import history_page, history_terminal
     from .history_text import page_name
 
@@ -128,7 +129,7 @@ def publish_history(found: list[Any], database: Path, out_dir: Path, console: Co
         write_text_atomic(page, history_page.render(h))
         pages.append(page)
     if console is not None:
-        with History(database, create=False) as history:
+        with open_at(database, create=False) as history:
             drives = [d for d in history.drives() if d.drive.key in {h.drive.key for h in found}]
         lines: list[Any] = [f"history: {database}"]
         if drives:
@@ -142,3 +143,19 @@ def publish_history(found: list[Any], database: Path, out_dir: Path, console: Co
     if pages:
         _open(pages[0], open_browser)
     return pages
+
+
+def publish_site(found: list[Any], database: Any, out_dir: Path) -> Path:
+    """`stibium history site`: the index, a page per drive and a page per plan (report/history_site.py) in
+    `out_dir`; the index's path."""
+    from . import history_page, history_site
+    plans = history_site.plans_of(found)
+    (out_dir / history_site.DRIVES).mkdir(parents=True, exist_ok=True)
+    (out_dir / history_site.PLANS).mkdir(parents=True, exist_ok=True)
+    for h in found:
+        write_text_atomic(out_dir / history_site.drive_file(h), history_page.render(h, back="../index.html"))
+    for plan in plans:
+        write_text_atomic(out_dir / history_site.PLANS / plan.file, history_site.render_plan(plan))
+    index = out_dir / "index.html"
+    write_text_atomic(index, history_site.render_index(found, plans, str(database)))
+    return index

@@ -112,7 +112,7 @@ def started_here(run: RunRecord, run_dir: Path, history_db: Path | None) -> bool
     from ..history.db import History
     try:
         with History(history_db, create=False) as history:
-            return history.started_here(run_dir.resolve(), run.started_utc, sysinfo.machine_facts()["hostname"])
+            return history.started_here(str(run_dir.resolve()), run.started_utc, sysinfo.machine_facts()["hostname"])
     except HistoryError:
         return False
 

@@ -10,6 +10,7 @@ framing take a few bytes in 32 KiB more, well under the 3 % asked."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -354,3 +355,40 @@ def test_two_hosts_each_replay_their_own_copy_of_a_trace_on_the_nas(tmp_path, ha
     assert "2 clients on 2 machines (host1, host2)" in plain and "216 calls by 2 clients together" in plain
     print(f"TRUTH replay on 2 hosts over the NAS: elapsed {result['elapsed_s']['estimate']:.4f} s a trial (the "
           f"slower host's), {result['calls']} calls")
+
+
+def test_three_hosts_write_their_runs_at_once_to_one_database_on_a_fourth(tmp_path, harness):
+    """A lab: three hosts each run a plan at the same moment, each keeping its run in a file of its own and sending it
+    to one PostgreSQL database on a fourth host across the bridge; `history site` on that database shows the three
+    machines, each run once."""
+    from pg_server import PgServer
+    h = harness(3)
+    nas = h.host("nas")
+    server = PgServer(listen=nas.ip, netns=nas.netns)
+    try:
+        from urllib.parse import urlsplit
+        database = urlsplit(server.new_database()).path.lstrip("/")
+        team = f"postgresql://stibium@{nas.ip}:5432/{database}"
+        (tmp_path / "plan.yaml").write_text(SEQ_PLAN.format(bytes="4MiB"))
+        procs = {name: subprocess.Popen(
+            ["ssh", "-F", str(h.ssh_config), name,
+             f"cd {tmp_path} && STIBIUM_HISTORY={team} STIBIUM_HOME={tmp_path / ('home-' + name)} "
+             f"PATH={os.environ['PATH']} {' '.join(STIBIUM)} run plan.yaml --target {h.store / ('t-' + name)} "
+             f"--out {tmp_path / ('reports-' + name)} --quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True) for name in ("host1", "host2", "host3")}
+        for name, proc in procs.items():
+            out, err = proc.communicate(timeout=600)
+            assert proc.returncode == 0, (name, out[-2000:], err[-2000:])
+            assert "history: not" not in err, (name, err)
+        from stibium_py.history.team import TeamHistory
+        from stibium_py.history.where import TeamUrl
+        with TeamHistory(TeamUrl(server.url(database))) as history:
+            runs = history.runs()
+        assert sorted(r.host for r in runs) == ["host1", "host2", "host3"]
+        site = subprocess.run([*STIBIUM, "history", "--history", server.url(database), "site", "--out",
+                               str(tmp_path / "site")], capture_output=True, text=True, timeout=120)
+        assert site.returncode == 0, site.stderr
+        index = (tmp_path / "site" / "index.html").read_text()
+        assert all(f"<td>{name}</td>" in index for name in ("host1", "host2", "host3"))
+    finally:
+        server.close()
