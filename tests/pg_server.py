@@ -29,8 +29,8 @@ class PgServer:
     """listen: an address to take TCP connections on as well (trusted from its /24), in the network namespace
     `netns` where one is given (a host of tests/hosts.py)."""
 
-    def __init__(self, listen: str | None = None, netns: str | None = None) -> None:
-        self.listen, self.netns = listen, netns
+    def __init__(self, listen: str | None = None, netns: str | None = None, port: int = 5432) -> None:
+        self.listen, self.netns, self.port = listen, netns, port
         self.folder = Path(tempfile.mkdtemp(prefix="stibium-pg-"))
         self.data = self.folder / "data"
         self.user: str | None = None
@@ -60,14 +60,14 @@ class PgServer:
 
     def start(self) -> None:
         self._as_owner([_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.folder / "log"), "-w", "-t", "60", "-o",
-                        f"-k {self.folder} -c listen_addresses='{self.listen or ''}' -c fsync=off -c max_connections=60",
+                        f"-k {self.folder} -c listen_addresses='{self.listen or ''}' -c fsync=off -c max_connections=60 -p {self.port}",
                         "start"])
 
     def stop(self) -> None:
         self._as_owner([_bin("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"])
 
     def url(self, database: str = "postgres") -> str:
-        return f"postgresql://stibium@/{database}?host={self.folder}"
+        return f"postgresql://stibium@/{database}?host={self.folder}&port={self.port}"
 
     def new_database(self) -> str:
         """A fresh, empty database; its URL."""
