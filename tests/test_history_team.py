@@ -260,3 +260,21 @@ def test_a_key_that_is_not_json_is_refused(team_url):
     with pytest.raises(HistoryError, match="a point's key in it is not the JSON object stibium writes"):
         with TeamHistory(TeamUrl(team_url)) as team:
             team.runs()
+
+
+def test_the_database_may_be_named_by_libpqs_service_file(team_url, tmp_path, monkeypatch):
+    """The person's own libpq set-up names the server: a service file (PGSERVICEFILE) and a URL that names the
+    service only; the line that says where shows what the URL says, nothing of the file."""
+    from urllib.parse import parse_qs, urlsplit
+    parts = urlsplit(team_url)
+    services = tmp_path / "pg_service.conf"
+    services.write_text(f"[lab]\nhost={parse_qs(parts.query)['host'][0]}\nport={parse_qs(parts.query)['port'][0]}\n"
+                        f"user=stibium\ndbname={parts.path.lstrip('/')}\n")
+    monkeypatch.setenv("PGSERVICEFILE", str(services))
+    monkeypatch.setenv("STIBIUM_HISTORY", "postgresql:///?service=lab")
+    local = tmp_path / "h.sqlite"
+    with History(local) as mine:
+        mine.add(_run_entry("run-0", 0))
+    pushed = CliRunner().invoke(main, ["history", "--history", str(local), "push", "--to", "postgresql:///?service=lab"])
+    assert pushed.output.strip() == "history: 1 run sent to postgresql:///"
+    assert CliRunner().invoke(main, ["history", "check"]).output.startswith("history check: no step down")
