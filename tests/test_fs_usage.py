@@ -173,10 +173,11 @@ def test_record_on_macos_follows_the_program_s_process_with_fs_usage(tmp_path, m
         _line("10:00:00.001000", "read", f" F={5:<3d}  B=0x{5000:<6x}", "", 90),
         _line("10:00:00.001100", "close", f" F={5:<3d}", "", 4)]) + "\n")
     fake = bin_dir / "fs_usage"
-    # the trap first: SIGINT may come as soon as the program has run, and a loaded machine may not have run the
-    # lines before it by then (it came once before the trap: the shell ended by the signal and printed nothing)
+    # its lines first, as fs_usage prints each call as it sees it: a SIGINT that comes before the shell has gone further
+    # (a loaded machine; it came once before the trap, and the shell ended by it had printed nothing) loses nothing
     fake.write_text(f"""#!/bin/sh
-trap 'cat {tmp_path / "canned.txt"}; exit 0' INT
+cat {tmp_path / "canned.txt"}
+trap 'exit 0' INT
 echo "$@" > {seen}
 tr '\\0' ' ' < /proc/"$4"/cmdline >> {seen}; echo >> {seen}
 while :; do sleep 0.05; done
@@ -184,7 +185,7 @@ while :; do sleep 0.05; done
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setattr(recording.platform, "system", lambda: "Darwin")
-    monkeypatch.setattr(recording, "FS_USAGE_START_S", 0.3)
+    monkeypatch.setattr(recording, "FS_USAGE_START_S", 1.0)
     done = recording.record(["sh", "-c", "echo made > out.txt"], folder)
     args, waiting = seen.read_text().splitlines()[:2]
     assert args.startswith("-w -f filesys ") and int(args.split()[3]) > 0

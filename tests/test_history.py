@@ -255,16 +255,17 @@ def test_check_exits_1_for_a_step_down_beyond_the_threshold_and_names_the_run(tm
 
 
 def test_a_check_that_passes_after_a_step_some_runs_back_names_that_step(tmp_path):
-    """A -20 % step five runs back: the latest run is level with the runs since it (the check passes), and the
-    line says the step's size, run and age, which `stibium history` lists."""
+    """A -20 % step six runs back: the latest run is level with the runs since it (the check passes), and the
+    line says the step's size, run and age, which `stibium history` lists. (Six runs on each side: of five and five,
+    about one ordering in 125 splits as well, a p-value at the level itself, which a seed may put either side.)"""
     path = tmp_path / "h.sqlite"
-    _history_of(path, [100e6, 101e6, 99e6, 100e6, 100.5e6, 80e6, 80.5e6, 79.5e6, 80e6, 80.2e6])
+    _history_of(path, [100e6, 101e6, 99e6, 100e6, 100.5e6, 99.5e6, 80e6, 80.5e6, 79.5e6, 80e6, 80.2e6, 79.8e6])
     result = CliRunner().invoke(main, ["history", "--history", str(path), "check"])
     assert result.exit_code == 0, result.output
     assert " ".join(result.output.split()) == (
         "history check: no step down beyond 5 % in the latest run of 1 drive (1 point checked against the runs since "
-        "their last step); the last step: M (serial S): seq read sequential 1 MiB: -20.0 % [-20.9 %, -19.1 %] at "
-        "run-5 (2026-11-01 05:00); 5 entries before, 5 after")
+        "their last step); the last step: M (serial S): seq read sequential 1 MiB: -20.0 % [-20.7 %, -19.3 %] at "
+        "run-6 (2026-11-01 06:00); 6 entries before, 6 after")
 
 
 def test_check_exits_0_for_the_same_rate_and_2_without_a_history(tmp_path):

@@ -241,7 +241,7 @@ def test_a_step_in_the_first_runs_is_found_from_the_very_first_run():
 def test_a_split_is_kept_where_its_p_value_is_at_the_level_and_not_above_it():
     entries = _steps([(100, 6), (97, 6)], own=0.0001)
     z = np.array([e.log_rate for e in entries])
-    p = _split(z, np.random.default_rng(history.SEED), 3, 499)[1]
+    p = _split(z, np.random.default_rng([history.SEED, 0, len(z)]), 3, 499, alpha=1.0)[1]     # every ordering drawn
     assert p > 1 / 500
     assert [s.at for s in find_steps(entries, alpha=p)] == [6]
     assert find_steps(entries, alpha=p - 1e-9) == []
@@ -251,12 +251,13 @@ def test_the_search_draws_its_orderings_from_the_seed_it_is_given(monkeypatch):
     states = []
     real = history._split
 
-    def watched(z, rng, min_size, permutations):
+    def watched(z, rng, min_size, permutations, alpha):
         states.append(rng.bit_generator.state["state"]["state"])
-        return real(z, rng, min_size, permutations)
+        return real(z, rng, min_size, permutations, alpha)
     monkeypatch.setattr(history, "_split", watched)
     find_steps(_steps([(100, 6), (70, 6)]), seed=5)
-    assert states[0] == np.random.default_rng(5).bit_generator.state["state"]["state"]
+    # each segment's orderings from a generator of the seed and the segment's bounds: the whole history first
+    assert states[0] == np.random.default_rng([5, 0, 12]).bit_generator.state["state"]["state"]
 
 
 def test_the_latest_run_s_check_searches_the_steps_at_its_own_seed_and_confidence(monkeypatch):

@@ -278,3 +278,14 @@ def test_the_database_may_be_named_by_libpqs_service_file(team_url, tmp_path, mo
     pushed = CliRunner().invoke(main, ["history", "--history", str(local), "push", "--to", "postgresql:///?service=lab"])
     assert pushed.output.strip() == "history: 1 run sent to postgresql:///"
     assert CliRunner().invoke(main, ["history", "check"]).output.startswith("history check: no step down")
+
+
+def test_a_newer_schema_is_refused_in_one_line(team_url):
+    with TeamHistory(TeamUrl(team_url)):
+        pass
+    with psycopg.connect(team_url, autocommit=True) as c:
+        c.execute("UPDATE stibium_schema SET version = version + 1")
+    result = CliRunner().invoke(main, ["history", "--history", team_url, "check"])
+    assert (result.exit_code, result.output.strip()) == (
+        2, f"stibium: {TeamUrl(team_url).shown}: the history was written by a newer stibium (schema {SCHEMA + 1}, this "
+           f"one knows {SCHEMA}); upgrade stibium")

@@ -89,6 +89,7 @@ def entry_of(name: str, started_utc: str, runs: Sequence[tuple[str, float, float
 # Orderings of one segment computed at a time: at most this many values (rows x padded length) in each of the
 # working arrays, about 8 MB each, so that the permutations of a history of any length take bounded memory.
 ENERGY_BLOCK_VALUES = 1 << 20
+PERMUTATION_BLOCK_VALUES = 1 << 16
 
 
 def _energy(z: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -150,13 +151,30 @@ def _prefix_within(z: np.ndarray) -> np.ndarray:
     return out
 
 
-def _split(z: np.ndarray, rng: np.random.Generator, min_size: int, permutations: int) -> tuple[int, float] | None:
-    """The best split of a segment with its permutation p-value; None for a segment too short to split."""
+def _split(z: np.ndarray, rng: np.random.Generator, min_size: int, permutations: int,
+           alpha: float = ALPHA) -> tuple[int, float] | None:
+    """The best split of a segment with its permutation p-value; None for a segment too short to split.
+
+    The permutations are drawn a block at a time, and the test stops once so many have beaten the split that its
+    p-value cannot come to `alpha` or below (Besag and Clifford's sequential test, stopping for a split that is not
+    there): the splits it keeps are decided by all `permutations`, as before, and a segment without a step, most
+    of a long history, costs a few dozen instead of 499. The p-value of a stopped test is the least it could have
+    ended with, above alpha."""
     if len(z) < 2 * min_size:
         return None
     tau, q = _energy(z[None, :], min_size)
-    shuffled = rng.permuted(np.broadcast_to(z, (permutations, len(z))), axis=1)
-    beaten = int(np.sum(_energy(shuffled, min_size)[1] >= q[0] - 1e-12 * abs(q[0])))
+    # more than this beaten, p is above alpha whatever follows (a hair's allowance: alpha may be a p-value itself)
+    most_beaten = math.floor(alpha * (permutations + 1) + 1e-9) - 1
+    # about 64 Ki values a block: a history of 30 runs draws its 499 at once, one of 10,000 runs 16 at a time
+    block = max(16, PERMUTATION_BLOCK_VALUES // (1 << max(0, (len(z) - 1).bit_length())))
+    beaten = done = 0
+    while done < permutations:
+        rows = min(block, permutations - done)
+        shuffled = rng.permuted(np.broadcast_to(z, (rows, len(z))), axis=1)
+        beaten += int(np.sum(_energy(shuffled, min_size)[1] >= q[0] - 1e-12 * abs(q[0])))
+        done += rows
+        if beaten > most_beaten:
+            break
     return int(tau[0]), (beaten + 1) / (permutations + 1)
 
 
@@ -193,13 +211,20 @@ def find_steps(entries: Sequence[Entry], alpha: float = ALPHA, min_size: int = M
                permutations: int = PERMUTATIONS, seed: int = SEED, confidence: float = CONFIDENCE) -> list[Step]:
     """The steps of a point's history, oldest first: E-divisive splits, each confirmed by the intervals."""
     z = np.array([e.log_rate for e in entries])
-    rng = np.random.default_rng(seed)
+    tested: dict[tuple[int, int], tuple[int, float] | None] = {}
+
+    def split(a: int, b: int) -> tuple[int, float] | None:
+        """A segment's split, tested once: its permutations drawn from a generator of its own (the seed and its
+        bounds), so that its answer does not hang on the segments tested before it."""
+        if (a, b) not in tested:
+            tested[a, b] = _split(z[a:b], np.random.default_rng([seed, a, b]), min_size, permutations, alpha)
+        return tested[a, b]
     cuts: list[int] = []
     while True:
         bounds = [0, *sorted(cuts), len(z)]
         best = None
         for a, b in zip(bounds, bounds[1:]):
-            found = _split(z[a:b], rng, min_size, permutations)
+            found = split(a, b)
             if found is not None and found[1] <= alpha and (best is None or found[1] < best[1]):
                 best = (a + found[0], found[1])
         if best is None:

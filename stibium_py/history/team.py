@@ -77,24 +77,25 @@ class TeamHistory(Store):
                             f"history stibium wrote", 2)
 
     def _migrate(self, create: bool) -> None:
-        made = self._read("SELECT to_regclass('stibium_schema') IS NOT NULL AS made")[0]["made"]
-        if not made:
-            if not create:
-                raise HistoryError(f"{self.where}: no history there yet (a run sent there, or `stibium history "
-                                   f"push`, makes it)", 2)
-            strange = self._read("SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                                 "current_schema() AND table_name IN (?, ?, ?, ?)", OWN_TABLES)
-            if strange:
-                raise HistoryError(f"{self.where}: it holds a table {strange[0]['table_name']!r} but not stibium's "
-                                   f"schema: not a stibium history; give another database", 2)
+        made = self._schema_made()
+        if not made and not create:
+            raise HistoryError(f"{self.where}: no history there yet (a run sent there, or `stibium history push`, "
+                               f"makes it)", 2)
+        if made and self._read("SELECT version FROM stibium_schema")[0]["version"] == SCHEMA:
+            return
 
         def work() -> None:
+            # under the lock, everything is looked at again: another machine may have made the schema meanwhile
             self._execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-            self._execute("CREATE TABLE IF NOT EXISTS stibium_schema (version BIGINT NOT NULL)")
-            rows = self._read("SELECT version FROM stibium_schema")
-            if not rows:
+            if not self._schema_made():
+                strange = self._read("SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                                     "current_schema() AND table_name IN (?, ?, ?, ?)", OWN_TABLES)
+                if strange:
+                    raise HistoryError(f"{self.where}: it holds a table {strange[0]['table_name']!r} but not "
+                                       f"stibium's schema: not a stibium history; give another database", 2)
+                self._execute("CREATE TABLE stibium_schema (version BIGINT NOT NULL)")
                 self._execute("INSERT INTO stibium_schema (version) VALUES (0)")
-            version = rows[0]["version"] if rows else 0
+            version = self._read("SELECT version FROM stibium_schema")[0]["version"]
             if version > SCHEMA:
                 raise HistoryError(f"{self.where}: the history was written by a newer stibium (schema {version}, "
                                    f"this one knows {SCHEMA}); upgrade stibium", 2)
@@ -102,9 +103,14 @@ class TeamHistory(Store):
                 for statement in migration(number, "postgresql"):
                     self._execute(statement)
                 self._execute("UPDATE stibium_schema SET version = ?", (number + 1,))
-        current = self._read("SELECT version FROM stibium_schema")[0]["version"] if made else 0
-        if current != SCHEMA:
-            self._in_transaction(work)
+        self._in_transaction(work)
+
+    def _schema_made(self) -> bool:
+        """Whether the version's table is there, by a query of the catalog (each statement sees what others
+        committed before it; to_regclass reads a cache an advisory lock does not refresh, and missed a schema
+        another writer had just made)."""
+        return bool(self._read("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = "
+                               "current_schema() AND table_name = 'stibium_schema'")[0]["n"])
 
     def _in_transaction(self, work: Callable[[], T]) -> T:
         errors = self.psycopg.errors
