@@ -69,8 +69,9 @@ def test_the_orderings_taken_a_block_at_a_time_give_what_one_block_gives(monkeyp
 
 def test_a_split_s_p_value_counts_the_shuffles_that_beat_it_and_itself():
     z = np.array([0.0, 0.1, -0.1, 0.05, 1.0, 1.1, 0.9, 1.05])
-    tau, p = _split(z, np.random.default_rng(3), 3, 99)
-    shuffled = np.random.default_rng(3).permuted(np.broadcast_to(z, (99, len(z))), axis=1)
+    tau, p = _split(z, np.random.default_rng(3), 3, 99, alpha=1.0)      # alpha 1: every ordering drawn
+    rng = np.random.default_rng(3)          # drawn as the test draws them: 50 orderings, then the 49 left
+    shuffled = np.concatenate([rng.permuted(np.broadcast_to(z, (k, len(z))), axis=1) for k in (50, 49)])
     q = _energy_by_definition(list(z), 3)[1]
     beaten = sum(_energy_by_definition(list(row), 3)[1] >= q - 1e-9 for row in shuffled)
     assert (tau, p) == (4, pytest.approx((beaten + 1) / 100))
@@ -81,7 +82,10 @@ def test_a_split_s_p_value_counts_the_shuffles_that_beat_it_and_itself():
     # every ordering of a constant segment ties it: p is 1, and no warning of a division by its statistic
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert _split(np.ones(8), np.random.default_rng(3), 3, 99)[1] == 1.0
+        assert _split(np.ones(8), np.random.default_rng(3), 3, 99, alpha=1.0)[1] == 1.0
+        # at a level of 0.05, the test stops at its first look (50 orderings beat it, more than the 4 it may have):
+        # its p-value is the least it could have ended with, above the level
+        assert _split(np.ones(8), np.random.default_rng(3), 3, 99, alpha=0.05)[1] == 51 / 100
 
 
 def test_a_run_s_uncertainty_is_the_log_width_of_its_interval_over_two_normal_quantiles():

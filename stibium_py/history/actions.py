@@ -13,7 +13,7 @@ from ..errors import HistoryError, RecordError, RunDirError
 from ..rundir.store import RUN_JSON, is_series, series_run_dirs
 from .db import History, is_history_file, open_at
 from ..analysis.history import Step, confirmed
-from .drives import DriveHistory, PointHistory, drive_history
+from .drives import DriveHistory, PointHistory, drive_history, point_history, point_names
 from .entry import Note, RunEntry, read_entry
 from .exchange import IMPORTED, read_export, to_json
 from .store import MAX_NOTE_CHARS
@@ -126,12 +126,21 @@ def histories(database: Location, drive: str | None = None, since_utc: str | Non
         chosen = [s for s in summaries if drive is None or drive.lower() in (s.drive.key + " " + s.drive.label).lower()]
         if drive is not None and not chosen:
             raise HistoryError(f"{database}: no drive matches {drive!r}; `stibium history` lists the drives")
-        out = []
-        for s in chosen:
-            runs = history.runs(s.drive.key, since_utc)
-            if runs:
-                out.append(drive_history(runs, notes_of(notes, s.drive.key)))
-    return out
+        wanted = [(runs, notes_of(notes, s.drive.key)) for s in chosen if (runs := history.runs(s.drive.key, since_utc))]
+    jobs = [(i, runs, name, unit) for i, (runs, _) in enumerate(wanted) for name, unit in point_names(runs).items()]
+    if len(jobs) < 2:
+        made = [point_history(runs, name, unit) for _, runs, name, unit in jobs]
+    else:
+        # each point's step searches are independent: side by side, on threads here and then a process a core where
+        # they take long enough to be worth its start (a lab of many drives, a drive of many runs: performance.md)
+        from ..analysis.pool import process_pool
+        pool = process_pool()
+        try:
+            made = list(pool.map(point_history, [j[1] for j in jobs], [j[2] for j in jobs], [j[3] for j in jobs]))
+        finally:
+            pool.shutdown()
+    return [drive_history(runs, drive_notes, [p for (k, *_), p in zip(jobs, made) if k == i])
+            for i, (runs, drive_notes) in enumerate(wanted)]
 
 
 @dataclass(frozen=True)

@@ -117,11 +117,19 @@ def point_history(runs: Sequence[RunEntry], point: str, unit: str) -> PointHisto
     return PointHistory(point, unit, tuple(entries), tuple(drawn), tuple(find_steps(entries)), check_latest(entries))
 
 
-def drive_history(runs: Sequence[RunEntry], notes: tuple[Note, ...] = ()) -> DriveHistory:
-    """The history of one drive from its runs (oldest first) and its notes."""
+def point_names(runs: Sequence[RunEntry]) -> dict[str, str]:
+    """The points the runs measured, each with its unit, in the order the runs first gave them."""
     points: dict[str, str] = {}
     for r in runs:
         for p in r.points:
             points.setdefault(p.point, p.unit)
-    return DriveHistory(runs[0].drive, tuple(runs), tuple(point_history(runs, name, unit) for name, unit in points.items()),
-                        changes_of(runs), notes)
+    return points
+
+
+def drive_history(runs: Sequence[RunEntry], notes: tuple[Note, ...] = (),
+                  points: Sequence[PointHistory] | None = None) -> DriveHistory:
+    """The history of one drive from its runs (oldest first) and its notes; `points` where its points' histories
+    were made already (side by side: history/actions.py)."""
+    if points is None:
+        points = [point_history(runs, name, unit) for name, unit in point_names(runs).items()]
+    return DriveHistory(runs[0].drive, tuple(runs), tuple(points), changes_of(runs), notes)
