@@ -97,7 +97,7 @@ def render_index(found: Sequence[DriveHistory], plans: Sequence[Plan], where: st
         hosts = sorted({r.host for r in h.runs if r.host})
         drives.append([_link(drive_file(h), h.drive.label), esc(", ".join(hosts) or "-"), esc(len(h.runs)),
                        esc(day(h.runs[-1].started_utc)), _latest_rates(h),
-                       esc(f"{len(steps)}; the last: {step_text(*last)}" if last else "none found"),
+                       esc(f"{len(steps)} found; the last: {step_text(*last)}" if last else "none found"),
                        "<ul>" + "".join(f"<li>{esc(note_text(n, h.runs))}</li>" for n in h.notes) + "</ul>"
                        if h.notes else "-"])
     machines: dict[str, Machine] = {}
