@@ -151,3 +151,4 @@ def test_the_labs_site_renders_in_chromium_and_every_link_resolves(tmp_path):
     [quick] = [p for p in (out / "plans").glob("quick-*.html")]
     text = quick.read_text()
     assert "quick on every drive" in text and all(f"M (serial S{h})" in text for h in range(3))
+    assert "moved to the NAS" in text                     # a drive's note on every page that shows the drive

@@ -164,4 +164,8 @@ def render_plan(plan: Plan) -> str:
         "<div class=\"grid\">" + "".join(figs) + "</div>" if figs else "<p>No point of this plan has a rate.</p>",
         "<h2>Points</h2>" + _rows(["point", "drive", "rate", "interval", "run", "started (UTC)", "machine"], rows),
     ]
+    notes = [[_link(f"../{drive_file(o.drive)}", o.drive.drive.label), esc(note_text(n, o.drive.runs))]
+             for o in plan.on for n in o.drive.notes]
+    if notes:                   # a reason people wrote stands beside the numbers it explains, on every page
+        sections.append("<h2>Notes of these drives</h2>" + _rows(["drive", "note"], notes))
     return page(f"stibium history: {plan.name} across drives", sections)
