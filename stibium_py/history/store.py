@@ -100,9 +100,7 @@ class Store:
                             p.n, p.refused, i) for i, p in enumerate(entry.points)])
 
     def add_note(self, note: Note) -> None:
-        self._in_transaction(lambda: self._execute(
-            "INSERT INTO notes (run_key, drive_key, text, expected, written_utc) VALUES (?, ?, ?, ?, ?)",
-            (note.run_key, note.drive_key, note.text, int(note.expected), note.written_utc)))
+        self.add_notes([note])
 
     def add_notes(self, notes: list[Note]) -> None:
         def work() -> None:
