@@ -136,6 +136,50 @@ def test_a_resume_reads_the_trace_the_run_directory_kept(tmp_path):
                             f"restore the run from a copy")
 
 
+def test_run_files_from_replays_the_trace_a_run_directory_kept_never_the_one_beside_the_plan(disk_dir, tmp_path):
+    """`run --files-from RUN_DIR` (what `history check --confirm` runs, and a series resumed) reads the trace from
+    the run directory's kept copy, whatever the plan's folder holds now; without the copy, one line and nothing
+    written."""
+    shutil.copy(TRACE, tmp_path / "save.trace")
+    plan = _plan(tmp_path, trials=1)
+    target = str(disk_dir / "t")
+    code, out = _cli("run", str(plan), "--target", target, "--out", str(tmp_path / "r1"), "--no-history")
+    assert code == 0, out
+    (first,) = (tmp_path / "r1").iterdir()
+    (tmp_path / "save.trace").write_text("{not a trace any more")
+    code, out = _cli("run", str(plan), "--target", target, "--out", str(tmp_path / "r2"), "--no-history",
+                     "--files-from", str(first))
+    assert code == 0 and "app: 108 calls on 3 threads (as-fast) in " in out, out
+    (second,) = (tmp_path / "r2").iterdir()
+    assert (second / "traces" / "app.trace").read_bytes() == TRACE.read_bytes()
+    shutil.rmtree(first / "traces")
+    code, out = _cli("run", str(plan), "--target", target, "--out", str(tmp_path / "r3"), "--no-history",
+                     "--files-from", str(first))
+    assert code == 2 and out.strip() == (f"stibium: {first}/traces/app.trace: missing; the run directory lost its "
+                                         f"copy of the trace: restore the run from a copy")
+    assert not (tmp_path / "r3").exists()
+
+
+def test_a_series_of_a_replay_resumes_with_the_trace_its_first_run_kept(disk_dir, tmp_path):
+    """A series resumed reads its trace from its first run's kept copy, never beside the path that run's record
+    names (which a received series could point anywhere)."""
+    shutil.copy(TRACE, tmp_path / "save.trace")
+    plan = _plan(tmp_path, trials=1)
+    code, out = _cli("run", str(plan), "--runs", "2", "--target", str(disk_dir / "t"), "--out",
+                     str(tmp_path / "r"), "--no-history")
+    assert code == 0, out
+    (series,) = (tmp_path / "r").iterdir()
+    shutil.rmtree(series / "run-2")
+    meta = json.loads((series / "series.json").read_text())
+    meta["status"] = "interrupted"
+    (series / "series.json").write_text(json.dumps(meta))
+    (tmp_path / "save.trace").write_text("{not a trace any more")
+    code, out = _cli("resume", str(series), "--target", str(disk_dir / "t"), "--no-history")
+    assert code == 0, out
+    assert (series / "run-2" / "traces" / "app.trace").read_bytes() == TRACE.read_bytes()
+    assert json.loads((series / "series.json").read_text())["status"] == "complete"
+
+
 @pytest.mark.parametrize("change, said", [
     (lambda d: d["files"].append({"path": "../escape", "folder": False, "size_bytes": 1}), "file 22's path"),
     (lambda d: d["files"].append({"path": "/etc/passwd", "folder": False, "size_bytes": 1}), "file 22's path"),

@@ -4,6 +4,7 @@ a run directory and ends with its report."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +32,22 @@ from .common import (console, user_errors, history_options, silence_option, quie
 @click.option("--link-rate", help="The rate of the slowest link between this machine and a store across a network, "
               "such as 1Gb/s or 110MB/s (default: the interface's negotiated speed, where the system states one); "
               "reads faster than it are named as answered on this side of the link.")
+@click.option("--files-from", type=click.Path(path_type=Path), metavar="RUN_DIR",
+              help="Read the files the plan names (a replay's trace, a fio job file) from this run directory's kept "
+              "copies (traces/TEST.trace, fio-jobs/TEST.fio) instead of beside the plan.")
 @silence_option
 @history_options
 @quiet_option
 @user_errors
 def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_files: bool, allow_nonempty: bool,
-        runs: int | None, dry_run: bool, open_report: bool, link_rate: str | None, client_silence: float,
-        history_path: str | None, no_history: bool) -> None:
+        runs: int | None, dry_run: bool, open_report: bool, link_rate: str | None, files_from: Path | None,
+        client_silence: float, history_path: str | None, no_history: bool) -> None:
     """Run PLAN (a plan file or a built-in plan's name) and write a run directory."""
     from ..plan import expand_at
     from ..run.preflight import preflight
     from ..machine.link import parse_rate
     from ..run import RunOptions, read_plan_once, start_series
+    from ..run.jobs import kept_files
     from ..clients.mpi import join
     try:
         link_bytes_per_s = parse_rate(link_rate) if link_rate is not None else None
@@ -54,6 +59,9 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     if team.rank:
         console.quiet = True       # rank 0 speaks for the run
     loaded = read_plan_once(team, plan)
+    if files_from is not None:
+        check_run_dir(files_from)
+        loaded = replace(loaded, files_from=files_from)
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
                          allow_nonempty=allow_nonempty, remove_beside_report=True,
                          on_end=None if no_history or team.rank else recorder(history_path),
@@ -61,7 +69,8 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     if dry_run and team.rank:
         return
     if dry_run:
-        expanded = expand_at(loaded.source, loaded.plan, loaded.text, seed, target)
+        expanded = expand_at(loaded.source, loaded.plan, loaded.text, seed, target,
+                             files=None if files_from is None else kept_files(files_from))
         preflight(expanded, (target or Path(loaded.plan.target)).expanduser(), expanded.space_needed_bytes(keep_files),
                   allow_nonempty, out_dir)
         show_plan(loaded.plan, expanded, brief=True)

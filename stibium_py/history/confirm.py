@@ -36,14 +36,13 @@ def rerun_here(where: Where, console: Any) -> Callable[[Slower], None]:
         env = dict(os.environ)
         env["STIBIUM_HISTORY"] = where.team.url if where.team is not None else str(where.local)
         with tempfile.TemporaryDirectory(prefix="stibium-confirm-") as folder:
-            source = record.plan.source
-            if source and Path(source).is_file() and Path(source).read_text(errors="replace") == record.plan.text:
-                plan = source                   # beside the files it names (a replay's trace)
-            else:
-                plan = str(Path(folder) / "plan.yaml")
-                Path(plan).write_text(record.plan.text)
-            done = subprocess.run([sys.executable, "-m", "stibium_py", "run", plan, "--target", record.target,
-                                   "--out", str(run_dir.parent), "--quiet"], env=env, check=False)
+            # the plan as the run kept it, and the files it names (a replay's trace, a fio job file) as the run
+            # directory keeps them: never the path its record names, which may have changed or be another's
+            plan = Path(folder) / "plan.yaml"
+            plan.write_text(record.plan.text)
+            done = subprocess.run([sys.executable, "-m", "stibium_py", "run", str(plan), "--target", record.target,
+                                   "--out", str(run_dir.parent), "--files-from", str(run_dir), "--quiet"], env=env,
+                                  check=False)
         if done.returncode != 0:
             raise HistoryError(f"history check --confirm: the run made to confirm {run.name} failed (exit "
                                f"{done.returncode}, above); nothing was called", 1)

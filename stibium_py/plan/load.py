@@ -266,16 +266,17 @@ def beside_plan(folder: Path) -> PlanFiles:
 
 
 def expand_at(source: str | Path, plan: Plan, text: str, seed: int | None = None,
-              target: str | Path | None = None, clients: int = 1) -> Expanded:
+              target: str | Path | None = None, clients: int = 1, files: PlanFiles | None = None) -> Expanded:
     """A plan read once, expanded against the target's free space now (each run of a series takes a
     sustained test's fraction_of_free of the space free when it starts; with many clients, each client
-    takes its share of it), with the plan's line in errors."""
+    takes its share of it), with the plan's line in errors. The files it names are read beside it, or by `files`
+    (a run directory's kept copies: run.jobs.kept_files)."""
     free = None
     if any(getattr(t, "fraction_of_free", None) is not None for t in plan.tests):     # a share of the space free
         free = free_bytes_at(target if target is not None else plan.target)
         free = None if free is None else free // clients
     try:
-        return expand(plan, seed, free, beside_plan(Path(source).parent))
+        return expand(plan, seed, free, files or beside_plan(Path(source).parent))
     except PlanError as e:
         line = _line_of(YAML(typ="rt").load(text), e.loc) if e.loc else None
         raise PlanError(f"{source}{':' + str(line) if line else ''}: {e}") from None

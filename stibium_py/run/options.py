@@ -81,9 +81,10 @@ class LoadedPlan:
     source: Path
     plan: Plan
     text: str
-    # a run directory whose kept copies of the plan's fio job files serve (a series resumed: its plan and job files
-    # come from its first run's record, never from a path a received series.json names)
-    jobs_from: Path | None = None
+    # a run directory whose kept copies of the files the plan names (fio job files, replay traces) serve in place of
+    # files beside the plan: a series resumed (its first run's: its plan and files come from that record, never from
+    # a path a received run.json names), a run `history check --confirm` makes (the suspect run's), run --files-from
+    files_from: Path | None = None
 
     @classmethod
     def read(cls, source: Path) -> "LoadedPlan":

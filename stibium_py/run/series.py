@@ -145,7 +145,7 @@ def resume_series(series: Path, options: RunOptions, console: Console, helper: H
     source, text, target, seed = team.share(every_rank_or_none(team, read))
     plan, text = load_plan(Path(source), text=text)
     options = replace(options, target=Path(target), seed=seed)
-    return run_series(series, LoadedPlan(Path(source), plan, text, jobs_from=series / "run-1"), options, console,
+    return run_series(series, LoadedPlan(Path(source), plan, text, files_from=series / "run-1"), options, console,
                       helper, team)
 
 
