@@ -273,7 +273,7 @@ def test_the_latest_run_s_check_searches_the_steps_at_its_own_seed_and_confidenc
         return real(entries, **kw)
     monkeypatch.setattr(history, "find_steps", watched)
     check_latest(_steps([(100, 6), (70, 6)]), confidence=0.9, seed=8)
-    assert asked == [{"seed": 8, "confidence": 0.9}]
+    assert asked == [{"seed": 8, "confidence": 0.9, "kept": None}]
 
 
 def test_of_two_splits_the_intervals_do_not_bear_out_the_weaker_goes_first():

@@ -19,9 +19,11 @@ rates). On the log scale:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -68,8 +70,7 @@ class Step:
 def _se_from_interval(estimate: float, low: float | None, high: float | None, confidence: float) -> float:
     if low is None or high is None or not (0 < low <= estimate <= high):
         return math.nan
-    norm = library("scipy.stats").norm
-    return (math.log(high) - math.log(low)) / (2 * float(norm.ppf(0.5 + confidence / 2)))
+    return (math.log(high) - math.log(low)) / (2 * _quantile(0, confidence))
 
 
 def entry_of(name: str, started_utc: str, runs: Sequence[tuple[str, float, float | None, float | None]],
@@ -194,7 +195,10 @@ def _level(entries: Sequence[Entry]) -> tuple[float, float, int]:
     return float(np.mean(logs)), math.sqrt(max(spread, own_var if math.isfinite(own_var) else 0.0) / k), k - 1
 
 
+@functools.lru_cache(maxsize=4096)
 def _quantile(df: int, confidence: float) -> float:
+    """The two-sided quantile of Student's t with df degrees of freedom (0: the normal's). Kept once asked: a
+    history asks the same few thousands of times (each run's interval, each segment's level), at 0.1 ms each."""
     stats = library("scipy.stats")
     norm, t = stats.norm, stats.t
     return float(t.ppf(0.5 + confidence / 2, df)) if df > 0 else float(norm.ppf(0.5 + confidence / 2))
@@ -211,9 +215,31 @@ def ratio_between(before: Sequence[Entry], after: Sequence[Entry], confidence: f
                     "ratio of the mean log rates after and before", len(before) + len(after))
 
 
+# A segment's test, as kept between calls and commands (history/step_tests.py): the key names everything its answer
+# hangs on; the version changes with anything that changes the orderings drawn (the blocks, the first look)
+TESTS_VERSION = f"e-divisive 1, first look {FIRST_LOOK}, blocks {PERMUTATION_BLOCK_VALUES}"
+
+
+class SegmentTests(Protocol):
+    """Segments' tests by key (segment_key): a dict, or the machine's file of them (history/step_tests.py)."""
+
+    def get(self, key: str) -> tuple[int, float] | None: ...
+
+    def __setitem__(self, key: str, value: tuple[int, float]) -> None: ...
+
+
+def segment_key(z: np.ndarray, a: int, b: int, seed: int, min_size: int, permutations: int, alpha: float) -> str:
+    """The key of the test of z[a:b]: its values to the bit, its bounds (its generator's seed), the test's settings."""
+    digest = hashlib.sha256(np.ascontiguousarray(z[a:b], dtype=np.float64).tobytes())
+    digest.update(f"|{a}|{b}|{seed}|{min_size}|{permutations}|{alpha!r}|{TESTS_VERSION}".encode())
+    return digest.hexdigest()
+
+
 def find_steps(entries: Sequence[Entry], alpha: float = ALPHA, min_size: int = MIN_SEGMENT,
-               permutations: int = PERMUTATIONS, seed: int = SEED, confidence: float = CONFIDENCE) -> list[Step]:
-    """The steps of a point's history, oldest first: E-divisive splits, each confirmed by the intervals."""
+               permutations: int = PERMUTATIONS, seed: int = SEED, confidence: float = CONFIDENCE,
+               kept: SegmentTests | None = None) -> list[Step]:
+    """The steps of a point's history, oldest first: E-divisive splits, each confirmed by the intervals. `kept`
+    holds the segments' tests made before (by key: segment_key) and receives the new ones: the same answers."""
     z = np.array([e.log_rate for e in entries])
     tested: dict[tuple[int, int], tuple[int, float] | None] = {}
 
@@ -221,7 +247,15 @@ def find_steps(entries: Sequence[Entry], alpha: float = ALPHA, min_size: int = M
         """A segment's split, tested once: its permutations drawn from a generator of its own (the seed and its
         bounds), so that its answer does not hang on the segments tested before it."""
         if (a, b) not in tested:
-            tested[a, b] = _split(z[a:b], np.random.default_rng([seed, a, b]), min_size, permutations, alpha)
+            key = segment_key(z, a, b, seed, min_size, permutations, alpha) if kept is not None else ""
+            found = kept.get(key) if kept is not None else None
+            if found is not None and _plausible(found, b - a, min_size, permutations):
+                tested[a, b] = found
+            else:
+                made = _split(z[a:b], np.random.default_rng([seed, a, b]), min_size, permutations, alpha)
+                tested[a, b] = made
+                if kept is not None and made is not None:
+                    kept[key] = made
         return tested[a, b]
     cuts: list[int] = []
     while True:
@@ -246,6 +280,13 @@ def find_steps(entries: Sequence[Entry], alpha: float = ALPHA, min_size: int = M
             for a, c, b, r in zip(bounds, bounds[1:], bounds[2:], ratios)]
 
 
+def _plausible(found: tuple[int, float], n: int, min_size: int, permutations: int) -> bool:
+    """Whether a kept test could be one of a segment of n: a split inside it, a p-value of the test's grain."""
+    tau, p = found
+    return (isinstance(tau, int) and min_size <= tau <= n - min_size and isinstance(p, float)
+            and 1 / (permutations + 1) - 1e-12 <= p <= 1.0)
+
+
 @dataclass(frozen=True)
 class Latest:
     """The latest entry of a point's history against the level of the entries since the last step before it."""
@@ -263,12 +304,13 @@ class Latest:
         return self.ratio.high < 1.0 - threshold
 
 
-def check_latest(entries: Sequence[Entry], confidence: float = CONFIDENCE, seed: int = SEED) -> Latest | None:
+def check_latest(entries: Sequence[Entry], confidence: float = CONFIDENCE, seed: int = SEED,
+                 kept: SegmentTests | None = None) -> Latest | None:
     """The latest entry against its baseline; None with no entry before it."""
     if len(entries) < 2:
         return None
     earlier = list(entries[:-1])
-    steps = find_steps(earlier, seed=seed, confidence=confidence)
+    steps = find_steps(earlier, seed=seed, confidence=confidence, kept=kept)
     baseline = earlier[steps[-1].at:] if steps else earlier
     latest = entries[-1]
     level, level_se, df = _level(baseline)

@@ -17,7 +17,7 @@ from .drives import DriveHistory, PointHistory, drive_history, point_history, po
 from .entry import Note, RunEntry, read_entry
 from .exchange import IMPORTED, read_export, to_json
 from .store import MAX_NOTE_CHARS
-from .where import Location, TeamUrl
+from .where import Location, TeamUrl, step_tests_here
 
 
 def run_dirs_in(path: Path) -> list[Path]:
@@ -128,15 +128,17 @@ def histories(database: Location, drive: str | None = None, since_utc: str | Non
             raise HistoryError(f"{database}: no drive matches {drive!r}; `stibium history` lists the drives")
         wanted = [(runs, notes_of(notes, s.drive.key)) for s in chosen if (runs := history.runs(s.drive.key, since_utc))]
     jobs = [(i, runs, name, unit) for i, (runs, _) in enumerate(wanted) for name, unit in point_names(runs).items()]
+    kept_at = step_tests_here()
     if len(jobs) < 2:
-        made = [point_history(runs, name, unit) for _, runs, name, unit in jobs]
+        made = [point_history(runs, name, unit, kept_at) for _, runs, name, unit in jobs]
     else:
         # each point's step searches are independent: side by side, on threads here and then a process a core where
         # they take long enough to be worth its start (a lab of many drives, a drive of many runs: performance.md)
         from ..analysis.pool import process_pool
         pool = process_pool()
         try:
-            made = list(pool.map(point_history, [j[1] for j in jobs], [j[2] for j in jobs], [j[3] for j in jobs]))
+            made = list(pool.map(point_history, [j[1] for j in jobs], [j[2] for j in jobs], [j[3] for j in jobs],
+                                 [kept_at] * len(jobs)))
         finally:
             pool.shutdown()
     return [drive_history(runs, drive_notes, [p for (k, *_), p in zip(jobs, made) if k == i])

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from ..analysis.history import Entry, Latest, Step, check_latest, entry_of, find_steps
 from .entry import Drive, Note, PointEntry, RunEntry
+from .step_tests import StepTests
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,9 @@ def _point(run: RunEntry, point: str) -> PointEntry | None:
     return next((p for p in run.points if p.point == point and p.estimate is not None), None)
 
 
-def point_history(runs: Sequence[RunEntry], point: str, unit: str) -> PointHistory:
+def point_history(runs: Sequence[RunEntry], point: str, unit: str, kept_at: Path | None = None) -> PointHistory:
+    """A point's history: its entries, what the pages draw, its steps and its latest run against its level; the
+    step searches' tests kept in the file at `kept_at` (step_tests.py) where one is given."""
     entries, drawn = [], []
     for group in _groups(runs):
         measured = [(r, p) for r in group if (p := _point(r, point)) is not None]
@@ -114,7 +118,9 @@ def point_history(runs: Sequence[RunEntry], point: str, unit: str) -> PointHisto
         if p is not None and p.estimate is not None:
             drawn.append(Drawn(r.name, r.started_utc, p.estimate, p.low, p.high, 1, interrupted=True))
     drawn.sort(key=lambda d: d.started_utc)
-    return PointHistory(point, unit, tuple(entries), tuple(drawn), tuple(find_steps(entries)), check_latest(entries))
+    with StepTests(kept_at) as kept:
+        return PointHistory(point, unit, tuple(entries), tuple(drawn), tuple(find_steps(entries, kept=kept)),
+                            check_latest(entries, kept=kept))
 
 
 def point_names(runs: Sequence[RunEntry]) -> dict[str, str]:

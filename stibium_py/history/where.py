@@ -16,6 +16,7 @@ from typing import Mapping, Union
 from ..errors import HistoryError
 
 DATABASE_NAME = "history.sqlite"
+STEP_TESTS_NAME = "step-tests.sqlite"       # the step searches' tests, kept between commands (step_tests.py)
 TEAM_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -71,6 +72,24 @@ def database_path(platform: str, environ: Mapping[str, str], home: Path, given: 
     xdg = environ.get("XDG_DATA_HOME", "")
     base = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".local" / "share"   # the spec: relative is invalid
     return base / "stibium" / DATABASE_NAME
+
+
+def step_tests_path(platform: str, environ: Mapping[str, str], home: Path) -> Path:
+    """The machine's kept step tests (history/step_tests.py): STIBIUM_HOME/step-tests.sqlite, else in the platform's
+    cache folder (~/Library/Caches/stibium on macOS, $XDG_CACHE_HOME/stibium or ~/.cache/stibium elsewhere)."""
+    if environ.get("STIBIUM_HOME"):
+        return Path(environ["STIBIUM_HOME"]) / STEP_TESTS_NAME
+    if platform == "darwin":
+        return home / "Library" / "Caches" / "stibium" / STEP_TESTS_NAME
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else home / ".cache"      # the spec: relative is invalid
+    return base / "stibium" / STEP_TESTS_NAME
+
+
+def step_tests_here() -> Path:
+    import os
+    import sys
+    return step_tests_path(sys.platform, os.environ, Path.home())
 
 
 @dataclass(frozen=True)
