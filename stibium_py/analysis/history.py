@@ -281,7 +281,8 @@ def find_steps(entries: Sequence[Entry], alpha: float = ALPHA, min_size: int = M
 
 
 def _plausible(found: tuple[int, float], n: int, min_size: int, permutations: int) -> bool:
-    """Whether a kept test could be one of a segment of n: a split inside it, a p-value of the test's grain."""
+    """Whether a kept test could be one of a segment of n: a split inside it, a p-value no finer than its orderings
+    allow (1 / (permutations + 1)) and at most 1."""
     tau, p = found
     return (isinstance(tau, int) and min_size <= tau <= n - min_size and isinstance(p, float)
             and 1 / (permutations + 1) - 1e-12 <= p <= 1.0)
