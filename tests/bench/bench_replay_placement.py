@@ -21,23 +21,12 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "truth"))
 
 from stibium_py.kinds.replay.script import script_of  # noqa: E402
 from stibium_py.run.helper import find_helper  # noqa: E402
 from stibium_py.trace.model import read_trace  # noqa: E402
-
-SQLITE = r"""
-import os, sqlite3
-db = sqlite3.connect("app.db", isolation_level=None)
-db.execute("PRAGMA synchronous=FULL")
-db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
-blob = os.urandom(4096)
-for k in range(150):
-    db.execute("BEGIN")
-    db.execute("INSERT INTO t VALUES (?, ?)", (k, blob))
-    db.execute("COMMIT")
-db.close()
-"""
+from test_truth_replay import SQLITE  # noqa: E402  (the truth test's program, the one whose writes this explains)
 
 
 def _written(device: str) -> int:
