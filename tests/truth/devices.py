@@ -349,13 +349,14 @@ def build_tree_disk(folder: Path) -> Path:
 @contextlib.contextmanager
 def recipe_d(work: Path, delay_s: float, delayed: str) -> Iterator[Device]:
     """Metadata with a set delay: tree_disk as a FUSE file system, one kind of operation (create, getattr,
-    opendir, open, rename or unlink) taking delay_s, the others answered at once; the target is a folder in it."""
+    opendir, open, rename or unlink) taking delay_s, the others answered at once; the target is a folder in it.
+    After it is unmounted, served_delay_s(work) is the time the delayed calls took."""
     work.mkdir(parents=True, exist_ok=True)
     exe = build_tree_disk(work)
     fuse_dir = work / "fuse"
     fuse_dir.mkdir()
     with contextlib.ExitStack() as stack:
-        proc = subprocess.Popen([str(exe), str(fuse_dir), str(round(delay_s * 1e9)), delayed],
+        proc = subprocess.Popen([str(exe), str(fuse_dir), str(round(delay_s * 1e9)), delayed, str(work / "served")],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _unmount_on_exit(proc, fuse_dir, stack)
         deadline = time.time() + 20
@@ -364,6 +365,13 @@ def recipe_d(work: Path, delay_s: float, delayed: str) -> Iterator[Device]:
                 raise TimeoutError(f"tree_disk did not mount on {fuse_dir}")
             time.sleep(0.05)
         yield Device(fuse_dir, float("inf"), float("inf"), delay_s)
+
+
+def served_delay_s(work: Path) -> float:
+    """The mean time, arrival to wake-up, of the delayed calls a Recipe D file system in `work` served: its delay
+    and how late the machine woke it."""
+    count, total_ns = (int(word) for word in (work / "served").read_text().split())
+    return total_ns / count / 1e9
 
 
 @contextlib.contextmanager
