@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 import warnings
 
 import numpy as np
@@ -86,6 +87,26 @@ def test_a_split_s_p_value_counts_the_shuffles_that_beat_it_and_itself():
         # at a level of 0.05, the test stops at its first look (50 orderings beat it, more than the 4 it may have):
         # its p-value is the least it could have ended with, above the level
         assert _split(np.ones(8), np.random.default_rng(3), 3, 99, alpha=0.05)[1] == 51 / 100
+
+
+def test_an_ordering_that_ties_the_split_is_counted_whatever_its_rounding():
+    """A segment with no step at all has a statistic of about 0, the size of the rounding of its sums, and many
+    orderings tie it exactly (the same three values first, or last, or other sets whose sums agree). Each is
+    counted as beating it, as in exact arithmetic (tenths as integers, the statistic as a fraction); a tolerance
+    relative to the statistic alone left them to the rounding (it counted 22 of these 99 orderings, not 23)."""
+    z = np.array([0.4, 2.1, -0.3, 0.3, -0.4, -0.9])
+
+    def exact(row) -> Fraction:
+        tenths = [round(v * 10) for v in row]
+        x, y = tenths[:3], tenths[3:]
+        cross = Fraction(sum(abs(a - b) for a in x for b in y), 9)
+        within = [sum(abs(a - b) for a, b in itertools.combinations(side, 2)) for side in (x, y)]
+        return Fraction(9, 6) * (2 * cross - Fraction(within[0], 3) - Fraction(within[1], 3))
+
+    rng = np.random.default_rng(3)
+    shuffled = np.concatenate([rng.permuted(np.broadcast_to(z, (k, len(z))), axis=1) for k in (50, 49)])
+    beaten = sum(exact(row) >= exact(z) for row in shuffled)
+    assert _split(z, np.random.default_rng(3), 3, 99, alpha=1.0) == (3, pytest.approx((beaten + 1) / 100))
 
 
 def test_a_run_s_uncertainty_is_the_log_width_of_its_interval_over_two_normal_quantiles():

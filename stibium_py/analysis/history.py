@@ -96,9 +96,12 @@ FIRST_LOOK = 50             # orderings drawn before the sequential test first l
 
 def _energy(z: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
     """For each row of z (orderings of one segment), the split with the largest energy statistic (univariate,
-    exponent 1) and that statistic. The sums of distances within each side come from _prefix_within (within the
-    first t values, and within the last n - t from the reversed row), the sum across the sides from their total;
-    the rows are taken a block at a time (ENERGY_BLOCK_VALUES)."""
+    exponent 1) and that statistic. The sum of distances within the first t values comes from _prefix_within; the
+    others from it and each value's sum of distances to every value of the segment, g (the same for a value in any
+    ordering): over the first t values the g add up to twice the sum within them and the sum across the split, so
+    the sum across is their total less twice the first, and the sum within the last n - t is what is left of all
+    the pairs' sum (half of all the g). Before, the last n - t came from a second pass over each row reversed,
+    twice the work. The rows are taken a block at a time (ENERGY_BLOCK_VALUES)."""
     rows, n = z.shape
     per_block = max(1, ENERGY_BLOCK_VALUES // (1 << max(0, (n - 1).bit_length())))
     t = np.arange(min_size, n - min_size + 1)
@@ -106,9 +109,19 @@ def _energy(z: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
     taus, qs = [], []
     for start in range(0, rows, per_block):
         part = z[start:start + per_block]
-        before, after = _prefix_within(part), _prefix_within(part[:, ::-1])
-        within_x, within_y = before[:, t], after[:, n - t]
-        cross = before[:, n][:, None] - within_x - within_y
+        where = np.argsort(part, axis=1, kind="stable")
+        ordered = np.take_along_axis(part, where, 1)
+        below = np.zeros((len(part), n + 1))
+        below[:, 1:] = np.cumsum(ordered, axis=1)
+        # g of the value of rank r (r values below it): v (2 r - n) - 2 (the sum below it) + the sum of all (ties add 0)
+        g = np.empty_like(part)
+        np.put_along_axis(g, where, ordered * (2 * np.arange(n) - n) - 2 * below[:, :n] + below[:, n:], 1)
+        g_before = np.zeros((len(part), n + 1))
+        g_before[:, 1:] = np.cumsum(g, axis=1)
+        all_pairs = g_before[:, n:] / 2
+        within_x = _prefix_within(part)[:, t]
+        cross = g_before[:, t] - 2 * within_x
+        within_y = all_pairs - within_x - cross
         e = 2 * cross / (m * k) - within_x / (m * (m - 1) / 2) - within_y / (k * (k - 1) / 2)
         q = m * k / n * e
         best = np.argmax(q, axis=1)
@@ -124,30 +137,39 @@ def _prefix_within(z: np.ndarray) -> np.ndarray:
     W grows by d_t = sum over i < t of |z_t - z_i| = z_t (2 c_t - t) - 2 s_t + P_t, where c_t and s_t are the count
     and the sum of the earlier values below z_t and P_t the sum of all earlier values (a tie adds 0 to either side).
     c and s come from a merge of sorted halves: at each level, blocks of 2h values whose halves are sorted already
-    are sorted whole (a stable sort, which merges two sorted runs in linear time), and each value of a right half
-    gains the count and sum of the left half's values before it in that order."""
+    are sorted whole (a stable sort, which merges two sorted runs in linear time). A value of a right half at place
+    p of the merged block, the j-th of its half, has p - j of the left half's values before it, and their sum is the
+    left half's first p - j values' (a prefix sum of the row before the merge). Each value carries its 2 z c - 2 s
+    through the levels in the merged order; the order they end in is the row's stable sort, where they are put
+    back in place once."""
     rows, n = z.shape
     size = 1 << max(0, (n - 1).bit_length())
     values = np.zeros((rows, size))
     values[:, :n] = z                         # the padding lies after every value: it is never an earlier one
-    where = np.broadcast_to(np.arange(size), (rows, size)).copy()
-    count, total = np.zeros((rows, size)), np.zeros((rows, size))
-    row = np.arange(rows)[:, None]
+    carried = np.zeros((rows, size))
+    sums = np.zeros((rows, size + 1))
     half = 1
     while half < size:
-        order = np.argsort(values.reshape(rows, -1, 2 * half), axis=2, kind="stable")
-        values = np.take_along_axis(values.reshape(rows, -1, 2 * half), order, 2)
-        where = np.take_along_axis(where.reshape(rows, -1, 2 * half), order, 2)
-        left = order < half
-        right = ~left
-        count[row, where.reshape(rows, size)] += np.where(right, np.cumsum(left, axis=2), 0).reshape(rows, size)
-        total[row, where.reshape(rows, size)] += np.where(
-            right, np.cumsum(np.where(left, values, 0.0), axis=2), 0.0).reshape(rows, size)
-        values, where = values.reshape(rows, size), where.reshape(rows, size)
+        width, blocks = 2 * half, size // (2 * half)
+        np.cumsum(values, axis=1, out=sums[:, 1:])
+        order = np.argsort(values.reshape(rows, blocks, width), axis=2, kind="stable")
+        merged = np.take_along_axis(values.reshape(rows, blocks, width), order, 2)
+        carried = np.take_along_axis(carried.reshape(rows, blocks, width), order, 2)
+        right = order >= half
+        count = np.where(right, np.arange(width) - order + half, 0)
+        start = (np.arange(blocks) * width)[:, None]
+        total = (np.take_along_axis(sums, (start + count).reshape(rows, size), 1).reshape(rows, blocks, width)
+                 - sums[:, start])
+        carried += np.where(right, 2 * merged * count - 2 * total, 0.0)
+        values, carried = merged.reshape(rows, size), carried.reshape(rows, size)
         half *= 2
+    placed = np.zeros((rows, size))
+    padded = np.zeros((rows, size))
+    padded[:, :n] = z
+    np.put_along_axis(placed, np.argsort(padded, axis=1, kind="stable"), carried, 1)
     earlier = np.zeros((rows, n))
     earlier[:, 1:] = np.cumsum(z, axis=1)[:, :-1]
-    d = z * (2 * count[:, :n] - np.arange(n)) - 2 * total[:, :n] + earlier
+    d = placed[:, :n] - z * np.arange(n) + earlier
     out = np.zeros((rows, n + 1))
     out[:, 1:] = np.cumsum(d, axis=1)
     return out
@@ -171,11 +193,15 @@ def _split(z: np.ndarray, rng: np.random.Generator, min_size: int, permutations:
     # the time), then blocks twice as large; a block holds at most about 64 Ki values (16 orderings of 10,000 runs)
     largest = max(16, PERMUTATION_BLOCK_VALUES // (1 << max(0, (len(z) - 1).bit_length())))
     block = min(FIRST_LOOK, largest)
+    # an ordering that splits the same two sets ties with the split: counted as beating it, whatever the rounding of
+    # its sums in another order (on the statistic's scale, n times the values' range; with no step q is near 0, where
+    # a tolerance relative to q alone left ties to the rounding)
+    tie = 1e-12 * max(abs(float(q[0])), len(z) * float(np.ptp(z)))
     beaten = done = 0
     while done < permutations:
         rows = min(block, permutations - done)
         shuffled = rng.permuted(np.broadcast_to(z, (rows, len(z))), axis=1)
-        beaten += int(np.sum(_energy(shuffled, min_size)[1] >= q[0] - 1e-12 * abs(q[0])))
+        beaten += int(np.sum(_energy(shuffled, min_size)[1] >= q[0] - tie))
         done += rows
         if beaten > most_beaten:
             break
@@ -217,7 +243,7 @@ def ratio_between(before: Sequence[Entry], after: Sequence[Entry], confidence: f
 
 # A segment's test, as kept between calls and commands (history/step_tests.py): the key names everything its answer
 # hangs on; the version changes with anything that changes the orderings drawn (the blocks, the first look)
-TESTS_VERSION = f"e-divisive 1, first look {FIRST_LOOK}, blocks {PERMUTATION_BLOCK_VALUES}"
+TESTS_VERSION = f"e-divisive 2, first look {FIRST_LOOK}, blocks {PERMUTATION_BLOCK_VALUES}"
 
 
 class SegmentTests(Protocol):
