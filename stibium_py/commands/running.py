@@ -47,7 +47,6 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     from ..run.preflight import preflight
     from ..machine.link import parse_rate
     from ..run import RunOptions, read_plan_once, start_series
-    from ..run.jobs import kept_files
     from ..clients.mpi import join
     try:
         link_bytes_per_s = parse_rate(link_rate) if link_rate is not None else None
@@ -70,7 +69,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
         return
     if dry_run:
         expanded = expand_at(loaded.source, loaded.plan, loaded.text, seed, target,
-                             files=None if files_from is None else kept_files(files_from))
+                             files=loaded.named_files())
         preflight(expanded, (target or Path(loaded.plan.target)).expanduser(), expanded.space_needed_bytes(keep_files),
                   allow_nonempty, out_dir)
         show_plan(loaded.plan, expanded, brief=True)

@@ -12,6 +12,8 @@ from typing import Any, Callable
 from ..machine import memory
 from .helper import CompiledHelper, HelperError, HelperFactory, find_helper
 from ..plan import Expanded, ExpandedTest, Plan, load_plan
+from ..plan.expand import PlanFiles
+from .jobs import kept_files
 from .preflight import RunError
 from ..rundir.record import RunStatus
 
@@ -90,6 +92,10 @@ class LoadedPlan:
     def read(cls, source: Path) -> "LoadedPlan":
         plan, text = load_plan(source)
         return cls(source, plan, text)
+
+    def named_files(self) -> PlanFiles | None:
+        """What reads the files the plan names: files_from's kept copies, or None for the files beside the plan."""
+        return None if self.files_from is None else kept_files(self.files_from)
 
 
 def test_facts(test: ExpandedTest) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from ..units import format_bytes
 from .workdir import WorkDir, work_dir_name
 from .crew import Crew, every_rank_or_none, join_crew
 from .driver import drive
-from .jobs import beside, bench_checked, keep_job_files, kept, kept_files, with_job_files
+from .jobs import beside, bench_checked, keep_job_files, kept, with_job_files
 from .options import Finished, LoadedPlan, RunOptions, expanded_facts, helpers_of
 
 
@@ -41,7 +41,7 @@ def start_run(loaded: LoadedPlan, options: RunOptions, console: Console, helper:
     target = (options.target or Path(plan.target)).expanduser()
     if leads:
         expanded = expand_at(plan_path, plan, text, options.seed, options.target, clients=team.size,
-                             files=None if loaded.files_from is None else kept_files(loaded.files_from))
+                             files=loaded.named_files())
         free = next((t.free_bytes for t in expanded.tests if t.free_bytes is not None), None)
     free = team.share(free if leads else None)
     sent = team.share(kept_files_of(expanded) if leads else None)       # a replay's trace, read by rank 0 alone
