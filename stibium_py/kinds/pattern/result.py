@@ -102,11 +102,7 @@ class PatternPoint:
 
     @property
     def iops_estimate(self) -> Estimate:
-        """IOPS with its interval: every trial moves the same requests and bytes, so IOPS is throughput
-        times requests per byte, and the median and its interval scale with it."""
-        t = self.throughput
-        factor = self.iops / t.estimate if t.estimate else math.nan
-        return t.scaled(factor, t.method.replace("throughput", "IOPS"))
+        return iops_of(self.throughput, self.iops)
 
     def to_json(self) -> dict[str, Any]:
         return {"access": self.access, "granularity_bytes": self.granularity_bytes, "stride_bytes": self.stride_bytes,
@@ -140,6 +136,15 @@ class Mix:
 
 
 MIX_LATENCY_KEYS = ("read_lat_p50_s", "read_lat_p99_s", "write_lat_p50_s", "write_lat_p99_s")
+
+
+def iops_of(throughput: Estimate, iops: float) -> Estimate:
+    """A point's IOPS with its interval, from its throughput's: every request of a point moves its granularity, so a
+    trial's requests a second are its bytes a second over the same number, and the median over trials and its
+    interval scale with it (an open loop's achieved rate, computed apart from the requests before, came to the same
+    numbers, named "median of throughput"). iops: the median of the trials' requests a second."""
+    factor = iops / throughput.estimate if throughput.estimate else math.nan
+    return throughput.scaled(factor, throughput.method.replace("throughput", "IOPS"))
 
 
 def _mix(rs: Table, fraction: float | None, resamples: int, seed: int, confidence: float) -> Mix | None:
@@ -182,8 +187,6 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
         resident = np.nan_to_num(rs.resident_before, nan=0.0)
         throughput = rates.median_rate(rs.bytes, seconds, resamples, seed, confidence, with_draws=False).rate
         service = _merged_histogram(rs.col("lat_hist_ns"))
-        achieved = rates.median_rate(np.where(requests > 0, requests, 1.0), seconds, resamples, seed, confidence,
-                                     with_draws=False).rate
         out.append(PatternPoint(access=access, granularity_bytes=int(gran), stride_bytes=int(stride),
                                 # rows of an older format lack the call size
                                 call_bytes=int(calls.min()) if len(calls) else int(gran),
@@ -195,7 +198,7 @@ def points(rows: Table, resamples: int, seed: int, confidence: float,
                                 memory_share=below.point_share(shares[idx], rs.resident_before.astype(float))
                                 if shares is not None else None,
                                 mix=_mix(rs, fraction, resamples, seed, confidence), fill=fill or fills.RANDOM,
-                                load=load_of(rs, rate, achieved, service)))
+                                load=load_of(rs, rate, iops_of(throughput, float(np.median(iops))), service)))
     return out
 
 
