@@ -7,6 +7,7 @@ both its ends); a many-runs comparison's table too."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -107,4 +108,9 @@ def test_many_runs_against_a_reference_are_one_line_a_point(every_kind, tmp_path
     lines = console.export_text().splitlines()
     assert all(len(ln) <= width for ln in lines), [ln for ln in lines if len(ln) > width]
     body = _table_rows(lines, "over the reference", len(result.rows))
-    assert all(re.match(r"\S", ln) and re.search(r"\d\.\d{3} (±\d+%|\[\d|\(no interval\))", ln) for ln in body), body
+    for row, ln in zip(result.rows, body):
+        assert re.match(r"\S", ln), body
+        if math.isfinite(row.point.ratio.estimate):
+            assert re.search(r"\d\.\d{3} (±\d+%|\[\d|\(no interval\))", ln), ln
+        else:       # a point without a rate (a files read whose time did not grow with its size, on a busy machine)
+            assert re.search(r"\s-\s+inconclusive", ln), ln
