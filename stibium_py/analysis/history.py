@@ -139,34 +139,33 @@ def _prefix_within(z: np.ndarray) -> np.ndarray:
     c and s come from a merge of sorted halves: at each level, blocks of 2h values whose halves are sorted already
     are sorted whole (a stable sort, which merges two sorted runs in linear time). A value of a right half at place
     p of the merged block, the j-th of its half, has p - j of the left half's values before it, and their sum is the
-    left half's first p - j values' (a prefix sum of the row before the merge). Each value carries its 2 z c - 2 s
+    left half's first p - j values' (a prefix sum of the row before the merge). Each value carries its z c - s
     through the levels in the merged order; the order they end in is the row's stable sort, where they are put
     back in place once."""
     rows, n = z.shape
     size = 1 << max(0, (n - 1).bit_length())
-    values = np.zeros((rows, size))
-    values[:, :n] = z                         # the padding lies after every value: it is never an earlier one
-    carried = np.zeros((rows, size))
+    values = np.zeros(rows * size)            # the rows one after the other, indexed flat (faster than by row)
+    values.reshape(rows, size)[:, :n] = z     # the padding lies after every value: it is never an earlier one
+    carried = np.zeros(rows * size)           # z c - s of each value so far, in the current order
     sums = np.zeros((rows, size + 1))
+    row_start = np.arange(rows)[:, None, None] * (size + 1)
     half = 1
     while half < size:
         width, blocks = 2 * half, size // (2 * half)
-        np.cumsum(values, axis=1, out=sums[:, 1:])
-        order = np.argsort(values.reshape(rows, blocks, width), axis=2, kind="stable")
-        merged = np.take_along_axis(values.reshape(rows, blocks, width), order, 2)
-        carried = np.take_along_axis(carried.reshape(rows, blocks, width), order, 2)
-        right = order >= half
-        count = np.where(right, np.arange(width) - order + half, 0)
-        start = (np.arange(blocks) * width)[:, None]
-        total = (np.take_along_axis(sums, (start + count).reshape(rows, size), 1).reshape(rows, blocks, width)
-                 - sums[:, start])
-        carried += np.where(right, 2 * merged * count - 2 * total, 0.0)
-        values, carried = merged.reshape(rows, size), carried.reshape(rows, size)
+        np.cumsum(values.reshape(rows, size), axis=1, out=sums[:, 1:])
+        order = np.argsort(values.reshape(rows * blocks, width), axis=1, kind="stable")
+        merged_from = (order + np.arange(rows * blocks)[:, None] * width).ravel()
+        values, carried = values[merged_from], carried[merged_from]
+        right = (order >= half).ravel()
+        count = (np.arange(half, width + half) - order).ravel() * right
+        start = np.broadcast_to(row_start + (np.arange(blocks) * width)[None, :, None], (rows, blocks, width)).ravel()
+        flat_sums = sums.ravel()
+        carried += right * (values * count - (flat_sums[start + count] - flat_sums[start]))
         half *= 2
     placed = np.zeros((rows, size))
     padded = np.zeros((rows, size))
     padded[:, :n] = z
-    np.put_along_axis(placed, np.argsort(padded, axis=1, kind="stable"), carried, 1)
+    np.put_along_axis(placed, np.argsort(padded, axis=1, kind="stable"), 2 * carried.reshape(rows, size), 1)
     earlier = np.zeros((rows, n))
     earlier[:, 1:] = np.cumsum(z, axis=1)[:, :-1]
     d = placed[:, :n] - z * np.arange(n) + earlier
