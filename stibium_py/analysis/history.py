@@ -119,7 +119,7 @@ def _energy(z: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
         g_before = np.zeros((len(part), n + 1))
         g_before[:, 1:] = np.cumsum(g, axis=1)
         all_pairs = g_before[:, n:] / 2
-        within_x = _prefix_within(part)[:, t]
+        within_x = _prefix_within(part, where)[:, t]
         cross = g_before[:, t] - 2 * within_x
         within_y = all_pairs - within_x - cross
         e = 2 * cross / (m * k) - within_x / (m * (m - 1) / 2) - within_y / (k * (k - 1) / 2)
@@ -130,7 +130,7 @@ def _energy(z: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(taus), np.concatenate(qs)
 
 
-def _prefix_within(z: np.ndarray) -> np.ndarray:
+def _prefix_within(z: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """W[:, t], the sum of |z_i - z_j| over i < j < t, for t = 0..n, every row of z at once, in O(n log n) a row and
     memory linear in n (the n x n distance matrix's 2-D prefix sums took 499 x n^2 floats: 93 GiB for 5,000 runs).
 
@@ -140,12 +140,15 @@ def _prefix_within(z: np.ndarray) -> np.ndarray:
     are sorted whole (a stable sort, which merges two sorted runs in linear time). A value of a right half at place
     p of the merged block, the j-th of its half, has p - j of the left half's values before it, and their sum is the
     left half's first p - j values' (a prefix sum of the row before the merge). Each value carries its z c - s
-    through the levels in the merged order; the order they end in is the row's stable sort, where they are put
-    back in place once."""
+    through the levels in the merged order; the order they end in is the row's stable sort (`order`, where the caller
+    has it), where they are put back in place once."""
     rows, n = z.shape
     size = 1 << max(0, (n - 1).bit_length())
     values = np.zeros(rows * size)            # the rows one after the other, indexed flat (faster than by row)
-    values.reshape(rows, size)[:, :n] = z     # the padding lies after every value: it is never an earlier one
+    values.reshape(rows, size)[:, :n] = z
+    # the padding lies after every value, so it is never an earlier one; as large as the row's largest, it ends last
+    if n < size:
+        values.reshape(rows, size)[:, n:] = z.max(axis=1, keepdims=True)
     carried = np.zeros(rows * size)           # z c - s of each value so far, in the current order
     sums = np.zeros((rows, size + 1))
     row_start = np.arange(rows)[:, None, None] * (size + 1)
@@ -153,19 +156,20 @@ def _prefix_within(z: np.ndarray) -> np.ndarray:
     while half < size:
         width, blocks = 2 * half, size // (2 * half)
         np.cumsum(values.reshape(rows, size), axis=1, out=sums[:, 1:])
-        order = np.argsort(values.reshape(rows * blocks, width), axis=1, kind="stable")
-        merged_from = (order + np.arange(rows * blocks)[:, None] * width).ravel()
+        merge = np.argsort(values.reshape(rows * blocks, width), axis=1, kind="stable")
+        merged_from = (merge + np.arange(rows * blocks)[:, None] * width).ravel()
         values, carried = values[merged_from], carried[merged_from]
-        right = (order >= half).ravel()
-        count = (np.arange(half, width + half) - order).ravel() * right
+        right = (merge >= half).ravel()
+        count = (np.arange(half, width + half) - merge).ravel() * right
         start = np.broadcast_to(row_start + (np.arange(blocks) * width)[None, :, None], (rows, blocks, width)).ravel()
         flat_sums = sums.ravel()
         carried += right * (values * count - (flat_sums[start + count] - flat_sums[start]))
         half *= 2
+    ended = np.empty((rows, size), dtype=np.intp)
+    ended[:, :n] = np.argsort(z, axis=1, kind="stable") if order is None else order
+    ended[:, n:] = np.arange(n, size)
     placed = np.zeros((rows, size))
-    padded = np.zeros((rows, size))
-    padded[:, :n] = z
-    np.put_along_axis(placed, np.argsort(padded, axis=1, kind="stable"), 2 * carried.reshape(rows, size), 1)
+    np.put_along_axis(placed, ended, 2 * carried.reshape(rows, size), 1)
     earlier = np.zeros((rows, n))
     earlier[:, 1:] = np.cumsum(z, axis=1)[:, :-1]
     d = placed[:, :n] - z * np.arange(n) + earlier

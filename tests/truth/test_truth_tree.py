@@ -37,22 +37,6 @@ CASES = [
 ]
 
 
-def _phase_rows(tmp_path, delay_s: float, delayed: str, phase: str, plan: str) -> tuple[dict, list[dict], float]:
-    """Run the plan on a Recipe D file system whose `delayed` call sleeps delay_s: summary.json, the phase's rows
-    and the mean delay the file system served."""
-    with devices.recipe_d(tmp_path / "dev", delay_s, delayed) as device:
-        summary, run_dir = stibium_run(tmp_path, device, plan)
-    with open(run_dir / "measurements.csv", newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["op"] == phase]
-    return summary, rows, devices.served_delay_s(tmp_path / "dev")
-
-
-def _per_s(rows: list[dict], threads: int) -> float:
-    mine = [r for r in rows if r["threads"] == str(threads)]
-    assert len(mine) == TRIALS and not any(r["error"] for r in mine)
-    return statistics.median(int(r["requests"]) / float(r["seconds"]) for r in mine)
-
-
 @pytest.mark.parametrize("delayed, phase, phases", CASES, ids=[c[1] for c in CASES])
 def test_a_phase_runs_at_threads_over_the_delay(tmp_path, delayed, phase, phases):
     why = missing_for_recipe_d()
@@ -60,11 +44,17 @@ def test_a_phase_runs_at_threads_over_the_delay(tmp_path, delayed, phase, phases
         pytest.skip(f"Recipe D {why}")
     plan = (f"name: tree-truth\ntests:\n  - name: t\n    kind: tree\n    files: {FILES}\n    file_size: 4KB\n"
             f"    dirs: {LIST_DIRS if phase == 'list' else DIRS}\n    threads: [1, 4]\n    trials: {TRIALS}\n    phases: {phases}\n    sync: none\n")
-    summary, rows, served_s = _phase_rows(tmp_path, DELAY_S, delayed, phase, plan)
+    with devices.recipe_d(tmp_path / "dev", DELAY_S, delayed) as device:
+        summary, run_dir = stibium_run(tmp_path, device, plan)
+    with open(run_dir / "measurements.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["op"] == phase]
+    served_s = devices.served_delay_s(tmp_path / "dev")
     print(f"recipe D {delayed}: served {served_s * 1e3:.3f} ms against {DELAY_S * 1e3:.3f} ms asked")
     for threads in (1, 4):
+        mine = [r for r in rows if r["threads"] == str(threads)]
+        assert len(mine) == TRIALS and not any(r["error"] for r in mine)
         # each operation (a file; list: a folder) waits the delay once, threads of them at a time
-        per_s = _per_s(rows, threads)
+        per_s = statistics.median(int(r["requests"]) / float(r["seconds"]) for r in mine)
         expected = threads / served_s
         print(f"recipe D {phase} T{threads}: {per_s:.2f} /s against {expected:.2f} ({per_s / expected - 1:+.2%})")
         assert abs(per_s / expected - 1) < TOLERANCE, (phase, threads, per_s, expected)
@@ -72,5 +62,5 @@ def test_a_phase_runs_at_threads_over_the_delay(tmp_path, delayed, phase, phases
             point = next(p for p in entry(summary, "t", phase)["points"] if p["threads"] == threads)
             assert point["rate_per_s"]["estimate"] == pytest.approx(per_s)
         # one operation's median latency is the delay, plus at most the timer's lateness and FUSE's round trips
-        p50 = statistics.median(float(r["lat_p50_s"]) for r in rows if r["threads"] == str(threads))
+        p50 = statistics.median(float(r["lat_p50_s"]) for r in mine)
         assert DELAY_S <= p50 < served_s * 1.05
