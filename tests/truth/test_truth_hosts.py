@@ -101,10 +101,13 @@ def test_four_hosts_share_the_nas_link_and_the_aggregate_is_its_rate(tmp_path, h
 
 
 def test_a_host_behind_a_slower_link_is_named_the_straggler(tmp_path, harness):
-    """Of four hosts, host3's own link is shaped to 1.67 MB/s, a third of the others' share of the NAS's: it is the
-    straggler of every point (three clients cannot tell which one is odd: four are the fewest)."""
+    """Of four hosts, host3's own link is shaped to 0.83 MB/s, a sixth of the others' share of the NAS's: it is the
+    straggler of every point (three clients cannot tell which one is odd: four are the fewest). At a third (1.67
+    MB/s) two CI clones on a slow machine named it for reads only. The other three hosts' writes spread 5.7-10.4
+    MB/s in runs here, which puts Tukey's lower fence near a quarter of their median, where host3 was at a third;
+    at a sixth it is well below."""
     h = harness(4, link_bytes_per_s=LINK_BYTES_PER_S)
-    h.shape(h.host("host3"), LINK_BYTES_PER_S / 12)
+    h.shape(h.host("host3"), LINK_BYTES_PER_S / 24)
     run_on(h, tmp_path, SEQ_PLAN.format(bytes="2MiB"))
     summary = the_summary(tmp_path)
     named = {(s["point"].split()[1], s["host"]) for s in summary["clients"]["stragglers"]}
@@ -122,8 +125,8 @@ def test_a_host_behind_a_slower_link_is_named_the_straggler(tmp_path, harness):
             print(f"{op}: the other hosts spread {others[0]:.3g}-{others[-1]:.3g} B/s; host3 named: "
                   f"{(op, 'host3') in named}")
     slow = [c for c in clients_of(summary, "seq", "write") if c["host"] == "host3"][0]
-    report_value("host3 behind a link of 1.67 MB/s, its own 1 MiB write rate (B/s)",
-                 LINK_BYTES_PER_S / 12 * PAYLOAD_PER_FRAME, slow["rate_bytes_per_s"])
+    report_value("host3 behind a link of 0.83 MB/s, its own 1 MiB write rate (B/s)",
+                 LINK_BYTES_PER_S / 24 * PAYLOAD_PER_FRAME, slow["rate_bytes_per_s"])
 
 
 LINK_PLAN = """\
