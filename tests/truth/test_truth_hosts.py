@@ -111,19 +111,7 @@ def test_a_host_behind_a_slower_link_is_named_the_straggler(tmp_path, harness):
     run_on(h, tmp_path, SEQ_PLAN.format(bytes="2MiB"))
     summary = the_summary(tmp_path)
     named = {(s["point"].split()[1], s["host"]) for s in summary["clients"]["stragglers"]}
-    assert {host for _, host in named} <= {"host3"}, named         # no other host is ever named
-    for op in ("write", "read"):
-        rates = {c["host"]: c["rate_bytes_per_s"] for c in clients_of(summary, "seq", op)}
-        others = sorted(r for host, r in rates.items() if host != "host3")
-        assert rates["host3"] < 0.6 * others[0], (op, rates)       # the truth: the slowest by the link's factor
-        # the straggler is told from the others' agreement: where the other three rates spread by more than a
-        # quarter of their median (two CI runs of 2026-11-28/29 on a slow machine, writes only), a low one is not
-        # an outlier among them, and the run may rightly name none
-        if others[-1] - others[0] <= 0.25 * others[1]:
-            assert (op, "host3") in named, (op, rates)
-        else:
-            print(f"{op}: the other hosts spread {others[0]:.3g}-{others[-1]:.3g} B/s; host3 named: "
-                  f"{(op, 'host3') in named}")
+    assert named == {("write", "host3"), ("read", "host3")}
     slow = [c for c in clients_of(summary, "seq", "write") if c["host"] == "host3"][0]
     report_value("host3 behind a link of 0.83 MB/s, its own 1 MiB write rate (B/s)",
                  LINK_BYTES_PER_S / 24 * PAYLOAD_PER_FRAME, slow["rate_bytes_per_s"])
