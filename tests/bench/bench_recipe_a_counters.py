@@ -44,7 +44,7 @@ for op, column, truth in (("write", counted.WRITE, W), ("read", counted.READ, R)
         ours.append(float(row["seconds"]))
         kernels.append(seconds)
         base = [x for x in counted.samples if x[0] <= start][-1][column]
-        at_end = next(x for x in counted.samples if x[0] >= end)[column]
+        at_end = next(x for x in counted.samples if x[counted.BEFORE] >= end)[column]
         print(op, nbytes, f"stibium {ours[-1]:.4f} s, counters {seconds:.4f} s: the first byte at the device"
               f" {(first_ns - start) / 1e6:.1f} ms after the start, the last {(done_ns - end) / 1e6:+.1f} ms from its end;"
               f" bytes at the device by its end {at_end - base - nbytes:+d} over the file's")

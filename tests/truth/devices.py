@@ -405,22 +405,25 @@ def recipe_a(work: Path, read_bytes_per_s: int, write_bytes_per_s: int, size_byt
 class Counted:
     """The device's own counters (/sys/dev/block/MAJ:MIN/stat: sectors read and written) read every 2 ms by a
     thread, each sample on the raw monotonic clock the helper times with: the kernel's record of when each byte
-    reached the device, to check the instrument's times against."""
+    reached the device, to check the instrument's times against. A sample is (ns after the read, bytes read, bytes
+    written, ns before the read): the counters held those values at some instant between its two times."""
 
-    READ, WRITE = 1, 2          # a sample's columns: (ns, bytes read, bytes written)
+    READ, WRITE = 1, 2          # a sample's columns
+    BEFORE = 3
 
     def __init__(self, device: Device) -> None:
         rdev = os.stat(_run("findmnt", "-n", "-o", "SOURCE", str(device.mount)).strip()).st_rdev
         self._stat = Path(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/stat")
-        self.samples: list[tuple[int, int, int]] = []
+        self.samples: list[tuple[int, int, int, int]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     def _poll(self) -> None:
         while not self._stop.is_set():
+            before_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
             fields = self._stat.read_text().split()
             self.samples.append((time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW), int(fields[2]) * 512,
-                                 int(fields[6]) * 512))
+                                 int(fields[6]) * 512, before_ns))
             time.sleep(0.002)
 
     def __enter__(self) -> "Counted":
@@ -431,14 +434,30 @@ class Counted:
         self._stop.set()
         self._thread.join()
 
+    def _base(self, start_ns: int, column: int) -> int:
+        """The counter read wholly before a measurement's start: at most what it was at the start."""
+        return [s for s in self.samples if s[0] <= start_ns][-1][column]
+
     def moved(self, start_ns: int, nbytes: int, column: int) -> tuple[float, int]:
         """A measurement's bytes at the device: the seconds from the first of them to the sample by which all had
-        reached it (from the counter before its start), and when that was (ns): each within a sample (2 ms)."""
-        base = [s for s in self.samples if s[0] <= start_ns][-1][column]
+        reached it (from the counter before its start), and when that was (ns): each within a sample (2 ms) when
+        the thread is not kept waiting."""
+        base = self._base(start_ns, column)
         after = [s for s in self.samples if s[0] > start_ns]
         first = next(s[0] for s in after if s[column] > base)
         last = next(s[0] for s in after if s[column] >= base + nbytes)
         return (last - first) / 1e9, last
+
+    def short_after(self, start_ns: int, nbytes: int, column: int, from_ns: int) -> list[int]:
+        """The samples read wholly after from_ns (their ns before the read) that show fewer of a measurement's bytes
+        at the device than it moved: each a proof that some had not reached it by then. A thread kept from
+        sampling gives fewer samples, never a false one."""
+        base = self._base(start_ns, column)
+        return [s[self.BEFORE] for s in self.samples if s[self.BEFORE] >= from_ns and s[column] < base + nbytes]
+
+    def read_within(self, from_ns: int, to_ns: int) -> bool:
+        """Whether a sample was read wholly between the two times: what makes short_after's silence mean something."""
+        return any(from_ns <= s[self.BEFORE] and s[0] <= to_ns for s in self.samples)
 
 
 def _throttle_v2(root: Path, majmin: str, read_bytes_per_s: int, write_bytes_per_s: int,
