@@ -119,6 +119,18 @@ class Table:
     def valid(self) -> "Table":
         return self.take(np.flatnonzero(self.ok))
 
+    def coded(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A column's distinct values and each measurement's code into them: the reader's dictionary where it
+        kept one, one value where every row has it, else found here (a missing number is None)."""
+        if name in self._codes:
+            distinct, code = self._codes[name]
+            return distinct, (code if self._index is None else code[self._index])
+        values = self.col(name)
+        if values.ndim == 1 and len(values) and values.strides == (0,):       # one value in every row (_same)
+            distinct, _ = _factorize(values[:1])
+            return distinct, np.broadcast_to(np.int64(0), (len(values),))
+        return _factorize(values)
+
     def groups(self, *names: str) -> dict[tuple, np.ndarray]:
         """The indexes of the measurements per distinct value of the named columns (a missing number is None
         there), the groups in the order their first measurement appears."""
@@ -126,11 +138,7 @@ class Table:
             return {}
         codes, values = [], []
         for name in names:
-            if name in self._codes:
-                distinct, code = self._codes[name]
-                code = code if self._index is None else code[self._index]
-            else:
-                distinct, code = _factorize(self.col(name))
+            distinct, code = self.coded(name)
             codes.append(code)
             values.append(distinct)
         combined = np.ravel_multi_index(codes, [len(v) for v in values])
