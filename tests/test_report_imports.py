@@ -44,7 +44,7 @@ PLAN = {**EVERY_KIND, "tests": [*EVERY_KIND["tests"],
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the helper's clock is CLOCK_MONOTONIC_RAW on Linux")
-def test_a_run_of_every_kind_imports_its_reports_libraries_after_its_last_measurement(tmp_path):
+def test_a_run_of_every_kind_imports_its_reports_libraries_after_its_last_measurement(tmp_path, disk_dir):
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(SITECUSTOMIZE.format(heavy=set(HEAVY)))
@@ -54,10 +54,10 @@ def test_a_run_of_every_kind_imports_its_reports_libraries_after_its_last_measur
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "STIBIUM_TEST_IMPORT_LOG": str(log),
            "PYTHONPATH": os.pathsep.join([str(hook), root, os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "stibium_py", "run", str(plan), "--target", str(tmp_path / "t"),
-                           "--out", str(tmp_path / "r"), "--no-history"], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-m", "stibium_py", "run", str(plan), "--target", str(disk_dir / "t"),
+                           "--out", str(disk_dir / "r"), "--no-history"], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
-    run = next((tmp_path / "r").iterdir())
+    run = next((disk_dir / "r").iterdir())
     with open(run / "measurements.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     last_end_ns = max(int(r["end_ns"]) for r in rows)
