@@ -79,7 +79,8 @@ def read_measurements(run_dir: Path) -> tuple[Table, int]:
     known = set(registry.names())
 
     def wrong(name: str, refused: Callable[[Any], bool]) -> None:
-        # each distinct value judged once, its rows found by their codes (a million rows: 0.1 s, not 1.2)
+        # each distinct value judged once, its rows found by their codes: a column of a million cells has a few
+        # distinct values, and listing the cells cost more than the rest of the checks (docs/performance.md)
         nonlocal bad
         distinct, code = table.coded(name)
         judged = np.fromiter((refused(v) for v in distinct), dtype=bool, count=len(distinct))

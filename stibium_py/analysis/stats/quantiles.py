@@ -1,6 +1,6 @@
 """Quantiles and binomial sums: scipy.special's, imported at the first call. Modules that only carry estimates
-import this one (estimate.py), among them the plan's expansion: importing scipy there cost a run 0.47 s before its
-first measurement, of which 0.23 s was scipy's array-API layer walking numpy (docs/performance.md)."""
+import this one (estimate.py), among them the plan's expansion, which a run does before its first measurement and
+`plan show` does alone: neither needs scipy (docs/performance.md, "Where a run's and a report's time goes")."""
 
 from __future__ import annotations
 
