@@ -17,9 +17,8 @@ from test_terminal_kinds import PLAN as EVERY_KIND
 
 HEAVY = ("scipy", "statsmodels", "pandas", "plotly")
 
-# Every Python process started with this folder first on its path logs
-# the first import of each library named, at its start, on the clock the helper times with: an audit hook's
-# "import" event is raised as an import begins.
+# Every Python process started with this folder first on its path logs the first import of each library named, at
+# its start, on the clock the helper times with: an audit hook's "import" event is raised as an import begins.
 SITECUSTOMIZE = """\
 import os, sys, time
 _LOG, _SEEN = os.environ["STIBIUM_TEST_IMPORT_LOG"], set()
