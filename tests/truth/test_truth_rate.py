@@ -153,15 +153,16 @@ def test_a_stall_shows_in_the_open_loop_s_p99_and_hides_from_the_closed_loop_s(t
 
 @pytest.mark.timeout(900)
 def test_a_targets_search_finds_the_capacity_the_device_sets(tmp_path):
-    """slo on Recipe C (2 ms a request, one at a time): well below its capacity constant arrivals never wait and
-    the response p99 is the service time; above it every trial ends with a backlog of (rate - capacity) x 1 s
-    requests, the last ones waiting tens of milliseconds. A target of 10 ms is met up to near the capacity and
-    missed a grid step past it: the search's bracket's middle within 5 % of the capacity measured kept busy, no
-    rate met 2 % above it. Within a few percent under it a slow machine misses too, and rightly: the capacity is the
-    machine's as much as the device's (FUSE's daemon and the kernel's way to the slot; 464.2 before the search
-    and 460.9 after it on a slow CI machine), and a second at 98 % of it where that dips a percent or two builds a
-    backlog of several requests, 2 ms each (there, one trial of three at 453.1/s, 98.0 % of the capacity, had its
-    p99 over 10 ms). So the lowest rate missed is asked to be at 95 % of the capacity or more."""
+    """slo on Recipe C (2 ms a request, one at a time): well below its capacity constant arrivals never wait and the
+    response p99 is the service time; above it every trial ends with a backlog of (rate - capacity) x 1 s requests,
+    the last ones waiting tens of milliseconds. A target of 10 ms is met up to near the capacity and missed a grid
+    step past it: the search's bracket's middle within 5 % of the capacity measured kept busy, no rate met 3 % above
+    it (the capacity itself moved 0.7-1.3 % between its two measurements in three runs). Within a few percent under
+    it a slow machine misses too, and rightly: the capacity is the machine's as much as the device's (FUSE's daemon
+    and the kernel's way to the slot; 464.2 before the search and 460.9 after it on a slow CI machine), and a second
+    at 98 % of it where that dips a percent or two builds a backlog of several requests, 2 ms each (there, one trial
+    of three at 453.1/s, 98.0 % of the capacity, had its p99 over 10 ms). So the lowest rate missed is asked to be
+    at 95 % of the capacity or more."""
     why = devices.missing_for_recipe_c()
     if why:
         pytest.skip(f"Recipe C {why}")
@@ -198,5 +199,5 @@ tests:
           f"{missed:.1f}/s (p99 {answer['missed']['resp_p99_s']['estimate'] * 1e3:.2f} ms), {len(answer['searched'])} "
           f"rates searched; the bracket's middle {middle / capacity - 1:+.2%} from the capacity")
     assert missed / met <= 1.0625 + 1e-9                       # neighbours on the grid
-    assert met <= capacity * 1.02 and missed >= capacity * 0.95
+    assert met <= capacity * 1.03 and missed >= capacity * 0.95
     assert abs(middle / capacity - 1) <= 0.05
