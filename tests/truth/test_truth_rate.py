@@ -144,11 +144,18 @@ def test_a_stall_shows_in_the_open_loop_s_p99_and_hides_from_the_closed_loop_s(t
           f"p50 {closed['lat_p50_s'] * 1e3:.3f} ms, p99 {closed['lat_p99_s'] * 1e3:.3f} ms, max "
           f"{closed['lat_max_s'] * 1e3:.1f} ms; at 1,000/s {opened['requests']} requests, response p50 "
           f"{opened['resp_p50_s'] * 1e3:.3f} ms, p99 {opened['resp_p99_s'] * 1e3:.1f} ms, service p99 "
-          f"{opened['lat_p99_s'] * 1e3:.1f} ms, {opened['late_issues']} issued late")
+          f"{opened['lat_p99_s'] * 1e3:.1f} ms, {opened['late_issues']} issued late (by {opened['issue_late_p50_s'] * 1e3:.3f} ms "
+          f"at the median, {opened['issue_late_p99_s'] * 1e3:.3f} ms at p99, {opened['issue_late_max_s'] * 1e3:.1f} ms at most)")
     assert opened["resp_p99_s"] >= 0.100
     assert closed["lat_p99_s"] < 0.010 and closed["lat_max_s"] >= 0.100     # the stall met once a second
-    # every request issued, nearly all on time: the wait is the device's, not the instrument's
-    assert opened["requests"] == 10_000 and opened["late_issues"] <= 1_000
+    # every request issued, and the wait the device's, not the instrument's: the service time, timed from each
+    # request's own issue, shows the stall as the response time does, and the issues' own lateness is a tenth of
+    # the stall at most at p99. (A count of issues over 100 us late said too little: after each stall the
+    # device's two hundred answers at once take the CPU from the issuer for a few milliseconds, and a slow CI
+    # machine issued 1,097 of the 10,000 late where this one issues 210-302, 759 with a core kept busy, their
+    # p99 0.68-0.85 ms and 3.5 ms)
+    assert opened["requests"] == 10_000
+    assert opened["lat_p99_s"] >= 0.100 and opened["issue_late_p99_s"] < 0.020
 
 
 @pytest.mark.timeout(900)
