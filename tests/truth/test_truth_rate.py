@@ -158,18 +158,24 @@ def test_a_stall_shows_in_the_open_loop_s_p99_and_hides_from_the_closed_loop_s(t
     assert opened["lat_p99_s"] >= 0.100 and opened["issue_late_p99_s"] < 0.020
 
 
+TARGET_S = 0.100
+TRIAL_S = 2.0
+
+
 @pytest.mark.timeout(900)
 def test_a_targets_search_finds_the_capacity_the_device_sets(tmp_path):
-    """slo on Recipe C (2 ms a request, one at a time): well below its capacity constant arrivals never wait and the
-    response p99 is the service time; above it every trial ends with a backlog of (rate - capacity) x 1 s requests,
-    the last ones waiting tens of milliseconds. A target of 10 ms is met up to near the capacity and missed a grid
-    step past it: the search's bracket's middle within 5 % of the capacity measured kept busy, no rate met 3 % above
-    it (the capacity itself moved 0.7-1.3 % between its two measurements in three runs). Within a few percent under
-    it a slow machine misses too, and rightly: the capacity is the machine's as much as the device's (FUSE's daemon
-    and the kernel's way to the slot; 464.2 before the search and 460.9 after it on a slow CI machine), and a second
-    at 98 % of it where that dips a percent or two builds a backlog of several requests, 2 ms each (there, one trial
-    of three at 453.1/s, 98.0 % of the capacity, had its p99 over 10 ms). So the lowest rate missed is asked to be
-    at 95 % of the capacity or more."""
+    """slo on Recipe C (2 ms a request, one at a time), a target far above the machine's own stalls: below the
+    capacity C (measured kept busy) constant arrivals barely wait; above it a trial of D seconds builds a backlog
+    that grows all through it, so a request arriving t seconds in waits (rate / C - 1) t. Its response p99 is about
+    (rate / C - 1) x 0.99 D plus the service time s, so a target T is met up to the knee C (1 + (T - s) / (0.99 D)):
+    with T = 100 ms and D = 2 s, 4.9 % above C. The search's bracket holds that knee: its middle within 5 %, no rate
+    met 3 % above it and none missed 3 % below it (C moved 0.7-1.3 % between its two measurements in three runs).
+
+    The target was 10 ms with trials of 1 s first, and a slow CI machine missed it at 95-98 % of C: a stall of the
+    machine of h ms at a load of rho leaves h rho / (1 - rho) ms of requests behind it (at 95 %, a 10 ms stall
+    delays 190 ms of them), and in a trial of about 450 requests p99 is the fifth slowest, so one stall of 10 ms
+    decides it. At 100 ms only a stall of nearly that could, and above C a stall of h moves the knee by h / D (0.5 %
+    for 10 ms)."""
     why = devices.missing_for_recipe_c()
     if why:
         pytest.skip(f"Recipe C {why}")
@@ -189,22 +195,25 @@ tests:
     access: random
     granularities: [4KiB]
     span: 32MiB
-    duration: 1s
+    duration: 2s
     queue_depth: 8
-    slo: {p99: 10ms, lowest: 125 IOPS, highest: 2k IOPS}
+    slo: {p99: 100ms, lowest: 125 IOPS, highest: 2k IOPS}
     trials: 3
 """)
         after = _read(helper, path, "--duration", "5", "--queue-depth", "8")
     capacity = (before["requests"] + after["requests"]) / (before["seconds"] + after["seconds"])
+    service_s = 1 / capacity                 # the slot's time a request
+    knee = capacity * (1 + (TARGET_S - service_s) / (0.99 * TRIAL_S))
     (test,) = summary["tests"]
     (answer,) = test["slo"]
     met, missed = answer["met"]["rate_per_s"], answer["missed"]["rate_per_s"]
     middle = (met * missed) ** 0.5
     print(f"TRUTH slo on Recipe C ({DELAY_S * 1e3:.0f} ms a request, one at a time): capacity kept busy "
-          f"{before['requests'] / before['seconds']:.1f} and {after['requests'] / after['seconds']:.1f} requests/s; "
-          f"p99 <= 10 ms met at {met:.1f}/s (p99 {answer['met']['resp_p99_s']['estimate'] * 1e3:.2f} ms), missed at "
-          f"{missed:.1f}/s (p99 {answer['missed']['resp_p99_s']['estimate'] * 1e3:.2f} ms), {len(answer['searched'])} "
-          f"rates searched; the bracket's middle {middle / capacity - 1:+.2%} from the capacity")
+          f"{before['requests'] / before['seconds']:.1f} and {after['requests'] / after['seconds']:.1f} requests/s, "
+          f"the knee of p99 <= {TARGET_S * 1e3:.0f} ms in {TRIAL_S:.0f} s trials {knee:.1f}/s; met at {met:.1f}/s "
+          f"(p99 {answer['met']['resp_p99_s']['estimate'] * 1e3:.2f} ms), missed at {missed:.1f}/s (p99 "
+          f"{answer['missed']['resp_p99_s']['estimate'] * 1e3:.2f} ms), {len(answer['searched'])} rates searched; the "
+          f"bracket's middle {middle / knee - 1:+.2%} from the knee")
     assert missed / met <= 1.0625 + 1e-9                       # neighbours on the grid
-    assert met <= capacity * 1.03 and missed >= capacity * 0.95
-    assert abs(middle / capacity - 1) <= 0.05
+    assert met <= knee * 1.03 and missed >= knee * 0.97
+    assert abs(middle / knee - 1) <= 0.05
