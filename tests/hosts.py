@@ -84,9 +84,8 @@ class Hosts:
     # no attribute or folder cache: every host sees a change at once
     sshfs_options: str = "reconnect,cache=no"
     export_on: Path | None = None      # the NAS's folder, where not work/export (a folder on a device of known speed)
-    # work/export a tmpfs of its own: the NAS passes each write's fsync on to its folder's device, and on this
-    # machine's disk that wait put four and three hosts' writes 1.5-2.6 % under what the link carries (3.2 % on a
-    # slow CI machine) where the truth is the link's; in memory the link is the only limit
+    # work/export a tmpfs of its own: the NAS passes each write's fsync on to its folder's device, whose wait is no
+    # part of a link's truth; in memory the link is the only limit (figures: docs/truth-devices.md, "Many hosts")
     _export_mounted: bool = False
     hosts: list[Host] = field(default_factory=list)
     _bound: bool = False               # the harness's folder is bind-mounted on itself (made private)
