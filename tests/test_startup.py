@@ -65,6 +65,8 @@ def test_the_version_the_help_and_a_completion_load_no_terminal_library_and_no_o
     assert "rich" not in loaded
     commands = {f"stibium_py.commands.{module}" for module, _, _ in COMMANDS.values()}
     assert loaded & commands == ({"stibium_py.commands.running"} if env else set())
+    # nor what only a run or an unknown plan's hint asks for
+    assert loaded & {"stibium_py.registry", "dataclasses", "difflib"} == set()
 
 
 def test_a_command_that_analyses_loads_them_when_it_runs():

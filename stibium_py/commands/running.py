@@ -4,14 +4,14 @@ a run directory and ends with its report."""
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import PlanError, RunError
-from .. import registry
+# the registry, dataclasses and the run's modules are imported in the commands' bodies: a completion TAB imports
+# this module for its options and wants no more than click (docs/performance.md)
 from .names import short_help
 from .common import (console, user_errors, history_options, silence_option, quiet_option, complete_plan, recorder,
                      after_run, check_run_dir)
@@ -60,6 +60,7 @@ def run(plan: str, target: Path | None, out_dir: Path, seed: int | None, keep_fi
     loaded = read_plan_once(team, plan)
     if files_from is not None:
         check_run_dir(files_from)
+        from dataclasses import replace
         loaded = replace(loaded, files_from=files_from)
     options = RunOptions(target=target, out_dir=out_dir, seed=seed, keep_files=keep_files,
                          allow_nonempty=allow_nonempty, remove_beside_report=True,
@@ -151,6 +152,7 @@ def verify(target: Path, size: str | None, file_size: str, keep: bool, out_dir: 
     corrupted and unreadable ones. A plan of one verify test, run as every plan is (resumable, in the history);
     its files go in a folder of its own in TARGET, removed at the end unless --keep. Exit status 1 where a byte
     did not read back as written."""
+    from .. import registry
     command = registry.part(registry.VERIFY, "command")
     from ..run import RunOptions, resume_run, start_series
     from ..history.where import where_here

@@ -4,7 +4,6 @@ plan model."""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from ..errors import PathError, PlanError
@@ -51,6 +50,7 @@ def resolve_plan_path(name_or_path: str) -> Path:
         return plans[name_or_path]
     if path.suffix in (".yaml", ".yml") or "/" in name_or_path:
         raise PlanError(f"{name_or_path}: no such plan file")
+    import difflib         # here, not at the top: a completion TAB imports this module and never asks
     near = difflib.get_close_matches(name_or_path, list(plans), n=1)
     hint = f"did you mean '{near[0]}'? " if near else ""
     raise PlanError(f"{name_or_path}: not a plan file or a built-in plan; {hint}`stibium plans` lists the built-in ones")
