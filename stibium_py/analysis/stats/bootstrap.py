@@ -186,28 +186,41 @@ def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.r
     # a second position is drawn among the nv - m positions past its first one's stratum (m its members),
     # counting on from the stratum's end; the resamples are laid out twice over, so that a count past the
     # last position reads the first ones again without a wrap
-    span = (nv - vmembers).astype(float)
-    past = vfirst + vmembers
+    # (both in one word, span high and the first position past low: one lookup a pair, not two)
+    past_span = ((nv - vmembers).astype(np.uint64) << np.uint64(32)) | (vfirst + vmembers).astype(np.uint64)
+    # a resample's points as y + i x: a pair's two points are two gathers, not four, and one subtraction
+    # gives both differences
+    points = np.empty((chunk, 2, nv), complex)
     for b0 in range(0, resamples, chunk):       # in place where it can be: this loop is the summary's cost
         nb = min(chunk, resamples - b0)
         b = np.arange(b0, b0 + nb, dtype=np.uint64)[:, None] * np.uint64(nv) + salt
-        j1 = rng.integers(0, nv, (nb, SAMPLED_PAIRS))
-        u = rng.random((nb, SAMPLED_PAIRS))
-        u *= span[j1]
-        j2 = u.astype(np.int64)
-        j2 += past[j1]
+        # a pair from one 64-bit draw: its high half picks the first position (one of nv), its low half the
+        # second (one of the span past the first's stratum), each by multiplication and a shift (Lemire): a
+        # position is at most nv / 2^32 (1e-7) more likely than another, and there is one draw a pair, not two
+        # (the generator's two draws a pair were a third of the loop's time: docs/performance.md)
+        j2 = rng.bit_generator.random_raw((nb, SAMPLED_PAIRS))
+        j1 = j2 >> np.uint64(32)
+        j1 *= np.uint64(nv)
+        j1 >>= np.uint64(32)
+        j2 &= np.uint64(0xFFFFFFFF)
+        stratum = past_span[j1]
+        j2 *= stratum >> np.uint64(32)
+        j2 >>= np.uint64(32)
+        stratum &= np.uint64(0xFFFFFFFF)
+        j2 += stratum
+        row = np.arange(0, nb * 2 * nv, 2 * nv, dtype=np.uint64)[:, None]
+        j1 += row
+        j2 += row
         # the pass's resamples built whole (nb x nv points, a tenth of its pairs), each row twice: a pair's
         # two points are looked up in them, not hashed pair by pair
         e = _member(b, np.broadcast_to(positions, (nb, nv)), first, members)
-        row = np.arange(0, nb * 2 * nv, 2 * nv, dtype=np.int64)[:, None]
-        j1 += row
-        j2 += row
-        rx, ry = np.tile(xs[e], 2).ravel(), np.tile(ys[e], 2).ravel()
-        d = ry[j2]
-        d -= ry[j1]
-        dx = rx[j2]
-        dx -= rx[j1]
-        d /= dx
+        z = points[:nb]
+        z.real = ys[e][:, None, :]
+        z.imag = xs[e][:, None, :]
+        z = z.reshape(-1)
+        dz = z[j2.view(np.int64)]
+        dz -= z[j1.view(np.int64)]
+        d = dz.real / dz.imag
         # the median of an even count: the upper middle selected, the lower middle the largest below it
         # (one selection, a quarter of the time of selecting both)
         d.partition(half, axis=1)
