@@ -7,6 +7,7 @@ machine, fewer under load, so that is a measurement, not a test); the guarded on
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -70,3 +71,26 @@ def test_the_robust_line_computed_on_threads_at_once_in_a_fresh_interpreter():
     found = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout.strip()
              for _ in range(TRIES)]
     assert found == ["whole"] * TRIES, found
+
+
+def test_scipy_imported_through_library_leaves_numpy_s_unused_submodules_unloaded_and_numpy_as_it_was():
+    """scipy's copy of numpy's namespace would import numpy.f2py and numpy.testing at its first import
+    (imports.NOT_FOR_SCIPY); through library() it does not, and numpy's names are the same after."""
+    code = textwrap.dedent("""
+        import json, sys
+        import numpy
+        names, listed = list(numpy.__all__), dir(numpy)
+        from stibium_py.analysis.stats import library
+        stats = library("scipy.stats")
+        unloaded = [m for m in ("numpy.f2py", "numpy.testing") if m not in sys.modules]
+        same = numpy.__all__ == names and dir(numpy) == listed
+        tau = float(stats.kendalltau([1, 2, 3, 4], [1, 3, 2, 4]).statistic)
+        import numpy.f2py, numpy.testing
+        print(json.dumps([unloaded, same, tau, numpy.f2py.__name__]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    unloaded, same, tau, f2py = json.loads(out.stdout)
+    assert unloaded == ["numpy.f2py", "numpy.testing"]
+    assert same is True
+    assert abs(tau - 2 / 3) < 1e-12
+    assert f2py == "numpy.f2py"
