@@ -177,10 +177,11 @@ def _sampled_pair_slopes(x: np.ndarray, y: np.ndarray, resamples: int, rng: np.r
     first, members = np.repeat(start, vsize), np.repeat(size, vsize)      # ... and among the points
     salt = np.uint64(rng.integers(1, 2**62))
     out = np.empty(resamples)
-    # resamples per pass: 50. A pass draws its pairs together, so the count is part of the numbers: another
-    # gives other (equally valid) resamples. Fewer a pass would save little of the loop (docs/performance.md)
-    # at the price of every interval's digits, so it stays at 50
-    chunk = max(1, int(2.5e5 // SAMPLED_PAIRS))
+    # resamples per pass: 10, so that a pass's points (10 x 2 x nv complex numbers, 160 KB at nv = 500) stay in a
+    # core's cache while its pairs are looked up in them (50 a pass, 780 KB, made the loop half as slow again:
+    # docs/performance.md). A pair is one draw of the generator, taken in order, so the count a pass does not
+    # change the numbers
+    chunk = 10
     half = SAMPLED_PAIRS // 2
     positions = np.arange(nv)
     # a second position is drawn among the nv - m positions past its first one's stratum (m its members),
