@@ -94,3 +94,37 @@ def test_scipy_imported_through_library_leaves_numpy_s_unused_submodules_unloade
     assert same is True
     assert abs(tau - 2 / 3) < 1e-12
     assert f2py == "numpy.f2py"
+
+
+def test_scipy_s_docstrings_stay_as_written_and_its_parse_is_its_own_again_after():
+    """scipy's array-API decorator parses each marked function's docstring at import to add a table; through
+    library() it is given the docstring as written (imports._AsWritten), and numpydoc's parse is back after."""
+    code = textwrap.dedent("""
+        import json
+        from stibium_py.analysis.stats import library
+        stats = library("scipy.stats")
+        import scipy._lib._array_api as api
+        doc = stats.kendalltau.__doc__ or ""
+        print(json.dumps([api.FunctionDoc.__module__, api.FunctionDoc.__name__, doc.splitlines()[0],
+                          float(stats.kendalltau([1, 2, 3, 4], [1, 3, 2, 4]).statistic)]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    module, name, first, tau = json.loads(out.stdout)
+    assert (module, name) == ("scipy._lib._docscrape", "FunctionDoc")
+    assert first.startswith("Calculate Kendall's tau")
+    assert abs(tau - 2 / 3) < 1e-12        # 5 of 6 pairs concordant: (5 - 1) / 6
+
+
+def test_a_scipy_the_shortcuts_do_not_fit_is_imported_as_written():
+    code = textwrap.dedent("""
+        import json
+        from stibium_py.analysis.stats import imports
+        def refuse(self, *args, **kwargs):
+            raise TypeError("a FunctionDoc of another form")
+        imports._AsWritten.__init__ = refuse
+        stats = imports.library("scipy.stats")
+        import scipy._lib._array_api as api
+        print(json.dumps([api.FunctionDoc.__name__, float(stats.kendalltau([1, 2, 3], [1, 2, 3]).statistic)]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(out.stdout) == ["FunctionDoc", 1.0]
