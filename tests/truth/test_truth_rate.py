@@ -161,7 +161,7 @@ TRIAL_S = 2.0
 
 
 @pytest.mark.timeout(900)
-def test_a_targets_search_finds_the_capacity_the_device_sets(tmp_path):
+def test_a_targets_search_finds_the_knee_the_device_s_capacity_sets(tmp_path):
     """slo on Recipe C (2 ms a request, one at a time), a target far above the machine's own stalls: below the
     capacity C (measured kept busy) constant arrivals barely wait; above it a trial of D seconds builds a backlog
     that grows all through it, so a request arriving t seconds in waits (rate / C - 1) t. Its response p99 is about
