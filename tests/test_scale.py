@@ -116,3 +116,52 @@ def test_the_bootstrap_of_many_points_spreads_as_the_exact_one():
     line = regression.theil_sen(x, y)
     assert abs(np.median(slopes) / line.slope_s_per_byte - 1) < 1e-3        # centred on the data's line
     assert intercepts is not None and len(intercepts) == bootstrap.INTERCEPT_RESAMPLES
+
+
+def _with_values_between_samples(tmp_path, monkeypatch) -> tuple[bytes, list[str]]:
+    """The synthetic run's measurements.csv sampled 4 times for 1 KiB (csvread.SAMPLES), with a number and a text
+    in one row between the samples, in columns no other row fills."""
+    import csv
+    import io
+    from stibium_py.rundir import csvread
+    monkeypatch.setattr(csvread, "SAMPLES", 4)
+    monkeypatch.setattr(csvread, "SAMPLE_BYTES", 1024)
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    data = (run / "measurements.csv").read_bytes()
+    header = next(csv.reader([data.split(b"\n", 1)[0].decode()]))
+    lines = data.splitlines(keepends=True)
+    starts = np.cumsum([0] + [len(line) for line in lines])
+    k = int(np.argmin(abs(starts[:-1] - len(data) * 3 // 8)))          # halfway between the second sample and the third
+    row = next(csv.reader([lines[k].decode()]))
+    row[header.index("syscalls")], row[header.index("strerror")] = "17", "No space left on device"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerow(row)
+    lines[k] = out.getvalue().encode()
+    return b"".join(lines), header
+
+
+def test_a_value_between_the_samples_is_read_as_the_row_reader_reads_it(tmp_path, monkeypatch):
+    from stibium_py.rundir import csvread
+    data, header = _with_values_between_samples(tmp_path, monkeypatch)
+    assert {"syscalls", "strerror"} <= csvread._empty_in_samples(data, header)    # the guess is wrong: read again
+    rows, row_damaged = _read_rows(data, header)
+    path = tmp_path / "m.csv"
+    path.write_bytes(data)
+    with path.open("rb") as f:
+        for source in (data, f):
+            table, damaged = _read_columns(source, header)
+            assert table.rows() == rows and damaged == row_damaged == 0
+            assert np.nansum(table.syscalls) == 17 and "No space left on device" in set(table.strerror)
+
+
+def test_a_file_whose_samples_see_every_filled_column_is_read_once(tmp_path, monkeypatch):
+    from stibium_py.rundir import csvread
+    run = make_run(tmp_path / "r", rate_bytes_per_s=2e8)
+    data = (run / "measurements.csv").read_bytes()
+    header = data.split(b"\n", 1)[0].decode().replace('"', "").split(",")
+    reads = []
+    typed = csvread._read_columns_typed
+    monkeypatch.setattr(csvread, "_read_columns_typed", lambda *a: reads.append(a[2]) or typed(*a))
+    table, damaged = _read_columns(data, header)
+    assert len(reads) == 1 and "syscalls" in reads[0] and "seconds" not in reads[0]
+    assert (table.rows(), damaged) == (_read_rows(data, header)[0], 0)
