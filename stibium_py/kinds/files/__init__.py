@@ -6,4 +6,6 @@ from __future__ import annotations
 from ...registry import folder_spec
 from .model import FilesTest
 
-SPEC = folder_spec(__name__, model=FilesTest, spanned=False, plan_note=False, points=True, aggregated=True, below=True)
+# its drift's change points (ruptures, which brings scipy.stats) are looked for in every files test's rows
+SPEC = folder_spec(__name__, model=FilesTest, spanned=False, plan_note=False, points=True, aggregated=True, below=True,
+                   libraries=("scipy.stats", "ruptures"))
