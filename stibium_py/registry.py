@@ -68,9 +68,6 @@ class KindSpec:
     plan_note: Callable[[Any], str] | None     # cli: what `plan show` says of a test beyond its operations
     # analysis: (name, op, its valid measurements, context) -> its results (KindResult), later
     summarise: Callable[..., Any]
-    # run: the libraries its summary imports whatever its rows (stats/imports.library), imported beside the report
-    # from the run's last measurement on (run.options.BesideReport); () where none always is
-    libraries: tuple[str, ...]
     points: Any                     # analysis: how its measurements become points (rates.PointRule), or None
     warnings: Callable[[Any, AddNotice], None]  # analysis: (its result, add) -> the warnings of its result
     below: Callable[[Any], str | None] | None  # analysis: (its result) -> how many of its reads met a cache below
@@ -134,8 +131,7 @@ class Later:
 
 def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: bool,
                 aggregated: bool, compare: bool = False, series: bool = False, history: bool = False,
-                below: bool = False, rated: bool = False, refusal: bool = False,
-                libraries: tuple[str, ...] = ()) -> KindSpec:
+                below: bool = False, rated: bool = False, refusal: bool = False) -> KindSpec:
     """The spec of a kind folder laid out as the built-in ones are (docs/architecture.md): `expand.expand_test`,
     `order.ORDER`, `analysis.summarise`, `analysis.add_warnings`, `view.VIEW`, and where the kind has them
     `view.plan_note`, `analysis.POINTS` and `view.overlay` (a kind with points draws them on the compare page), and
@@ -151,8 +147,7 @@ def folder_spec(home: str, model: type, spanned: bool, plan_note: bool, points: 
     return KindSpec(name=home.rsplit(".", 1)[-1], home=home, model=model, expand=part("expand", "expand_test"),
                     spanned=spanned, aggregated=aggregated, order=part("order", "ORDER"),
                     plan_note=part("view", "plan_note") if plan_note else None,
-                    summarise=part("analysis", "summarise"), libraries=libraries,
-                    points=part("analysis", "POINTS") if points else None,
+                    summarise=part("analysis", "summarise"), points=part("analysis", "POINTS") if points else None,
                     warnings=part("analysis", "add_warnings"), below=part("analysis", "below_reads") if below else None,
                     view=part("view", "VIEW"),
                     overlay=part("view", "overlay") if points else None,

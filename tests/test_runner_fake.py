@@ -185,44 +185,22 @@ def test_the_memory_probes_file_is_gone_before_the_first_measurement(tmp_path, m
 
 
 def test_beside_a_report_the_files_are_removed_after_the_status_is_written(tmp_path, monkeypatch):
-    # the command builds the report while a complete run's test files are removed (run.options.BesideReport)
+    # the command builds the report while a complete run's test files are removed (run.options.Removal)
     from stibium_py.run import driver
     seen: list[tuple[str, bool]] = []       # when the removal starts: run.json's status, the test folder there?
 
-    class Watched(driver.BesideReport):
-        def __init__(self, remove, libraries=()):
+    class Watched(driver.Removal):
+        def __init__(self, remove):
             run_dir = next((tmp_path / "r").iterdir())
             seen.append((read_run_json(run_dir).status, any((tmp_path / "t").iterdir())))
-            super().__init__(remove, libraries)
+            super().__init__(remove)
 
-    monkeypatch.setattr(driver, "BesideReport", Watched)
+    monkeypatch.setattr(driver, "Removal", Watched)
     finished = start_run(_plan(tmp_path), replace(_options(tmp_path), remove_beside_report=True),
                          Console(quiet=True), FakeHelpers())
-    finished.wait_beside_report()
+    finished.wait_for_removal()
     assert seen == [("complete", True)]
     assert list((tmp_path / "t").iterdir()) == []
-
-
-@pytest.mark.parametrize("keep_files", [False, True])
-def test_beside_a_report_the_libraries_its_kinds_summaries_need_are_imported(tmp_path, monkeypatch, keep_files):
-    """A files test's summary imports scipy.stats and ruptures whatever its rows (KindSpec.libraries): the run imports
-    them beside its report, after its status is written, with its files kept or not; a pattern test asks for none."""
-    from stibium_py.run import options
-    imported: list[tuple[str, tuple[str, ...]]] = []
-    monkeypatch.setattr(options, "_import", lambda libraries: imported.append(
-        (read_run_json(next((tmp_path / "r").iterdir())).status, libraries)))
-    finished = start_run(_plan(tmp_path), replace(_options(tmp_path), remove_beside_report=True, keep_files=keep_files),
-                         Console(quiet=True), FakeHelpers())
-    finished.wait_beside_report()
-    assert imported == [("complete", ("scipy.stats", "ruptures"))]
-    assert any((tmp_path / "t").iterdir()) == keep_files
-
-
-def test_a_library_that_fails_to_import_beside_the_report_is_left_to_the_report():
-    from stibium_py.run.options import BesideReport
-    beside = BesideReport(None, ("stibium_no_such_library",))
-    beside.wait()                   # the report's own import says what is wrong, where it needs the library
-    assert [t.name for t in beside.threads] == ["stibium-imports"]
 
 
 def test_a_removal_that_fails_is_raised_where_the_caller_waits(tmp_path, monkeypatch):
@@ -236,27 +214,27 @@ def test_a_removal_that_fails_is_raised_where_the_caller_waits(tmp_path, monkeyp
                          Console(quiet=True), FakeHelpers())
     assert finished.status == "complete"
     with pytest.raises(PermissionError):
-        finished.wait_beside_report()
-    finished.wait_beside_report()             # raised once
+        finished.wait_for_removal()
+    finished.wait_for_removal()             # raised once
 
 
 def test_in_a_series_a_runs_files_are_gone_before_the_next_run_measures(tmp_path, monkeypatch):
     import time
     from stibium_py.run import driver, start_series
 
-    class Slow(driver.BesideReport):        # a removal still going on when the next run could begin
-        def __init__(self, remove, libraries=()):
-            super().__init__(lambda: (time.sleep(0.3), remove()), libraries)
+    class Slow(driver.Removal):             # a removal still going on when the next run could begin
+        def __init__(self, remove):
+            super().__init__(lambda: (time.sleep(0.3), remove()))
 
-    monkeypatch.setattr(driver, "BesideReport", Slow)
+    monkeypatch.setattr(driver, "Removal", Slow)
     helpers = FakeHelpers()
     folders: list[int] = []                 # at each session's start: how many test folders in the target
     real_session = helpers.session
     helpers.session = lambda: (folders.append(len(list((tmp_path / "t").iterdir()))), real_session())[1]
     finished = start_series(_plan(tmp_path), replace(_options(tmp_path), remove_beside_report=True), 2,
                             Console(quiet=True), helpers)
-    assert finished.status == "complete" and finished.beside is not None
-    finished.wait_beside_report()
+    assert finished.status == "complete" and finished.removal is not None
+    finished.wait_for_removal()
     assert folders == [1, 1]                # each run's own folder only
     assert list((tmp_path / "t").iterdir()) == []
 
@@ -289,7 +267,7 @@ def test_a_series_cut_by_a_signal_says_so_and_resumes_from_that_run(tmp_path):
     assert read_series_json(series).status == "interrupted"
     assert read_run_json(series / "run-1").status == "interrupted" and not (series / "run-2").exists()
     finished = resume_series(series, _options(tmp_path), Console(quiet=True), FakeHelpers())
-    finished.wait_beside_report()
+    finished.wait_for_removal()
     assert finished.status == "complete" and read_series_json(series).status == "complete"
     assert [read_run_json(series / f"run-{i}").status for i in (1, 2)] == ["complete", "complete"]
 
@@ -316,8 +294,8 @@ def test_the_resumed_record_is_this_process_s_on_this_boot_with_one_more_resumpt
         real_write(path, run)
     monkeypatch.setattr("stibium_py.run.resume.write_run_json", watched)
     finished = resume_run(run_dir, RunOptions(progress=False, remove_beside_report=True), Console(quiet=True), helpers)
-    assert finished.status == "complete" and finished.beside is not None      # the files go beside the report
-    finished.wait_beside_report()
+    assert finished.status == "complete" and finished.removal is not None      # the files go beside the report
+    finished.wait_for_removal()
     assert not (tmp_path / "t" / before.work_dir.split("/")[-1]).exists()
     (resumed,) = seen
     assert resumed.status == "running" and resumed.pid == os.getpid() and not resumed.rebooted

@@ -192,7 +192,7 @@ def recorder(given: str | None) -> Callable[[Path], None]:
 
 
 def after_run(finished: Any, open_report: bool) -> dict[str, Any] | None:
-    """The report of a complete run, built while its test files are removed (run.options.BesideReport); the command
+    """The report of a complete run, built while its test files are removed (run.options.Removal); the command
     ends when both are done. The summary's JSON form, where the run is complete."""
     summary = None
     try:
@@ -200,7 +200,7 @@ def after_run(finished: Any, open_report: bool) -> dict[str, Any] | None:
             from ..report.publish import publish_report
             summary = publish_report(finished.path, console, open_report)
     finally:
-        finished.wait_beside_report()
+        finished.wait_for_removal()
     if not console.quiet:            # --quiet prints nothing: the exit status and the run directory say it all
         click.echo(f"run directory: {finished.path} ({finished.status})")
     return summary

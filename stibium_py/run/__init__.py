@@ -1,7 +1,7 @@
 """Running a plan: checks the target, drives the helper through every operation in order, keeps every
 measurement, and leaves nothing of its own behind.
 
-- options: what a run is given and hands back (RunOptions, LoadedPlan, Finished, BesideReport)
+- options: what a run is given and hands back (RunOptions, LoadedPlan, Finished, Removal)
 - start, resume, series: a run started, a run resumed, a series of runs
 - crew: many clients (a check on every rank or none, the crew every rank joins, the plan read once)
 - driver: the operations through the helper or fio, the rows kept, the ending (signals.py: SIGTERM, SIGHUP)

@@ -31,7 +31,7 @@ from ..clients.team import Silent
 from .awake import keep_awake
 from .crew import Crew
 from .operations import OpFailed, Operations, Stopped
-from .options import BesideReport, Finished
+from .options import Finished, Removal
 from .progress import ProgressBar
 from .signals import Interrupted, catch_ending_signals, restore
 
@@ -42,7 +42,7 @@ def drive(run_dir: Path, run: RunRecord, expanded: Expanded, helpers: HelperFact
     """The run executed: where it is, how it ended, and its files' removal where that goes on."""
     driver = Driver(run_dir, run, expanded, helpers, progress, console, crew, remove_beside_report, on_end)
     status = driver.execute()
-    return Finished(run_dir, status, driver.beside)
+    return Finished(run_dir, status, driver.removal)
 
 
 class Driver:
@@ -60,7 +60,7 @@ class Driver:
             self.ops.work, self.ops.place
         self.on_end = on_end
         self.remove_beside_report = remove_beside_report
-        self.beside: BesideReport | None = None
+        self.removal: Removal | None = None
         self.expanded = expanded
         self.show_progress = progress
 
@@ -224,10 +224,8 @@ class Driver:
                            ended_utc=iso(utc_now()) if status != "running" else None,
                            stopped_by=stopped_by if status in ("interrupted", "failed") else None)
         write_run_json(self.run_dir, self.ops.run)
-        if later:
-            libraries = tuple(dict.fromkeys(name for test in self.expanded.tests
-                                            for name in registry.spec(test.kind).libraries))
-            self.beside = BesideReport(None if self.ops.run.keep_files else self._remove_test_files, libraries)
+        if later and not self.ops.run.keep_files:
+            self.removal = Removal(self._remove_test_files)
         if self.on_end is not None and status in ("complete", "interrupted"):
             self.on_end(self.run_dir)
 

@@ -29,9 +29,8 @@ class RunOptions:
     whole_drive: bool = False
     progress: bool = True
     run_name: str | None = None      # a run of a series: its fixed name inside out_dir (run-1, run-2, ...)
-    # a complete run's test files removed in the background, beside the caller's report, and the libraries the report
-    # will need imported there too (Finished.beside); the caller waits for both (Finished.wait_beside_report) before
-    # it ends or starts another run
+    # a complete run's test files removed in the background, beside the caller's report (Finished.removal);
+    # the caller waits for it (Finished.wait_for_removal) before it ends or starts another run
     remove_beside_report: bool = False
     # called with the run directory when a run ends complete or interrupted, its run.json written (the history
     # records it: history/remember.py); never by a rank other than 0
@@ -41,24 +40,15 @@ class RunOptions:
     history_db: Path | None = None
 
 
-class BesideReport:
-    """What goes on beside a complete run's report, each in a thread of its own: the removal of its test files
-    (kernel work, a TRIM where the file system is mounted with discard, that needs no Python), and the import of the
-    libraries its report will need (KindSpec.libraries: scipy.stats and ruptures for a files test, about a second of
-    the interpreter's work here) while the run's record is written and the report reads the rows and fits its first
-    lines on the other core. Both begin after the last measurement, with the run's status written
-    (tests/test_report_imports.py holds the imports to it); the caller waits for both before it ends or starts
-    another run."""
+class Removal:
+    """A complete run's test files being removed in a thread of their own. Unlinking is kernel work (a TRIM
+    where the file system is mounted with discard) that needs no Python, so it goes on while the report is
+    built; the run's status is written before it starts."""
 
-    def __init__(self, remove: Callable[[], None] | None, libraries: tuple[str, ...] = ()):
+    def __init__(self, remove: Callable[[], None]):
         self.error: BaseException | None = None
-        self.threads: list[threading.Thread] = []
-        if libraries:
-            self.threads.append(threading.Thread(target=_import, args=(libraries,), name="stibium-imports"))
-        if remove is not None:
-            self.threads.append(threading.Thread(target=self._remove, args=(remove,), name="stibium-removal"))
-        for thread in self.threads:
-            thread.start()
+        self.thread = threading.Thread(target=self._remove, args=(remove,), name="stibium-removal")
+        self.thread.start()
 
     def _remove(self, remove: Callable[[], None]) -> None:
         try:
@@ -67,20 +57,10 @@ class BesideReport:
             self.error = e
 
     def wait(self) -> None:
-        for thread in self.threads:
-            thread.join()
+        self.thread.join()
         if self.error is not None:
             error, self.error = self.error, None
             raise error
-
-
-def _import(libraries: tuple[str, ...]) -> None:
-    from ..analysis.stats.imports import library
-    for name in libraries:
-        try:
-            library(name)
-        except Exception:       # the report's own import of it says what is wrong, where the report needs it
-            return
 
 
 @dataclass(frozen=True)
@@ -89,12 +69,11 @@ class Finished:
 
     path: Path
     status: RunStatus
-    beside: BesideReport | None = None      # its test files still being removed, its report's libraries imported
-                                            # (RunOptions.remove_beside_report)
+    removal: Removal | None = None          # its test files still being removed (RunOptions.remove_beside_report)
 
-    def wait_beside_report(self) -> None:
-        if self.beside is not None:
-            self.beside.wait()
+    def wait_for_removal(self) -> None:
+        if self.removal is not None:
+            self.removal.wait()
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,7 @@ def run_series(series: Path, loaded: LoadedPlan, options: RunOptions, console: C
         what = team.share(step() if leads else None)
         if what == "pass":
             continue
-        last.wait_beside_report()           # a run's files are gone before the next run measures
+        last.wait_for_removal()           # a run's files are gone before the next run measures
         try:
             if what == "resume":
                 last = resume_run(run_dir, options, console, helper, team)
@@ -105,7 +105,7 @@ def run_series(series: Path, loaded: LoadedPlan, options: RunOptions, console: C
             break
     if meta is not None:
         write_series_json(series, replace(meta, status=status))
-    return Finished(series, status, last.beside)
+    return Finished(series, status, last.removal)
 
 
 def resume_series(series: Path, options: RunOptions, console: Console, helper: HelperFactory | None = None,

@@ -16,6 +16,6 @@ from .order import order
 SPEC = KindSpec(
     name="toy", home=__name__, model=ToyTest, expand=expand_test, spanned=False, aggregated=True,
     order=Order(order, files_wait_for_end=True, wears_drive=False, kept_when_cut=False),
-    plan_note=view.plan_note, summarise=analysis.summarise, libraries=(), points=analysis.POINTS, warnings=analysis.add_warnings, below=None,
+    plan_note=view.plan_note, summarise=analysis.summarise, points=analysis.POINTS, warnings=analysis.add_warnings, below=None,
     view=KindView(view.headline, lambda e: ["0", "0", "0", "0"], lambda e: "-", view.sections, view.lines),
     overlay=view.overlay, compare=None, series=None, history=None, rated=None, refusal=None)

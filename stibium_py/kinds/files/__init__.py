@@ -6,6 +6,4 @@ from __future__ import annotations
 from ...registry import folder_spec
 from .model import FilesTest
 
-# its drift's change points (ruptures, which brings scipy.stats) are looked for in every files test's rows
-SPEC = folder_spec(__name__, model=FilesTest, spanned=False, plan_note=False, points=True, aggregated=True, below=True,
-                   libraries=("scipy.stats", "ruptures"))
+SPEC = folder_spec(__name__, model=FilesTest, spanned=False, plan_note=False, points=True, aggregated=True, below=True)
