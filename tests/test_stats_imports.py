@@ -128,3 +128,44 @@ def test_a_scipy_the_shortcuts_do_not_fit_is_imported_as_written():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(out.stdout) == ["FunctionDoc", 1.0]
+
+
+def test_a_module_imported_whole_is_given_while_another_library_holds_the_lock():
+    """One thread imports a library for a second under the lock (statsmodels, for a biweight); another asks for one
+    imported long before (scipy.stats, for a drift) and has it at once. A module still being imported is not given
+    before the lock is let go."""
+    import threading
+    import time
+    import types
+    from importlib.machinery import ModuleSpec
+
+    from stibium_py.analysis.stats import imports
+
+    held, let_go = threading.Event(), threading.Event()
+
+    def importing() -> None:
+        with imports._ONE_AT_A_TIME:
+            held.set()
+            let_go.wait(10)
+
+    half = types.ModuleType("stibium_half_imported")
+    half.__spec__ = ModuleSpec("stibium_half_imported", None)
+    half.__spec__._initializing = True          # as Python's import marks a module while it runs its code
+    given: list[types.ModuleType] = []
+    holder = threading.Thread(target=importing)
+    holder.start()
+    held.wait(5)
+    sys.modules["stibium_half_imported"] = half
+    asker = threading.Thread(target=lambda: given.append(imports.library("stibium_half_imported")))
+    try:
+        start = time.monotonic()
+        assert imports.library("json") is json and time.monotonic() - start < 1
+        asker.start()
+        time.sleep(0.3)
+        assert given == []                      # waits for the lock
+    finally:
+        let_go.set()
+        holder.join()
+        asker.join(5)
+        del sys.modules["stibium_half_imported"]
+    assert given == [half]

@@ -26,7 +26,13 @@ NOT_FOR_SCIPY = frozenset({"f2py", "testing"})
 
 def library(name: str) -> ModuleType:
     """The module `name`, imported under the process's one lock of these imports, without the work at scipy's import
-    that its numerics never use (NOT_FOR_SCIPY, _AsWritten)."""
+    that its numerics never use (NOT_FOR_SCIPY, _AsWritten). A module imported whole is returned without the lock:
+    another thread may hold it for a second importing another library (a files test's biweight bringing statsmodels,
+    while the other op's drift asks for scipy.stats, imported long before), and the module asked for is ready (one
+    still being imported says so in its spec, which Python's own import checks too)."""
+    found = sys.modules.get(name)
+    if found is not None and not getattr(getattr(found, "__spec__", None), "_initializing", False):
+        return found
     with _ONE_AT_A_TIME:
         if name in sys.modules:
             return sys.modules[name]
