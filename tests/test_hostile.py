@@ -190,9 +190,11 @@ def _project_exceptions() -> list[type[BaseException]]:
 # raised and caught inside, never out: OpFailed becomes a RunError, Interrupted a RunError 130, Stopped (another
 # rank stopped the run) a RunError (the runner); HistogramError leaves a pattern point without its latency
 # histogram (analysis/patterns.py); _Late and _Lost become Silent inside the team, and Silent a RunError 130 in a
-# run (the driver) or, before a run began, the line of the test below
+# run (the driver) or, before a run began, the line of the test below; _NotEmpty sends measurements.csv's reader back
+# to read the file with every column typed (rundir/csvread.py)
 INTERNAL_ONLY = {"OpFailed", "Interrupted", "Stopped", "HistogramError", "_Unusable",   # _Unusable: inside load_json
-                 "_Late", "_Lost", "Silent", "OpFailedTogether"}        # the driver makes it an OpFailed
+                 "_Late", "_Lost", "Silent", "OpFailedTogether",        # the driver makes it an OpFailed
+                 "_NotEmpty"}
 
 
 def test_a_rank_silent_before_the_run_began_is_one_line_with_status_2(capsys):
