@@ -105,9 +105,10 @@ def read_measurements(run_dir: Path) -> tuple[Table, int]:
 def _read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped.
 
-    A columnar reader (pyarrow's CSV reader, multi-threaded), the fastest of those tried beside it
-    (tests/bench/bench_read.py, docs/performance.md). A file with a damaged row it cannot skip by itself (a value that does not
-    parse) is read again row by row, and so is a small file (ROW_READER_MAX_BYTES)."""
+    A columnar reader (pyarrow's streaming CSV reader, a block at a time: its threads made no difference to a million
+    rows), the fastest of those tried beside it (tests/bench/bench_read.py, docs/performance.md). A file with a
+    damaged row it cannot skip by itself (a value that does not parse) is read again row by row, and so is a small
+    file (ROW_READER_MAX_BYTES)."""
     path = run_dir / MEASUREMENTS_CSV
     try:
         f = received.open_read(path)
