@@ -18,9 +18,9 @@ from click.testing import CliRunner
 
 from bench.bench_runs_coverage import coverage
 from stibium_py.cli import main
-from stibium_py.analysis.rates import by_point, draws_per_run
+from stibium_py.analysis.rates import by_point, draws_per_run, ready_to_draw
 from stibium_py.analysis.settings import Settings
-from stibium_py.results.compare import compare_runs, load_side
+from stibium_py.results.compare import EARLY_POOL_BYTES, compare_runs, draws_pool, load_side, measured_bytes
 from stibium_py.analysis.pool import WhenWorthIt, start_method, workers
 from stibium_py.results.series import summarize_series
 from synthetic import make_run
@@ -112,6 +112,65 @@ def test_the_pool_starts_only_once_the_jobs_have_run_as_long_as_its_start():
     with WhenWorthIt(threads, start_seconds=0.2, width=2) as pool:
         with pytest.raises(ValueError, match="job 1"):
             list(pool.map(fails, range(5)))
+
+
+def _where(seconds):
+    """A job that takes `seconds` and says which process ran it."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_a_pool_begun_early_takes_jobs_from_the_last_while_this_thread_takes_them_from_the_first(tmp_path):
+    """begin(): the workers start at once (one a core but this one, each made ready as it starts), and the jobs go
+    to this thread from the first and to the workers from the last at once, without waiting for the pool to prove
+    worth its start; the draws are those made here, in order. On one core nothing begins."""
+    with WhenWorthIt(width=2) as pool:
+        pool.begin(os.getpid)
+        assert pool.begun
+        ran = list(pool.map(_where, [0.2] * 6))
+    here = os.getpid()
+    assert ran[0] == here and ran[-1] != here and len(set(ran)) == 2
+    assert ran == sorted(ran, key=lambda pid: pid != here)      # this thread's jobs first, then the worker's
+
+    series = _series(tmp_path / "s", [500e6, 520e6], 40)
+    points = [by_point(run.rows) for run in load_side(series).runs]
+    keys = list(dict.fromkeys(k for p in points for k in p))
+    settings = Settings(resamples=300, seed=7)
+    with WhenWorthIt(width=2) as pool:
+        pool.begin(ready_to_draw)
+        pooled = draws_per_run(points, keys, settings, pool)
+    here_drawn = draws_per_run(points, keys, settings)
+    assert pooled.keys() == here_drawn.keys()
+    assert all(np.array_equal(pooled[job].draws, d.draws) and pooled[job].rate == d.rate
+               for job, d in here_drawn.items())
+
+    with WhenWorthIt(width=1) as pool:
+        pool.begin(os.getpid)
+        assert not pool.begun and list(pool.map(_where, [0.0] * 3)) == [here] * 3
+
+
+def test_a_comparison_begins_its_pool_with_the_reading_only_for_large_runs(tmp_path):
+    """The runs' measurement files, as their folders list them, decide: a link counts nothing (it is refused when
+    read), a series counts every run of it; from EARLY_POOL_BYTES on (at compare's resamples, more for fewer),
+    the pool begins beside the reading."""
+    small = make_run(tmp_path / "small", rate_bytes_per_s=500e6, seed=1, repeats=3, trials=2)
+    series = _series(tmp_path / "s", [500e6, 520e6], 40)
+    size = (small / "measurements.csv").stat().st_size
+    in_series = sum((series / f"run-{i}" / "measurements.csv").stat().st_size for i in (1, 2))
+    assert measured_bytes([small, series, tmp_path / "missing"]) == size + in_series
+    large = tmp_path / "large"
+    large.mkdir()
+    (large / "measurements.csv").write_bytes(b"x" * EARLY_POOL_BYTES)
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "measurements.csv").symlink_to(large / "measurements.csv")
+    assert measured_bytes([linked]) == 0 and measured_bytes([large]) == EARLY_POOL_BYTES
+    with draws_pool([small, linked]) as pool:
+        assert not pool.begun
+    with draws_pool([small, large]) as pool:
+        assert pool.begun == ((os.cpu_count() or 1) > 1)
+    with draws_pool([large], resamples=2000) as pool:       # a fifth of compare's draws: five times the bytes
+        assert not pool.begun
 
 
 def test_series_against_series_uses_the_variance_between_runs(tmp_path):

@@ -15,7 +15,13 @@ Starting the workers costs about a second (a fresh interpreter each, importing n
 comparison of two quick runs takes in all. So the jobs begin here, on a thread a core (numpy lets go of the
 interpreter's lock in a bootstrap's work, so threads run draws side by side), and the pool starts only when they
 have run for as long as its start would take; then it works from the other end (the times are in
-docs/performance.md)."""
+docs/performance.md).
+
+Where the caller knows before its jobs that they will be long (a comparison of large runs: their files' size
+says so before they are read), the pool begins at once, beside the reading, which keeps one core busy and leaves
+the others to the workers' start; the jobs then go to this thread and to the workers from the start. Draws in
+processes side by side do not share the interpreter's lock as threads of one process do, which makes them quicker
+(docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -40,25 +46,55 @@ START_SECONDS = 1.0     # the workers' start, measured on Linux (fork server) wi
 WORKERS = os.cpu_count() or 1
 
 
-def workers() -> ProcessPoolExecutor:
+def workers(ready: Callable[[], Any] | None = None, count: int = WORKERS) -> ProcessPoolExecutor:
     """The workers know every kind this process does: a kind registered beside the built-in ones is loaded in
-    each worker from its home (registry.load_plugins)."""
+    each worker from its home (registry.load_plugins). `ready`, where given, runs in each worker as it starts
+    (imports the jobs need, done before the first of them arrives)."""
     context = multiprocessing.get_context(start_method(sys.platform))
-    return ProcessPoolExecutor(max_workers=WORKERS, mp_context=context,
-                               initializer=registry.load_plugins, initargs=(registry.plugins(),))
+    return ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_worker_start,
+                               initargs=(registry.plugins(), ready))
+
+
+def _worker_start(homes: tuple[str, ...], ready: Callable[[], Any] | None) -> None:
+    """A worker's start: the kinds of its parent's plugins, then what its jobs need (workers)."""
+    registry.load_plugins(homes)
+    if ready is not None:
+        ready()
+
+
+def _no_job() -> None:
+    """Submitted once per worker of a pool begun early: a worker process starts at a job's submission."""
 
 
 class WhenWorthIt(Executor):
     """Jobs run here, first to last, on `width` threads (this one and others beside it); once they have run for as
     long as the workers take to start, a pool is started beside this process and takes jobs from the last
-    backwards, one per worker at a time, until the two meet. A comparison of quick runs never starts it; a long one loses about that start.
-    `map` gives the results in order, the same wherever each job ran. `workers` makes the pool (`width`
-    workers); `start_seconds` is what starting it costs."""
+    backwards, one per worker at a time, until the two meet. A comparison of quick runs never starts it; a long one
+    loses about that start, unless its caller begins the pool early (begin). `map` gives the results in order, the
+    same wherever each job ran. `workers` makes the pool (`width` workers); `start_seconds` is what starting it
+    costs."""
 
     def __init__(self, workers: Callable[[], Executor] = workers, start_seconds: float = START_SECONDS,
                  width: int = WORKERS):
         self._make, self._start_seconds, self._width = workers, start_seconds, width
         self._pool: Executor | None = None
+        self._begun = 0                 # the workers of a pool begun early (begin): 0, the pool starts when worth it
+
+    @property
+    def begun(self) -> bool:
+        """Whether the pool was begun early (begin)."""
+        return self._begun > 0
+
+    def begin(self, ready: Callable[[], Any]) -> None:
+        """The pool started now, one worker a core but this one, each worker running `ready` as it starts: for jobs
+        known to be long before they are known (this process reads meanwhile, on one core). The jobs then go to
+        this thread and to the workers from the first. Nothing changes on one core."""
+        if self._pool is not None or self._width < 2:
+            return
+        self._begun = self._width - 1
+        self._pool = workers(ready, self._begun)
+        for _ in range(self._begun):
+            self._pool.submit(_no_job)
 
     def _started(self) -> Executor:
         if self._pool is None:
@@ -87,24 +123,28 @@ class WhenWorthIt(Executor):
                 bounds[1] -= 1
                 return bounds[1]
 
-        front = max(1, min(self._width, len(jobs)))      # the threads that take jobs from the first
+        # the threads that take jobs from the first: this one alone beside a pool begun early (its workers have the
+        # other cores), else one a core
+        front = 1 if self._begun else max(1, min(self._width, len(jobs)))
+        at_once = self._begun or self._width         # the jobs the pool runs at once: one a worker
 
         def from_the_back() -> None:
-            if here_done.wait(self._start_seconds):
-                return
-            # the pool only where more jobs wait than the front's threads take next: those few they reach before
-            # a pool would have started
-            while True:
-                with lock:
-                    waiting = bounds[1] - bounds[0]
-                if waiting > front:
-                    break
-                if waiting == 0 or here_done.wait(0.05):
+            if not self._begun:
+                if here_done.wait(self._start_seconds):
                     return
+                # the pool only where more jobs wait than the front's threads take next: those few they reach
+                # before a pool would have started
+                while True:
+                    with lock:
+                        waiting = bounds[1] - bounds[0]
+                    if waiting > front:
+                        break
+                    if waiting == 0 or here_done.wait(0.05):
+                        return
             try:
                 pool, running = self._started(), {}
                 while True:
-                    while len(running) < self._width and (i := take(False)) is not None:
+                    while len(running) < at_once and (i := take(False)) is not None:
                         running[pool.submit(fn, *jobs[i])] = i
                     if not running:
                         return

@@ -86,19 +86,22 @@ def publish_compare(request: CompareRequest, console: Console | None = None, as_
                     open_browser: bool = False) -> Any:
     """Two runs (B / A) or many against a reference: the comparison (analysis/comparison.py: TwoRuns or
     ManyRuns), its page, and its table or its JSON form."""
-    from ..results.compare import check_clients, compare_many, compare_runs, drawn, load_side
+    from ..results.compare import check_clients, compare_many, compare_runs, drawn, draws_pool, load_side
     from . import compare_page, compare_terminal
 
-    sides = [load_side(path) for path in request.runs]
-    check_clients(sides, request.allow_mixed_clients)
+    with draws_pool(request.runs) as pool:      # where the runs are large, its workers start while they are read
+        sides = [load_side(path) for path in request.runs]
+        check_clients(sides, request.allow_mixed_clients)
+        if len(sides) == 2 and request.reference == 0:
+            result: Any = compare_runs(sides[0], sides[1], request.allow_different_plans, pool=pool)
+        else:
+            result = compare_many(sides, request.reference, request.allow_different_plans, pool=pool)
     names = [path.name for path in request.runs]
     if len(sides) == 2 and request.reference == 0:
-        result = compare_runs(sides[0], sides[1], request.allow_different_plans)
         name = f"compare-{names[0]}-vs-{names[1]}.html"
         html_text = compare_page.render(result, drawn(sides[0], sides[1]))
         lines = compare_terminal.two_runs(result, console.width) if console is not None else []
     else:
-        result = compare_many(sides, request.reference, request.allow_different_plans)
         name = f"compare-{len(sides)}-runs-vs-{names[request.reference]}.html"
         html_text = compare_page.render_many(result)
         lines = compare_terminal.many_runs(result, console.width) if console is not None else []

@@ -6,6 +6,11 @@ where it is written."""
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,11 +26,17 @@ from ..analysis.settings import COMPARE, Settings
 from .definitions import differences, test_definitions
 from ..rundir.table import Table
 from .pipeline import load_run as load_run_dir
-from ..analysis.pool import process_pool
+from ..analysis.pool import WhenWorthIt, process_pool
+from ..rundir.csvread import MEASUREMENTS_CSV
 from ..rundir.record import RunRecord, RunStatus
 from ..rundir.store import RunDirError, is_series, series_run_dirs
 
 RUNS_ADVISED = 5
+# The measurements of the runs compared (their files' bytes) from which the draws' pool begins with the reading
+# (pool.WhenWorthIt.begin), at a comparison's 10,000 resamples: about 4,000 rows, whose draws take seconds however
+# they fall into points (a run's point of 150 rows or more costs about a second of draws: docs/performance.md).
+# Draws of fewer resamples cost that much less: the bytes are scaled by COMPARE.resamples / resamples
+EARLY_POOL_BYTES = 1 << 20
 # Facts that name one machine and one disk: equal on both sides means a repeatability check.
 SAME_MACHINE_FACTS = (("machine", "hostname"), ("machine", "cpu"), ("machine", "ram_bytes"), ("machine", "os_release"),
                       ("target_facts", "device"), ("target_facts", "device_model"), ("target_facts", "fs_type"))
@@ -148,7 +159,38 @@ def same_machine(a: Side, b: Side) -> bool:
     return True
 
 
-def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings: Settings = COMPARE) -> TwoRuns:
+def draws_pool(paths: Sequence[Path], resamples: int = COMPARE.resamples) -> WhenWorthIt:
+    """The pool the draws of these runs (run directories or series) are made in, `resamples` each, begun now,
+    beside their reading, where their measurements are large enough (EARLY_POOL_BYTES); else it starts when its
+    jobs have shown it worth it."""
+    pool = process_pool()
+    if measured_bytes(paths) * resamples >= EARLY_POOL_BYTES * COMPARE.resamples:
+        pool.begin(rates.ready_to_draw)
+    return pool
+
+
+def measured_bytes(paths: Sequence[Path]) -> int:
+    """The bytes of the runs' measurement files, as their folders list them (a link or a run that cannot be listed
+    counts nothing here: its reading says what is wrong with it)."""
+    total = 0
+    for path in paths:
+        try:
+            folders = series_run_dirs(path) if is_series(path) else [path]
+        except (OSError, RunDirError):
+            continue
+        for folder in folders:
+            try:
+                found = os.lstat(folder / MEASUREMENTS_CSV)
+            except OSError:
+                continue
+            if stat.S_ISREG(found.st_mode):
+                total += found.st_size
+    return total
+
+
+def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings: Settings = COMPARE,
+                 pool: Executor | None = None) -> TwoRuns:
+    """B against A; their draws in `pool` where the caller gives one (draws_pool), else in one of this call's."""
     ga, gb, renames = points_of(a, b)
     # the kinds that compare their own results (a sustained test's stretches, a stream test's counts)
     kinds, kinds_only_a, kinds_only_b = {}, [], []
@@ -170,10 +212,10 @@ def compare_runs(a: Side, b: Side, allow_different_plans: bool = False, settings
     below_a, below_b = (below.point_shares({k: side_points[k] for k in matched}, _memory_rates(side))
                         for side, side_points in ((a, ga), (b, gb)))
     # every run's bootstrap of every matched point is independent: one process per core
-    with process_pool() as pool:
+    with nullcontext(pool) if pool is not None else process_pool() as executor:
         result = compare_points([(run.path.name, by_point(run.rows)) for run in a.runs],
                                 [(run.path.name, _renamed(by_point(run.rows), renames)) for run in b.runs], matched,
-                                settings, pool)
+                                settings, executor)
     platforms = (a.record.helper.get("platform"), b.record.helper.get("platform"))
     cautions = {k: c for k in matched for c in (_caution(k, below_a, below_b, platforms, ga[k], gb[k], a, b),) if c}
     return TwoRuns(
@@ -262,11 +304,11 @@ def check_clients(sides: list[Side], allow_mixed: bool) -> None:
 
 
 def compare_many(sides: list[Side], reference: int = 0, allow_different_plans: bool = False,
-                 settings: Settings = COMPARE) -> ManyRuns:
+                 settings: Settings = COMPARE, pool: Executor | None = None) -> ManyRuns:
     """Many machines in one table: every run against the reference run, per test point its rate and its
-    ratio to the reference with an interval (each pair compared as compare_runs does)."""
+    ratio to the reference with an interval (each pair compared as compare_runs does, in `pool` where given)."""
     ref = sides[reference]
     others = [s for i, s in enumerate(sides) if i != reference]
     return ManyRuns(_facts(ref), [compare_runs(ref, other, allow_different_plans,
-                                               settings.with_seed(settings.seed + 1000 * i))
+                                               settings.with_seed(settings.seed + 1000 * i), pool)
                                   for i, other in enumerate(others)])

@@ -12,8 +12,7 @@ from ..analysis import runs as runs_analysis
 from ..analysis.rates import by_point, draws_per_run, key_json, label
 from ..analysis.comparison import OWN_KEY
 from ..analysis.settings import SERIES, Settings
-from .compare import Side, kinds_apart, load_side
-from ..analysis.pool import process_pool
+from .compare import Side, draws_pool, kinds_apart, load_side
 from ..rundir.store import RunDirError, is_series, read_series_json
 
 
@@ -21,10 +20,10 @@ def summarize_series(path: Path, settings: Settings = SERIES) -> dict[str, Any]:
     if not is_series(path):
         raise RunDirError(f"{path}: not a series of runs (no series.json)")
     meta = read_series_json(path)
-    side: Side = load_side(path)
-    points = [by_point(run.rows) for run in side.runs]
-    keys = list(dict.fromkeys(k for p in points for k in p))
-    with process_pool() as pool:
+    with draws_pool([path], settings.resamples) as pool:    # large runs: its workers start while they are read
+        side: Side = load_side(path)
+        points = [by_point(run.rows) for run in side.runs]
+        keys = list(dict.fromkeys(k for p in points for k in p))
         results = draws_per_run(points, keys, settings, pool)
     tests = []
     for j, key in enumerate(keys):
