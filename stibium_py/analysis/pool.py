@@ -20,7 +20,7 @@ docs/performance.md).
 Where the caller knows before its jobs that they will be long (a comparison of large runs: their files' size
 says so before they are read), the pool begins at once, beside the reading, which keeps one core busy and leaves
 the others to the workers' start; the jobs then go to this thread and to the workers from the start. Draws in
-processes side by side do not share the interpreter's lock as threads of one process do, which makes them quicker
+processes side by side were measured quicker than on threads of one process, which share the interpreter's lock
 (docs/performance.md)."""
 
 from __future__ import annotations
