@@ -179,3 +179,29 @@ def test_a_folder_among_the_names_removed_is_removed_where_it_is_empty(tmp_path)
     (work.folder("app/replay-0/full") / "f").write_text("x")
     work.remove_files({"app/replay-0/empty", "app/replay-0/full", "app/replay-0/full/f"})
     assert not (tmp_path / "w" / "app").exists()
+
+
+def test_clean_up_opens_each_folder_once_and_a_missing_one_once(tmp_path, monkeypatch):
+    """On a network file system each open of a folder is a round trip: a tree's clean-up opens each of its
+    folders once from its parent, and looks for a folder that is not there (a copy the test did not make) once."""
+    work = WorkDir(tmp_path / "w", "run")
+    work.create()
+    made = {f"t/tree-0/d{k:02}/f.bin" for k in range(20)}
+    for name in made:
+        work.file(name).write_bytes(b"x")
+    never = {f"t/tree-0/copy/d{k:02}/f.bin" for k in range(20)}
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path, flags, *args, **kwargs):
+        if flags & os.O_DIRECTORY:
+            opened.append(str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", counting_open)
+    work.remove_files(made | never)
+    monkeypatch.undo()
+    # the test folder, t, tree-0, its 20 folders, and copy (missing) once
+    assert opened[:3] == [str(work.path), "t", "tree-0"]
+    assert sorted(opened[3:]) == ["copy", *(f"d{k:02}" for k in range(20))]
+    assert sorted(p.name for p in work.path.iterdir()) == [".stibium-run"]
