@@ -275,3 +275,33 @@ def test_a_kind_s_own_columns_are_a_typed_part_of_the_measurement_and_flat_in_th
     assert table.rows() == [plain, framed, signed, phase]
     assert signed.to_row()["ok_blocks"] == 15 and signed.to_row()["fps"] == ""
     assert phase.to_row()["caches_dropped"] == "false"
+
+
+def test_an_operation_s_dict_is_what_asdict_gives_for_every_kind_of_the_shipped_plans_and_a_verify(tmp_path):
+    """as_dict takes the record's own fields rather than a deep copy of each (dataclasses.asdict, 15 s of a verify's
+    190,000 operations): the same keys in the same order, with the same values and types, for every operation of the
+    shipped plans (those that need no file beside them) and of a verify."""
+    from dataclasses import asdict
+    from stibium_py.plan import load_plan
+    from stibium_py.plan.expand import expand
+
+    def flat(op: Op) -> dict:
+        out = asdict(op)
+        out.update(out.pop("phase") or {})
+        out.update(out.pop("frames") or {})
+        return out
+
+    verify = tmp_path / "v.yaml"
+    verify.write_text("name: v\ntests:\n  - name: fill\n    kind: verify\n    bytes: 10MiB\n    file_size: 4MiB\n")
+    plans = [p for p in sorted((Path(__file__).parent.parent / "plans").glob("*.yaml")) if "replay" not in p.name]
+    kinds = set()
+    for path in [*plans, verify]:
+        plan, _ = load_plan(path)
+        for op in expand(plan, 1, 10**13).ops:
+            mine, theirs = op.as_dict(), flat(op)
+            assert list(mine.items()) == [(k, v) for k, v in theirs.items() if k in mine], path
+            assert [type(v) for v in mine.values()] == [type(theirs[k]) for k in mine]
+            # what is left out is a field at its unset value (as_dict keeps the digest of plans made before it)
+            assert {theirs[k] for k in theirs if k not in mine} <= {1, 0, 0.0, None, "", "helper"}
+            kinds.add(op.kind)
+    assert kinds == {"files", "pattern", "stream", "sustained", "tree", "verify"}

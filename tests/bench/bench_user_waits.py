@@ -14,6 +14,8 @@ beside this checkout). Rows:
                                 and the seconds after it (the report, and the removal of the test files where
                                 it goes on beside the report)
   report-quick                  `stibium report` of that quick run
+  verify-refused                `stibium verify` of 100 TB on a folder without that much room: the one-line refusal
+                                of a fill that does not fit (its plan expanded into some 190,000 operations first)
   report-100k, report-1m        `stibium report` of synthetic runs of 100k and 1M measurements (writes and
                                 reads of 14 sizes, bench_analysis.make_run), with the page's size
   compare-10k                   `stibium compare` of two synthetic runs of 10k measurements each
@@ -46,7 +48,7 @@ from common import run_measured, scratch
 from stibium_py.run.helper import find_helper
 
 ROWS = ("click-floor", "version", "help", "plans", "plan-show", "plan-show-floor", "completion", "run-quick", "report-quick", "report-100k", "report-1m",
-        "compare-10k")
+        "compare-10k", "verify-refused")
 
 
 def _turns(trees: list[Path], i: int) -> list[Path]:
@@ -70,6 +72,7 @@ def main() -> None:
     helpers = dict(zip(trees, a.helper or [str(find_helper())] * len(trees), strict=True))
     results: dict[str, dict[str, tuple[float, float, str]]] = {r: {} for r in rows}
     try:
+        (d / "vt").mkdir()          # verify-refused's target, left empty
         if any(r.startswith("report-1") or r == "compare-10k" for r in rows):
             (d / "r100k").mkdir()
             make_run(d / "r100k", 100_000, False, seed=2)
@@ -108,6 +111,8 @@ def main() -> None:
                 "report-100k": (py + ["report", str(d / "r100k")], env),
                 "report-1m": (py + ["report", str(d / "r1m")], env),
                 "compare-10k": (py + ["compare", str(d / "ca"), str(d / "cb"), "--out", str(d / "c.html")], env),
+                "verify-refused": (py + ["verify", str(d / "vt"), "--size", "100TB", "--out", str(d / "vr"), "--no-history"],
+                                   env),
             }
         # the trees take turns, repeat by repeat, so that a drift of the machine's speed falls on both alike
         for row in rows:
@@ -117,7 +122,8 @@ def main() -> None:
             pages: dict[Path, float] = {}
             for i in range(a.repeat):
                 for tree in _turns(trees, i):
-                    measured[tree].append(run_measured(*commands[tree][row], d))
+                    measured[tree].append(run_measured(*commands[tree][row], d,
+                                                       expect=2 if row == "verify-refused" else 0))
                     if row.startswith("report-1"):
                         pages[tree] = (d / ("r100k" if row == "report-100k" else "r1m") / "report.html").stat().st_size
             for tree in trees:

@@ -24,7 +24,7 @@ def scratch(base: str | None) -> Path:
 def helper(*args: str) -> dict:
     proc = subprocess.run([str(find_helper()), *args], capture_output=True, text=True)
     data = json.loads(proc.stdout)
-    if proc.returncode != 0:
+    if proc.returncode != expect:
         raise SystemExit(f"helper failed: {data.get('error')}")
     return data
 
@@ -64,10 +64,12 @@ def truth_device(recipe: str, base: str | None, **options: Any) -> Iterator[Any]
         yield stack.enter_context(getattr(devices, f"recipe_{recipe}")(work / "dev", **options))
 
 
-def run_measured(args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, int]:
+def run_measured(args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
+                 expect: int = 0) -> tuple[float, int]:
     """Wall seconds and the peak resident memory (bytes) of one command: its own high-water mark (VmHWM),
     read every 2 ms until it ends; the kernel's ru_maxrss would count this benchmark's memory, which the
-    child shares until its exec. cwd: a folder of no code (`python -m` puts it first on the path)."""
+    child shares until its exec. cwd: a folder of no code (`python -m` puts it first on the path). `expect`: the
+    exit status the command must end with (2: a refusal timed)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     status_file, peak = Path(f"/proc/{proc.pid}/status"), 0
@@ -83,6 +85,6 @@ def run_measured(args: list[str], env: dict[str, str] | None = None, cwd: Path |
         time.sleep(0.002)
     seconds = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
+    if proc.returncode != expect:
         raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
     return seconds, peak
