@@ -121,7 +121,6 @@ class Op:
         return out
 
 
-
 def _fields_of(record: Any) -> dict[str, Any]:
     """A record's fields by name, in their order, the values themselves (not copies): its instance dictionary, which
     for these records (dataclasses without slots, nothing cached on them) holds exactly its fields."""

@@ -24,7 +24,7 @@ def scratch(base: str | None) -> Path:
 def helper(*args: str) -> dict:
     proc = subprocess.run([str(find_helper()), *args], capture_output=True, text=True)
     data = json.loads(proc.stdout)
-    if proc.returncode != expect:
+    if proc.returncode != 0:
         raise SystemExit(f"helper failed: {data.get('error')}")
     return data
 
