@@ -179,10 +179,10 @@ class WorkDir:
             return walk[-1][1] if walk else base
 
         def leave() -> None:
+            # removed where it is empty, even where it could not be opened (no link is followed by rmdir)
             name, fd = walk.pop()
-            if fd is None:
-                return
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
             parent = here()
             if parent is not None:
                 try:
