@@ -205,3 +205,22 @@ def test_clean_up_opens_each_folder_once_and_a_missing_one_once(tmp_path, monkey
     assert opened[:3] == [str(work.path), "t", "tree-0"]
     assert sorted(opened[3:]) == ["copy", *(f"d{k:02}" for k in range(20))]
     assert sorted(p.name for p in work.path.iterdir()) == [".stibium-run"]
+
+
+def test_clean_up_never_asks_to_remove_a_name_that_is_no_folder_of_its_own(tmp_path, monkeypatch):
+    """A stranger's `..`, `.` or empty part of a name is never handed to rmdir: the folder it would name is not the
+    test folder's (rmdir("..") from a folder would name the folder above it)."""
+    work = WorkDir(tmp_path / "w", "run")
+    work.create()
+    work.file("a/own.bin").write_bytes(b"x")
+    removed: list[str] = []
+    real_rmdir = os.rmdir
+
+    def recording_rmdir(path, *args, **kwargs):
+        removed.append(str(path))
+        return real_rmdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rmdir", recording_rmdir)
+    work.remove_files({"../v1.bin", "a/../../v2.bin", "./../v3.bin", "..//v4.bin", "a/own.bin"})
+    monkeypatch.undo()
+    assert removed == ["a"] and not (work.path / "a").exists()
