@@ -97,22 +97,92 @@ def test_scipy_imported_through_library_leaves_numpy_s_unused_submodules_unloade
 
 
 def test_scipy_s_docstrings_stay_as_written_and_its_parse_is_its_own_again_after():
-    """scipy's array-API decorator parses each marked function's docstring at import to add a table; through
-    library() it is given the docstring as written (imports._AsWritten), and numpydoc's parse is back after."""
+    """scipy's decorators parse each marked function's docstring at import to add a note or a parameter, and its
+    distributions fill theirs from templates; through library() the docstrings stay as written (imports._AsWritten,
+    imports._as_written), and numpydoc's parse and doccer's fill are back after, in every module that holds them: a
+    distribution made after the import fills its own."""
     code = textwrap.dedent("""
         import json
+        import numpy as np
         from stibium_py.analysis.stats import library
         stats = library("scipy.stats")
-        import scipy._lib._array_api as api
+        import scipy._lib._array_api as api, scipy._lib._util as util, scipy._lib.doccer as doccer
+        import scipy._lib._docscrape as scrape, scipy.stats._axis_nan_policy as axis
         doc = stats.kendalltau.__doc__ or ""
-        print(json.dumps([api.FunctionDoc.__module__, api.FunctionDoc.__name__, doc.splitlines()[0],
-                          float(stats.kendalltau([1, 2, 3, 4], [1, 3, 2, 4]).statistic)]))
+        fresh = type(stats.norm)(name="norm")
+        line = stats.siegelslopes(np.array([1.0, 2.5, 3.0, 4.5]), np.array([0.0, 1.0, 2.0, 3.0]))
+        print(json.dumps([[m.FunctionDoc is scrape.FunctionDoc for m in (api, util, axis)],
+                          [scrape.FunctionDoc.__name__, doccer.docformat.__module__, doccer.docformat.__name__],
+                          doc.splitlines()[0], "%(" in (fresh.__doc__ or "%("),
+                          float(stats.kendalltau([1, 2, 3, 4], [1, 3, 2, 4]).statistic), float(line.slope),
+                          float(stats.norm.ppf(0.975))]))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    module, name, first, tau = json.loads(out.stdout)
-    assert (module, name) == ("scipy._lib._docscrape", "FunctionDoc")
+    held, parse, first, unfilled, tau, slope, z = json.loads(out.stdout)
+    assert held == [True, True, True]
+    assert parse == ["FunctionDoc", "scipy._lib.doccer", "docformat"]
     assert first.startswith("Calculate Kendall's tau")
-    assert abs(tau - 2 / 3) < 1e-12        # 5 of 6 pairs concordant: (5 - 1) / 6
+    assert unfilled is False                # the fill is doccer's own again: no template left in a new one
+    assert abs(tau - 2 / 3) < 1e-12         # 5 of 6 pairs concordant: (5 - 1) / 6
+    # each point's median slope to the others (7/6, 1, 1, 7/6), and their median
+    assert abs(slope - 13 / 12) < 1e-12
+    assert abs(z - 1.959963984540054) < 1e-12
+
+
+def test_scipy_stats_is_imported_without_a_docstring_parsed_or_filled():
+    """The work the shortcuts leave out is not done: numpydoc's parse and doccer's fill, counted from before the
+    import, are never called while scipy.stats is imported through library() (scipy 1.17: 159 parses, 437 fills
+    without the shortcuts), and both count again after."""
+    code = textwrap.dedent("""
+        import json
+        import scipy._lib._docscrape as scrape, scipy._lib.doccer as doccer
+        calls = {"parse": 0, "fill": 0}
+        parse, fill = scrape.NumpyDocString._parse, doccer.docformat
+        def counted_parse(self, *args, **kwargs):
+            calls["parse"] += 1
+            return parse(self, *args, **kwargs)
+        def counted_fill(*args, **kwargs):
+            calls["fill"] += 1
+            return fill(*args, **kwargs)
+        scrape.NumpyDocString._parse, doccer.docformat = counted_parse, counted_fill
+        from stibium_py.analysis.stats import library
+        stats = library("scipy.stats")
+        during = dict(calls)
+        scrape.FunctionDoc(stats.kendalltau)
+        type(stats.norm)(name="norm")
+        print(json.dumps([during, calls]))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    during, after = json.loads(out.stdout)
+    assert during == {"parse": 0, "fill": 0}
+    assert after["parse"] == 1 and after["fill"] >= 1
+
+
+def test_statsmodels_through_library_leaves_formulaic_out_and_fits_as_it_does_with_both_engines():
+    """statsmodels imported through library() without formulaic, its second formula engine (patsy installed): the
+    engine it uses and the biweight line it fits are those of a plain import, where both engines are loaded, in a
+    fresh interpreter each; formulaic is importable after."""
+    code = textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        {imported}
+        import statsmodels.formula._manager as formulas
+        x = np.repeat([1e6, 2e6, 4e6, 8e6], 5)
+        y = 1e-4 + x / 5e8 + np.tile([0.0, 1e-5, -1e-5, 2e-5, 5e-3], 4)
+        X = np.column_stack([np.ones(len(x)), x])
+        fit = rlm.RLM(y, X, M=norms.TukeyBiweight()).fit(start_params=np.array([1e-4, 2e-9]))
+        loaded = "formulaic" in sys.modules
+        import formulaic
+        print(json.dumps([loaded, formulas.DEFAULT_FORMULA_ENGINE, [float(p) for p in fit.params], formulaic.__name__]))
+    """)
+    through = "from stibium_py.analysis.stats import library\n" \
+        "rlm = library('statsmodels.robust.robust_linear_model')\nnorms = library('statsmodels.robust.norms')"
+    plain = "import statsmodels.robust.robust_linear_model as rlm, statsmodels.robust.norms as norms"
+    got = [json.loads(subprocess.run([sys.executable, "-c", code.format(imported=imported)], capture_output=True,
+                                     text=True, timeout=120, check=True).stdout) for imported in (through, plain)]
+    assert got[0][0] is False and got[1][0] is True
+    assert got[0][1:] == got[1][1:]
+    assert got[0][1] == "patsy" and got[0][3] == "formulaic"
 
 
 def test_a_scipy_the_shortcuts_do_not_fit_is_imported_as_written():

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.abc
+import importlib.util
 import sys
 import threading
 from types import ModuleType
@@ -26,10 +28,11 @@ NOT_FOR_SCIPY = frozenset({"f2py", "testing"})
 
 def library(name: str) -> ModuleType:
     """The module `name`, imported under the process's one lock of these imports, without the work at scipy's import
-    that its numerics never use (NOT_FOR_SCIPY, _AsWritten). A module imported whole is returned without the lock:
-    another thread may hold it for a second importing another library (a files test's biweight bringing statsmodels,
-    while the other op's drift asks for scipy.stats, imported long before), and the module asked for is ready (one
-    still being imported says so in its spec, which Python's own import checks too)."""
+    that its numerics never use (NOT_FOR_SCIPY, _AsWritten, _as_written) and without statsmodels' second formula
+    engine (_one_formula_engine). A module imported whole is returned without the lock: another thread may hold it
+    for a second importing another library (a files test's biweight bringing statsmodels, while the other op's drift
+    asks for scipy.stats, imported long before), and the module asked for is ready (one still being imported says
+    so in its spec, which Python's own import checks too)."""
     found = sys.modules.get(name)
     if found is not None and not getattr(getattr(found, "__spec__", None), "_initializing", False):
         return found
@@ -37,18 +40,26 @@ def library(name: str) -> ModuleType:
         if name in sys.modules:
             return sys.modules[name]
         try:
-            with _numpy_naming_less(), _scipy_docstrings_as_written():
+            with _numpy_naming_less(), _scipy_docstrings_as_written(), _one_formula_engine():
                 return importlib.import_module(name)
         except Exception:
             # a numpy or scipy these shortcuts do not fit: the import as the libraries wrote it
             return importlib.import_module(name)
 
 
+# numpydoc's parses (scipy._lib._docscrape) that _AsWritten stands in for: of a function's docstring, and of a
+# class's (scipy.stats' new distribution families combine theirs with their base class's at import)
+PARSES = ("FunctionDoc", "ClassDoc")
+
+
 class _AsWritten(dict[str, Any]):
-    """What scipy's array-API decorator (scipy._lib._array_api.xp_capabilities) asks of numpydoc's FunctionDoc, at
-    the import of every function it marks: a section to add a note to, and the text, whose first line (the
-    signature) it drops. The parse it stands in for took 0.4 s of scipy.stats' 1.5 s import here, for a table of
-    array libraries in a docstring (docs/performance.md); each docstring stays as written."""
+    """What scipy asks of numpydoc's parses (PARSES) at the import of every function its decorators mark (the array-API
+    table of scipy._lib._array_api, the axis and nan_policy parameters of scipy.stats._axis_nan_policy, the batch note
+    and the rng parameter of scipy._lib._util, the deprecation note of scipy._lib.deprecation) and of each new
+    distribution family: a section to read or add to, and the text, whose first line (the signature) it drops. Each
+    only rewrites a docstring, which stibium never shows. The parse it stands in for took 0.4 s of scipy.stats' 1.5 s import here with scipy 1.16
+    (the array-API table alone), and 0.25 of 1.6 s under cProfile with 1.17 (the other three: docs/performance.md);
+    each docstring stays as written."""
 
     def __init__(self, function: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -63,18 +74,68 @@ class _AsWritten(dict[str, Any]):
 
 @contextlib.contextmanager
 def _scipy_docstrings_as_written() -> Iterator[None]:
-    """scipy's array-API decorator given _AsWritten for numpydoc's parse while a library is imported; the parse
-    as it was after. Where a scipy has no such decorator module or name, nothing changes."""
-    api = importlib.import_module("scipy._lib._array_api")
-    parse = getattr(api, "FunctionDoc", None)
-    if parse is None:
+    """scipy's decorators given _AsWritten for numpydoc's parse while a library is imported (in numpydoc's module,
+    where a module imported meanwhile takes it from, and in every scipy module already holding the parse), and
+    _as_written for doccer's fill of templates; both as they were everywhere after. Where a scipy has no such
+    module or name, nothing changes."""
+    scrape = importlib.import_module("scipy._lib._docscrape")
+    doccer = importlib.import_module("scipy._lib.doccer")
+    parses = {name: getattr(scrape, name, None) for name in PARSES}
+    fill = getattr(doccer, "docformat", None)
+    if None in parses.values() or fill is None:
         yield
         return
-    setattr(api, "FunctionDoc", _AsWritten)
+    for module in _scipy_modules():
+        for name, parse in parses.items():
+            if getattr(module, name, None) is parse:
+                setattr(module, name, _AsWritten)
+    setattr(doccer, "docformat", _as_written)
     try:
         yield
     finally:
-        setattr(api, "FunctionDoc", parse)
+        setattr(doccer, "docformat", fill)
+        for module in _scipy_modules():
+            for name, parse in parses.items():
+                if getattr(module, name, None) is _AsWritten:
+                    setattr(module, name, parse)
+
+
+def _as_written(docstring: Any, docdict: Any = None) -> Any:
+    """What scipy's doccer.docformat gives while a library is imported: the docstring as written, its templates
+    unfilled. scipy.stats fills each distribution's docstring from templates at its import (some 440 fills, 0.12 s
+    of its import under cProfile), for help() only; a distribution made later fills its own, the parse being back."""
+    return docstring
+
+
+class _NotFormulaic(importlib.abc.MetaPathFinder):
+    """Refuses formulaic, as a Python without it would (ModuleNotFoundError, which statsmodels catches)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "formulaic" or name.startswith("formulaic."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+@contextlib.contextmanager
+def _one_formula_engine() -> Iterator[None]:
+    """statsmodels imports both of its formula engines where both are installed, patsy and formulaic (formulaic with
+    narwhals: about 0.1 s of its 0.65 s import here, measured after scipy.stats), and uses patsy where it has it.
+    stibium fits no formula; while a library is imported, formulaic is refused where patsy is installed, as a Python
+    without formulaic would refuse it, and statsmodels, with patsy, is as it would be with both. Importable again
+    after."""
+    if "statsmodels" in sys.modules or "formulaic" in sys.modules or importlib.util.find_spec("patsy") is None:
+        yield
+        return
+    refuse = _NotFormulaic()
+    sys.meta_path.insert(0, refuse)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(refuse)
+
+
+def _scipy_modules() -> list[ModuleType]:
+    return [m for name, m in list(sys.modules.items()) if name.startswith("scipy.") and isinstance(m, ModuleType)]
 
 
 @contextlib.contextmanager
