@@ -305,3 +305,24 @@ def test_an_operation_s_dict_is_what_asdict_gives_for_every_kind_of_the_shipped_
             assert {theirs[k] for k in theirs if k not in mine} <= {1, 0, 0.0, None, "", "helper"}
             kinds.add(op.kind)
     assert kinds == {"files", "pattern", "stream", "sustained", "tree", "verify"}
+
+
+def test_a_table_lists_each_column_as_its_cells_one_by_one(tmp_path):
+    """Table.values, which lists whole columns where every cell is already the record's value (ints, text, floats
+    none of which is missing), gives what converting each cell gives (table._value, as Table.value does for one):
+    the same values of the same types, None where a field is missing, in every column, with and without missing
+    cells, read back from measurements.csv as well as built from records."""
+    from stibium_py.rundir.table import Table, _value
+    whole = from_answer(OP, True, _answer(direct_honoured=True, lat_p50_s=1e-4), started_s=0.25)
+    bare = from_answer(OP, True, _answer(), started_s=0.5)
+    log = MeasurementLog(tmp_path)
+    for m in (whole, bare):
+        log.append(m)
+    log.close()
+    read, _ = read_measurements(tmp_path)
+    for table in (Table.from_rows([whole, whole]), Table.from_rows([whole, bare]), Table.from_rows([bare]), read):
+        for name in COLUMNS:
+            cells = [_value(name, v) for v in table.col(name).tolist()]
+            listed = table.values(name)
+            assert listed == cells and [type(v) for v in listed] == [type(v) for v in cells], name
+            assert [table.value(k, name) for k in range(len(table))] == cells, name

@@ -95,8 +95,14 @@ class Table:
         return _value(name, self._cols[name][at])
 
     def values(self, name: str) -> list[Any]:
-        """One field of every measurement, as the record holds it (value, column by column)."""
-        return [_value(name, v) for v in self.col(name).tolist()]
+        """One field of every measurement, as the record holds it (value, column by column): the column's own list
+        where each cell is already the record's value (a million-row report lists tens of thousands of flagged
+        measurements' fields; one _value a cell took 0.3 s of it under cProfile)."""
+        col = self.col(name)
+        if name in _FLOATS and not np.isnan(col).any() or name in INT_COLUMNS and col.dtype.kind == "i" \
+                or name not in _CONVERTED:
+            return col.tolist()
+        return [_value(name, v) for v in col.tolist()]
 
     def rows(self) -> list[Measurement]:
         return [self.row(k) for k in range(self._n)]
@@ -208,6 +214,12 @@ def _array(name: str, values: Iterable[Any]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = [("" if v is None else v) if name in TEXT_COLUMNS else (v if v else None) for v in values]
     return out
+
+
+# the columns whose cells _value converts (the others, text, it gives as they are); of those, an int64 column lists
+# as its ints, and a column of floats where none is missing (NaN, the record's None) as its floats
+_CONVERTED = frozenset(INT_COLUMNS) | frozenset(NUMBER_COLUMNS) | frozenset(BOOL_COLUMNS)
+_FLOATS = frozenset(NUMBER_COLUMNS) - OPTIONAL_INT_COLUMNS
 
 
 def _value(name: str, v: Any) -> Any:
