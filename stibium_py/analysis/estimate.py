@@ -102,17 +102,21 @@ def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float
         return float(x[0]), float(x[0]), 0.0
 
     # cover(d) = P(d <= B <= n - d), B ~ Binomial(n, 1/2): the confidence of [X(d), X(n-d+1)], 1-based;
-    # computed for every d at once (it falls as d grows)
-    ds = np.arange(1, n // 2 + 2)
-    covers = binom_cdf(n - ds, n, 0.5) - binom_cdf(ds - 1, n, 0.5)
-
+    # it falls as d grows, so the last d that holds the confidence is bisected for (some 15 d at 35,000 values,
+    # where every d took 11 ms: a million-row report has 28 such sizes)
     def cover(d: int) -> float:
-        return float(covers[d - 1])
+        k = np.array([n - d, d - 1])
+        upper, lower = binom_cdf(k, n, 0.5)
+        return float(upper - lower)
 
     if cover(1) < confidence:
         return float(x[0]), float(x[-1]), cover(1)
-    below = covers[: n // 2] < confidence       # the first d whose interval falls short, and the d before it
-    d = int(np.argmax(below)) if below.any() else n // 2
+    d = n // 2                      # the last d whose interval holds the confidence
+    if cover(d) < confidence:
+        d, short = 1, d             # cover(d) holds it, cover(short) falls short
+        while short - d > 1:
+            mid = (d + short) // 2
+            d, short = (mid, short) if cover(mid) >= confidence else (d, mid)
     g_d, g_next = cover(d), cover(d + 1) if d + 1 <= (n + 1) // 2 else 0.0
     if g_d == confidence or g_d == g_next:
         return float(x[d - 1]), float(x[n - d]), g_d
