@@ -295,3 +295,23 @@ def test_a_tree_phase_is_summarised_at_the_confidence_the_settings_ask():
     ninety, ninety_five = summarised(Settings(confidence=0.90)), summarised(Settings())
     assert ninety == tree_result("t", "stat", rows, 2000, 12345, 0.90).points[0].rate
     assert ninety_five.low < ninety.low < ninety.estimate < ninety.high < ninety_five.high
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.9, 0.95, 0.99])
+def test_the_median_interval_takes_the_last_order_statistics_that_hold_the_confidence(confidence):
+    """median_interval bisects for d; its interval is the one every d's binomial cover gives (scipy's, computed
+    here for every d at once): [X(d), X(n-d+1)] for the last d whose cover holds the confidence, interpolated
+    towards the next, at every count from 2 to 300 and at a size's 35,000."""
+    rng = np.random.default_rng(17)
+    for n in [*range(2, 301), 35_000]:
+        x = np.sort(rng.standard_normal(n))
+        ds = np.arange(1, n // 2 + 2)
+        covers = stats.binom.cdf(n - ds, n, 0.5) - stats.binom.cdf(ds - 1, n, 0.5)
+        low, high, achieved = estimate.median_interval(x, confidence)
+        if covers[0] < confidence:
+            assert (low, high) == (x[0], x[-1]) and achieved == pytest.approx(covers[0], rel=1e-12)
+            continue
+        short = covers[: n // 2] < confidence
+        d = int(np.argmax(short)) if short.any() else n // 2
+        assert achieved == confidence or achieved == pytest.approx(covers[d - 1], rel=1e-12)
+        assert x[d - 1] <= low <= x[d] and x[n - d - 1] <= high <= x[n - d], (n, d)
