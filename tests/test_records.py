@@ -231,7 +231,8 @@ def test_json_files_hold_the_same_values_with_plain_containers_on_one_line():
     assert '  "settings": {"seed": 1, "ceiling": null},' in lines and text.endswith("}\n")
     # text outside ASCII escaped, as json.dumps does, in a value and in a key, on a line of its own or inside one
     accents = json_text({"caf\u00e9": {"na\u00efve": [1]}, "t\u00e9st": ["r\u00e9sum\u00e9", 2]})
-    assert accents == ('{\n  "caf\\u00e9": {\n    "na\\u00efve": [1]\n  },\n  "t\\u00e9st": ["r\\u00e9sum\\u00e9", 2]\n}\n')
+    assert accents == ('{\n  "caf\\u00e9": {\n    "na\\u00efve": [1]\n  },\n'
+                       '  "t\\u00e9st": ["r\\u00e9sum\\u00e9", 2]\n}\n')
 
 
 def test_a_kind_s_own_part_of_an_operation_is_flat_in_its_dict_as_before_the_parts_were_apart():

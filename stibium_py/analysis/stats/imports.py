@@ -57,9 +57,9 @@ class _AsWritten(dict[str, Any]):
     table of scipy._lib._array_api, the axis and nan_policy parameters of scipy.stats._axis_nan_policy, the batch note
     and the rng parameter of scipy._lib._util, the deprecation note of scipy._lib.deprecation) and of each new
     distribution family: a section to read or add to, and the text, whose first line (the signature) it drops. Each
-    only rewrites a docstring, which stibium never shows. The parse it stands in for took 0.4 s of scipy.stats' 1.5 s import here with scipy 1.16
-    (the array-API table alone), and 0.25 of 1.6 s under cProfile with 1.17 (the other three: docs/performance.md);
-    each docstring stays as written."""
+    only rewrites a docstring, which stibium never shows. The parse it stands in for took 0.4 s of scipy.stats' 1.5
+    s import here with scipy 1.16 (the array-API table alone), and 0.25 of 1.6 s under cProfile with 1.17 (the
+    others: docs/performance.md); each docstring stays as written."""
 
     def __init__(self, function: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__()
