@@ -102,8 +102,8 @@ def median_interval(values: np.ndarray, confidence: float) -> tuple[float, float
         return float(x[0]), float(x[0]), 0.0
 
     # cover(d) = P(d <= B <= n - d), B ~ Binomial(n, 1/2): the confidence of [X(d), X(n-d+1)], 1-based;
-    # it falls as d grows, so the last d that holds the confidence is bisected for (some 15 d at 35,000 values,
-    # where every d took 11 ms: a million-row report has 28 such sizes)
+    # it falls as d grows, so the last d that holds the confidence is bisected for: some 15 covers at 35,000
+    # values, where computing every d's took 11 ms (a million-row report has 28 such sizes)
     def cover(d: int) -> float:
         k = np.array([n - d, d - 1])
         upper, lower = binom_cdf(k, n, 0.5)
