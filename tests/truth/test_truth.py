@@ -191,7 +191,8 @@ def fio_read_iops(path: Path, depth: int, requests: int) -> float:
 def test_requests_in_flight_on_recipe_c(tmp_path, device_c):
     """At N requests in flight the device answers N / delay requests a second (N below its parallelism):
     first shown with fio, then stibium's IOPS within 5 % of that at queue depth 1, 4 and 16, with each of
-    the helper's methods, and its median latency within half a millisecond above the delay."""
+    the helper's methods, and its median latency at least the delay and within half a millisecond above fio's time
+    in flight at that depth."""
     d = device_c.delay_s
     probe = device_c.mount / "probe.bin"
     subprocess.run(["dd", "if=/dev/zero", f"of={probe}", "bs=1M", "count=64", "oflag=direct", "status=none"],
@@ -240,10 +241,11 @@ tests:
                           p["iops_estimate"])) <= 0.05
         print(f"TRUTH recipe C p50 latency at QD{depth}: delay {d:.6g}, fio's time in flight "
               f"{fio_latency_s[depth]:.6g}, estimate {p['lat_p50_s']:.6g}")
-        # one at a time within half a millisecond above the delay; with more in flight the FUSE, loop and
-        # ext4 layers on two CPUs add 0.3-1 ms to each wave of requests, which fio sees too (its IOPS give
-        # its time in flight by Little's law): there, within half a millisecond above fio's
-        ceiling = d if depth == 1 else max(d, fio_latency_s[depth])
+        # the FUSE, loop and ext4 layers on two CPUs add 0.3-1 ms to each wave of requests, which fio sees too
+        # (its IOPS give its time in flight by Little's law): within half a millisecond above fio's. One at a
+        # time too: in the two attempts that missed here on 2026-11-30, fio took 34.6 ms a request at QD1, 1.1 ms
+        # above the delay, and stibium's median was 34.3 ms
+        ceiling = max(d, fio_latency_s[depth])
         assert d <= p["lat_p50_s"] <= ceiling + P50_ABOVE_DELAY_S
     # each method on the same device: io_uring, and one thread per request in flight as macOS runs it
     from stibium_py.run.helper import find_helper
