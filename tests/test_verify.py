@@ -66,6 +66,27 @@ def test_a_size_that_does_not_fit_is_refused_in_one_line_before_anything_is_made
     assert not (tmp_path / "r").exists() and not list((tmp_path / "t").iterdir())
 
 
+def test_a_fill_refused_for_its_space_lists_none_of_its_operations_and_a_started_one_records_their_digest(
+        tmp_path, monkeypatch):
+    """Alone, the operations' digest is taken after the checks: a refused 100 TB fill (186,000 operations) never
+    lists them as dictionaries nor hashes them, which took most of its refusal's time; a fill that starts records
+    the digest of the very operations it expanded."""
+    import stibium_py.run.start as start
+    from stibium_py.rundir.record import ops_digest
+    digests: list[str] = []
+    monkeypatch.setattr(start, "ops_digest", lambda ops: digests.append(ops_digest(ops)) or digests[-1])
+    (tmp_path / "t").mkdir()
+    options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False)
+    with pytest.raises(RunError, match="free but the plan needs 100 TB plus a margin"):
+        start_run(verify_plan(100 * 10**12, 1 << 30), options, Console(quiet=True), CompiledHelper(find_helper()))
+    assert digests == [] and not (tmp_path / "r").exists()
+    loaded = verify_plan(8 * MiB, 4 * MiB)
+    start_run(loaded, options, Console(quiet=True), CompiledHelper(find_helper()))
+    (run_dir,) = (tmp_path / "r").iterdir()
+    recorded = json.loads((run_dir / "run.json").read_text())["expanded"]
+    assert len(digests) == 1 and recorded["ops_sha256"] == digests[0] and recorded["ops_count"] == 4
+
+
 @pytest.mark.parametrize("args, said", [
     (["--size", "0"], "stibium: --size: 0 is no size to fill; give a size above 0 (such as 1GB)"),
     (["--size", "ten"], "stibium: --size: cannot read the size 'ten'; write a number with a unit, such as 10MB or "
