@@ -74,14 +74,17 @@ def test_a_fill_refused_for_its_space_lists_none_of_its_operations_and_a_started
     import stibium_py.run.start as start
     from stibium_py.rundir.record import ops_digest
     digests: list[str] = []
-    monkeypatch.setattr(start, "ops_digest", lambda ops: digests.append(ops_digest(ops)) or digests[-1])
+
+    def counted(ops):
+        digests.append(ops_digest(ops))
+        return digests[-1]
+    monkeypatch.setattr(start, "ops_digest", counted)
     (tmp_path / "t").mkdir()
     options = RunOptions(target=tmp_path / "t", out_dir=tmp_path / "r", progress=False)
     with pytest.raises(RunError, match="free but the plan needs 100 TB plus a margin"):
         start_run(verify_plan(100 * 10**12, 1 << 30), options, Console(quiet=True), CompiledHelper(find_helper()))
     assert digests == [] and not (tmp_path / "r").exists()
-    loaded = verify_plan(8 * MiB, 4 * MiB)
-    start_run(loaded, options, Console(quiet=True), CompiledHelper(find_helper()))
+    start_run(verify_plan(8 * MiB, 4 * MiB), options, Console(quiet=True), CompiledHelper(find_helper()))
     (run_dir,) = (tmp_path / "r").iterdir()
     recorded = json.loads((run_dir / "run.json").read_text())["expanded"]
     assert len(digests) == 1 and recorded["ops_sha256"] == digests[0] and recorded["ops_count"] == 4

@@ -52,10 +52,16 @@ def pytest_runtest_protocol(item, nextitem):
     return True
 
 
+def _error(report) -> str:
+    """A failed report's error as pytest's summary line gives it (the whole report where it has no such line)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    return str(crash.message if crash is not None else report.longrepr)
+
+
 def _timed_out(report) -> bool:
     """pytest-timeout's failure: a test that hung once is not given another 15 minutes."""
-    crash = getattr(report.longrepr, "reprcrash", None)
-    return crash is not None and "Timeout" in crash.message and "pytest-timeout" in crash.message
+    error = _error(report)
+    return "Timeout" in error and "pytest-timeout" in error
 
 
 def _print_attempt(item, attempt: int, failed, stolen: str) -> None:
@@ -64,9 +70,7 @@ def _print_attempt(item, attempt: int, failed, stolen: str) -> None:
         return
     terminal.write_line(f"\nRUN AGAIN {item.nodeid}: attempt {attempt} of {ATTEMPTS} failed ({failed.when}); "
                         f"meanwhile {stolen}")
-    crash = getattr(failed.longrepr, "reprcrash", None)
-    error = str(crash.message if crash is not None else failed.longrepr).splitlines()[:3]
-    for line in failed.capstdout.splitlines() + error:
+    for line in failed.capstdout.splitlines() + _error(failed).splitlines()[:3]:
         terminal.write_line(f"  {line}")
 
 
