@@ -161,6 +161,14 @@ TRIAL_S = 2.0
 
 
 @pytest.mark.timeout(900)
+def _p99_words(judged: dict) -> str:
+    """A searched rate's p99 as the search judged it: the median of the trials' p99s and the upper end of its
+    interval, which is what must be under the target (kinds/pattern/load.judge)."""
+    p99 = judged["resp_p99_s"]
+    high = p99["high"] if p99.get("high") is not None else p99["estimate"]
+    return f"p99 {p99['estimate'] * 1e3:.2f} ms, up to {high * 1e3:.2f} ms"
+
+
 def test_a_targets_search_finds_the_knee_the_device_s_capacity_sets(tmp_path):
     """slo on Recipe C (2 ms a request, one at a time), a target far above the machine's own stalls: below the
     capacity C (measured kept busy) constant arrivals barely wait; above it a trial of D seconds builds a backlog
@@ -209,9 +217,8 @@ tests:
     print(f"TRUTH slo on Recipe C ({DELAY_S * 1e3:.0f} ms a request, one at a time): capacity kept busy "
           f"{before['requests'] / before['seconds']:.1f} and {after['requests'] / after['seconds']:.1f} requests/s, "
           f"the knee of p99 <= {TARGET_S * 1e3:.0f} ms in {TRIAL_S:.0f} s trials {knee:.1f}/s; met at {met:.1f}/s "
-          f"(p99 {answer['met']['resp_p99_s']['estimate'] * 1e3:.2f} ms), missed at {missed:.1f}/s (p99 "
-          f"{answer['missed']['resp_p99_s']['estimate'] * 1e3:.2f} ms), {len(answer['searched'])} rates searched; the "
-          f"bracket's middle {middle / knee - 1:+.2%} from the knee")
+          f"({_p99_words(answer['met'])}), missed at {missed:.1f}/s ({_p99_words(answer['missed'])}), "
+          f"{len(answer['searched'])} rates searched; the bracket's middle {middle / knee - 1:+.2%} from the knee")
     assert missed / met <= 1.0625 + 1e-9                       # neighbours on the grid
     assert met <= knee * 1.03 and missed >= knee * 0.97
     assert abs(middle / knee - 1) <= 0.05
