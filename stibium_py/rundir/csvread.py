@@ -105,8 +105,8 @@ def read_measurements(run_dir: Path) -> tuple[Table, int]:
 def _read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped.
 
-    A columnar reader (pyarrow's streaming CSV reader, a block at a time: its threads made no difference to a million
-    rows), the fastest of those tried beside it (tests/bench/bench_read.py, docs/performance.md). A file with a
+    A columnar reader (pyarrow's streaming CSV reader, a block at a time: its own threads made no difference to a
+    million rows; a large file's two halves side by side do, _parse_halves), the fastest of those tried beside it (tests/bench/bench_read.py, docs/performance.md). A file with a
     damaged row it cannot skip by itself (a value that does not parse) is read again row by row, and so is a small
     file (ROW_READER_MAX_BYTES)."""
     path = run_dir / MEASUREMENTS_CSV
@@ -230,31 +230,84 @@ def _empty_in_samples(source: Any, header: list[str]) -> frozenset[str]:
 def _read_columns_typed(source: Any, header: list[str], empty: frozenset[str]) -> tuple[Table, int] | None:
     """_read_columns with the columns `empty` read as pyarrow's null type; _NotEmpty where one of them has a value.
 
-    The file is parsed in blocks of READ_BLOCK_BYTES, each block's columns kept as numpy parts and the
-    parser's memory let go of: a parse of the whole file at once holds every column of it, 126 of them, as
-    arrow arrays beside the numpy ones, more than twice the peak of reading it block by block
-    (docs/performance.md). A column with
-    one value in every row (most of a run's 126: the columns of other kinds) is that value repeated without
-    memory (a read-only view)."""
+    A large file is parsed in two halves side by side (_parse_halves): pyarrow's streaming reader parses one block after
+    another on one core, and a million rows took 3.3 s alone against 2.2 s in halves on two (docs/performance.md).
+    A column with one value in every row (most of a run's 126: the columns of other kinds) is that value repeated
+    without memory (a read-only view)."""
     import pyarrow as pa
-    from pyarrow import csv as pa_csv
-
-    skipped = 0
-
-    def skip(row: Any) -> str:
-        nonlocal skipped
-        skipped += 1
-        return "skip"
 
     types = {c: pa.null() if c in empty else pa.int64() if c in INT_COLUMNS else pa.float64() if c in NUMBER_COLUMNS
              else pa.bool_() if c in BOOL_COLUMNS else pa.string() for c in header if c in COLUMNS}
-    parts: dict[str, list[Any]] = {c: [] for c in types}
-    text = {c: _TextParts("" if c in TEXT_COLUMNS else None) for c in types
-            if c not in INT_COLUMNS and c not in NUMBER_COLUMNS and c not in BOOL_COLUMNS and c != "file"}
-    n = 0
+    at = None if isinstance(source, bytes) else _middle(source)
+    parsed = _parse(source, types) if at is None else _parse_halves(source, at, types)
+    _give_back_parsers_memory()
+    return None if parsed is None else parsed.table()
+
+
+class _Parsed:
+    """A stretch of measurements.csv parsed: its rows' count, the rows the parser skipped, and each column's parts
+    (a block's numpy values, or its length where it has none) or, for a text column, its _TextParts."""
+
+    def __init__(self, types: dict[str, Any]):
+        self.n = 0
+        self.skipped = 0
+        self.parts: dict[str, list[Any]] = {c: [] for c in types}
+        self.text = {c: _TextParts("" if c in TEXT_COLUMNS else None) for c in types
+                     if c not in INT_COLUMNS and c not in NUMBER_COLUMNS and c not in BOOL_COLUMNS and c != "file"}
+
+    @classmethod
+    def joined(cls, stretches: list["_Parsed"]) -> "_Parsed":
+        """The stretches of one file in their order, as one; the others are left empty, so that the table frees
+        each column's parts as it joins them."""
+        first, *rest = stretches
+        for other in rest:
+            first.n += other.n
+            first.skipped += other.skipped
+            for c, parts in other.parts.items():
+                first.parts[c] += parts
+            for c, text in other.text.items():
+                first.text[c].extend(text)
+            other.parts, other.text = {}, {}
+        return first
+
+    def table(self) -> tuple[Table, int]:
+        n, parts, text = self.n, self.parts, self.text
+        columns: dict[str, np.ndarray] = {}
+        codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for c in COLUMNS:
+            if c in text and text[c].filled:
+                names, code = text[c].whole()
+                columns[c] = _same(names[code[0]], n) if (code == code[0]).all() else names[code]
+                codes[c] = names, code
+            elif c not in parts or all(isinstance(p, int) for p in parts[c]):
+                columns[c] = _same(empty_column(c, 1)[0], n)     # a column the file does not have, or has empty
+            else:
+                blank = None if c == "file" else math.nan       # a block without a value in a column with some
+                column = np.concatenate([np.full(p, blank) if isinstance(p, int) else p for p in parts.pop(c)])
+                same = c != "file" and n and (column == column[0]).all()
+                columns[c] = _same(column[0], n) if same else column
+        return Table(columns, codes=codes), self.skipped
+
+
+def _parse(source: Any, types: dict[str, Any]) -> _Parsed | None:
+    """The rows of `source` (a header line, then rows), in blocks of READ_BLOCK_BYTES, each block's columns kept as
+    numpy parts and the parser's memory let go of: a parse of the whole file at once holds every column of it, 126
+    of them, as arrow arrays beside the numpy ones, more than twice the peak of reading it block by block
+    (docs/performance.md). None where an integer every row has is missing (a damaged row only the row reader can
+    skip) or a value does not parse; _NotEmpty where a column read as empty has a value."""
+    import pyarrow as pa
+    from pyarrow import csv as pa_csv
+
+    out = _Parsed(types)
+
+    def skip(row: Any) -> str:
+        out.skipped += 1
+        return "skip"
+
+    parts, text = out.parts, out.text
     try:
         reader = pa_csv.open_csv(pa.BufferReader(source) if isinstance(source, bytes) else source,
-                                 read_options=pa_csv.ReadOptions(block_size=READ_BLOCK_BYTES),
+                                 read_options=pa_csv.ReadOptions(block_size=READ_BLOCK_BYTES, use_threads=False),
                                  parse_options=pa_csv.ParseOptions(invalid_row_handler=skip,
                                                                    newlines_in_values=True),
                                  convert_options=pa_csv.ConvertOptions(column_types=types, null_values=[""],
@@ -262,8 +315,10 @@ def _read_columns_typed(source: Any, header: list[str], empty: frozenset[str]) -
                                                                        false_values=["false"],
                                                                        strings_can_be_null=True,
                                                                        quoted_strings_can_be_null=True))
-        for batch in reader:
-            n += batch.num_rows
+        for k, batch in enumerate(reader):
+            if k % TRIM_EVERY_BLOCKS == TRIM_EVERY_BLOCKS - 1:
+                _give_back_parsers_memory()
+            out.n += batch.num_rows
             for c, col in zip(batch.schema.names, batch.columns):
                 if c not in types:
                     continue
@@ -280,24 +335,127 @@ def _read_columns_typed(source: Any, header: list[str], empty: frozenset[str]) -
                 else:                   # the file's name, one per measurement: nothing to share
                     parts[c].append(np.array(col.to_pylist(), dtype=object))
     except pa.ArrowInvalid as e:
-        if empty and "conversion error to null" in str(e):
+        if any(pa.types.is_null(t) for t in types.values()) and "conversion error to null" in str(e):
             raise _NotEmpty() from e
         return None
-    columns: dict[str, np.ndarray] = {}
-    codes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for c in COLUMNS:
-        if c in text and text[c].filled:
-            names, code = text[c].whole()
-            columns[c] = _same(names[code[0]], n) if (code == code[0]).all() else names[code]
-            codes[c] = names, code
-        elif c not in parts or all(isinstance(p, int) for p in parts[c]):
-            columns[c] = _same(empty_column(c, 1)[0], n)     # a column the file does not have, or has empty
-        else:
-            blank = None if c == "file" else math.nan       # a block without a value in a column with some
-            column = np.concatenate([np.full(p, blank) if isinstance(p, int) else p for p in parts.pop(c)])
-            same = c != "file" and n and (column == column[0]).all()
-            columns[c] = _same(column[0], n) if same else column
-    return Table(columns, codes=codes), skipped
+    return out
+
+
+# the memory a parse freed is handed back every this many blocks: a thread's blocks are allocated by the C library
+# from a heap of that thread's, which keeps what is freed, and two halves parsed side by side held 0.65 GB at the
+# peak of a million rows without it, 0.47-0.50 GB with it, against 0.53 GB for one stream (docs/performance.md)
+TRIM_EVERY_BLOCKS = 8
+# a file at least this large is parsed in two halves side by side, where the process may use two cores or more.
+# Measured (docs/performance.md): a million rows (250 MB) in 3.0 s against 4.2 s as one stream; 100,000 rows (26 MB)
+# in 0.48 against 0.50 s, within the noise; a smaller file keeps the one stream, the simpler path
+HALVES_MIN_BYTES = 16 << 20
+# the first half's quotes are counted in stretches of this many bytes (the positions of a stretch's quotes are an
+# array of eight bytes a quote)
+QUOTE_SCAN_BYTES = 8 << 20
+
+
+def _middle(f: Any) -> int | None:
+    """Where a large file is cut in two to be parsed side by side: the start of the first line past its middle;
+    None where the file is small or the process has one core."""
+    size = f.seek(0, os.SEEK_END)
+    if size < HALVES_MIN_BYTES or _cores() < 2:
+        f.seek(0)
+        return None
+    f.seek(size // 2)
+    f.readline()
+    at = f.tell()
+    f.seek(0)
+    return at if at < size else None
+
+
+def _parse_halves(f: Any, at: int, types: dict[str, Any]) -> _Parsed | None:
+    """The file's rows parsed as two streams side by side, its first half and its header line followed by the rest,
+    while this thread makes sure that the line at `at` begins a row (_begins_a_row); where it may not, the file is
+    parsed again whole, as one stream."""
+    from concurrent.futures import ThreadPoolExecutor, wait
+    head = f.readline()
+    fd = f.fileno()
+    halves = [io.BufferedReader(_Stretch(fd, b"", 0, at), READ_BLOCK_BYTES),
+              io.BufferedReader(_Stretch(fd, head, at, f.seek(0, os.SEEK_END)), READ_BLOCK_BYTES)]
+    with ThreadPoolExecutor(len(halves)) as pool:
+        futures = [pool.submit(_parse, half, types) for half in halves]
+        begins = _begins_a_row(f, at)
+        wait(futures)
+    f.seek(0)
+    if not begins:
+        return _parse(f, types)
+    got = [future.result() for future in futures]
+    return None if None in got else _Parsed.joined([g for g in got if g is not None])
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:              # macOS: no affinity
+        return os.cpu_count() or 1
+
+
+QUOTE, COMMA, NEWLINE = b'"'[0], b","[0], b"\n"[0]
+
+
+def _begins_a_row(f: Any, at: int) -> bool:
+    """Whether byte `at` of the file, just after a newline, begins a row as pyarrow's parser reads the file: outside
+    every quoted value. The parser opens a quoted value only with a quote at a value's start (after a comma or a
+    newline), and inside one a quote closes it unless another follows at once (an escaped quote). So where every
+    quote that opens a value by their count (the first, third, fifth...) stands at a value's start or right after
+    the quote before it, the count says where the quoted values are, and an even count before `at` puts it outside
+    them. Any other quote (a lone one inside an unquoted value, as a file edited by hand may have) answers False, and
+    the file is read whole, as one stream."""
+    f.seek(0)
+    count = 0                   # quotes before the stretch
+    previous = -2               # where the last of them is
+    before = NEWLINE            # the byte before the stretch
+    done = 0
+    while done < at:
+        chunk = f.read(min(QUOTE_SCAN_BYTES, at - done))
+        if not chunk:
+            return False
+        a = np.frombuffer(chunk, np.uint8)
+        q = np.flatnonzero(a == QUOTE)
+        if len(q):
+            i = np.arange(count % 2, len(q), 2)          # the quotes that open a value by the count
+            opens = q[i]
+            byte_before = np.where(opens > 0, a[opens - 1], before)
+            quote_before = np.where(i > 0, q[i - 1] + done, previous)
+            if not ((byte_before == COMMA) | (byte_before == NEWLINE) | (quote_before == opens + done - 1)).all():
+                return False
+            count += len(q)
+            previous = int(q[-1]) + done
+        before = int(a[-1])
+        done += len(chunk)
+    return count % 2 == 0
+
+
+class _Stretch(io.RawIOBase):
+    """Bytes [start, end) of an open file, after `head` (the header line, for a stretch from the middle): read with
+    pread, each stretch at its own offset, so that two are read side by side. Closing it leaves the file open."""
+
+    def __init__(self, fd: int, head: bytes, start: int, end: int):
+        super().__init__()
+        self._fd, self._head, self._at, self._end = fd, head, start, end
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        want = min(len(view), self._end - self._at)
+        if want <= 0:
+            return 0
+        data = os.pread(self._fd, want, self._at)
+        view[:len(data)] = data
+        self._at += len(data)
+        return len(data)
 
 
 def _give_back_parsers_memory() -> None:
@@ -345,6 +503,13 @@ class _TextParts:
         self.filled = self.filled or len(col) > col.null_count
         lookup = np.array([*(self.index.setdefault(v, len(self.index)) for v in values), 0], dtype=np.int64)
         self.codes.append(lookup[_numbers(encoded.indices.cast(pa.int64()), np.int64, missing=len(values))])
+
+    def extend(self, other: "_TextParts") -> None:
+        """The same column of the stretch after this one's: its codes given in this one's index (a missing cell's,
+        0, is the same in both)."""
+        to = np.array([self.index.setdefault(v, len(self.index)) for v in other.index], dtype=np.int64)
+        self.codes += [c if isinstance(c, int) else to[c] for c in other.codes]
+        self.filled = self.filled or other.filled
 
     def whole(self) -> tuple[np.ndarray, np.ndarray]:
         names = np.empty(len(self.index), dtype=object)
