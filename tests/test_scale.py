@@ -63,6 +63,28 @@ def test_a_dense_test_counts_every_measurement_and_draws_every_flagged_one():
     assert shown == {int(seqs[k]) for k in flagged}                        # every flagged one, with its hover
 
 
+def test_a_density_counts_every_point_in_the_cell_a_search_among_its_edges_finds():
+    """The cells numpy's histogram2d gives, where it places every point; and every point where it does not (the
+    smallest or the largest value dropped when 10 to the power of its logarithm comes out beyond it)."""
+    from stibium_py.report.figures import density
+    rng = np.random.default_rng(5)
+    n = 200_000
+    x = rng.choice(np.geomspace(1e4, 2e9, 14).round(), n)                   # few distinct: a cell each
+    y = (1e-4 + x / 5e8) * np.exp(rng.normal(0, 0.05, n))                   # many: evenly in the logarithm
+    elapsed = np.arange(n) * 0.01
+    for a, b, log_a, log_b in ((x, y, True, True), (elapsed, x / y, False, True), (y, elapsed, True, False)):
+        trace = density(a, b, log_a, log_b)
+        counts = np.asarray(trace.customdata)
+        assert counts.sum() == n and f"density of {n:,} measurements" in trace.name
+        searched = np.histogram2d(a, b, bins=[np.asarray(trace.x), np.asarray(trace.y)])[0].T
+        if searched.sum() == n:
+            assert (counts == searched).all()
+        else:                               # each point numpy dropped is in a cell at an end of an axis
+            extra = counts - searched
+            assert (extra >= 0).all() and extra.sum() == n - searched.sum() and extra[1:-1, 1:-1].sum() == 0
+    assert np.asarray(density(np.array([]), np.array([]), True, True).customdata).sum() == 0
+
+
 def test_below_the_threshold_every_measurement_is_a_point():
     e = files_result("f", "read", _reads(600), Settings(resamples=200))
     fig = figures.time_vs_size(e)

@@ -56,18 +56,32 @@ DENSITY_BINS = (160, 120)
 DISCRETE_VALUES = 64
 
 
-def _edges(values: np.ndarray, log: bool, bins: int) -> np.ndarray:
-    """Bin edges: one bin per value where there are few distinct ones (the sizes of a files test), else
-    evenly spaced (on a log axis, evenly in the logarithm)."""
+# the values whose distinct ones are counted first: more than DISCRETE_VALUES among them, and the axis is evenly
+# spaced without sorting every value
+DISCRETE_SAMPLE = 4096
+
+
+def _cells(values: np.ndarray, log: bool, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bin edges, and each value's bin: one bin per value where there are few distinct ones (the sizes of a files
+    test), else evenly spaced (on a log axis, evenly in the logarithm). Each value's bin is found in the axis's own
+    terms (its place among the distinct values, or its distance from the lowest): np.histogram2d's search of the
+    values among the edges took 2-5 times as long for 500,000 points, and dropped the smallest or the largest value
+    where 10 to the power of its logarithm came out beyond it (docs/performance.md)."""
     v = np.log10(values) if log else values
-    distinct = np.unique(v)
-    if len(distinct) <= DISCRETE_VALUES:
+    if not len(v):                          # nothing to place: one empty cell
+        return (np.array([1.0, 10.0]) if log else np.array([0.0, 1.0])), np.zeros(0, np.intp)
+    few = len(np.unique(v[:DISCRETE_SAMPLE])) <= DISCRETE_VALUES
+    distinct = np.unique(v) if few else v[:0]
+    if few and len(distinct) <= DISCRETE_VALUES:
         gap = np.diff(distinct).min() if len(distinct) > 1 else 1.0
         edges = np.r_[distinct[0] - gap / 2, (distinct[1:] + distinct[:-1]) / 2, distinct[-1] + gap / 2]
+        index = np.searchsorted(distinct, v)
     else:
         lo, hi = float(v.min()), float(v.max())
-        edges = np.linspace(lo, hi if hi > lo else lo + 1, bins + 1)
-    return 10 ** edges if log else edges
+        hi = hi if hi > lo else lo + 1
+        edges = np.linspace(lo, hi, bins + 1)
+        index = np.minimum(((v - lo) * (bins / (hi - lo))).astype(np.intp), bins - 1)
+    return (10 ** edges if log else edges), index
 
 
 def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool, colorscale: str = "Blues",
@@ -78,9 +92,10 @@ def density(x: np.ndarray, y: np.ndarray, log_x: bool, log_y: bool, colorscale: 
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y) & ((x > 0) if log_x else True) & ((y > 0) if log_y else True)
-    xe = _edges(x[ok], log_x, DENSITY_BINS[0])
-    ye = _edges(y[ok], log_y, DENSITY_BINS[1])
-    counts = np.histogram2d(x[ok], y[ok], bins=[xe, ye])[0].T
+    xe, ix = _cells(x[ok], log_x, DENSITY_BINS[0])
+    ye, iy = _cells(y[ok], log_y, DENSITY_BINS[1])
+    columns = len(ye) - 1
+    counts = np.bincount(ix * columns + iy, minlength=(len(xe) - 1) * columns).reshape(len(xe) - 1, columns).T
     with np.errstate(divide="ignore"):
         shade = np.where(counts > 0, np.log10(counts), np.nan)
     return plot.Heatmap(x=xe, y=ye, z=shade.astype(np.float32), customdata=counts.astype(np.int32),
