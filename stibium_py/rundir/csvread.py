@@ -307,7 +307,7 @@ def _parse(source: Any, types: dict[str, Any]) -> _Parsed | None:
     parts, text = out.parts, out.text
     try:
         reader = pa_csv.open_csv(pa.BufferReader(source) if isinstance(source, bytes) else source,
-                                 read_options=pa_csv.ReadOptions(block_size=READ_BLOCK_BYTES, use_threads=False),
+                                 read_options=pa_csv.ReadOptions(block_size=READ_BLOCK_BYTES),
                                  parse_options=pa_csv.ParseOptions(invalid_row_handler=skip,
                                                                    newlines_in_values=True),
                                  convert_options=pa_csv.ConvertOptions(column_types=types, null_values=[""],
