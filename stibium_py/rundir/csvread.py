@@ -106,9 +106,9 @@ def _read_measurements(run_dir: Path) -> tuple[Table, int]:
     """The whole rows of measurements.csv as a table, and how many rows were damaged and skipped.
 
     A columnar reader (pyarrow's streaming CSV reader, a block at a time: its own threads made no difference to a
-    million rows; a large file's two halves side by side do, _parse_halves), the fastest of those tried beside it (tests/bench/bench_read.py, docs/performance.md). A file with a
-    damaged row it cannot skip by itself (a value that does not parse) is read again row by row, and so is a small
-    file (ROW_READER_MAX_BYTES)."""
+    million rows; a large file's two halves side by side do, _parse_halves), the fastest of those tried beside it
+    (tests/bench/bench_read.py, docs/performance.md). A file with a damaged row it cannot skip by itself (a value
+    that does not parse) is read again row by row, and so is a small file (ROW_READER_MAX_BYTES)."""
     path = run_dir / MEASUREMENTS_CSV
     try:
         f = received.open_read(path)
@@ -230,8 +230,9 @@ def _empty_in_samples(source: Any, header: list[str]) -> frozenset[str]:
 def _read_columns_typed(source: Any, header: list[str], empty: frozenset[str]) -> tuple[Table, int] | None:
     """_read_columns with the columns `empty` read as pyarrow's null type; _NotEmpty where one of them has a value.
 
-    A large file is parsed in two halves side by side (_parse_halves): pyarrow's streaming reader parses one block after
-    another on one core, and a million rows took 3.3 s alone against 2.2 s in halves on two (docs/performance.md).
+    A large file is parsed in two halves side by side (_parse_halves): pyarrow's streaming reader parses one block
+    after another on one core, and a million rows took 2.6-3.2 s as one stream against 1.9-2.6 s in halves on two
+    (docs/performance.md).
     A column with one value in every row (most of a run's 126: the columns of other kinds) is that value repeated
     without memory (a read-only view)."""
     import pyarrow as pa
