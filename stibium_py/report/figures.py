@@ -70,9 +70,8 @@ def _cells(values: np.ndarray, log: bool, bins: int) -> tuple[np.ndarray, np.nda
     v = np.log10(values) if log else values
     if not len(v):                          # nothing to place: one empty cell
         return (np.array([1.0, 10.0]) if log else np.array([0.0, 1.0])), np.zeros(0, np.intp)
-    few = len(np.unique(v[:DISCRETE_SAMPLE])) <= DISCRETE_VALUES
-    distinct = np.unique(v) if few else v[:0]
-    if few and len(distinct) <= DISCRETE_VALUES:
+    distinct = np.unique(v) if len(np.unique(v[:DISCRETE_SAMPLE])) <= DISCRETE_VALUES else None
+    if distinct is not None and len(distinct) <= DISCRETE_VALUES:
         gap = np.diff(distinct).min() if len(distinct) > 1 else 1.0
         edges = np.r_[distinct[0] - gap / 2, (distinct[1:] + distinct[:-1]) / 2, distinct[-1] + gap / 2]
         index = np.searchsorted(distinct, v)

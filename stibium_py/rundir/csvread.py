@@ -148,8 +148,7 @@ def _read_measurements_from(f: Any, path: Path) -> tuple[Table, int]:
         return Table.from_rows(rows), damaged + skipped
     if data is None:
         f.seek(0)
-    fast = _read_columns(f if data is None else data, header)
-    _give_back_parsers_memory()
+    fast = _read_columns(f if data is None else data, header)     # the parsers' memory handed back already
     if fast is not None:
         table, skipped = fast
         return table, damaged + skipped
@@ -347,8 +346,8 @@ def _parse(source: Any, types: dict[str, Any]) -> _Parsed | None:
 # peak of a million rows without it, 0.47-0.50 GB with it, against 0.53 GB for one stream (docs/performance.md)
 TRIM_EVERY_BLOCKS = 8
 # a file at least this large is parsed in two halves side by side, where the process may use two cores or more.
-# Measured (docs/performance.md): a million rows (250 MB) in 3.0 s against 4.2 s as one stream; 100,000 rows (26 MB)
-# in 0.48 against 0.50 s, within the noise; a smaller file keeps the one stream, the simpler path
+# Measured (docs/performance.md): a million rows (250 MB) in 1.9-2.6 s against 2.6-3.2 s as one stream; 100,000 rows
+# (26 MB) in 0.48 against 0.50 s, within the noise; a smaller file keeps the one stream, the simpler path
 HALVES_MIN_BYTES = 16 << 20
 # the first half's quotes are counted in stretches of this many bytes (the positions of a stretch's quotes are an
 # array of eight bytes a quote)

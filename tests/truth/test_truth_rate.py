@@ -160,7 +160,6 @@ TARGET_S = 0.100
 TRIAL_S = 2.0
 
 
-@pytest.mark.timeout(900)
 def _p99_words(judged: dict) -> str:
     """A searched rate's p99 as the search judged it: the median of the trials' p99s and the upper end of its
     interval, which is what must be under the target (kinds/pattern/load.judge)."""
@@ -169,6 +168,7 @@ def _p99_words(judged: dict) -> str:
     return f"p99 {p99['estimate'] * 1e3:.2f} ms, up to {high * 1e3:.2f} ms"
 
 
+@pytest.mark.timeout(900)
 def test_a_targets_search_finds_the_knee_the_device_s_capacity_sets(tmp_path):
     """slo on Recipe C (2 ms a request, one at a time), a target far above the machine's own stalls: below the
     capacity C (measured kept busy) constant arrivals barely wait; above it a trial of D seconds builds a backlog
