@@ -4,6 +4,8 @@ file system, never tmpfs, removed after each test."""
 from __future__ import annotations
 
 import atexit
+import csv
+import io
 import json
 import os
 import shutil
@@ -67,6 +69,14 @@ def default_sigint() -> None:
     import signal
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def measured_rows(run_dir: Path) -> list[dict]:
+    """measurements.csv's rows as text, from one read of the whole file: a run may be writing it, and a reader that
+    reads the header and the rows in separate reads can find the file empty, then the header written, and take the
+    header for a row without field names (csv.DictReader's TypeError, seen in CI on a loaded machine)."""
+    text = (run_dir / "measurements.csv").read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text, newline="")))
 
 
 def interruptible(args: list[str], **kwargs) -> subprocess.Popen:

@@ -5,7 +5,6 @@ for a reboot resumes without repeating anything."""
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import measured_rows
 from stibium_py.cli import main
 
 PLAN = """\
@@ -59,10 +59,6 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def _rows(run_dir: Path) -> list[dict]:
-    with open(run_dir / "measurements.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
 
 def _run_dir(out: str) -> Path:
     return Path(re.search(r"run directory: (\S+)", out).group(1))
@@ -76,7 +72,7 @@ def test_run_writes_a_complete_run_directory_and_cleans_up(disk_dir):
     assert sorted(p.name for p in run_dir.iterdir()) == ["measurements.csv", "report.html", "run.json", "summary.json"]
     run = json.loads((run_dir / "run.json").read_text())
     assert run["status"] == "complete" and run["ended_utc"]
-    rows = _rows(run_dir)
+    rows = measured_rows(run_dir)
     assert len(rows) == N_OPS == run["expanded"]["ops_count"]
     assert [int(r["seq"]) for r in rows] == list(range(N_OPS))
     assert all(r["error"] == "" and float(r["seconds"]) > 0 for r in rows)
@@ -112,7 +108,7 @@ def test_reboot_stops_after_the_writes_and_resume_finishes(disk_dir):
     assert "Restart the machine, then run" in out
     run = json.loads((run_dir / "run.json").read_text())
     assert run["status"] == "waiting-for-reboot"
-    rows = _rows(run_dir)
+    rows = measured_rows(run_dir)
     assert [r["op"] for r in rows] == ["write"] * 6
     work = Path(run["work_dir"])
     assert len(list((work / "files").iterdir())) == 6  # kept for the reads after the restart
@@ -125,7 +121,7 @@ def test_reboot_stops_after_the_writes_and_resume_finishes(disk_dir):
     (run_dir / "run.json").write_text(json.dumps(run))
     code, out = _run("resume", str(run_dir))
     assert code == 0, out
-    rows = _rows(run_dir)
+    rows = measured_rows(run_dir)
     assert sorted(int(r["seq"]) for r in rows) == list(range(N_OPS))  # nothing repeated, nothing missing
     assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
     assert not work.exists()

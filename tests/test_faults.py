@@ -4,7 +4,6 @@ measurements so far are kept, and a report can still be built from them."""
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import is_root
+from conftest import is_root, measured_rows
 
 
 @pytest.fixture
@@ -47,10 +46,6 @@ tests:
 """
 
 
-def _rows(run_dir: Path) -> list[dict]:
-    with open(run_dir / "measurements.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
 
 def test_disk_full_mid_run_stops_with_one_line_and_keeps_the_measurements(disk_dir, small_ext4):
     plan = disk_dir / "fill.yaml"
@@ -62,7 +57,7 @@ def test_disk_full_mid_run_stops_with_one_line_and_keeps_the_measurements(disk_d
     deadline = time.time() + 60
     while time.time() < deadline:
         runs = list(out_dir.glob("fill-*")) if out_dir.exists() else []
-        if runs and (runs[0] / "measurements.csv").exists() and len(_rows(runs[0])) >= 3:
+        if runs and (runs[0] / "measurements.csv").exists() and len(measured_rows(runs[0])) >= 3:
             break
         time.sleep(0.01)
     filler = small_ext4 / "filler"
@@ -86,7 +81,7 @@ def test_disk_full_mid_run_stops_with_one_line_and_keeps_the_measurements(disk_d
     assert "(files: write files/f-1000000-r" in line and "No space left on device" in line
     assert line.endswith(f"The measurements so far are kept in {run_dir}; `stibium report {run_dir}` builds a "
                          f"report from them")
-    rows = _rows(run_dir)
+    rows = measured_rows(run_dir)
     assert len([r for r in rows if r["error"] == ""]) >= 3
     assert "No space left on device" in rows[-1]["error"]
     assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
@@ -125,7 +120,7 @@ for line in sys.stdin:
     assert proc.stderr.strip().splitlines()[-1] == (
         f"stibium: the helper crashed (exit status -11). The measurements so far are kept in {run_dir}; "
         f"`stibium report {run_dir}` builds a report from them")
-    assert len(_rows(run_dir)) == 3
+    assert len(measured_rows(run_dir)) == 3
 
 
 def test_a_hung_helper_is_stopped_after_its_timeout(disk_dir):

@@ -5,7 +5,6 @@ operation in flight is lost and resume still works."""
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import signal
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import interruptible
+from conftest import interruptible, measured_rows
 
 PLAN = """\
 name: slow
@@ -43,16 +42,12 @@ def _start(d: Path) -> subprocess.Popen:
                           "--out", str(d / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _rows(run_dir: Path) -> list[dict]:
-    with open(run_dir / "measurements.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
 
 def _wait_for_rows(d: Path, n: int, proc: subprocess.Popen) -> Path:
     deadline = time.time() + 60
     while time.time() < deadline:
         runs = list((d / "r").glob("slow-*")) if (d / "r").exists() else []
-        if runs and (runs[0] / "measurements.csv").exists() and len(_rows(runs[0])) >= n:
+        if runs and (runs[0] / "measurements.csv").exists() and len(measured_rows(runs[0])) >= n:
             return runs[0]
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.02)
@@ -73,7 +68,7 @@ def test_a_signal_keeps_the_measurements_and_resume_finishes(disk_dir, sig):
     assert err.strip().splitlines()[-1] == f"stibium: run interrupted; finish it with `stibium resume {run_dir}`"
     run = json.loads((run_dir / "run.json").read_text())
     assert run["status"] == "interrupted" and run["stopped_by"] == sig.name
-    kept = _rows(run_dir)
+    kept = measured_rows(run_dir)
     assert len(kept) >= 20 and all(r["error"] == "" for r in kept)
     # every reader says the run is not whole, and how to finish it
     said = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir)], capture_output=True,
@@ -88,7 +83,7 @@ def test_a_signal_keeps_the_measurements_and_resume_finishes(disk_dir, sig):
 
     done = _resume(run_dir)
     assert done.returncode == 0, done.stderr
-    rows = _rows(run_dir)
+    rows = measured_rows(run_dir)
     seqs = [int(r["seq"]) for r in rows]
     assert sorted(seqs) == list(range(N_OPS))          # nothing repeated, nothing missing
     assert rows[: len(kept)] == kept                    # the first measurements untouched
@@ -135,7 +130,7 @@ def test_sigkill_loses_at_most_the_operation_in_flight(disk_dir):
     run_dir = _wait_for_rows(disk_dir, 10, proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
-    before = _rows(run_dir)
+    before = measured_rows(run_dir)
     assert json.loads((run_dir / "run.json").read_text())["status"] == "running"
     # its process is gone: report and compare read it as interrupted, never as whole
     said = subprocess.run([sys.executable, "-m", "stibium_py", "report", str(run_dir), "--json"], capture_output=True,
@@ -155,6 +150,6 @@ def test_sigkill_loses_at_most_the_operation_in_flight(disk_dir):
         f"resume {run_dir}`" for side in "AB"]
     done = _resume(run_dir)
     assert done.returncode == 0, done.stderr
-    seqs = sorted(int(r["seq"]) for r in _rows(run_dir))
+    seqs = sorted(int(r["seq"]) for r in measured_rows(run_dir))
     assert seqs == list(range(N_OPS))
     assert len(before) >= 10
