@@ -146,3 +146,76 @@ def test_the_biweight_is_fitted_only_where_least_squares_and_theil_sen_disagree(
     assert dragged.biweight is not None
     assert not fit.rate_bytes_per_s.low <= dragged.ols.rate.estimate <= fit.rate_bytes_per_s.high
     assert abs(1 / dragged.biweight.slope_s_per_byte / 2e8 - 1) < 0.02     # the biweight follows the data
+
+
+def _groups_by_lexsort(x, y):
+    """sorted_groups as it was first written: one sort of every point by (x, y)."""
+    order = np.lexsort((y, x))
+    values, first = np.unique(x[order], return_index=True)
+    bounds = [*first, len(x)]
+    return values, [y[order[bounds[k]:bounds[k + 1]]] for k in range(len(values))]
+
+
+@pytest.mark.parametrize("case", ["ties", "sorted", "nan-sizes", "one-size", "empty"])
+def test_the_groups_are_those_of_one_sort_by_size_then_time(case):
+    # sorted_groups puts the points in order of size and sorts each size's times on its own: the same arrays as a
+    # sort of every point by both keys, ties of times, x already in order and NaN sizes (one group, last) included
+    rng = np.random.default_rng(21)
+    x = rng.choice([4096.0, 1e6, 3e6, 64e6], 3000)
+    y = np.round(1e-4 + x / 2e8 + rng.normal(0, 1e-4, len(x)), 5)
+    if case == "sorted":
+        x = np.sort(x)
+    elif case == "nan-sizes":
+        x[rng.integers(0, len(x), 40)] = np.nan
+    elif case == "one-size":
+        x[:] = 1e6
+    elif case == "empty":
+        x, y = x[:0], y[:0]
+    values, groups = lines.sorted_groups(x, y)
+    ref_values, ref_groups = _groups_by_lexsort(x, y)
+    assert np.array_equal(values, ref_values, equal_nan=True)
+    assert len(groups) == len(ref_groups)
+    assert all(np.array_equal(g, r) for g, r in zip(groups, ref_groups))
+
+
+def _falls_by_sorting(values, groups, b):
+    """The pairs whose residual does not rise from a smaller size to a larger one, each size's residuals searched
+    in the smaller sizes' residuals sorted together again (the first way of counting them)."""
+    smaller = groups[0] - b * values[0]
+    falls = 0
+    for g, v in zip(groups[1:], values[1:]):
+        residuals = g - b * v
+        falls += len(smaller) * len(residuals) - int(np.searchsorted(smaller, residuals, "left").sum())
+        smaller = np.sort(np.concatenate([smaller, residuals]), kind="stable")
+    return falls
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_concordance_counts_every_pair_as_a_sort_of_each_merge_does(seed):
+    # each size's residuals merged at the places the search found them, the largest not merged: the same count at
+    # any slope, pairwise slopes themselves (ties of residuals) and the ends included
+    rng = np.random.default_rng(seed)
+    x = rng.choice(np.geomspace(4096, 1 << 26, 3 + 4 * seed).round(), 2000 + 500 * seed)
+    y = 1e-4 + x / 2e8 + rng.normal(0, 1e-4, len(x))
+    if seed % 2:
+        y = np.round(y, 4)
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], y[order]
+    values, groups = lines.sorted_groups(xs, ys)
+    tau = lines._concordance(xs, ys)
+    pairs = lines.pair_count(groups)
+    i, j = rng.integers(0, len(x), 30), rng.integers(0, len(x), 30)
+    keep = x[i] != x[j]
+    slopes = (y[j[keep]] - y[i[keep]]) / (x[j[keep]] - x[i[keep]])
+    for b in [*slopes, 0.0, 1 / 2e8, -1.0, 1.0]:
+        assert tau(b) == (pairs - 2 * _falls_by_sorting(values, groups, b)) / pairs
+
+
+def test_a_merge_at_the_searched_places_is_the_sorted_union():
+    rng = np.random.default_rng(3)
+    a = np.sort(np.round(rng.normal(0, 1, 500), 1))
+    b = np.sort(np.round(rng.normal(0, 1, 200), 1))
+    merged = lines._merged(a, b, np.searchsorted(a, b, "left"))
+    assert np.array_equal(merged, np.sort(np.concatenate([a, b])))
+    assert np.array_equal(lines._merged(a, b[:0], np.searchsorted(a, b[:0])), a)
+    assert np.array_equal(lines._merged(a[:0], b, np.zeros(len(b), np.int64)), b)
