@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import RunDirError
 from .. import fills, registry
 from . import received
+from ..heap import give_back
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
 
@@ -240,7 +241,9 @@ def _read_columns_typed(source: Any, header: list[str], empty: frozenset[str]) -
              else pa.bool_() if c in BOOL_COLUMNS else pa.string() for c in header if c in COLUMNS}
     at = None if isinstance(source, bytes) else _middle(source)
     parsed = _parse(source, types) if at is None else _parse_halves(source, at, types)
-    _give_back_parsers_memory()
+    # the parse's memory back before the summary's threads allocate theirs: a million rows' report held 0.3-0.45 GB
+    # of it to its end without (0.78 GB resident after the read, 0.31 GB handed back: docs/performance.md)
+    give_back()
     return None if parsed is None else parsed.table()
 
 
@@ -317,7 +320,7 @@ def _parse(source: Any, types: dict[str, Any]) -> _Parsed | None:
                                                                        quoted_strings_can_be_null=True))
         for k, batch in enumerate(reader):
             if k % TRIM_EVERY_BLOCKS == TRIM_EVERY_BLOCKS - 1:
-                _give_back_parsers_memory()
+                give_back()
             out.n += batch.num_rows
             for c, col in zip(batch.schema.names, batch.columns):
                 if c not in types:
@@ -456,25 +459,6 @@ class _Stretch(io.RawIOBase):
         view[:len(data)] = data
         self._at += len(data)
         return len(data)
-
-
-def _give_back_parsers_memory() -> None:
-    """The memory the parse freed handed back to the system. pyarrow's pool (mimalloc) and the C library's heap
-    keep what was freed for the process's next allocations, but the summary allocates on threads of its own,
-    whose heaps do not take it: a million rows' report held the parse's 0.3-0.45 GB to its end (0.78 GB resident
-    after the read, 0.31 GB handed back: docs/performance.md). glibc's malloc_trim; elsewhere (macOS, musl) only
-    pyarrow's own release."""
-    import ctypes
-    import sys
-    pa = sys.modules.get("pyarrow")
-    if pa is not None:
-        pa.default_memory_pool().release_unused()
-    if sys.platform.startswith("linux"):
-        try:
-            trim = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):       # not glibc
-            return
-        trim(0)
 
 
 # a block of measurements.csv parsed at a time: 4 MB (about 18,000 rows); blocks of 1 to 16 MB read a million
