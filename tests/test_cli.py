@@ -59,7 +59,6 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-
 def _run_dir(out: str) -> Path:
     return Path(re.search(r"run directory: (\S+)", out).group(1))
 

@@ -46,7 +46,6 @@ tests:
 """
 
 
-
 def test_disk_full_mid_run_stops_with_one_line_and_keeps_the_measurements(disk_dir, small_ext4):
     plan = disk_dir / "fill.yaml"
     plan.write_text(PLAN)

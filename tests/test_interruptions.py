@@ -42,7 +42,6 @@ def _start(d: Path) -> subprocess.Popen:
                           "--out", str(d / "r")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-
 def _wait_for_rows(d: Path, n: int, proc: subprocess.Popen) -> Path:
     deadline = time.time() + 60
     while time.time() < deadline:
