@@ -175,7 +175,10 @@ def test_a_targets_search_finds_the_knee_the_device_s_capacity_sets(tmp_path):
     that grows all through it, so a request arriving t seconds in waits (rate / C - 1) t. Its response p99 is about
     (rate / C - 1) x 0.99 D plus the service time s, so a target T is met up to the knee C (1 + (T - s) / (0.99 D)):
     with T = 100 ms and D = 2 s, 4.9 % above C. The search's bracket holds that knee: its middle within 5 %, no rate
-    met 3 % above it and none missed 3 % below it (C moved 0.7-1.3 % between its two measurements in three runs).
+    met 3 % above it and none missed 3 % below it. C is measured before the search and after it, and moved 0.7-1.3 %
+    between the two in three runs here, but 5.0 % in a CI clone whose hypervisor took CPUs (429.0 and 450.5
+    requests/s): the knee is known only between the knees of the two, and the bracket is judged against that band.
+    The two may differ by 8 % at most; past that the device did not hold still and nothing is judged against it.
 
     The target was 10 ms with trials of 1 s first, and a slow CI machine missed it at 95-98 % of C: a stall of the
     machine of h ms at a load of rho leaves h rho / (1 - rho) ms of requests behind it (at 95 %, a 10 ms stall
@@ -207,18 +210,20 @@ tests:
     trials: 3
 """)
         after = _read(helper, path, "--duration", "5", "--queue-depth", "8")
-    capacity = (before["requests"] + after["requests"]) / (before["seconds"] + after["seconds"])
-    service_s = 1 / capacity                 # the slot's time a request
-    knee = capacity * (1 + (TARGET_S - service_s) / (0.99 * TRIAL_S))
+    capacities = sorted(out["requests"] / out["seconds"] for out in (before, after))
+    # a capacity C's knee, the slot's time a request being 1 / C
+    knee_low, knee_high = (c * (1 + (TARGET_S - 1 / c) / (0.99 * TRIAL_S)) for c in capacities)
     (test,) = summary["tests"]
     (answer,) = test["slo"]
     met, missed = answer["met"]["rate_per_s"], answer["missed"]["rate_per_s"]
     middle = (met * missed) ** 0.5
     print(f"TRUTH slo on Recipe C ({DELAY_S * 1e3:.0f} ms a request, one at a time): capacity kept busy "
           f"{before['requests'] / before['seconds']:.1f} and {after['requests'] / after['seconds']:.1f} requests/s, "
-          f"the knee of p99 <= {TARGET_S * 1e3:.0f} ms in {TRIAL_S:.0f} s trials {knee:.1f}/s; met at {met:.1f}/s "
-          f"({_p99_words(answer['met'])}), missed at {missed:.1f}/s ({_p99_words(answer['missed'])}), "
-          f"{len(answer['searched'])} rates searched; the bracket's middle {middle / knee - 1:+.2%} from the knee")
+          f"the knee of p99 <= {TARGET_S * 1e3:.0f} ms in {TRIAL_S:.0f} s trials {knee_low:.1f}-{knee_high:.1f}/s; "
+          f"met at {met:.1f}/s ({_p99_words(answer['met'])}), missed at {missed:.1f}/s "
+          f"({_p99_words(answer['missed'])}), {len(answer['searched'])} rates searched; the bracket's middle "
+          f"{middle / knee_low - 1:+.2%} from the lower knee, {middle / knee_high - 1:+.2%} from the upper")
+    assert capacities[1] / capacities[0] <= 1.08, "the device's capacity moved more than 8 % during the search"
     assert missed / met <= 1.0625 + 1e-9                       # neighbours on the grid
-    assert met <= knee * 1.03 and missed >= knee * 0.97
-    assert abs(middle / knee - 1) <= 0.05
+    assert met <= knee_high * 1.03 and missed >= knee_low * 0.97
+    assert knee_low * 0.95 <= middle <= knee_high * 1.05
