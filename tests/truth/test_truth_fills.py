@@ -6,7 +6,7 @@ depends on the data, and by how much.
 
 Why 20 MiB/s and not Recipe B's 50: the compression is done by the machine's CPUs, and the whole stack (btrfs's
 compression, the loop device, FUSE, nbdkit) carried 50 % compressible data at about 130 MB/s on an idle machine
-here but only 57-68 MB/s in a CI clone whose hypervisor took a fifth of the CPUs, short of the 105 MB/s twice
+here but only 57-69 MB/s in a CI clone whose hypervisor took a fifth of the CPUs, short of the 105 MB/s twice
 50 MiB/s asks. At 20 MiB/s, twice the rate is 42 MB/s, under the slowest ceiling seen."""
 
 from __future__ import annotations

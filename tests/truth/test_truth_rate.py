@@ -178,7 +178,7 @@ def test_a_targets_search_finds_the_knee_the_device_s_capacity_sets(tmp_path):
     met 3 % above it and none missed 3 % below it. C is measured before the search and after it, and moved 0.7-1.3 %
     between the two in three runs here, but 5.0 % in a CI clone whose hypervisor took CPUs (429.0 and 450.5
     requests/s): the knee is known only between the knees of the two, and the bracket is judged against that band.
-    The two may differ by 8 % at most; past that the device did not hold still and nothing is judged against it.
+    The two may differ by 8 % at most; past that the device did not hold still, and the test fails saying so.
 
     The target was 10 ms with trials of 1 s first, and a slow CI machine missed it at 95-98 % of C: a stall of the
     machine of h ms at a load of rho leaves h rho / (1 - rho) ms of requests behind it (at 95 %, a 10 ms stall
