@@ -191,13 +191,13 @@ def test_a_file_whose_samples_see_every_filled_column_is_read_once(tmp_path, mon
 
 def test_a_fit_of_many_points_hands_the_memory_it_freed_back(monkeypatch):
     # a million-row report fits several lines of hundreds of thousands of points at once on threads whose heaps keep
-    # what they free: a fit of GIVE_BACK_ABOVE_POINTS or more gives it back as it ends, a smaller one does not
+    # what they free: a fit of GIVE_BACK_FROM_POINTS or more gives it back as it ends, a smaller one does not
     # (its memory is small, and a comparison fits thousands of them)
     from stibium_py.analysis import regression
     given = []
     monkeypatch.setattr(regression, "give_back", lambda: given.append(1))
     rng = np.random.default_rng(4)
-    n = regression.GIVE_BACK_ABOVE_POINTS
+    n = regression.GIVE_BACK_FROM_POINTS
     x = rng.choice(np.geomspace(1e6, 64e6, 7).round(), n)
     y = (2e-4 + x / 5e8) * np.exp(rng.normal(0, 0.03, n))
     regression.fit_rate(x[:-1], y[:-1], 50, 1)

@@ -62,7 +62,7 @@ class Fit:
 # a fit of at least this many points hands the memory it freed back to the system as it ends (heap.give_back): a
 # million-row report fits up to four lines of 250,000-500,000 points at once on threads, and the freed memory of
 # each added up to its peak (755-767 MiB without, 705-707 MiB with, in the same time: docs/performance.md)
-GIVE_BACK_ABOVE_POINTS = 100_000
+GIVE_BACK_FROM_POINTS = 100_000
 
 
 def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, confidence: float = 0.95,
@@ -70,7 +70,7 @@ def fit_rate(x_bytes: np.ndarray, y_s: np.ndarray, resamples: int, seed: int, co
     """Theil-Sen rate and latency with stratified bootstrap intervals (the latency's left out where the
     caller needs the rate's only: it costs a median per resample)."""
     fit = _fit_rate(x_bytes, y_s, resamples, seed, confidence, latency_interval)
-    if len(x_bytes) >= GIVE_BACK_ABOVE_POINTS:
+    if len(x_bytes) >= GIVE_BACK_FROM_POINTS:
         give_back()
     return fit
 

@@ -16,9 +16,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import RunDirError
+from ..heap import give_back
 from .. import fills, registry
 from . import received
-from ..heap import give_back
 from .measurement import BOOL_COLUMNS, COLUMNS, INT_COLUMNS, NUMBER_COLUMNS, TEXT_COLUMNS, Measurement
 from .table import Table, empty_column
 
